@@ -1,0 +1,12 @@
+/* Every subcommand of pcgrllm: int cmd_NAME(int argc, char **argv), where
+ * argv[0] is the subcommand name.  Return the process exit code. */
+#ifndef PCG_COMMANDS_H
+#define PCG_COMMANDS_H
+
+int cmd_eval(int argc, char **argv);
+int cmd_levels(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_render(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+
+#endif

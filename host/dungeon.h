@@ -1,0 +1,147 @@
+/* Dungeon problem rules (SPEC §2) for one environment, written once for the
+ * CPU backend and the CUDA kernels.  State lives in caller-owned flat arrays;
+ * these functions see one environment's slices. */
+#ifndef PCG_DUNGEON_H
+#define PCG_DUNGEON_H
+#include "level.h"
+#include "philox.h"
+
+enum { VARIANT_DUNGEON = 0, VARIANT_TREASURE = 1 };
+
+/* Observation byte: tile id in the low bits, frozen flag in this bit. */
+#define OBS_FROZEN_BIT 0x10
+#define OBS_TILE_MASK 0x0f
+/* Channels the network sees: one-hot over the tile ids, then frozen. */
+#define OBS_CHANNELS (N_TILES + 1)
+
+/* Initial-map weights in hundredths (SPEC §2: sum 1.13). */
+#define DG_W_EMPTY 58
+#define DG_W_WALL 50
+#define DG_W_KEY 2
+#define DG_W_BAT 1
+#define DG_W_SCORPION 1
+#define DG_W_SPIDER 1
+#define DG_W_SUM 113
+
+typedef struct {
+    int h, w;          /* map size */
+    int variant;       /* VARIANT_DUNGEON or VARIANT_TREASURE */
+    int n_actions;     /* 6 or 7 */
+    int episode_len;   /* 3*h*w */
+    int crop_h, crop_w;/* 2h-1, 2w-1 */
+    int pad_h, pad_w;  /* padded map: 3h-2, 3w-2 */
+    pcg_u64 seed;
+} dungeon_cfg;
+
+PCG_HD void dungeon_cfg_init(dungeon_cfg *c, int h, int w, int variant, pcg_u64 seed)
+{
+    c->h = h;
+    c->w = w;
+    c->variant = variant;
+    c->n_actions = variant == VARIANT_TREASURE ? 7 : 6;
+    c->episode_len = 3 * h * w;
+    c->crop_h = 2 * h - 1;
+    c->crop_w = 2 * w - 1;
+    c->pad_h = 3 * h - 2;
+    c->pad_w = 3 * w - 2;
+    c->seed = seed;
+}
+
+/* Tile written by action a (narrow representation). */
+PCG_HD int dungeon_action_tile(int a)
+{
+    /* EMPTY, WALL, BAT, SCORPION, SPIDER, KEY, DOOR */
+    return a == 0 ? TILE_EMPTY : a == 1 ? TILE_WALL : a == 5 ? TILE_KEY : a == 6 ? TILE_DOOR : TILE_BAT + (a - 2);
+}
+
+PCG_HD int dungeon_draw_tile(pcg_u32 r)
+{
+    pcg_u32 x = philox_below(r, DG_W_SUM);
+    if (x < DG_W_EMPTY) return TILE_EMPTY;
+    x -= DG_W_EMPTY;
+    if (x < DG_W_WALL) return TILE_WALL;
+    x -= DG_W_WALL;
+    if (x < DG_W_KEY) return TILE_KEY;
+    x -= DG_W_KEY;
+    if (x < DG_W_BAT) return TILE_BAT;
+    x -= DG_W_BAT;
+    if (x < DG_W_SCORPION) return TILE_SCORPION;
+    return TILE_SPIDER;
+}
+
+/* Draws used by one reset: the corner, then one per cell. */
+PCG_HD pcg_u64 dungeon_reset_draws(const dungeon_cfg *c)
+{
+    return 1 + (pcg_u64)c->h * c->w;
+}
+
+/* Corner k (0..3) of the fixed tiles: (1,1), (1,W-2), (H-2,W-2), (H-2,1). */
+PCG_HD int dungeon_corner(const dungeon_cfg *c, int k)
+{
+    int r = (k == 0 || k == 1) ? 1 : c->h - 2;
+    int col = (k == 0 || k == 3) ? 1 : c->w - 2;
+    return r * c->w + col;
+}
+
+PCG_HD void dungeon_set_cell(const dungeon_cfg *c, unsigned char *map, unsigned char *frozen,
+                             unsigned char *pad, int cell, int tile, int fz)
+{
+    int r = cell / c->w, col = cell % c->w;
+    map[cell] = (unsigned char)tile;
+    frozen[cell] = (unsigned char)fz;
+    pad[(r + c->h - 1) * c->pad_w + col + c->w - 1] = (unsigned char)(tile | (fz ? OBS_FROZEN_BIT : 0));
+}
+
+/* Fill the padded map's border ring (BORDER, frozen).  Done once per env. */
+PCG_HD void dungeon_init_pad(const dungeon_cfg *c, unsigned char *pad)
+{
+    for (int i = 0; i < c->pad_h * c->pad_w; i++) pad[i] = TILE_BORDER | OBS_FROZEN_BIT;
+}
+
+/* New episode for environment env, drawing from stream position *rng_pos. */
+PCG_HD void dungeon_reset(const dungeon_cfg *c, int env, pcg_u64 *rng_pos, unsigned char *map,
+                          unsigned char *frozen, unsigned char *pad)
+{
+    philox_stream s;
+    philox_stream_init(&s, c->seed, (pcg_u64)env, *rng_pos);
+    int corner = (int)philox_below(philox_next(&s), 4);
+    int cells = c->h * c->w;
+    for (int i = 0; i < cells; i++) dungeon_set_cell(c, map, frozen, pad, i, dungeon_draw_tile(philox_next(&s)), 0);
+    *rng_pos = s.pos;
+    int fixed[2] = {dungeon_corner(c, corner), dungeon_corner(c, (corner + 2) & 3)};
+    int tiles[2] = {TILE_PLAYER, c->variant == VARIANT_TREASURE ? TILE_TREASURE : TILE_DOOR};
+    for (int f = 0; f < 2; f++) {
+        int fr = fixed[f] / c->w, fc = fixed[f] % c->w;
+        for (int dr = -1; dr <= 1; dr++)
+            for (int dc = -1; dc <= 1; dc++) {
+                int r = fr + dr, cc = fc + dc;
+                if (r < 0 || cc < 0 || r >= c->h || cc >= c->w) continue;
+                dungeon_set_cell(c, map, frozen, pad, r * c->w + cc, TILE_EMPTY, 1);
+            }
+    }
+    for (int f = 0; f < 2; f++) dungeon_set_cell(c, map, frozen, pad, fixed[f], tiles[f], 1);
+}
+
+/* Apply action a at the cell visited at step (row-major, three scans).
+ * Returns 1 if the map changed. */
+PCG_HD int dungeon_apply(const dungeon_cfg *c, int step, int a, unsigned char *map, unsigned char *frozen,
+                         unsigned char *pad)
+{
+    int cell = step % (c->h * c->w);
+    int tile = dungeon_action_tile(a);
+    if (frozen[cell] || map[cell] == tile) return 0; /* frozen edits are reverted */
+    dungeon_set_cell(c, map, frozen, pad, cell, tile, 0);
+    return 1;
+}
+
+/* Compact observation: the crop centred on the cell visited at step. */
+PCG_HD void dungeon_observe(const dungeon_cfg *c, int step, const unsigned char *pad, unsigned char *obs)
+{
+    int cell = step % (c->h * c->w);
+    int r = cell / c->w, col = cell % c->w;
+    const unsigned char *src = pad + r * c->pad_w + col;
+    for (int i = 0; i < c->crop_h; i++)
+        for (int j = 0; j < c->crop_w; j++) obs[i * c->crop_w + j] = src[i * c->pad_w + j];
+}
+
+#endif

@@ -1,0 +1,60 @@
+/* Batched Dungeon environment on the CPU (PufferLib style: flat arrays owned
+ * by the caller, one call steps every environment, OpenMP across them). */
+#ifndef PCG_ENV_H
+#define PCG_ENV_H
+#include <stdint.h>
+#include "dungeon.h"
+
+/* A reward: r_t = R(level_t, level_t+1).  ctx is passed through. */
+typedef float (*reward_fn)(const level_t *prev, const level_t *curr, void *ctx);
+
+/* Episode statistics, reset by env_log_clear. */
+typedef struct {
+    double episodes;       /* finished episodes */
+    double episode_return; /* sum of their returns */
+    double changed;        /* edits that changed a cell */
+} env_log;
+
+typedef struct {
+    dungeon_cfg cfg;
+    int n;                 /* environments */
+    int cells;             /* h*w */
+    int obs_size;          /* crop_h*crop_w bytes per env */
+    /* caller-owned arrays (env_alloc allocates them all in one block) */
+    unsigned char *maps;   /* n*cells tile ids */
+    unsigned char *frozen; /* n*cells */
+    unsigned char *pad;    /* n*pad_h*pad_w */
+    unsigned char *obs;    /* n*obs_size compact observation */
+    int *steps;            /* step within the episode, per env */
+    uint64_t *rng_pos;     /* stream position, per env */
+    float *rewards;        /* n: reward of the last step */
+    unsigned char *dones;  /* n: 1 if the last step ended the episode */
+    float *returns;        /* n: running episode return */
+    unsigned char *scratch;/* n*cells: previous level for the reward */
+    /* reward, NULL for none */
+    reward_fn reward;
+    void *reward_ctx;
+    env_log log;
+    void *block;
+} env_t;
+
+/* Allocate arrays for n environments and reset them all.  Returns 0 or -1. */
+int env_alloc(env_t *e, int n, int h, int w, int variant, uint64_t seed);
+void env_free(env_t *e);
+void env_set_reward(env_t *e, reward_fn fn, void *ctx);
+/* Reset every environment (new episodes from the current stream position). */
+void env_reset_all(env_t *e);
+/* One step of every environment with actions[n]; writes rewards, dones, the
+ * next observation, and auto-resets finished episodes. */
+void env_step(env_t *e, const int *actions);
+/* View of environment i's current level. */
+level_t env_level(const env_t *e, int i);
+void env_log_clear(env_t *e);
+/* Uniform random actions for step t from the per-env action stream
+ * (subsequence 2^32 + env, so it never overlaps the map stream). */
+void env_random_actions(const env_t *e, uint64_t seed, uint64_t t, int *actions);
+
+/* "dungeon" or "treasure" -> VARIANT_*; -1 if neither. */
+int parse_variant(const char *s, int *variant);
+
+#endif

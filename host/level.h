@@ -1,0 +1,178 @@
+/* Level core: tiles, the level view, and the path and count helpers shared by
+ * the environment, the evaluator, the reward API and the CUDA kernels.
+ * Plain C, no allocation, no libc: every function is PCG_HD. */
+#ifndef PCG_LEVEL_H
+#define PCG_LEVEL_H
+#include "hd.h"
+
+/* Tile ids (SPEC §2).  The reward API names them without the prefix. */
+enum {
+    TILE_BORDER = 0,
+    TILE_EMPTY = 1,
+    TILE_WALL = 2,
+    TILE_PLAYER = 3,
+    TILE_BAT = 4,
+    TILE_SCORPION = 5,
+    TILE_SPIDER = 6,
+    TILE_KEY = 7,
+    TILE_DOOR = 8,
+    TILE_TREASURE = 9,
+    N_TILES = 10
+};
+
+/* Largest supported side.  Map sizes are run-time parameters up to this. */
+#ifndef PCG_MAX_SIDE
+#define PCG_MAX_SIDE 64
+#endif
+#define PCG_MAX_CELLS (PCG_MAX_SIDE * PCG_MAX_SIDE)
+#define PCG_DEFAULT_SIDE 16
+
+/* Tiles that block movement: WALL and BORDER. */
+#define PCG_BLOCK_DEFAULT ((1u << TILE_WALL) | (1u << TILE_BORDER))
+
+/* A view of one level: h rows of w tile ids, row-major, owned elsewhere. */
+typedef struct level {
+    int h, w;
+    unsigned char *t;
+} level_t;
+
+PCG_HD int lv_in(const level_t *l, int r, int c)
+{
+    return r >= 0 && c >= 0 && r < l->h && c < l->w;
+}
+
+PCG_HD int lv_get(const level_t *l, int r, int c)
+{
+    return lv_in(l, r, c) ? l->t[r * l->w + c] : TILE_BORDER;
+}
+
+PCG_HD int lv_count(const level_t *l, int tile)
+{
+    int n = 0, cells = l->h * l->w;
+    for (int i = 0; i < cells; i++) n += l->t[i] == tile;
+    return n;
+}
+
+/* Row-major positions of a tile: returns the total count, fills up to max. */
+PCG_HD int lv_find(const level_t *l, int tile, int *rows, int *cols, int max)
+{
+    int n = 0, cells = l->h * l->w;
+    for (int i = 0; i < cells; i++) {
+        if (l->t[i] != tile) continue;
+        if (n < max) {
+            if (rows) rows[n] = i / l->w;
+            if (cols) cols[n] = i % l->w;
+        }
+        n++;
+    }
+    return n;
+}
+
+/* Cell index of the first tile in row-major order, -1 if none. */
+PCG_HD int lv_first(const level_t *l, int tile)
+{
+    int cells = l->h * l->w;
+    for (int i = 0; i < cells; i++)
+        if (l->t[i] == tile) return i;
+    return -1;
+}
+
+/* Neighbour order of SPEC §5: up, left, right, down. */
+#define PCG_DR(k) ((k) == 0 ? -1 : (k) == 3 ? 1 : 0)
+#define PCG_DC(k) ((k) == 1 ? -1 : (k) == 2 ? 1 : 0)
+
+/* 4-connected BFS from cell src.  A cell is blocked when bit tile of
+ * block_mask is set, except cell `allow` (pass -1 for none); the source is
+ * always entered.  dist[i] = steps from src, -1 if unreachable.  queue is
+ * scratch of h*w entries.  Returns the number of cells reached. */
+PCG_HD int lv_bfs(const level_t *l, int src, pcg_u32 block_mask, int allow, short *dist, short *queue)
+{
+    int h = l->h, w = l->w, cells = h * w;
+    for (int i = 0; i < cells; i++) dist[i] = -1;
+    if (src < 0 || src >= cells) return 0;
+    int head = 0, tail = 0;
+    dist[src] = 0;
+    queue[tail++] = (short)src;
+    while (head < tail) {
+        int cur = queue[head++];
+        int r = cur / w, c = cur % w;
+        for (int k = 0; k < 4; k++) {
+            int nr = r + PCG_DR(k), nc = c + PCG_DC(k);
+            if (nr < 0 || nc < 0 || nr >= h || nc >= w) continue;
+            int n = nr * w + nc;
+            if (dist[n] >= 0) continue;
+            if (n != allow && ((block_mask >> l->t[n]) & 1u)) continue;
+            dist[n] = (short)(dist[cur] + 1);
+            queue[tail++] = (short)n;
+        }
+    }
+    return tail;
+}
+
+/* Rebuild the path from dist (a BFS from the source) back from target:
+ * at each step the first neighbour one step closer, in the order up, left,
+ * right, down.  Writes cells target..source reversed into out so that out[0]
+ * is the source and out[len-1] the target; returns len = dist+1, or 0 if the
+ * target is unreachable. */
+PCG_HD int lv_path(const level_t *l, const short *dist, int target, short *out)
+{
+    int w = l->w, h = l->h;
+    if (target < 0 || target >= h * w || dist[target] < 0) return 0;
+    int len = dist[target] + 1, cur = target;
+    out[len - 1] = (short)cur;
+    for (int i = len - 2; i >= 0; i--) {
+        int r = cur / w, c = cur % w, d = dist[cur];
+        int next = -1;
+        for (int k = 0; k < 4 && next < 0; k++) {
+            int nr = r + PCG_DR(k), nc = c + PCG_DC(k);
+            if (nr < 0 || nc < 0 || nr >= h || nc >= w) continue;
+            int n = nr * w + nc;
+            if (dist[n] == d - 1) next = n;
+        }
+        cur = next; /* always found: BFS distances are consistent */
+        out[i] = (short)cur;
+    }
+    return len;
+}
+
+/* Steps of a shortest 4-connected path (WALL/BORDER blocking) between two
+ * cells, -1 if none or if either end is outside or a wall. */
+PCG_HD int lv_path_length(const level_t *l, int r0, int c0, int r1, int c1)
+{
+    short dist[PCG_MAX_CELLS], queue[PCG_MAX_CELLS];
+    if (!lv_in(l, r0, c0) || !lv_in(l, r1, c1)) return -1;
+    int s = r0 * l->w + c0, t = r1 * l->w + c1;
+    if (((PCG_BLOCK_DEFAULT >> l->t[s]) & 1u) || ((PCG_BLOCK_DEFAULT >> l->t[t]) & 1u)) return -1;
+    lv_bfs(l, s, PCG_BLOCK_DEFAULT, -1, dist, queue);
+    return dist[t];
+}
+
+/* BFS steps from (r,c) to the nearest cell holding tile, -1 if none is
+ * reachable or the start is outside or a wall. */
+PCG_HD int lv_nearest(const level_t *l, int r, int c, int tile)
+{
+    short dist[PCG_MAX_CELLS], queue[PCG_MAX_CELLS];
+    if (!lv_in(l, r, c) || ((PCG_BLOCK_DEFAULT >> l->t[r * l->w + c]) & 1u)) return -1;
+    int n = lv_bfs(l, r * l->w + c, PCG_BLOCK_DEFAULT, -1, dist, queue);
+    for (int i = 0; i < n; i++) /* queue is in BFS order: the first hit is nearest */
+        if (l->t[queue[i]] == tile) return dist[queue[i]];
+    return -1;
+}
+
+/* Number of 4-connected regions of passable (non-wall) cells. */
+PCG_HD int lv_regions(const level_t *l)
+{
+    short dist[PCG_MAX_CELLS], queue[PCG_MAX_CELLS];
+    unsigned char seen[PCG_MAX_CELLS];
+    int cells = l->h * l->w, regions = 0;
+    for (int i = 0; i < cells; i++) seen[i] = 0;
+    for (int i = 0; i < cells; i++) {
+        if (seen[i] || ((PCG_BLOCK_DEFAULT >> l->t[i]) & 1u)) continue;
+        int n = lv_bfs(l, i, PCG_BLOCK_DEFAULT, -1, dist, queue);
+        for (int j = 0; j < n; j++) seen[queue[j]] = 1;
+        regions++;
+    }
+    return regions;
+}
+
+#endif

@@ -1,0 +1,20 @@
+/* Level text files (SPEC §9): H lines of W tile ids separated by single
+ * spaces; lines starting with '#' are comments. */
+#ifndef PCG_LEVELIO_H
+#define PCG_LEVELIO_H
+#include "level.h"
+
+/* Read a level into tiles (PCG_MAX_CELLS bytes).  On error returns -1 and
+ * writes one line naming the file and the line into err. */
+int level_read(const char *path, level_t *out, unsigned char *tiles, char *err, int errlen);
+/* Parse from a buffer; name is used in messages. */
+int level_parse(const char *name, const char *buf, long len, level_t *out, unsigned char *tiles, char *err,
+                int errlen);
+/* Write atomically (temporary file, then rename).  comment may be NULL. */
+int level_write(const char *path, const level_t *l, const char *comment);
+/* Format as text into buf (no comment); returns bytes or -1 if too small. */
+int level_format(const level_t *l, char *buf, int len);
+const char *tile_name(int tile);
+char tile_char(int tile);
+
+#endif

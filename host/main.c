@@ -1,0 +1,50 @@
+/* pcgrllm: LLM-designed rewards for PCGRL, trained and proved on CPU or GPU.
+ * Every command is listed here. */
+#include "commands.h"
+#include <stdio.h>
+#include <string.h>
+
+#ifndef PCG_VERSION
+#define PCG_VERSION "0.1.0"
+#endif
+
+static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *help;
+} commands[] = {
+    {"eval", cmd_eval, "score level files against a scenario (fitness, per-level metrics)"},
+    {"levels", cmd_levels, "write starting maps, or maps after an episode of random play"},
+    {"show", cmd_show, "print a level in the terminal with a legend"},
+    {"render", cmd_render, "draw a level as a PNG"},
+    {"bench", cmd_bench, "throughput benchmarks (environment, evaluator)"},
+};
+#define N_COMMANDS (int)(sizeof commands / sizeof commands[0])
+
+static void usage(FILE *f)
+{
+    fprintf(f, "pcgrllm %s - language-model reward design for PCGRL level generators\n\n", PCG_VERSION);
+    fprintf(f, "usage: pcgrllm COMMAND [options]    (pcgrllm COMMAND --help for its options)\n\ncommands:\n");
+    for (int i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-13s %s\n", commands[i].name, commands[i].help);
+    fprintf(f, "\nDocumentation: README.md and docs/ in the source tree.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("pcgrllm %s\n", PCG_VERSION);
+        return 0;
+    }
+    for (int i = 0; i < N_COMMANDS; i++)
+        if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "pcgrllm: unknown command '%s' (pcgrllm --help lists the commands)\n", argv[1]);
+    return 2;
+}

@@ -1,0 +1,29 @@
+/* Test registration: each tests/test_*.c ends with
+ *     PCG_TESTS(area, cmocka_unit_test(a), cmocka_unit_test(b), ...)
+ * and tests/main.c runs every registered test as one cmocka group, so the
+ * run ends with cmocka's single summary. */
+#ifndef PCG_TEST_HARNESS_H
+#define PCG_TEST_HARNESS_H
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+void pcg_test_register(const struct CMUnitTest *tests, size_t n);
+
+#define PCG_TESTS(area, ...)                                                             \
+    static const struct CMUnitTest area##_tests[] = {__VA_ARGS__};                       \
+    __attribute__((constructor)) static void area##_register(void)                       \
+    {                                                                                    \
+        pcg_test_register(area##_tests, sizeof area##_tests / sizeof area##_tests[0]);   \
+    }
+
+/* Path of a scratch directory unique to this test process (created). */
+const char *pcg_test_tmpdir(void);
+/* Path of the built binary, for end-to-end tests of the CLI. */
+const char *pcg_test_binary(void);
+/* Run a shell command, capture stdout+stderr into out (may be NULL); returns exit code. */
+int pcg_test_sh(char *out, size_t outlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,76 @@
+/* Runs every registered test in one cmocka group.  An optional argument is a
+ * name filter (shell pattern, e.g. "env_*"). */
+#include "harness.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static struct CMUnitTest *all;
+static size_t n_all, cap_all;
+static char tmpdir[256];
+
+void pcg_test_register(const struct CMUnitTest *tests, size_t n)
+{
+    if (n_all + n > cap_all) {
+        cap_all = (n_all + n) * 2;
+        all = realloc(all, cap_all * sizeof *all);
+        if (!all) abort();
+    }
+    memcpy(all + n_all, tests, n * sizeof *tests);
+    n_all += n;
+}
+
+const char *pcg_test_tmpdir(void)
+{
+    if (!tmpdir[0]) {
+        snprintf(tmpdir, sizeof tmpdir, "/tmp/pcgrllm-test-XXXXXX");
+        if (!mkdtemp(tmpdir)) abort();
+    }
+    return tmpdir;
+}
+
+const char *pcg_test_binary(void)
+{
+    return "./pcgrllm";
+}
+
+int pcg_test_sh(char *out, size_t outlen, const char *fmt, ...)
+{
+    char cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    char full[8300];
+    snprintf(full, sizeof full, "(%s) 2>&1", cmd);
+    FILE *p = popen(full, "r");
+    if (!p) return -1;
+    size_t n = 0;
+    char buf[4096];
+    size_t got;
+    while ((got = fread(buf, 1, sizeof buf, p)) > 0) {
+        if (out && n + 1 < outlen) {
+            size_t take = got < outlen - 1 - n ? got : outlen - 1 - n;
+            memcpy(out + n, buf, take);
+            n += take;
+        }
+    }
+    if (out && outlen) out[n] = 0;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1) cmocka_set_test_filter(argv[1]);
+    int failed = _cmocka_run_group_tests("pcgrllm", all, n_all, NULL, NULL);
+    if (tmpdir[0]) {
+        char cmd[300];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+        if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
+    }
+    free(all);
+    return failed ? 1 : 0;
+}
