@@ -6,7 +6,9 @@ CFLAGS += -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter -fopenmp -Ihos
 PKG_CFLAGS := $(shell pkg-config --cflags cairo 2>/dev/null)
 LDLIBS := -ltcc $(shell pkg-config --libs cairo 2>/dev/null || echo -lcairo) -ljansson -lcurl -lopenblas \
           -lseccomp -ldl -lpthread -lm
-BUILD := build
+BUILD ?= build
+# The binary; a private BUILD/BIN pair lets several builds share the tree.
+BIN ?= pcgrllm
 
 LIB_SRCS := $(filter-out host/main.c,$(wildcard host/*.c reward_jit/*.c bench/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
@@ -18,9 +20,9 @@ CUDA_ARCHS ?= -gencode arch=compute_75,code=sm_75 -gencode arch=compute_86,code=
               -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90,code=sm_90
 
 .PHONY: all test bench cuda deps clean
-all: pcgrllm
+all: $(BIN)
 
-pcgrllm: $(BUILD)/host/main.o $(BUILD)/libpcgrllm.a
+$(BIN): $(BUILD)/host/main.o $(BUILD)/libpcgrllm.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/libpcgrllm.a: $(LIB_OBJS)
@@ -35,11 +37,11 @@ $(BUILD)/pcgrllm_tests: $(TEST_OBJS) $(BUILD)/libpcgrllm.a
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
 
 # The whole suite; TESTS=pattern runs the tests whose names match it.
-test: pcgrllm $(BUILD)/pcgrllm_tests
-	./$(BUILD)/pcgrllm_tests $(TESTS)
+test: $(BIN) $(BUILD)/pcgrllm_tests
+	PCGRLLM_BIN=./$(BIN) ./$(BUILD)/pcgrllm_tests $(TESTS)
 
-bench: pcgrllm
-	./pcgrllm bench
+bench: $(BIN)
+	./$(BIN) bench
 
 cuda: $(CUDA_OBJS)
 	@if command -v $(NVCC) >/dev/null 2>&1; then echo "cuda: built $(words $(CUDA_OBJS)) object(s)"; \
@@ -55,6 +57,6 @@ deps:
 	sh scripts/deps.sh
 
 clean:
-	rm -rf $(BUILD) pcgrllm
+	rm -rf $(BUILD) $(BIN)
 
 -include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BUILD)/host/main.d

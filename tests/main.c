@@ -33,7 +33,8 @@ const char *pcg_test_tmpdir(void)
 
 const char *pcg_test_binary(void)
 {
-    return "./pcgrllm";
+    const char *b = getenv("PCGRLLM_BIN");
+    return b && *b ? b : "./pcgrllm";
 }
 
 int pcg_test_sh(char *out, size_t outlen, const char *fmt, ...)
