@@ -2,7 +2,7 @@
 CC ?= gcc
 NVCC ?= nvcc
 CFLAGS ?= -O2 -g
-CFLAGS += -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter -fopenmp -Ihost -Ireward_jit -MMD -MP
+CFLAGS += -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter -fopenmp -Ihost -Ireward_jit -Ibench -MMD -MP
 PKG_CFLAGS := $(shell pkg-config --cflags cairo 2>/dev/null)
 LDLIBS := -ltcc $(shell pkg-config --libs cairo 2>/dev/null || echo -lcairo) -ljansson -lcurl -lopenblas \
           -lseccomp -ldl -lpthread -lm

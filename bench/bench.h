@@ -1,0 +1,8 @@
+/* Benchmarks behind `pcgrllm bench [WHAT]`; each prints one table. */
+#ifndef PCG_BENCH_H
+#define PCG_BENCH_H
+
+int bench_env(int argc, char **argv);
+int bench_eval(int argc, char **argv);
+
+#endif

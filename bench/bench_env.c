@@ -1,0 +1,70 @@
+/* Environment throughput: random actions, compact observation written every
+ * step, no reward (the reward's own cost is measured by check-reward). */
+#include "bench.h"
+#include "bench_util.h"
+#include "env.h"
+#include "util.h"
+#include <getopt.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Steps per second for n envs with t threads over about `seconds`. */
+static double env_rate(int n, int threads, double seconds)
+{
+    omp_set_num_threads(threads);
+    env_t e;
+    if (env_alloc(&e, n, 16, 16, VARIANT_DUNGEON, 1)) return -1;
+    int *act = malloc(sizeof(int) * (size_t)n);
+    if (!act) {
+        env_free(&e);
+        return -1;
+    }
+    long steps = 0;
+    uint64_t t = 0;
+    for (int w = 0; w < 50; w++, t++) { /* warm-up */
+        env_random_actions(&e, 3, t, act);
+        env_step(&e, act);
+    }
+    double t0 = now_seconds(), el = 0;
+    do {
+        for (int k = 0; k < 64; k++, t++) {
+            env_random_actions(&e, 3, t, act);
+            env_step(&e, act);
+        }
+        steps += 64L * n;
+        el = now_seconds() - t0;
+    } while (el < seconds);
+    free(act);
+    env_free(&e);
+    return (double)steps / el;
+}
+
+int bench_env(int argc, char **argv)
+{
+    static const struct option opts[] = {{"seconds", required_argument, 0, 's'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    double seconds = 1.0;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        if (c == 's') {
+            if (parse_double(optarg, 0.01, 600, &seconds)) return die_msg("bench env: --seconds must be 0.01..600"), 2;
+        } else if (c == 'h') {
+            printf("usage: pcgrllm bench env [--seconds S]   (time per cell, default 1)\n");
+            return 0;
+        } else
+            return 2;
+    }
+    int maxt = omp_get_max_threads();
+    int counts[4] = {1, 64, 1024, 4096};
+    printf("\nenvironment steps/s (dungeon 16x16, random actions, 31x31 compact observation each step, no reward)\n");
+    bench_print_machine(stdout);
+    printf("%8s %16s %16s %8s\n", "envs", "1 thread", maxt > 1 ? "all threads" : "(1 core)", "speedup");
+    for (int i = 0; i < 4; i++) {
+        double r1 = env_rate(counts[i], 1, seconds);
+        double rn = maxt > 1 ? env_rate(counts[i], maxt, seconds) : r1;
+        printf("%8d %16.0f %16.0f %7.2fx\n", counts[i], r1, rn, rn / r1);
+    }
+    omp_set_num_threads(maxt);
+    return 0;
+}
