@@ -1,5 +1,4 @@
 #include "commands.h"
 #include "bench.h"
 #include <stdio.h>
-int cmd_eval(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "eval: not built yet\n"); return 1; }
 int bench_eval(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "bench eval: not built yet\n"); return 1; }

@@ -1,0 +1,214 @@
+/* pcgrllm eval: score level files against a scenario (SPEC §5, §7). */
+#include "commands.h"
+#include "eval.h"
+#include "levelio.h"
+#include "util.h"
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const enemy_names[EVAL_N_ENEMIES] = {"BAT", "SCORPION", "SPIDER"};
+
+static void eval_usage(FILE *f)
+{
+    fprintf(f, "usage: pcgrllm eval --scenario N [--json] LEVEL...\n"
+               "  Scores level files (SPEC section 9 text format) against scenario N and prints\n"
+               "  the fitness (mean score), per-level metrics and the diversity of the set.\n"
+               "  --scenario N  the scenario (see below)\n"
+               "  --json        one JSON document instead of a table\n"
+               "scenarios:\n");
+    for (int i = 1; i <= eval_n_scenarios(); i++) {
+        const eval_scenario_t *s = eval_scenario(i);
+        fprintf(f, "  %d  %s\n     %s\n", s->number, s->flow, s->story);
+    }
+    fprintf(f, "Rules and metrics: docs/evaluator.md\n");
+}
+
+static json_t *opt_int(int v)
+{
+    return v >= 0 ? json_integer(v) : json_null();
+}
+
+static json_t *level_json(const eval_scenario_t *s, const char *file, const level_t *l, const eval_level_t *m)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "file", json_string(file));
+    json_object_set_new(o, "score", json_real(m->score));
+    json_object_set_new(o, "solutions", json_integer(m->solutions));
+    json_object_set_new(o, "playable", json_boolean(m->playable));
+    json_object_set_new(o, "missing", m->missing ? json_string(tile_name(m->missing)) : json_null());
+    json_object_set_new(o, "height", json_integer(l->h));
+    json_object_set_new(o, "width", json_integer(l->w));
+    if (s->kind == EVAL_ENCOUNTER) {
+        json_t *met = json_object();
+        for (int e = 0; e < EVAL_N_ENEMIES; e++) json_object_set_new(met, enemy_names[e], json_boolean(m->met[e]));
+        json_object_set_new(o, "met", met);
+        json_object_set_new(o, "player_door", opt_int(m->player_door));
+        json_object_set_new(o, "route", opt_int(m->route));
+    } else {
+        json_object_set_new(o, "player_gate", opt_int(m->player_gate));
+        json_object_set_new(o, "gate_door", opt_int(m->gate_door));
+        json_object_set_new(o, "player_treasure", opt_int(m->player_treasure));
+        json_object_set_new(o, "player_door", opt_int(m->player_door));
+    }
+    json_t *counts = json_object();
+    for (int t = 1; t < N_TILES; t++) json_object_set_new(counts, tile_name(t), json_integer(m->counts[t]));
+    json_object_set_new(o, "counts", counts);
+    json_object_set_new(o, "entropy", json_real(m->entropy));
+    json_object_set_new(o, "wall_share", json_real(m->wall_share));
+    return o;
+}
+
+static int print_json(const eval_scenario_t *s, char **files, const level_t *lv, const eval_level_t *per,
+                      const eval_summary_t *sum)
+{
+    json_t *doc = json_object();
+    json_object_set_new(doc, "scenario", json_integer(s->number));
+    json_object_set_new(doc, "fitness", json_real(sum->fitness));
+    json_t *arr = json_array();
+    for (int i = 0; i < sum->n; i++) json_array_append_new(arr, level_json(s, files[i], &lv[i], &per[i]));
+    json_object_set_new(doc, "levels", arr);
+    json_object_set_new(doc, "n", json_integer(sum->n));
+    json_object_set_new(doc, "diversity", json_real(sum->diversity));
+    json_object_set_new(doc, "diversity_share", json_real(sum->diversity_share));
+    json_object_set_new(doc, "n_playable", json_integer(sum->n_playable));
+    json_object_set_new(doc, "playable_share", json_real(sum->playable_share));
+    json_object_set_new(doc, "playable_wall_share",
+                        sum->n_playable ? json_real(sum->playable_wall_share) : json_null());
+    json_object_set_new(doc, "mean_solutions", json_real(sum->mean_solutions));
+    json_object_set_new(doc, "mean_entropy", json_real(sum->mean_entropy));
+    json_t *target = json_object();
+    if (s->kind == EVAL_ENCOUNTER) {
+        json_object_set_new(target, "kind", json_string("encounter"));
+        json_t *g = json_array();
+        for (int e = 0; e < EVAL_N_ENEMIES; e++) json_array_append_new(g, json_integer(s->enemies[e]));
+        json_object_set_new(target, "enemies", g);
+    } else {
+        json_object_set_new(target, "kind", json_string("key-door"));
+        json_object_set_new(target, "gate", json_string(tile_name(s->gate)));
+    }
+    json_object_set_new(doc, "target", target);
+    int rc = json_dumpf(doc, stdout, JSON_INDENT(2)) == 0 && putchar('\n') != EOF ? 0 : 1;
+    json_decref(doc);
+    return rc;
+}
+
+static void fmt_dist(char *buf, size_t len, int v)
+{
+    if (v < 0) snprintf(buf, len, "-");
+    else snprintf(buf, len, "%d", v);
+}
+
+static void print_table(const eval_scenario_t *s, char **files, const eval_level_t *per, const eval_summary_t *sum)
+{
+    int fw = 4;
+    for (int i = 0; i < sum->n; i++) {
+        int n = (int)strlen(files[i]);
+        if (n > fw) fw = n;
+    }
+    if (fw > 48) fw = 48;
+    printf("scenario %d: %s\n  %s\n", s->number, s->flow, s->story);
+    if (s->kind == EVAL_ENCOUNTER)
+        printf("  target: BAT %d, SCORPION %d, SPIDER %d\n\n%-*s  score  sol  play  met b s x  p->door  route  walls  "
+               "entropy\n",
+               s->enemies[0], s->enemies[1], s->enemies[2], fw, "file");
+    else
+        printf("  target: gate %s\n\n%-*s  score  sol  play  p->gate  gate->door  p->treasure  walls  entropy\n",
+               tile_name(s->gate), fw, "file");
+    for (int i = 0; i < sum->n; i++) {
+        const eval_level_t *m = &per[i];
+        char a[16], b[16], c[16];
+        int n = (int)strlen(files[i]);
+        const char *name = n > fw ? files[i] + n - fw : files[i];
+        printf("%-*s  %5.3f  %3d  %-4s", fw, name, m->score, m->solutions, m->playable ? "yes" : "no");
+        if (s->kind == EVAL_ENCOUNTER) {
+            fmt_dist(a, sizeof a, m->player_door);
+            fmt_dist(b, sizeof b, m->route);
+            printf("        %d %d %d  %7s  %5s", m->met[0], m->met[1], m->met[2], a, b);
+        } else {
+            fmt_dist(a, sizeof a, m->player_gate);
+            fmt_dist(b, sizeof b, m->gate_door);
+            fmt_dist(c, sizeof c, m->player_treasure);
+            printf("  %7s  %10s  %11s", a, b, c);
+        }
+        printf("  %5.3f  %7.3f", m->wall_share, m->entropy);
+        if (m->missing) printf("  (no %s)", tile_name(m->missing));
+        putchar('\n');
+    }
+    printf("\nfitness %.4f over %d level%s\n", sum->fitness, sum->n, sum->n == 1 ? "" : "s");
+    printf("playable %d/%d", sum->n_playable, sum->n);
+    if (sum->n_playable) printf(", wall share on playable levels %.3f", sum->playable_wall_share);
+    printf("\ndiversity %.2f cells (%.3f of the cells) mean pairwise Hamming distance\n", sum->diversity,
+           sum->diversity_share);
+}
+
+int cmd_eval(int argc, char **argv)
+{
+    static const struct option opts[] = {{"scenario", required_argument, 0, 's'},
+                                         {"json", no_argument, 0, 'j'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    long number = -1;
+    int json = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            if (parse_int(optarg, 1, eval_n_scenarios(), &number))
+                return die_msg("eval: --scenario must be one of 1..%d (pcgrllm eval --help lists them)",
+                               eval_n_scenarios()),
+                       2;
+            break;
+        case 'j': json = 1; break;
+        case 'h': eval_usage(stdout); return 0;
+        default: eval_usage(stderr); return 2;
+        }
+    }
+    if (number < 0) return die_msg("eval: --scenario N is required (pcgrllm eval --help)"), 2;
+    int n = argc - optind;
+    if (n <= 0) return die_msg("eval: no level files given (usage: pcgrllm eval --scenario N LEVEL...)"), 2;
+    const eval_scenario_t *s = eval_scenario((int)number);
+    char **files = argv + optind;
+
+    level_t *lv = calloc((size_t)n, sizeof *lv);
+    eval_level_t *per = calloc((size_t)n, sizeof *per);
+    unsigned char *tiles = malloc(PCG_MAX_CELLS);
+    int bad = 0;
+    if (!lv || !per || !tiles) {
+        free(lv), free(per), free(tiles);
+        return die_msg("eval: out of memory"), 1;
+    }
+    char err[1024];
+    for (int i = 0; i < n; i++) {
+        level_t l;
+        if (level_read(files[i], &l, tiles, err, sizeof err)) {
+            die_msg("%s", err);
+            bad++;
+            continue;
+        }
+        lv[i].h = l.h;
+        lv[i].w = l.w;
+        lv[i].t = malloc((size_t)l.h * (size_t)l.w);
+        if (!lv[i].t) {
+            die_msg("eval: out of memory reading %s", files[i]);
+            bad++;
+            break;
+        }
+        memcpy(lv[i].t, tiles, (size_t)l.h * (size_t)l.w);
+    }
+    int rc = 1;
+    if (!bad) {
+        eval_summary_t sum;
+        eval_levels(s, lv, n, per, &sum);
+        if (json) rc = print_json(s, files, lv, per, &sum);
+        else {
+            print_table(s, files, per, &sum);
+            rc = fflush(stdout) ? 1 : 0;
+        }
+    }
+    for (int i = 0; i < n; i++) free(lv[i].t);
+    free(lv), free(per), free(tiles);
+    return rc;
+}
