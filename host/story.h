@@ -1,0 +1,70 @@
+/* Stories and their measurable targets (SPEC §5, §7).
+ *
+ * A target is what the evaluator can score:
+ *   encounter  dungeon variant, route Player -> Key -> Door, and the set g of
+ *              enemy types (BAT, SCORPION, SPIDER) that must be met on it;
+ *              the types not in g must not be met.
+ *   keydoor    treasure variant, flow Player -> G -> Door -> Treasure with the
+ *              gate tile G = KEY or BAT.
+ *
+ * story_extract_offline() is the rule-based (keyword) reading of a story used
+ * by the offline author; target_from_json() reads the same target from a
+ * language model's JSON reply.  Both refuse what the evaluator cannot measure,
+ * with a one-line reason.  docs/offline-author.md lists the rules. */
+#ifndef PCG_STORY_H
+#define PCG_STORY_H
+#include <jansson.h>
+#include <stddef.h>
+
+enum { TARGET_ENCOUNTER = 1, TARGET_KEYDOOR = 2 };
+/* Enemy types in g, indexed by tile id - TILE_BAT. */
+#define TARGET_N_ENEMIES 3
+#define STORY_MAX_LEN 4000
+
+/* Result of extraction and of reading target JSON. */
+enum { STORY_OK = 0, STORY_REFUSED = 1, STORY_INVALID = -1 };
+
+typedef struct {
+    int kind;                       /* TARGET_ENCOUNTER or TARGET_KEYDOOR */
+    int enemies[TARGET_N_ENEMIES];  /* encounter: g_e in {0,1}; zero for keydoor */
+    int gate;                       /* keydoor: TILE_KEY or TILE_BAT; 0 for encounter */
+    int variant;                    /* VARIANT_DUNGEON (encounter) or VARIANT_TREASURE (keydoor) */
+} target_t;
+
+/* The four stories of the paper's Table I (scenario 1..4), verbatim; NULL
+ * for any other number. */
+const char *story_scenario_text(int scenario);
+/* The target of scenario 1..4; -1 for any other number. */
+int target_scenario(int scenario, target_t *out);
+
+/* Rule-based target extraction.  Returns STORY_OK (reason says how the story
+ * was read) or STORY_REFUSED (reason says why).  Deterministic; any input,
+ * including NULL, binary or very long text, gets an answer. */
+int story_extract_offline(const char *story, target_t *out, char *reason, int len);
+
+/* 0 if t is a well-formed target the evaluator supports, else -1 and reason. */
+int target_validate(const target_t *t, char *reason, int len);
+int target_equal(const target_t *a, const target_t *b);
+/* "encounter: meet BAT; no SCORPION, SPIDER on the route (dungeon)" etc. */
+void target_describe(const target_t *t, char *buf, int len);
+/* "BAT", "SCORPION", "SPIDER", "KEY", ... for a tile id; "?" otherwise. */
+const char *target_tile_name(int tile);
+
+/* JSON form, shared with the language model's target-extraction prompt:
+ *   {"kind":"encounter","enemies":["BAT","SCORPION"]}
+ *   {"kind":"keydoor","gate":"KEY"}
+ *   {"refuse":"reason"}
+ * target_json returns a new reference (NULL only if t is invalid). */
+json_t *target_json(const target_t *t);
+/* Compact JSON text; returns its length, or -1 if t is invalid or buf too small. */
+int target_to_json(const target_t *t, char *buf, size_t len);
+/* Strict reading of untrusted JSON.  text may be a bare object or wrapped in
+ * prose or a ```json fence; the first {...} object is read.  Keys other than
+ * kind/enemies/gate/reason (or refuse/reason) are rejected.  Returns STORY_OK,
+ * STORY_REFUSED (reason = the model's refusal) or STORY_INVALID (reason says
+ * what is wrong). */
+int target_from_json(const char *text, target_t *out, char *reason, int len);
+/* The same, from an already parsed object. */
+int target_from_jsonobj(const json_t *obj, target_t *out, char *reason, int len);
+
+#endif

@@ -1,0 +1,240 @@
+/* Target extraction from stories and target JSON. */
+#include "harness.h"
+#include "dungeon.h"
+#include "level.h"
+#include "story.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void expect_encounter(const char *story, int bat, int scorpion, int spider)
+{
+    target_t t;
+    char why[300];
+    int rc = story_extract_offline(story, &t, why, sizeof why);
+    if (rc != STORY_OK) fail_msg("refused \"%s\": %s", story, why);
+    assert_int_equal(t.kind, TARGET_ENCOUNTER);
+    assert_int_equal(t.variant, VARIANT_DUNGEON);
+    if (t.enemies[0] != bat || t.enemies[1] != scorpion || t.enemies[2] != spider)
+        fail_msg("\"%s\" -> g=[%d,%d,%d], want [%d,%d,%d]", story, t.enemies[0], t.enemies[1], t.enemies[2], bat,
+                 scorpion, spider);
+    assert_int_equal(target_validate(&t, why, sizeof why), 0);
+}
+
+static void expect_keydoor(const char *story, int gate)
+{
+    target_t t;
+    char why[300];
+    int rc = story_extract_offline(story, &t, why, sizeof why);
+    if (rc != STORY_OK) fail_msg("refused \"%s\": %s", story, why);
+    assert_int_equal(t.kind, TARGET_KEYDOOR);
+    assert_int_equal(t.variant, VARIANT_TREASURE);
+    assert_int_equal(t.gate, gate);
+}
+
+/* Refused, and the one-line reason contains `word`. */
+static void expect_refused(const char *story, const char *word)
+{
+    target_t t;
+    char why[300] = "";
+    int rc = story_extract_offline(story, &t, why, sizeof why);
+    if (rc != STORY_REFUSED) fail_msg("accepted \"%s\" as: %s", story ? story : "(null)", why);
+    assert_non_null(strstr(why, word));
+    assert_null(strchr(why, '\n'));
+}
+
+static void story_paper_scenarios(void **state)
+{
+    (void)state;
+    for (int s = 1; s <= 4; s++) {
+        target_t want, got;
+        char why[300];
+        assert_int_equal(target_scenario(s, &want), 0);
+        assert_int_equal(story_extract_offline(story_scenario_text(s), &got, why, sizeof why), STORY_OK);
+        if (!target_equal(&want, &got)) fail_msg("scenario %d read as: %s", s, why);
+    }
+    expect_encounter(story_scenario_text(1), 1, 0, 0);
+    expect_encounter(story_scenario_text(2), 1, 1, 0);
+    expect_keydoor(story_scenario_text(3), TILE_KEY);
+    expect_keydoor(story_scenario_text(4), TILE_BAT);
+    target_t t;
+    assert_int_equal(target_scenario(0, &t), -1);
+    assert_int_equal(target_scenario(5, &t), -1);
+    assert_null(story_scenario_text(5));
+}
+
+static void story_custom_accepted(void **state)
+{
+    (void)state;
+    expect_encounter("The player must sneak past a spider to get the key and reach the door", 0, 0, 1);
+    expect_encounter("The player should meet a bat and a scorpion before taking the key to the exit.", 1, 1, 0);
+    expect_encounter("On the way to the key the hero faces SPIDERS, then leaves through the door.", 0, 0, 1);
+    expect_encounter("Get the key while avoiding the bat, but the scorpion must be met.", 0, 1, 0);
+    expect_encounter("The spider must be avoided. The player meets the bat near the key.", 1, 0, 0);
+    expect_encounter("Meet every monster except the spider on the way to the door.", 1, 1, 0);
+    expect_encounter("The player encounters all three monsters before escaping through the door.", 1, 1, 1);
+    expect_encounter("The player meets two monsters, a bat and a spider, then takes the key.", 1, 0, 1);
+    expect_encounter("The key is guarded by a scorpion; take it and leave through the door.", 0, 1, 0);
+    expect_encounter("The player must not meet a bat or a spider on the way to the key.", 0, 0, 0);
+    expect_encounter("Neither the bat nor the scorpion may be met; the spider waits by the door.", 0, 0, 1);
+    /* Decided: "no monster at all" is measurable (g = [0,0,0]). */
+    expect_encounter("The player must not meet any monster on the way to the key and the door.", 0, 0, 0);
+    expect_encounter("Get the key and escape through the door.", 0, 0, 0);
+    expect_encounter("the player\xe2\x80\x99s path runs past the Bat's cave to the key", 1, 0, 0);
+    expect_keydoor("The player finds the key, unlocks the door and takes the treasure.", TILE_KEY);
+    expect_keydoor("A bat carries the key; defeat it to open the door to the treasure chest.", TILE_BAT);
+    expect_keydoor("The key is held by a bat. Beat it, open the door, grab the treasure.", TILE_BAT);
+    expect_keydoor("Defeat the bat to get into the treasure room.", TILE_BAT);
+}
+
+static void story_refused(void **state)
+{
+    (void)state;
+    expect_refused("make a beautiful level", "beautiful");
+    expect_refused("The player needs two keys to open the door", "two keys");
+    expect_refused("The player meets 3 bats before the key", "3 bats");
+    expect_refused("A dragon guards the door", "dragon");
+    expect_refused("Avoid the bat but meet the bat on the way to the key", "both to meet and to avoid the BAT");
+    expect_refused("A scorpion guards the key to the treasure room", "SCORPION");
+    expect_refused("The spider holds the key to the door of the treasure room", "SPIDER");
+    expect_refused("Meet a bat, then take the key and open the door to the treasure", "one gate");
+    expect_refused("Avoid the spider, take the key and open the door to the treasure", "avoid");
+    expect_refused("The player must meet a bat or a spider before the door", "choice");
+    expect_refused("The player must encounter one of the monsters: BAT, SPIDER.", "choice");
+    expect_refused("The player meets a monster before the key", "without naming");
+    expect_refused("The player meets two monsters before the key", "without naming");
+    expect_refused("The player meets three monsters, a bat and a spider", "3 monsters but names 2");
+    expect_refused("Find the treasure", "what opens the door");
+    expect_refused("The player walks around happily.", "nothing");
+    expect_refused("Cross the lava to reach the key", "lava");
+    expect_refused("", "empty");
+    expect_refused("  ...  !!! ", "empty");
+    expect_refused(NULL, "no story");
+    /* Very long and binary input: an answer, never a crash. */
+    char *big = malloc(STORY_MAX_LEN + 100);
+    memset(big, 'a', STORY_MAX_LEN + 99);
+    big[STORY_MAX_LEN + 99] = 0;
+    expect_refused(big, "characters long");
+    for (int i = 0; i < STORY_MAX_LEN; i++) big[i] = (char)(1 + (i * 37) % 255);
+    big[STORY_MAX_LEN] = 0;
+    target_t t;
+    char why[300];
+    int rc = story_extract_offline(big, &t, why, sizeof why);
+    assert_true(rc == STORY_OK || rc == STORY_REFUSED);
+    free(big);
+}
+
+static void story_deterministic_reason(void **state)
+{
+    (void)state;
+    target_t a, b;
+    char ra[300], rb[300];
+    const char *s = "The player must sneak past a spider to get the key and reach the door";
+    assert_int_equal(story_extract_offline(s, &a, ra, sizeof ra), STORY_OK);
+    assert_int_equal(story_extract_offline(s, &b, rb, sizeof rb), STORY_OK);
+    assert_true(target_equal(&a, &b));
+    assert_string_equal(ra, rb);
+    assert_non_null(strstr(ra, "SPIDER"));
+    /* A tiny reason buffer truncates, never overflows. */
+    char small[8];
+    memset(small, 'x', sizeof small);
+    story_extract_offline("make a beautiful level", &a, small, sizeof small);
+    assert_int_equal(small[7], 0);
+}
+
+static void story_json_round_trip(void **state)
+{
+    (void)state;
+    char buf[200], why[300];
+    for (int s = 1; s <= 4; s++) {
+        target_t t, back;
+        target_scenario(s, &t);
+        assert_true(target_to_json(&t, buf, sizeof buf) > 0);
+        assert_int_equal(target_from_json(buf, &back, why, sizeof why), STORY_OK);
+        assert_true(target_equal(&t, &back));
+    }
+    target_t t;
+    target_scenario(2, &t);
+    target_to_json(&t, buf, sizeof buf);
+    assert_string_equal(buf, "{\"kind\":\"encounter\",\"enemies\":[\"BAT\",\"SCORPION\"]}");
+    target_scenario(4, &t);
+    target_to_json(&t, buf, sizeof buf);
+    assert_string_equal(buf, "{\"kind\":\"keydoor\",\"gate\":\"BAT\"}");
+    assert_int_equal(target_to_json(&t, buf, 10), -1);
+    /* Empty enemy set. */
+    assert_int_equal(target_from_json("{\"kind\":\"encounter\",\"enemies\":[]}", &t, why, sizeof why), STORY_OK);
+    assert_int_equal(t.enemies[0] + t.enemies[1] + t.enemies[2], 0);
+}
+
+static void story_json_model_replies(void **state)
+{
+    (void)state;
+    target_t t;
+    char why[300];
+    /* Fenced, with prose around it and a reason field. */
+    const char *reply = "Here is the target:\n```json\n{\"kind\": \"encounter\", \"enemies\": [\"spider\"], "
+                        "\"reason\": \"the player sneaks past a spider {quietly}\"}\n```\nDone.";
+    assert_int_equal(target_from_json(reply, &t, why, sizeof why), STORY_OK);
+    assert_int_equal(t.kind, TARGET_ENCOUNTER);
+    assert_int_equal(t.enemies[2], 1);
+    assert_int_equal(t.enemies[0] + t.enemies[1], 0);
+    assert_int_equal(target_from_json("{\"refuse\":\"a dragon is\\nnot a tile\"}", &t, why, sizeof why),
+                     STORY_REFUSED);
+    assert_string_equal(why, "a dragon is not a tile");
+}
+
+static void story_json_rejects_malformed(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *word;
+    } bad[] = {
+        {"", "no JSON object"},
+        {"no braces here", "no JSON object"},
+        {"{\"kind\":\"encounter\",\"enemies\":[\"BAT\"]", "unterminated"},
+        {"{\"kind\":\"encounter\" \"enemies\":[]}", "target JSON"},
+        {"[1,2]", "no JSON object"},
+        {"{\"kind\":\"dragon\"}", "unknown kind"},
+        {"{\"kind\":3}", "kind"},
+        {"{\"enemies\":[\"BAT\"]}", "kind"},
+        {"{\"kind\":\"encounter\"}", "'enemies' array"},
+        {"{\"kind\":\"encounter\",\"enemies\":\"BAT\"}", "'enemies' array"},
+        {"{\"kind\":\"encounter\",\"enemies\":[\"DRAGON\"]}", "DRAGON"},
+        {"{\"kind\":\"encounter\",\"enemies\":[\"KEY\"]}", "KEY"},
+        {"{\"kind\":\"encounter\",\"enemies\":[4]}", "non-string"},
+        {"{\"kind\":\"encounter\",\"enemies\":[\"BAT\",\"bat\"]}", "twice"},
+        {"{\"kind\":\"encounter\",\"enemies\":[],\"gate\":\"KEY\"}", "no 'gate'"},
+        {"{\"kind\":\"keydoor\"}", "gate"},
+        {"{\"kind\":\"keydoor\",\"gate\":\"SPIDER\"}", "KEY or BAT"},
+        {"{\"kind\":\"keydoor\",\"gate\":\"KEY\",\"enemies\":[]}", "no 'enemies'"},
+        {"{\"kind\":\"keydoor\",\"gate\":\"KEY\",\"size\":16}", "unexpected field 'size'"},
+        {"{\"kind\":\"keydoor\",\"kind\":\"encounter\",\"gate\":\"KEY\"}", "duplicate"},
+        {"{\"refuse\":\"\"}", "non-empty"},
+        {"{\"refuse\":5}", "non-empty"},
+        {"{\"refuse\":\"x\",\"kind\":\"keydoor\"}", "beside 'refuse'"},
+        {"{\"kind\":\"keydoor\",\"gate\":\"KEY\",\"reason\":7}", "'reason' must be a string"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        target_t t;
+        char why[300] = "";
+        int rc = target_from_json(bad[i].text, &t, why, sizeof why);
+        if (rc != STORY_INVALID) fail_msg("accepted %s", bad[i].text);
+        if (!strstr(why, bad[i].word)) fail_msg("%s: reason '%s' lacks '%s'", bad[i].text, why, bad[i].word);
+    }
+    target_t t;
+    char why[300];
+    assert_int_equal(target_from_json(NULL, &t, why, sizeof why), STORY_INVALID);
+    /* An invalid struct is not serialised. */
+    memset(&t, 0, sizeof t);
+    t.kind = TARGET_KEYDOOR;
+    t.gate = TILE_SPIDER;
+    t.variant = VARIANT_TREASURE;
+    char buf[100];
+    assert_int_equal(target_to_json(&t, buf, sizeof buf), -1);
+    assert_null(target_json(&t));
+}
+
+PCG_TESTS(story, cmocka_unit_test(story_paper_scenarios), cmocka_unit_test(story_custom_accepted),
+          cmocka_unit_test(story_refused), cmocka_unit_test(story_deterministic_reason),
+          cmocka_unit_test(story_json_round_trip), cmocka_unit_test(story_json_model_replies),
+          cmocka_unit_test(story_json_rejects_malformed))
