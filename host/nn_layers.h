@@ -1,0 +1,365 @@
+/* Layer passes of the network and the PPO loss, written once for a real type.
+ * host/nn.c includes this with NN_REAL float; tests/test_nn.c includes it
+ * again with double to check every backward pass against finite
+ * differences.  Before including, define:
+ *   NN_REAL       float or double
+ *   NN_FN(name)   the name of a function for this type (name##_f, ...)
+ *   NN_GEMM       cblas_sgemm or cblas_dgemm
+ *   NN_ACTS       a struct with the fields of nn_acts (host/nn.h) in NN_REAL
+ * Every function is static.  Batched arrays are row-major, one sample per
+ * row; images are HWC.  Backward passes add into parameter gradients. */
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+#include "dungeon.h"
+#include "nn.h"
+
+/* ---- elementwise ---- */
+
+static inline void NN_FN(relu_forward)(NN_REAL *x, size_t n)
+{
+#pragma omp parallel for schedule(static) if (n > 65536)
+    for (size_t i = 0; i < n; i++)
+        if (x[i] < 0) x[i] = 0;
+}
+
+/* dx *= [y > 0] where y is the relu's output. */
+static inline void NN_FN(relu_backward)(NN_REAL *dx, const NN_REAL *y, size_t n)
+{
+#pragma omp parallel for schedule(static) if (n > 65536)
+    for (size_t i = 0; i < n; i++)
+        if (!(y[i] > 0)) dx[i] = 0;
+}
+
+/* ---- dense: out[B][O] = in[B][I] W[I][O] + b ---- */
+
+static inline void NN_FN(dense_forward)(NN_REAL *out, const NN_REAL *in, const NN_REAL *W, const NN_REAL *b, int B,
+                                        int In, int O)
+{
+    for (int n = 0; n < B; n++) memcpy(out + (size_t)n * O, b, sizeof(NN_REAL) * (size_t)O);
+    NN_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, O, In, 1, in, In, W, O, 1, out, O);
+}
+
+/* din (may be NULL) = dout W^T; dW += in^T dout; db += sum of dout rows. */
+static inline void NN_FN(dense_backward)(NN_REAL *din, NN_REAL *dW, NN_REAL *db, const NN_REAL *dout,
+                                         const NN_REAL *in, const NN_REAL *W, int B, int In, int O)
+{
+    NN_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, In, O, B, 1, in, In, dout, O, 1, dW, O);
+    for (int n = 0; n < B; n++)
+        for (int o = 0; o < O; o++) db[o] += dout[(size_t)n * O + o];
+    if (din) NN_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, B, In, O, 1, dout, O, W, O, 0, din, In);
+}
+
+/* ---- dense on the one-hot observation: a gather of weight rows ----
+ * Input row of sample n is the one-hot of obs[n][cells]: for cell i with
+ * byte v, channel (v & OBS_TILE_MASK) is 1, and channel in_ch-1 if frozen.
+ * W is [cells*in_ch][O]. */
+
+static inline void NN_FN(dense_onehot_forward)(NN_REAL *out, const unsigned char *obs, const NN_REAL *W,
+                                               const NN_REAL *b, int B, int cells, int in_ch, int O)
+{
+#pragma omp parallel for schedule(static)
+    for (int n = 0; n < B; n++) {
+        NN_REAL *y = out + (size_t)n * O;
+        const unsigned char *x = obs + (size_t)n * cells;
+        memcpy(y, b, sizeof(NN_REAL) * (size_t)O);
+        for (int i = 0; i < cells; i++) {
+            const NN_REAL *w = W + ((size_t)i * in_ch + (x[i] & OBS_TILE_MASK)) * O;
+            for (int o = 0; o < O; o++) y[o] += w[o];
+            if (x[i] & OBS_FROZEN_BIT) {
+                const NN_REAL *wf = W + ((size_t)i * in_ch + in_ch - 1) * O;
+                for (int o = 0; o < O; o++) y[o] += wf[o];
+            }
+        }
+    }
+}
+
+/* Threads own cells (their rows of dW), so the sums run in sample order
+ * whatever the thread count. */
+static inline void NN_FN(dense_onehot_backward)(NN_REAL *dW, NN_REAL *db, const NN_REAL *dout,
+                                                const unsigned char *obs, int B, int cells, int in_ch, int O)
+{
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < cells; i++) {
+        NN_REAL *wf = dW + ((size_t)i * in_ch + in_ch - 1) * O;
+        for (int n = 0; n < B; n++) {
+            unsigned char v = obs[(size_t)n * cells + i];
+            NN_REAL *w = dW + ((size_t)i * in_ch + (v & OBS_TILE_MASK)) * O;
+            const NN_REAL *g = dout + (size_t)n * O;
+            for (int o = 0; o < O; o++) w[o] += g[o];
+            if (v & OBS_FROZEN_BIT)
+                for (int o = 0; o < O; o++) wf[o] += g[o];
+        }
+    }
+    for (int n = 0; n < B; n++)
+        for (int o = 0; o < O; o++) db[o] += dout[(size_t)n * O + o];
+}
+
+/* ---- convolution geometry ---- */
+
+typedef struct {
+    int H, W, C;       /* input */
+    int k, stride, pad;
+    int OH, OW, O;     /* output */
+} NN_FN(conv_shape);
+
+/* ---- convolution on the one-hot observation (conv 1): gather ----
+ * out[n][oy][ox][o] = b[o] + sum over taps inside the crop of the weight
+ * rows of the tap's tile channel and, if frozen, of the frozen channel. */
+
+static inline void NN_FN(conv_onehot_forward)(NN_REAL *out, const unsigned char *obs, const NN_REAL *W,
+                                              const NN_REAL *b, int B, const NN_FN(conv_shape) * s)
+{
+    const int O = s->O, C = s->C, k = s->k;
+#pragma omp parallel for schedule(static)
+    for (int n = 0; n < B; n++) {
+        const unsigned char *x = obs + (size_t)n * s->H * s->W;
+        for (int oy = 0; oy < s->OH; oy++)
+            for (int ox = 0; ox < s->OW; ox++) {
+                NN_REAL *y = out + (((size_t)n * s->OH + oy) * s->OW + ox) * O;
+                memcpy(y, b, sizeof(NN_REAL) * (size_t)O);
+                for (int ky = 0; ky < k; ky++) {
+                    int iy = oy * s->stride - s->pad + ky;
+                    if (iy < 0 || iy >= s->H) continue;
+                    for (int kx = 0; kx < k; kx++) {
+                        int ix = ox * s->stride - s->pad + kx;
+                        if (ix < 0 || ix >= s->W) continue;
+                        unsigned char v = x[iy * s->W + ix];
+                        const NN_REAL *w = W + ((size_t)(ky * k + kx) * C + (v & OBS_TILE_MASK)) * O;
+                        for (int o = 0; o < O; o++) y[o] += w[o];
+                        if (v & OBS_FROZEN_BIT) {
+                            const NN_REAL *wf = W + ((size_t)(ky * k + kx) * C + C - 1) * O;
+                            for (int o = 0; o < O; o++) y[o] += wf[o];
+                        }
+                    }
+                }
+            }
+    }
+}
+
+/* Threads own taps (their rows of dW): deterministic whatever the thread
+ * count.  No input gradient: the input is the observation. */
+static inline void NN_FN(conv_onehot_backward)(NN_REAL *dW, NN_REAL *db, const NN_REAL *dout,
+                                               const unsigned char *obs, int B, const NN_FN(conv_shape) * s)
+{
+    const int O = s->O, C = s->C, k = s->k;
+#pragma omp parallel for schedule(static)
+    for (int tap = 0; tap < k * k; tap++) {
+        int ky = tap / k, kx = tap % k;
+        NN_REAL *wt = dW + (size_t)tap * C * O;
+        for (int n = 0; n < B; n++) {
+            const unsigned char *x = obs + (size_t)n * s->H * s->W;
+            for (int oy = 0; oy < s->OH; oy++) {
+                int iy = oy * s->stride - s->pad + ky;
+                if (iy < 0 || iy >= s->H) continue;
+                for (int ox = 0; ox < s->OW; ox++) {
+                    int ix = ox * s->stride - s->pad + kx;
+                    if (ix < 0 || ix >= s->W) continue;
+                    unsigned char v = x[iy * s->W + ix];
+                    const NN_REAL *g = dout + (((size_t)n * s->OH + oy) * s->OW + ox) * O;
+                    NN_REAL *w = wt + (size_t)(v & OBS_TILE_MASK) * O;
+                    for (int o = 0; o < O; o++) w[o] += g[o];
+                    if (v & OBS_FROZEN_BIT) {
+                        NN_REAL *wf = wt + (size_t)(C - 1) * O;
+                        for (int o = 0; o < O; o++) wf[o] += g[o];
+                    }
+                }
+            }
+        }
+    }
+    for (size_t i = 0; i < (size_t)B * s->OH * s->OW; i++)
+        for (int o = 0; o < O; o++) db[o] += dout[i * O + o];
+}
+
+/* ---- general convolution: im2col + GEMM ---- */
+
+/* col[(n*OH+oy)*OW+ox][(ky*k+kx)*C + c] = in[n][iy][ix][c], 0 in the padding. */
+static inline void NN_FN(im2col)(NN_REAL *col, const NN_REAL *in, int B, const NN_FN(conv_shape) * s)
+{
+    const int C = s->C, k = s->k, K = k * k * C;
+#pragma omp parallel for schedule(static)
+    for (int n = 0; n < B; n++)
+        for (int oy = 0; oy < s->OH; oy++)
+            for (int ox = 0; ox < s->OW; ox++) {
+                NN_REAL *row = col + (((size_t)n * s->OH + oy) * s->OW + ox) * K;
+                for (int ky = 0; ky < k; ky++) {
+                    int iy = oy * s->stride - s->pad + ky;
+                    for (int kx = 0; kx < k; kx++) {
+                        int ix = ox * s->stride - s->pad + kx;
+                        NN_REAL *dst = row + (ky * k + kx) * C;
+                        if (iy < 0 || iy >= s->H || ix < 0 || ix >= s->W)
+                            memset(dst, 0, sizeof(NN_REAL) * (size_t)C);
+                        else
+                            memcpy(dst, in + (((size_t)n * s->H + iy) * s->W + ix) * C, sizeof(NN_REAL) * (size_t)C);
+                    }
+                }
+            }
+}
+
+/* din = the sum of col's entries back at their input positions. */
+static inline void NN_FN(col2im)(NN_REAL *din, const NN_REAL *col, int B, const NN_FN(conv_shape) * s)
+{
+    const int C = s->C, k = s->k, K = k * k * C;
+#pragma omp parallel for schedule(static)
+    for (int n = 0; n < B; n++) {
+        NN_REAL *d = din + (size_t)n * s->H * s->W * C;
+        memset(d, 0, sizeof(NN_REAL) * (size_t)s->H * s->W * C);
+        for (int oy = 0; oy < s->OH; oy++)
+            for (int ox = 0; ox < s->OW; ox++) {
+                const NN_REAL *row = col + (((size_t)n * s->OH + oy) * s->OW + ox) * K;
+                for (int ky = 0; ky < k; ky++) {
+                    int iy = oy * s->stride - s->pad + ky;
+                    if (iy < 0 || iy >= s->H) continue;
+                    for (int kx = 0; kx < k; kx++) {
+                        int ix = ox * s->stride - s->pad + kx;
+                        if (ix < 0 || ix >= s->W) continue;
+                        NN_REAL *dst = d + ((size_t)iy * s->W + ix) * C;
+                        const NN_REAL *src = row + (ky * k + kx) * C;
+                        for (int c = 0; c < C; c++) dst[c] += src[c];
+                    }
+                }
+            }
+    }
+}
+
+/* out[B*OH*OW][O] = im2col(in) W[k*k*C][O] + b.  col is scratch of
+ * B*OH*OW x k*k*C and keeps im2col(in) for the backward pass. */
+static inline void NN_FN(conv_forward)(NN_REAL *out, NN_REAL *col, const NN_REAL *in, const NN_REAL *W,
+                                       const NN_REAL *b, int B, const NN_FN(conv_shape) * s)
+{
+    NN_FN(im2col)(col, in, B, s);
+    NN_FN(dense_forward)(out, col, W, b, B * s->OH * s->OW, s->k * s->k * s->C, s->O);
+}
+
+/* dW += col^T dout, db += column sums; then (if din) col is overwritten by
+ * dout W^T and scattered into din. */
+static inline void NN_FN(conv_backward)(NN_REAL *din, NN_REAL *dW, NN_REAL *db, const NN_REAL *dout, NN_REAL *col,
+                                        const NN_REAL *W, int B, const NN_FN(conv_shape) * s)
+{
+    int rows = B * s->OH * s->OW, K = s->k * s->k * s->C;
+    NN_FN(dense_backward)(NULL, dW, db, dout, col, W, rows, K, s->O);
+    if (!din) return;
+    NN_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, rows, K, s->O, 1, dout, s->O, W, s->O, 0, col, K);
+    NN_FN(col2im)(din, col, B, s);
+}
+
+/* ---- the network ---- */
+
+static inline void NN_FN(conv_shapes)(const nn_config *c, NN_FN(conv_shape) * s1, NN_FN(conv_shape) * s2)
+{
+    s1->H = c->crop_h, s1->W = c->crop_w, s1->C = c->in_ch;
+    s1->k = c->k, s1->stride = c->stride, s1->pad = c->pad;
+    s1->OH = c->h1, s1->OW = c->w1, s1->O = c->c1;
+    s2->H = c->h1, s2->W = c->w1, s2->C = c->c1;
+    s2->k = c->k, s2->stride = c->stride, s2->pad = c->pad;
+    s2->OH = c->h2, s2->OW = c->w2, s2->O = c->c2;
+}
+
+static inline void NN_FN(net_forward)(const nn_config *c, const size_t *off, const NN_REAL *P, NN_ACTS *a,
+                                      const unsigned char *obs, int B)
+{
+    NN_FN(conv_shape) s1, s2;
+    NN_FN(conv_shapes)(c, &s1, &s2);
+    int feat = c->h2 * c->w2 * c->c2, cells = c->crop_h * c->crop_w;
+    /* actor */
+    NN_FN(conv_onehot_forward)(a->c1, obs, P + off[NN_C1W], P + off[NN_C1B], B, &s1);
+    NN_FN(relu_forward)(a->c1, (size_t)B * c->h1 * c->w1 * c->c1);
+    NN_FN(conv_forward)(a->c2, a->col, a->c1, P + off[NN_C2W], P + off[NN_C2B], B, &s2);
+    NN_FN(relu_forward)(a->c2, (size_t)B * feat);
+    NN_FN(dense_forward)(a->a1, a->c2, P + off[NN_A1W], P + off[NN_A1B], B, feat, c->actor_hidden);
+    NN_FN(relu_forward)(a->a1, (size_t)B * c->actor_hidden);
+    NN_FN(dense_forward)(a->logits, a->a1, P + off[NN_A2W], P + off[NN_A2B], B, c->actor_hidden, c->n_actions);
+    /* critic */
+    NN_FN(dense_onehot_forward)(a->v1, obs, P + off[NN_V1W], P + off[NN_V1B], B, cells, c->in_ch, c->critic_hidden);
+    NN_FN(relu_forward)(a->v1, (size_t)B * c->critic_hidden);
+    NN_FN(dense_forward)(a->v2, a->v1, P + off[NN_V2W], P + off[NN_V2B], B, c->critic_hidden, c->critic_hidden);
+    NN_FN(relu_forward)(a->v2, (size_t)B * c->critic_hidden);
+    NN_FN(dense_forward)(a->value, a->v2, P + off[NN_V3W], P + off[NN_V3B], B, c->critic_hidden, 1);
+}
+
+/* From a->dlogits and a->dvalue (B rows), add parameter gradients into G.
+ * Overwrites the activation gradients and a->col. */
+static inline void NN_FN(net_backward)(const nn_config *c, const size_t *off, const NN_REAL *P, NN_REAL *G,
+                                       NN_ACTS *a, const unsigned char *obs, int B)
+{
+    NN_FN(conv_shape) s1, s2;
+    NN_FN(conv_shapes)(c, &s1, &s2);
+    int feat = c->h2 * c->w2 * c->c2, cells = c->crop_h * c->crop_w;
+    /* actor */
+    NN_FN(dense_backward)(a->da1, G + off[NN_A2W], G + off[NN_A2B], a->dlogits, a->a1, P + off[NN_A2W], B,
+                          c->actor_hidden, c->n_actions);
+    NN_FN(relu_backward)(a->da1, a->a1, (size_t)B * c->actor_hidden);
+    NN_FN(dense_backward)(a->dc2, G + off[NN_A1W], G + off[NN_A1B], a->da1, a->c2, P + off[NN_A1W], B, feat,
+                          c->actor_hidden);
+    NN_FN(relu_backward)(a->dc2, a->c2, (size_t)B * feat);
+    NN_FN(conv_backward)(a->dc1, G + off[NN_C2W], G + off[NN_C2B], a->dc2, a->col, P + off[NN_C2W], B, &s2);
+    NN_FN(relu_backward)(a->dc1, a->c1, (size_t)B * c->h1 * c->w1 * c->c1);
+    NN_FN(conv_onehot_backward)(G + off[NN_C1W], G + off[NN_C1B], a->dc1, obs, B, &s1);
+    /* critic */
+    NN_FN(dense_backward)(a->dv2, G + off[NN_V3W], G + off[NN_V3B], a->dvalue, a->v2, P + off[NN_V3W], B,
+                          c->critic_hidden, 1);
+    NN_FN(relu_backward)(a->dv2, a->v2, (size_t)B * c->critic_hidden);
+    NN_FN(dense_backward)(a->dv1, G + off[NN_V2W], G + off[NN_V2B], a->dv2, a->v1, P + off[NN_V2W], B,
+                          c->critic_hidden, c->critic_hidden);
+    NN_FN(relu_backward)(a->dv1, a->v1, (size_t)B * c->critic_hidden);
+    NN_FN(dense_onehot_backward)(G + off[NN_V1W], G + off[NN_V1B], a->dv1, obs, B, cells, c->in_ch,
+                                 c->critic_hidden);
+}
+
+/* ---- PPO loss ----
+ * Per sample: log-softmax of the logits, ratio = exp(logp[a] - old_logp),
+ * policy loss max(-A ratio, -A clip(ratio, 1-eps, 1+eps)), value loss
+ * 0.5 max((v-R)^2, (old_v + clip(v-old_v, -eps, eps) - R)^2), entropy H.
+ * Loss = scale * sum (policy + vf_coef value - ent_coef H), scale = 1 / the
+ * minibatch size.  Writes dlogits and dvalue; adds the terms' sums (without
+ * scale) to stats: policy, value, entropy, approx KL ((r-1) - log r),
+ * clipped count.  Returns the loss. */
+
+static inline double NN_FN(ppo_loss)(const NN_REAL *logits, const NN_REAL *value, const int *act,
+                                     const NN_REAL *old_logp, const NN_REAL *adv, const NN_REAL *old_value,
+                                     const NN_REAL *ret, int B, int A, double clip_eps, double vf_coef,
+                                     double ent_coef, double scale, NN_REAL *dlogits, NN_REAL *dvalue,
+                                     nn_loss_stats *st)
+{
+    double total = 0;
+    for (int n = 0; n < B; n++) {
+        const NN_REAL *z = logits + (size_t)n * A;
+        NN_REAL *dz = dlogits + (size_t)n * A;
+        double mx = z[0];
+        for (int j = 1; j < A; j++)
+            if (z[j] > mx) mx = z[j];
+        double sum = 0;
+        for (int j = 0; j < A; j++) sum += exp(z[j] - mx);
+        double lse = mx + log(sum), H = 0;
+        for (int j = 0; j < A; j++) {
+            double lp = z[j] - lse;
+            H -= exp(lp) * lp;
+        }
+        double logp = z[act[n]] - lse, logr = logp - old_logp[n], r = exp(logr), A_ = adv[n];
+        double rc = r < 1 - clip_eps ? 1 - clip_eps : r > 1 + clip_eps ? 1 + clip_eps : r;
+        double pg1 = -A_ * r, pg2 = -A_ * rc, pg = pg1 >= pg2 ? pg1 : pg2;
+        /* d pg / d r: the unclipped branch, or the clipped one if r is inside */
+        double dpg_dr = pg1 >= pg2 ? -A_ : (rc == r ? -A_ : 0);
+        double dlogp = dpg_dr * r;
+        double v = value[n], ov = old_value[n], R = ret[n];
+        double dv = v - ov, dvc = dv < -clip_eps ? -clip_eps : dv > clip_eps ? clip_eps : dv;
+        double vc = ov + dvc, e1 = (v - R) * (v - R), e2 = (vc - R) * (vc - R);
+        double vl = 0.5 * (e1 >= e2 ? e1 : e2);
+        double dvl = e1 >= e2 ? (v - R) : (dvc == dv ? (vc - R) : 0);
+        total += pg + vf_coef * vl - ent_coef * H;
+        for (int j = 0; j < A; j++) {
+            double lp = z[j] - lse, p = exp(lp);
+            double g = dlogp * ((j == act[n]) - p) - ent_coef * (-p * (lp + H));
+            dz[j] = (NN_REAL)(scale * g);
+        }
+        dvalue[n] = (NN_REAL)(scale * vf_coef * dvl);
+        if (st) {
+            st->policy += pg;
+            st->value += vl;
+            st->entropy += H;
+            st->approx_kl += (r - 1) - logr;
+            st->clipped += fabs(r - 1) > clip_eps;
+        }
+    }
+    return scale * total;
+}
