@@ -1,0 +1,408 @@
+/* Thought graph: nodes, parent selection, GoT references, JSON. */
+#include "graph.h"
+#include "util.h"
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const pe_names[] = {"cot", "tot", "got"};
+
+int graph_pe_from_name(const char *name)
+{
+    for (int i = 0; name && i < 3; i++)
+        if (!strcmp(name, pe_names[i])) return i;
+    return -1;
+}
+
+const char *graph_pe_name(int pe) { return pe >= 0 && pe < 3 ? pe_names[pe] : "?"; }
+
+int graph_init(thought_graph *g, int pe, int breadth)
+{
+    memset(g, 0, sizeof *g);
+    if (pe < PE_COT || pe > PE_GOT || breadth < 1 || breadth > GRAPH_MAX_BREADTH) return -1;
+    g->pe = pe;
+    g->breadth = pe == PE_COT ? 1 : breadth;
+    return 0;
+}
+
+void graph_free(thought_graph *g)
+{
+    for (int i = 0; i < g->n; i++) free(g->nodes[i].feedback);
+    free(g->nodes);
+    memset(g, 0, sizeof *g);
+}
+
+int graph_add(thought_graph *g, int iteration, int parent)
+{
+    if (iteration < 1 || parent < -1 || parent >= g->n || g->n >= GRAPH_MAX_NODES) return -1;
+    if (g->n == g->cap) {
+        int cap = g->cap ? g->cap * 2 : 16;
+        thought_node *nodes = realloc(g->nodes, (size_t)cap * sizeof *nodes);
+        if (!nodes) return -1;
+        g->nodes = nodes;
+        g->cap = cap;
+    }
+    thought_node *nd = &g->nodes[g->n];
+    memset(nd, 0, sizeof *nd);
+    nd->id = g->n;
+    nd->iteration = iteration;
+    nd->parent = parent;
+    nd->status = NODE_PENDING;
+    if (parent >= 0) g->nodes[parent].n_children++;
+    return g->n++;
+}
+
+int graph_set_feedback(thought_graph *g, int id, const char *text)
+{
+    if (id < 0 || id >= g->n) return -1;
+    char *copy = NULL;
+    if (text && !(copy = strdup(text))) return -1;
+    free(g->nodes[id].feedback);
+    g->nodes[id].feedback = copy;
+    return 0;
+}
+
+int graph_finish(thought_graph *g, int id, int status, double fitness)
+{
+    if (id < 0 || id >= g->n) return -1;
+    if (status == NODE_FAILED) fitness = 0;
+    else if (status != NODE_OK || !(fitness >= 0 && fitness <= 1)) return -1;
+    g->nodes[id].status = status;
+    g->nodes[id].fitness = fitness;
+    return 0;
+}
+
+/* a ranks before b: higher fitness, then lower id. */
+static int better(const thought_node *a, const thought_node *b)
+{
+    if (a->fitness != b->fitness) return a->fitness > b->fitness;
+    return a->id < b->id;
+}
+
+int graph_select_parent(const thought_graph *g)
+{
+    if (g->pe == PE_COT) {
+        for (int i = g->n - 1; i >= 0; i--)
+            if (g->nodes[i].status == NODE_OK) return i;
+        return -1;
+    }
+    int best = -1;
+    for (int i = 0; i < g->n; i++) {
+        const thought_node *nd = &g->nodes[i];
+        if (nd->status != NODE_OK || nd->n_children >= g->breadth) continue;
+        if (best < 0 || better(nd, &g->nodes[best])) best = i;
+    }
+    return best;
+}
+
+int graph_references(const thought_graph *g, int parent, int out[GRAPH_MAX_REFS])
+{
+    int n = 0;
+    for (int i = 0; i < g->n; i++) {
+        const thought_node *nd = &g->nodes[i];
+        if (i == parent || nd->status != NODE_OK) continue;
+        /* insertion into the sorted top list */
+        int pos = n;
+        while (pos > 0 && better(nd, &g->nodes[out[pos - 1]])) pos--;
+        if (pos >= GRAPH_MAX_REFS) continue;
+        for (int k = (n < GRAPH_MAX_REFS ? n : GRAPH_MAX_REFS - 1); k > pos; k--) out[k] = out[k - 1];
+        out[pos] = i;
+        if (n < GRAPH_MAX_REFS) n++;
+    }
+    return n;
+}
+
+int graph_best(const thought_graph *g)
+{
+    int best = -1;
+    for (int i = 0; i < g->n; i++)
+        if (g->nodes[i].status == NODE_OK && (best < 0 || better(&g->nodes[i], &g->nodes[best]))) best = i;
+    return best;
+}
+
+int graph_children(const thought_graph *g, int id, int *out, int max)
+{
+    int n = 0;
+    for (int i = id + 1; i < g->n; i++)
+        if (g->nodes[i].parent == id) {
+            if (n < max) out[n] = i;
+            n++;
+        }
+    return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* JSON                                                               */
+
+static const char *const status_names[] = {"pending", "ok", "failed"};
+
+json_t *graph_to_json(const thought_graph *g)
+{
+    json_t *nodes = json_array();
+    for (int i = 0; i < g->n; i++) {
+        const thought_node *nd = &g->nodes[i];
+        json_t *children = json_array(), *refs = json_array();
+        for (int k = i + 1; k < g->n; k++)
+            if (g->nodes[k].parent == i) json_array_append_new(children, json_integer(k));
+        for (int k = 0; k < nd->n_refs; k++)
+            json_array_append_new(refs, json_pack("{s:i, s:f}", "id", nd->refs[k], "fitness", nd->ref_fitness[k]));
+        json_t *o = json_pack("{s:i, s:i, s:o, s:o, s:o, s:s, s:f, s:s, s:o, s:{s:I, s:I}, s:f}", "id", nd->id,
+                              "iteration", nd->iteration, "parent",
+                              nd->parent < 0 ? json_null() : json_integer(nd->parent), "children", children,
+                              "references", refs, "reward", nd->reward_path, "fitness", nd->fitness, "status",
+                              status_names[nd->status], "feedback",
+                              nd->feedback ? json_string(nd->feedback) : json_null(), "tokens", "prompt",
+                              (json_int_t)nd->tokens_prompt, "completion", (json_int_t)nd->tokens_completion,
+                              "wall_s", nd->wall_s);
+        json_array_append_new(nodes, o);
+    }
+    return json_pack("{s:i, s:s, s:i, s:o}", "version", 1, "pe", graph_pe_name(g->pe), "breadth", g->breadth,
+                     "nodes", nodes);
+}
+
+static int fail(char *err, int errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, int errlen, const char *fmt, ...)
+{
+    if (err && errlen > 0) {
+        int n = snprintf(err, (size_t)errlen, "thought graph: ");
+        va_list ap;
+        va_start(ap, fmt);
+        if (n < errlen) vsnprintf(err + n, (size_t)(errlen - n), fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+static int only_keys(const json_t *o, const char *const *allowed, const char **bad)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)o, key, v) {
+        int ok = 0;
+        for (int i = 0; allowed[i] && !ok; i++) ok = !strcmp(key, allowed[i]);
+        if (!ok) {
+            *bad = key;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* A plain integer in [lo, hi]. */
+static int get_int(const json_t *o, const char *key, long lo, long hi, long *out)
+{
+    const json_t *v = json_object_get(o, key);
+    if (!json_is_integer(v)) return -1;
+    json_int_t x = json_integer_value(v);
+    if (x < lo || x > hi) return -1;
+    *out = (long)x;
+    return 0;
+}
+
+static int get_real(const json_t *o, const char *key, double lo, double hi, double *out)
+{
+    const json_t *v = json_object_get(o, key);
+    if (!json_is_number(v)) return -1;
+    double x = json_number_value(v);
+    if (!isfinite(x) || x < lo || x > hi) return -1;
+    *out = x;
+    return 0;
+}
+
+static int safe_rel_path(const char *p)
+{
+    if (strlen(p) >= GRAPH_PATH_MAX || p[0] == '/') return 0;
+    for (const char *c = p; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == '\\') return 0;
+    /* no ".." component */
+    for (const char *c = p; *c;) {
+        const char *e = strchr(c, '/');
+        size_t n = e ? (size_t)(e - c) : strlen(c);
+        if (n == 2 && c[0] == '.' && c[1] == '.') return 0;
+        c += n;
+        if (*c == '/') c++;
+    }
+    return 1;
+}
+
+int graph_from_json(const json_t *j, thought_graph *g, char *err, int errlen)
+{
+    static const char *const top_keys[] = {"version", "pe", "breadth", "nodes", NULL};
+    static const char *const node_keys[] = {"id", "iteration", "parent", "children", "references", "reward",
+                                            "fitness", "status", "feedback", "tokens", "wall_s", NULL};
+    static const char *const ref_keys[] = {"id", "fitness", NULL};
+    static const char *const tok_keys[] = {"prompt", "completion", NULL};
+    const char *bad = NULL;
+    long v;
+    memset(g, 0, sizeof *g);
+    if (!json_is_object(j)) return fail(err, errlen, "expected a JSON object");
+    if (only_keys(j, top_keys, &bad)) return fail(err, errlen, "unexpected field '%.40s'", bad);
+    if (get_int(j, "version", 1, 1, &v)) return fail(err, errlen, "'version' must be 1");
+    int pe = graph_pe_from_name(json_string_value(json_object_get(j, "pe")));
+    if (pe < 0) return fail(err, errlen, "'pe' must be cot, tot or got");
+    long breadth;
+    if (get_int(j, "breadth", 1, GRAPH_MAX_BREADTH, &breadth))
+        return fail(err, errlen, "'breadth' must be an integer 1..%d", GRAPH_MAX_BREADTH);
+    if (pe == PE_COT && breadth != 1) return fail(err, errlen, "a CoT graph has breadth 1");
+    const json_t *nodes = json_object_get(j, "nodes");
+    if (!json_is_array(nodes)) return fail(err, errlen, "'nodes' must be an array");
+    if (json_array_size(nodes) > GRAPH_MAX_NODES) return fail(err, errlen, "more than %d nodes", GRAPH_MAX_NODES);
+    graph_init(g, pe, (int)breadth);
+
+    size_t i;
+    const json_t *o;
+    json_array_foreach(nodes, i, o) {
+        int id = (int)i;
+        if (!json_is_object(o)) goto bad_node_type;
+        if (only_keys(o, node_keys, &bad)) {
+            fail(err, errlen, "node %d: unexpected field '%.40s'", id, bad);
+            goto out;
+        }
+        if (get_int(o, "id", id, id, &v)) {
+            fail(err, errlen, "node %d: 'id' must equal its position %d", id, id);
+            goto out;
+        }
+        long iteration;
+        if (get_int(o, "iteration", 1, 1000000, &iteration)) {
+            fail(err, errlen, "node %d: 'iteration' must be a positive integer", id);
+            goto out;
+        }
+        const json_t *pj = json_object_get(o, "parent");
+        long parent = -1;
+        if (!pj || (!json_is_null(pj) && get_int(o, "parent", 0, id - 1, &parent))) {
+            fail(err, errlen, "node %d: 'parent' must be null or the id of an earlier node", id);
+            goto out;
+        }
+        if (graph_add(g, (int)iteration, (int)parent) != id) {
+            fail(err, errlen, "node %d: out of memory", id);
+            goto out;
+        }
+        thought_node *nd = &g->nodes[id];
+        const char *st = json_string_value(json_object_get(o, "status"));
+        int status = -1;
+        for (int k = 0; st && k < 3; k++)
+            if (!strcmp(st, status_names[k])) status = k;
+        if (status < 0) {
+            fail(err, errlen, "node %d: 'status' must be pending, ok or failed", id);
+            goto out;
+        }
+        nd->status = status;
+        if (get_real(o, "fitness", 0, 1, &nd->fitness)) {
+            fail(err, errlen, "node %d: 'fitness' must be a number in [0,1]", id);
+            goto out;
+        }
+        if (status == NODE_FAILED && nd->fitness != 0) {
+            fail(err, errlen, "node %d: a failed node has fitness 0", id);
+            goto out;
+        }
+        const char *rw = json_string_value(json_object_get(o, "reward"));
+        if (!rw || !safe_rel_path(rw)) {
+            fail(err, errlen, "node %d: 'reward' must be a relative path inside the run directory", id);
+            goto out;
+        }
+        if (status == NODE_OK && !rw[0]) {
+            fail(err, errlen, "node %d: an ok node needs its reward path", id);
+            goto out;
+        }
+        snprintf(nd->reward_path, sizeof nd->reward_path, "%s", rw);
+        const json_t *fb = json_object_get(o, "feedback");
+        if (!fb || (!json_is_null(fb) && !json_is_string(fb))) {
+            fail(err, errlen, "node %d: 'feedback' must be a string or null", id);
+            goto out;
+        }
+        if (json_is_string(fb) && graph_set_feedback(g, id, json_string_value(fb))) {
+            fail(err, errlen, "node %d: out of memory", id);
+            goto out;
+        }
+        const json_t *tk = json_object_get(o, "tokens");
+        if (!json_is_object(tk) || only_keys(tk, tok_keys, &bad) ||
+            get_int(tk, "prompt", 0, 1L << 40, &nd->tokens_prompt) ||
+            get_int(tk, "completion", 0, 1L << 40, &nd->tokens_completion)) {
+            fail(err, errlen, "node %d: 'tokens' must be {\"prompt\":N,\"completion\":N} with N >= 0", id);
+            goto out;
+        }
+        if (get_real(o, "wall_s", 0, 1e9, &nd->wall_s)) {
+            fail(err, errlen, "node %d: 'wall_s' must be a number >= 0", id);
+            goto out;
+        }
+        const json_t *refs = json_object_get(o, "references");
+        if (!json_is_array(refs) || json_array_size(refs) > GRAPH_MAX_REFS) {
+            fail(err, errlen, "node %d: 'references' must be an array of at most %d", id, GRAPH_MAX_REFS);
+            goto out;
+        }
+        size_t r;
+        const json_t *ro;
+        json_array_foreach(refs, r, ro) {
+            long rid;
+            double rf;
+            if (!json_is_object(ro) || only_keys(ro, ref_keys, &bad) || get_int(ro, "id", 0, id - 1, &rid) ||
+                rid == parent || get_real(ro, "fitness", 0, 1, &rf) || (r == 1 && rid == nd->refs[0])) {
+                fail(err, errlen,
+                     "node %d: each reference must be {\"id\":earlier node other than the parent, "
+                     "\"fitness\":0..1}, no repeats",
+                     id);
+                goto out;
+            }
+            nd->refs[r] = (int)rid;
+            nd->ref_fitness[r] = rf;
+            nd->n_refs = (int)r + 1;
+        }
+    }
+    /* children are derived from parents; the stored lists must agree */
+    json_array_foreach(nodes, i, o) {
+        const json_t *ch = json_object_get(o, "children");
+        int want[GRAPH_MAX_NODES];
+        int n = graph_children(g, (int)i, want, GRAPH_MAX_NODES);
+        int ok = json_is_array(ch) && json_array_size(ch) == (size_t)n;
+        for (int k = 0; ok && k < n; k++) {
+            const json_t *c = json_array_get(ch, (size_t)k);
+            ok = json_is_integer(c) && json_integer_value(c) == want[k];
+        }
+        if (!ok) {
+            fail(err, errlen, "node %d: 'children' does not match the parents of the other nodes", (int)i);
+            goto out;
+        }
+        if (g->pe != PE_COT && n > g->breadth) {
+            fail(err, errlen, "node %d: %d children, more than the breadth %d", (int)i, n, g->breadth);
+            goto out;
+        }
+    }
+    return 0;
+bad_node_type:
+    fail(err, errlen, "node %d: expected an object", (int)i);
+out:
+    graph_free(g);
+    return -1;
+}
+
+int graph_save(const thought_graph *g, const char *path)
+{
+    json_t *j = graph_to_json(g);
+    if (!j) return -1;
+    char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(j);
+    if (!s) return -1;
+    size_t n = strlen(s);
+    s[n] = '\n'; /* json_dumps leaves room for its NUL: reuse it for a newline */
+    int rc = write_file_atomic(path, s, n + 1);
+    free(s);
+    return rc;
+}
+
+int graph_load(const char *path, thought_graph *g, char *err, int errlen)
+{
+    long len;
+    char rerr[300];
+    memset(g, 0, sizeof *g);
+    char *text = read_file(path, 64L << 20, &len, rerr, sizeof rerr);
+    if (!text) return fail(err, errlen, "%s", rerr);
+    json_error_t je;
+    json_t *j = json_loadb(text, (size_t)len, JSON_REJECT_DUPLICATES, &je);
+    free(text);
+    if (!j) return fail(err, errlen, "%s: line %d: %s", path, je.line, je.text);
+    int rc = graph_from_json(j, g, err, errlen);
+    json_decref(j);
+    return rc;
+}

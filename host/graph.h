@@ -1,0 +1,87 @@
+/* The thought graph of the reward-design loop (SPEC §6).
+ *
+ * A node is one iteration: a reward (refined from a parent), its fitness and
+ * the feedback on its levels.  Parent selection:
+ *   CoT         the latest node (highest id) that holds a valid reward;
+ *   ToT, GoT    among nodes that hold a valid reward and have fewer than
+ *               `breadth` children, the one with the highest fitness; ties go
+ *               to the lowest id (the oldest node).
+ * Failed and pending nodes hold no reward, so they are never parents or
+ * references; a failed child still uses one of its parent's `breadth` slots.
+ * (So in CoT a node whose child failed gets a second child: the chain goes
+ * on from the latest valid reward.)
+ * With no eligible node the next node starts from the empty template (-1).
+ * GoT references: the two best other valid nodes (parent excluded), by
+ * fitness, ties to the lowest id. */
+#ifndef PCG_GRAPH_H
+#define PCG_GRAPH_H
+#include <jansson.h>
+
+enum { PE_COT = 0, PE_TOT = 1, PE_GOT = 2 };
+enum { NODE_PENDING = 0, NODE_OK = 1, NODE_FAILED = 2 };
+#define GRAPH_MAX_NODES 1024
+#define GRAPH_MAX_BREADTH 16
+#define GRAPH_PATH_MAX 256
+#define GRAPH_MAX_REFS 2
+
+typedef struct {
+    int id;                       /* index in the graph, 0.. */
+    int iteration;                /* 1..Y */
+    int parent;                   /* -1: started from the empty template */
+    int n_children;               /* derived from the parents of later nodes */
+    int n_refs;                   /* GoT references shown to the model */
+    int refs[GRAPH_MAX_REFS];
+    double ref_fitness[GRAPH_MAX_REFS];
+    char reward_path[GRAPH_PATH_MAX]; /* relative to the run directory; "" if none */
+    double fitness;               /* [0,1]; 0 when failed */
+    int status;                   /* NODE_PENDING, NODE_OK, NODE_FAILED */
+    char *feedback;               /* owned; NULL if none */
+    long tokens_prompt, tokens_completion;
+    double wall_s;
+} thought_node;
+
+typedef struct {
+    int pe;      /* PE_COT, PE_TOT, PE_GOT */
+    int breadth; /* N_breadth (CoT: 1) */
+    int n, cap;
+    thought_node *nodes;
+} thought_graph;
+
+/* "cot", "tot", "got" <-> PE_*; -1 / "?" for anything else. */
+int graph_pe_from_name(const char *name);
+const char *graph_pe_name(int pe);
+
+/* 0, or -1 if pe or breadth (1..GRAPH_MAX_BREADTH) is invalid. */
+int graph_init(thought_graph *g, int pe, int breadth);
+void graph_free(thought_graph *g);
+
+/* Append a pending node; returns its id, or -1 (parent not an existing node,
+ * iteration < 1, graph full, out of memory).  Updates the parent's
+ * n_children. */
+int graph_add(thought_graph *g, int iteration, int parent);
+/* Replace a node's feedback with a copy of text (NULL clears it). 0 or -1. */
+int graph_set_feedback(thought_graph *g, int id, const char *text);
+/* Record a node's outcome: NODE_OK with fitness in [0,1], or NODE_FAILED
+ * (fitness forced to 0). 0, or -1 if arguments are invalid. */
+int graph_finish(thought_graph *g, int id, int status, double fitness);
+
+/* Parent for the next node (rules above), -1 for the empty template. */
+int graph_select_parent(const thought_graph *g);
+/* GoT references for a node refined from parent: up to 2 ids into out,
+ * returns how many.  Any PE may ask; only GoT shows them to the model. */
+int graph_references(const thought_graph *g, int parent, int out[GRAPH_MAX_REFS]);
+/* Best valid node (highest fitness, lowest id on ties), -1 if none. */
+int graph_best(const thought_graph *g);
+/* Children of id in id order; returns the count, fills up to max. */
+int graph_children(const thought_graph *g, int id, int *out, int max);
+
+/* JSON for the run directory; strict validation on the way back in (ids in
+ * order, parents and references earlier nodes, children consistent, fitness
+ * in [0,1], no unknown fields, relative reward paths without ".."). */
+json_t *graph_to_json(const thought_graph *g);
+int graph_from_json(const json_t *j, thought_graph *g, char *err, int errlen);
+/* Atomic write (temporary file + rename); load with the checks above. */
+int graph_save(const thought_graph *g, const char *path);
+int graph_load(const char *path, thought_graph *g, char *err, int errlen);
+
+#endif
