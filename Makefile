@@ -16,6 +16,15 @@ TEST_SRCS := $(wildcard tests/*.c)
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)
 CUDA_SRCS := $(wildcard cuda/*.cu)
 CUDA_OBJS := $(CUDA_SRCS:%.cu=$(BUILD)/%.o)
+# The CUDA backend: a shared object beside the test binary, loaded at run time
+# (host/backend.c), so the pcgrllm binary itself never links CUDA.
+CUDA_LIB := $(BUILD)/libpcgrllm_cuda.so
+CUDA_SAMPLE := $(BUILD)/cuda/reward_sample.fatbin
+CUDA_HOME ?= /usr/local/cuda
+HAVE_NVCC := $(shell command -v $(NVCC) 2>/dev/null)
+NVCCFLAGS ?= -O3
+NVCCFLAGS += -std=c++17 -Ihost -Ireward_jit $(CUDA_ARCHS) -Xcompiler -fPIC,-fvisibility=hidden,-Wall \
+             -Xcompiler -Wno-unused-parameter -MMD -MP
 CUDA_ARCHS ?= -gencode arch=compute_75,code=sm_75 -gencode arch=compute_86,code=sm_86 \
               -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90,code=sm_90
 
@@ -43,15 +52,25 @@ test: $(BIN) $(BUILD)/pcgrllm_tests
 bench: $(BIN)
 	./$(BIN) bench
 
-cuda: $(CUDA_OBJS)
-	@if command -v $(NVCC) >/dev/null 2>&1; then echo "cuda: built $(words $(CUDA_OBJS)) object(s)"; \
-	 else echo "cuda: nvcc not found, CUDA backend not built"; fi
+ifeq ($(HAVE_NVCC),)
+cuda:
+	@echo "cuda: nvcc not found, CUDA backend not built"
+else
+cuda: $(CUDA_LIB) $(CUDA_SAMPLE)
+	@echo "cuda: built $(CUDA_LIB)"
+endif
+
+$(CUDA_LIB): $(CUDA_OBJS)
+	$(NVCC) -shared $(CUDA_ARCHS) -o $@ $^ -cudart static -lcublas -Xlinker -rpath,$(CUDA_HOME)/lib64
 
 $(BUILD)/cuda/%.o: cuda/%.cu
 	@mkdir -p $(dir $@)
-	@if command -v $(NVCC) >/dev/null 2>&1; then \
-	  echo "$(NVCC) $<"; $(NVCC) -O3 -std=c++17 -Ihost -Ireward_jit $(CUDA_ARCHS) -Xcompiler -Wall -c -o $@ $<; \
-	 else touch $@; fi
+	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
+
+# A reward module built ahead of time, for the device tests and the GPU check.
+$(CUDA_SAMPLE): tests/cuda/reward_sample.cu tests/reward_sample.h host/level.h host/hd.h
+	@mkdir -p $(dir $@)
+	$(NVCC) -std=c++17 -Ihost -Itests $(CUDA_ARCHS) -gencode arch=compute_90,code=compute_90 -fatbin -o $@ $<
 
 deps:
 	sh scripts/deps.sh
@@ -59,4 +78,4 @@ deps:
 clean:
 	rm -rf $(BUILD) $(BIN)
 
--include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BUILD)/host/main.d
+-include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BUILD)/host/main.d $(CUDA_OBJS:.o=.d)

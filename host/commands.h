@@ -8,5 +8,6 @@ int cmd_levels(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_render(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_device(int argc, char **argv);
 
 #endif

@@ -18,6 +18,7 @@ static const struct {
     {"show", cmd_show, "print a level in the terminal with a legend"},
     {"render", cmd_render, "draw a level as a PNG"},
     {"bench", cmd_bench, "throughput benchmarks (environment, evaluator)"},
+    {"device", cmd_device, "the compute backend (--backend cpu|cuda|auto), its GPU, device env steps/s"},
 };
 #define N_COMMANDS (int)(sizeof commands / sizeof commands[0])
 

@@ -1,0 +1,139 @@
+/* The exported table of libpcgrllm_cuda.so (host/backend.h), device queries,
+ * error reporting and the backend stream. */
+#include "common.cuh"
+#include "philox.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static thread_local char last_err[512];
+
+void pcg_cuda_set_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_err, sizeof last_err, fmt, ap);
+    va_end(ap);
+}
+
+const char *pcg_cuda_last_error(void)
+{
+    return last_err;
+}
+
+static cudaStream_t stream;
+static bool stream_made;
+
+cudaStream_t pcg_cuda_stream(void)
+{
+    if (!stream_made) {
+        stream_made = true;
+        if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) stream = 0;
+    }
+    return stream;
+}
+
+static int device_count(void)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        pcg_cuda_set_error("no usable CUDA device: %s", cudaGetErrorString(e));
+        return -1;
+    }
+    if (n <= 0) {
+        pcg_cuda_set_error("no CUDA device");
+        return -1;
+    }
+    return n;
+}
+
+static int device_info(int dev, pcg_cuda_device_info *out)
+{
+    cudaDeviceProp p;
+    memset(out, 0, sizeof *out);
+    PCG_CK(cudaGetDeviceProperties(&p, dev), -1);
+    snprintf(out->name, sizeof out->name, "%s", p.name);
+    out->major = p.major;
+    out->minor = p.minor;
+    out->sm_count = p.multiProcessorCount;
+    out->total_mem = p.totalGlobalMem;
+    int cur = 0;
+    PCG_CK(cudaGetDevice(&cur), -1);
+    if (cur == dev) PCG_CK(cudaMemGetInfo(&out->free_mem, &out->total_mem), -1);
+    PCG_CK(cudaDriverGetVersion(&out->driver_version), -1);
+    PCG_CK(cudaRuntimeGetVersion(&out->runtime_version), -1);
+    return 0;
+}
+
+static int set_device(int dev)
+{
+    PCG_CK(cudaSetDevice(dev), -1);
+    return 0;
+}
+
+static int sync_all(void)
+{
+    PCG_CK(cudaStreamSynchronize(pcg_cuda_stream()), -1);
+    PCG_CK(cudaGetLastError(), -1);
+    return 0;
+}
+
+static int copy_to_device(void *dst, const void *src, size_t bytes)
+{
+    PCG_CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, pcg_cuda_stream()), -1);
+    PCG_CK(cudaStreamSynchronize(pcg_cuda_stream()), -1);
+    return 0;
+}
+
+static int copy_to_host(void *dst, const void *src, size_t bytes)
+{
+    PCG_CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, pcg_cuda_stream()), -1);
+    PCG_CK(cudaStreamSynchronize(pcg_cuda_stream()), -1);
+    return 0;
+}
+
+/* host/philox.h compiled by nvcc's host pass: must equal the gcc build. */
+static void philox_host(uint64_t seed, uint64_t subseq, uint64_t block, uint32_t out[4])
+{
+    pcg_u32x4 b = philox_block(seed, subseq, block);
+    for (int i = 0; i < 4; i++) out[i] = b.v[i];
+}
+
+static const pcg_cuda_api table = {
+    PCG_CUDA_ABI_VERSION,
+    (int)sizeof(pcg_cuda_api),
+    pcg_cuda_last_error,
+    device_count,
+    device_info,
+    set_device,
+    sync_all,
+    pcg_arena_reserve,
+    pcg_arena_alloc,
+    pcg_arena_mark,
+    pcg_arena_release,
+    pcg_arena_stats,
+    copy_to_device,
+    copy_to_host,
+    pcg_env_alloc,
+    pcg_env_free,
+    pcg_env_set_mapping,
+    pcg_env_reset_all,
+    pcg_env_step,
+    pcg_env_step_random,
+    pcg_env_copy,
+    pcg_env_get_log,
+    pcg_env_log_clear,
+    pcg_env_set_reward,
+    pcg_sgemm_nn,
+    pcg_sgemm_nt,
+    pcg_sgemm_tn,
+    pcg_blas_set_tf32,
+    philox_host,
+    pcg_curand_draws,
+};
+
+extern "C" __attribute__((visibility("default"))) const pcg_cuda_api *pcg_cuda_backend_v1(void)
+{
+    return &table;
+}

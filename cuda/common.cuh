@@ -1,0 +1,53 @@
+/* Shared by the CUDA backend's translation units: error reporting, the
+ * device arena and the backend stream. */
+#ifndef PCG_CUDA_COMMON_CUH
+#define PCG_CUDA_COMMON_CUH
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include "backend.h"
+
+/* One line describing the last failure (thread-local). */
+void pcg_cuda_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *pcg_cuda_last_error(void);
+
+/* Check a runtime call; on failure record it and return `fail`. */
+#define PCG_CK(call, fail)                                                                    \
+    do {                                                                                      \
+        cudaError_t pcg_e_ = (call);                                                          \
+        if (pcg_e_ != cudaSuccess) {                                                          \
+            pcg_cuda_set_error("%s: %s (%s:%d)", #call, cudaGetErrorString(pcg_e_), __FILE__, \
+                               __LINE__);                                                     \
+            return fail;                                                                      \
+        }                                                                                     \
+    } while (0)
+
+/* The stream every kernel and copy of the backend runs on. */
+cudaStream_t pcg_cuda_stream(void);
+
+/* Arena (cuda/arena.cu). */
+int pcg_arena_reserve(size_t bytes);
+void *pcg_arena_alloc(size_t bytes);
+size_t pcg_arena_mark(void);
+void pcg_arena_release(size_t mark);
+void pcg_arena_stats(size_t *used, size_t *capacity);
+
+/* Table entries defined in the other units. */
+extern "C" {
+pcg_cuda_env *pcg_env_alloc(int n, int h, int w, int variant, uint64_t seed, int obs_mapping);
+void pcg_env_free(pcg_cuda_env *e);
+int pcg_env_set_mapping(pcg_cuda_env *e, int obs_mapping);
+int pcg_env_reset_all(pcg_cuda_env *e);
+int pcg_env_step(pcg_cuda_env *e, const int *actions);
+int pcg_env_step_random(pcg_cuda_env *e, uint64_t seed, uint64_t t, int count);
+int pcg_env_copy(pcg_cuda_env *e, pcg_cuda_env_host *out);
+int pcg_env_get_log(pcg_cuda_env *e, pcg_cuda_env_log *out);
+int pcg_env_log_clear(pcg_cuda_env *e);
+int pcg_env_set_reward(pcg_cuda_env *e, const void *image);
+int pcg_curand_draws(uint64_t seed, uint64_t subseq, uint64_t offset, int count, uint32_t *out);
+int pcg_sgemm_nn(int m, int n, int k, float alpha, const float *A, const float *B, float beta, float *C);
+int pcg_sgemm_nt(int m, int n, int k, float alpha, const float *A, const float *B, float beta, float *C);
+int pcg_sgemm_tn(int m, int n, int k, float alpha, const float *A, const float *B, float beta, float *C);
+int pcg_blas_set_tf32(int on);
+}
+
+#endif

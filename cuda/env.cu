@@ -1,0 +1,479 @@
+/* Batched Dungeon environment on the device: the rules of host/dungeon.h
+ * (the same PCG_HD functions the CPU backend runs), state in flat device
+ * arrays laid out exactly as host/env.c's, so that the same seed and the
+ * same actions give bit-identical maps, observations and streams.
+ *
+ * A step is one kernel (one thread per environment: action, edit, reward,
+ * auto-reset, observation) when there is no reward module.  With a reward
+ * module the step splits around the reward kernel: edit (keeping the
+ * previous level), reward kernel, finish (returns, auto-reset, observation).
+ * The observation copy is either done by the environment's thread
+ * (PCG_OBS_THREAD) or by a separate kernel with one warp per environment
+ * (PCG_OBS_WARP). */
+#include "common.cuh"
+#include "dungeon.h"
+#include <cuda.h>
+#include <curand_kernel.h>
+#include <string.h>
+
+#define THREADS 128
+#define WARP_THREADS 256
+
+/* The arrays of one batch, passed to every kernel by value. */
+struct env_dev {
+    dungeon_cfg c;
+    int n, cells, obs_size, pad_size;
+    unsigned char *maps, *frozen, *prev, *pad, *obs, *dones;
+    int *steps, *actions;
+    unsigned long long *rng_pos;
+    float *rewards, *returns;
+    unsigned int *episodes, *changed; /* per-env log counters */
+    double *episode_return;
+};
+
+struct pcg_cuda_env {
+    env_dev d;
+    int mapping;
+    size_t mark, end; /* arena span */
+    CUmodule module;
+    CUfunction reward;
+};
+
+/* ---- kernels ---- */
+
+__device__ static void reset_one(const env_dev &d, int i, bool observe)
+{
+    size_t off = (size_t)i * d.cells;
+    unsigned char *pad = d.pad + (size_t)i * d.pad_size;
+    pcg_u64 pos = d.rng_pos[i];
+    dungeon_reset(&d.c, i, &pos, d.maps + off, d.frozen + off, pad);
+    d.rng_pos[i] = pos;
+    d.steps[i] = 0;
+    d.returns[i] = 0.0f;
+    if (observe) dungeon_observe(&d.c, 0, pad, d.obs + (size_t)i * d.obs_size);
+}
+
+__global__ static void init_kernel(env_dev d, bool init_pad, bool observe)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= d.n) return;
+    if (init_pad) dungeon_init_pad(&d.c, d.pad + (size_t)i * d.pad_size);
+    reset_one(d, i, observe);
+}
+
+/* env_random_actions' draw for step t, through cuRAND's Philox:
+ * curand_init(seed, 2^32 + env, t) then one curand() is draw t of that
+ * subsequence, the same number as philox_block(seed, 2^32+env, t/4)[t%4]. */
+__device__ static int random_action(unsigned long long seed, int i, unsigned long long t, int n_actions)
+{
+    curandStatePhilox4_32_10_t st;
+    curand_init(seed, (1ull << 32) + (unsigned long long)i, t, &st);
+    return (int)philox_below(curand(&st), (pcg_u32)n_actions);
+}
+
+/* Episode bookkeeping after the reward, as env_step does it. */
+__device__ static void finish_one(const env_dev &d, int i, float r, bool observe)
+{
+    d.rewards[i] = r;
+    d.returns[i] += r;
+    int s = ++d.steps[i];
+    if (s >= d.c.episode_len) {
+        d.dones[i] = 1;
+        d.episodes[i] += 1;
+        d.episode_return[i] += d.returns[i];
+        reset_one(d, i, observe);
+    } else {
+        d.dones[i] = 0;
+        if (observe) dungeon_observe(&d.c, s, d.pad + (size_t)i * d.pad_size, d.obs + (size_t)i * d.obs_size);
+    }
+}
+
+/* The edit of one step.  SPLIT: keep the previous level and stop there (the
+ * reward kernel and finish_kernel follow); otherwise finish with reward 0. */
+template <bool RANDOM, bool SPLIT, bool OBSERVE>
+__global__ static void step_kernel(env_dev d, unsigned long long seed, unsigned long long t)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= d.n) return;
+    int a;
+    if (RANDOM) {
+        a = random_action(seed, i, t, d.c.n_actions);
+        d.actions[i] = a;
+    } else {
+        a = d.actions[i];
+    }
+    if (a < 0 || a >= d.c.n_actions) a = 0;
+    size_t off = (size_t)i * d.cells;
+    unsigned char *map = d.maps + off;
+    if (SPLIT) {
+        /* previous level for the reward; 4-byte copies when aligned */
+        if ((d.cells & 3) == 0) {
+            const unsigned int *src = (const unsigned int *)map;
+            unsigned int *dst = (unsigned int *)(d.prev + off);
+            for (int k = 0; k < d.cells / 4; k++) dst[k] = src[k];
+        } else {
+            for (int k = 0; k < d.cells; k++) d.prev[off + k] = map[k];
+        }
+    }
+    d.changed[i] += dungeon_apply(&d.c, d.steps[i], a, map, d.frozen + off, d.pad + (size_t)i * d.pad_size);
+    if (!SPLIT) finish_one(d, i, 0.0f, OBSERVE);
+}
+
+template <bool OBSERVE>
+__global__ static void finish_kernel(env_dev d)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= d.n) return;
+    finish_one(d, i, d.rewards[i], OBSERVE);
+}
+
+/* dungeon_observe with one warp per environment: the lanes write
+ * consecutive bytes of the crop. */
+__global__ static void observe_warp_kernel(env_dev d)
+{
+    int env = (int)((blockIdx.x * (unsigned)blockDim.x + threadIdx.x) >> 5);
+    int lane = threadIdx.x & 31;
+    if (env >= d.n) return;
+    int cell = d.steps[env] % d.cells;
+    int r = cell / d.c.w, col = cell % d.c.w;
+    const unsigned char *src = d.pad + (size_t)env * d.pad_size + r * d.c.pad_w + col;
+    unsigned char *dst = d.obs + (size_t)env * d.obs_size;
+    int cw = d.c.crop_w;
+    for (int j = lane; j < d.obs_size; j += 32) {
+        int row = j / cw;
+        dst[j] = src[row * d.c.pad_w + (j - row * cw)];
+    }
+}
+
+__global__ static void curand_draws_kernel(unsigned long long seed, unsigned long long subseq, unsigned long long offset,
+                                     int count, unsigned int *out)
+{
+    if (blockIdx.x || threadIdx.x) return;
+    curandStatePhilox4_32_10_t st;
+    curand_init(seed, subseq, offset, &st);
+    for (int k = 0; k < count; k++) out[k] = curand(&st);
+}
+
+/* ---- driver API entry points (module loading), found through the runtime
+ * so the library needs no link against libcuda ---- */
+
+typedef CUresult (*pfn_load)(CUmodule *, const void *);
+typedef CUresult (*pfn_getfn)(CUfunction *, CUmodule, const char *);
+typedef CUresult (*pfn_unload)(CUmodule);
+typedef CUresult (*pfn_launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                               CUstream, void **, void **);
+typedef CUresult (*pfn_errstr)(CUresult, const char **);
+
+static struct {
+    bool ok;
+    pfn_load load;
+    pfn_getfn getfn;
+    pfn_unload unload;
+    pfn_launch launch;
+    pfn_errstr errstr;
+} drv;
+
+static int driver_api(void)
+{
+    if (drv.ok) return 0;
+    struct {
+        const char *name;
+        void **fn;
+    } want[] = {{"cuModuleLoadData", (void **)&drv.load},
+                {"cuModuleGetFunction", (void **)&drv.getfn},
+                {"cuModuleUnload", (void **)&drv.unload},
+                {"cuLaunchKernel", (void **)&drv.launch},
+                {"cuGetErrorString", (void **)&drv.errstr}};
+    for (auto &w : want) {
+        cudaDriverEntryPointQueryResult q;
+        cudaError_t e = cudaGetDriverEntryPointByVersion(w.name, w.fn, 12000, cudaEnableDefault, &q);
+        if (e != cudaSuccess || q != cudaDriverEntryPointSuccess || !*w.fn) {
+            pcg_cuda_set_error("CUDA driver entry point %s unavailable: %s", w.name, cudaGetErrorString(e));
+            return -1;
+        }
+    }
+    drv.ok = true;
+    return 0;
+}
+
+static const char *drv_err(CUresult r)
+{
+    const char *s = NULL;
+    if (drv.errstr) drv.errstr(r, &s);
+    return s ? s : "unknown driver error";
+}
+
+/* ---- table entries ---- */
+
+static int blocks(int n, int per)
+{
+    return (n + per - 1) / per;
+}
+
+static int launch_reset(pcg_cuda_env *e, bool init_pad)
+{
+    env_dev &d = e->d;
+    bool thread_obs = e->mapping == PCG_OBS_THREAD;
+    init_kernel<<<blocks(d.n, THREADS), THREADS, 0, pcg_cuda_stream()>>>(d, init_pad, thread_obs);
+    PCG_CK(cudaGetLastError(), -1);
+    if (!thread_obs) {
+        observe_warp_kernel<<<blocks(d.n * 32, WARP_THREADS), WARP_THREADS, 0, pcg_cuda_stream()>>>(d);
+        PCG_CK(cudaGetLastError(), -1);
+    }
+    return 0;
+}
+
+extern "C" pcg_cuda_env *pcg_env_alloc(int n, int h, int w, int variant, uint64_t seed, int obs_mapping)
+{
+    if (n <= 0 || h < 5 || w < 5 || h > PCG_MAX_SIDE || w > PCG_MAX_SIDE ||
+        (variant != VARIANT_DUNGEON && variant != VARIANT_TREASURE) ||
+        (obs_mapping != PCG_OBS_THREAD && obs_mapping != PCG_OBS_WARP)) {
+        pcg_cuda_set_error("env_alloc: bad arguments (n %d, size %dx%d, variant %d, mapping %d)", n, h, w, variant,
+                           obs_mapping);
+        return NULL;
+    }
+    pcg_cuda_env *e = (pcg_cuda_env *)calloc(1, sizeof *e);
+    if (!e) {
+        pcg_cuda_set_error("env_alloc: out of host memory");
+        return NULL;
+    }
+    env_dev &d = e->d;
+    dungeon_cfg_init(&d.c, h, w, variant, seed);
+    d.n = n;
+    d.cells = h * w;
+    d.obs_size = d.c.crop_h * d.c.crop_w;
+    d.pad_size = d.c.pad_h * d.c.pad_w;
+    e->mapping = obs_mapping;
+    e->mark = pcg_arena_mark();
+    size_t N = (size_t)n;
+#define TAKE(ptr, count, type)                                                \
+    do {                                                                      \
+        ptr = (type *)pcg_arena_alloc((size_t)(count) * sizeof(type));        \
+        if (!ptr) goto fail;                                                  \
+    } while (0)
+    TAKE(d.rng_pos, N, unsigned long long);
+    TAKE(d.steps, N, int);
+    TAKE(d.actions, N, int);
+    TAKE(d.rewards, N, float);
+    TAKE(d.returns, N, float);
+    TAKE(d.episodes, N, unsigned int);
+    TAKE(d.changed, N, unsigned int);
+    TAKE(d.episode_return, N, double);
+    TAKE(d.maps, N * d.cells, unsigned char);
+    TAKE(d.frozen, N * d.cells, unsigned char);
+    TAKE(d.prev, N * d.cells, unsigned char);
+    TAKE(d.pad, N * d.pad_size, unsigned char);
+    TAKE(d.obs, N * d.obs_size, unsigned char);
+    TAKE(d.dones, N, unsigned char);
+#undef TAKE
+    e->end = pcg_arena_mark();
+    {
+        cudaStream_t s = pcg_cuda_stream();
+        /* zeroes: streams at position 0, log, dones, prev, actions */
+        PCG_CK(cudaMemsetAsync(d.rng_pos, 0, N * sizeof *d.rng_pos, s), (pcg_env_free(e), nullptr));
+        PCG_CK(cudaMemsetAsync(d.actions, 0, N * sizeof(int), s), (pcg_env_free(e), nullptr));
+        PCG_CK(cudaMemsetAsync(d.rewards, 0, N * sizeof(float), s), (pcg_env_free(e), nullptr));
+        PCG_CK(cudaMemsetAsync(d.dones, 0, N, s), (pcg_env_free(e), nullptr));
+        PCG_CK(cudaMemsetAsync(d.prev, 0, N * d.cells, s), (pcg_env_free(e), nullptr));
+    }
+    if (pcg_env_log_clear(e) || launch_reset(e, true) || cudaStreamSynchronize(pcg_cuda_stream()) != cudaSuccess) {
+        pcg_env_free(e);
+        return NULL;
+    }
+    return e;
+fail:
+    pcg_arena_release(e->mark);
+    free(e);
+    return NULL;
+}
+
+extern "C" void pcg_env_free(pcg_cuda_env *e)
+{
+    if (!e) return;
+    cudaStreamSynchronize(pcg_cuda_stream());
+    if (e->module && drv.unload) drv.unload(e->module);
+    if (e->end && pcg_arena_mark() == e->end) pcg_arena_release(e->mark);
+    free(e);
+}
+
+extern "C" int pcg_env_set_mapping(pcg_cuda_env *e, int obs_mapping)
+{
+    if (obs_mapping != PCG_OBS_THREAD && obs_mapping != PCG_OBS_WARP) {
+        pcg_cuda_set_error("unknown observation mapping %d", obs_mapping);
+        return -1;
+    }
+    e->mapping = obs_mapping;
+    return 0;
+}
+
+extern "C" int pcg_env_reset_all(pcg_cuda_env *e)
+{
+    return launch_reset(e, false);
+}
+
+static int launch_step(pcg_cuda_env *e, bool random, unsigned long long seed, unsigned long long t)
+{
+    env_dev &d = e->d;
+    cudaStream_t s = pcg_cuda_stream();
+    int nb = blocks(d.n, THREADS);
+    bool thread_obs = e->mapping == PCG_OBS_THREAD;
+    if (!e->reward) {
+        if (random && thread_obs) step_kernel<true, false, true><<<nb, THREADS, 0, s>>>(d, seed, t);
+        else if (random) step_kernel<true, false, false><<<nb, THREADS, 0, s>>>(d, seed, t);
+        else if (thread_obs) step_kernel<false, false, true><<<nb, THREADS, 0, s>>>(d, seed, t);
+        else step_kernel<false, false, false><<<nb, THREADS, 0, s>>>(d, seed, t);
+        PCG_CK(cudaGetLastError(), -1);
+    } else {
+        if (random) step_kernel<true, true, false><<<nb, THREADS, 0, s>>>(d, seed, t);
+        else step_kernel<false, true, false><<<nb, THREADS, 0, s>>>(d, seed, t);
+        PCG_CK(cudaGetLastError(), -1);
+        int n = d.n, h = d.c.h, w = d.c.w;
+        const unsigned char *prev = d.prev, *curr = d.maps;
+        float *rewards = d.rewards;
+        void *args[] = {&n, &h, &w, &prev, &curr, &rewards};
+        CUresult r = drv.launch(e->reward, (unsigned)blocks(n, PCG_REWARD_BLOCK), 1, 1, PCG_REWARD_BLOCK, 1, 1, 0,
+                                (CUstream)s, args, NULL);
+        if (r != CUDA_SUCCESS) {
+            pcg_cuda_set_error("reward kernel launch: %s", drv_err(r));
+            return -1;
+        }
+        if (thread_obs) finish_kernel<true><<<nb, THREADS, 0, s>>>(d);
+        else finish_kernel<false><<<nb, THREADS, 0, s>>>(d);
+        PCG_CK(cudaGetLastError(), -1);
+    }
+    if (!thread_obs) {
+        observe_warp_kernel<<<blocks(d.n * 32, WARP_THREADS), WARP_THREADS, 0, s>>>(d);
+        PCG_CK(cudaGetLastError(), -1);
+    }
+    return 0;
+}
+
+extern "C" int pcg_env_step(pcg_cuda_env *e, const int *actions)
+{
+    PCG_CK(cudaMemcpyAsync(e->d.actions, actions, (size_t)e->d.n * sizeof(int), cudaMemcpyHostToDevice,
+                           pcg_cuda_stream()),
+           -1);
+    return launch_step(e, false, 0, 0);
+}
+
+extern "C" int pcg_env_step_random(pcg_cuda_env *e, uint64_t seed, uint64_t t, int count)
+{
+    for (int k = 0; k < count; k++)
+        if (launch_step(e, true, seed, t + (uint64_t)k)) return -1;
+    return 0;
+}
+
+extern "C" int pcg_env_copy(pcg_cuda_env *e, pcg_cuda_env_host *o)
+{
+    const env_dev &d = e->d;
+    cudaStream_t s = pcg_cuda_stream();
+    size_t N = (size_t)d.n;
+    struct {
+        void *dst;
+        const void *src;
+        size_t bytes;
+    } c[] = {{o->maps, d.maps, N * d.cells},          {o->frozen, d.frozen, N * d.cells},
+             {o->prev, d.prev, N * d.cells},          {o->pad, d.pad, N * d.pad_size},
+             {o->obs, d.obs, N * d.obs_size},         {o->dones, d.dones, N},
+             {o->steps, d.steps, N * sizeof(int)},    {o->actions, d.actions, N * sizeof(int)},
+             {o->rng_pos, d.rng_pos, N * 8},          {o->rewards, d.rewards, N * sizeof(float)},
+             {o->returns, d.returns, N * sizeof(float)}};
+    for (auto &x : c)
+        if (x.dst) PCG_CK(cudaMemcpyAsync(x.dst, x.src, x.bytes, cudaMemcpyDeviceToHost, s), -1);
+    PCG_CK(cudaStreamSynchronize(s), -1);
+    return 0;
+}
+
+extern "C" int pcg_env_get_log(pcg_cuda_env *e, pcg_cuda_env_log *out)
+{
+    const env_dev &d = e->d;
+    size_t N = (size_t)d.n;
+    unsigned int *cnt = (unsigned int *)malloc(N * 2 * sizeof(unsigned int));
+    double *ret = (double *)malloc(N * sizeof(double));
+    if (!cnt || !ret) {
+        free(cnt);
+        free(ret);
+        pcg_cuda_set_error("env_get_log: out of host memory");
+        return -1;
+    }
+    cudaStream_t s = pcg_cuda_stream();
+    cudaError_t err = cudaMemcpyAsync(cnt, d.episodes, N * sizeof(unsigned int), cudaMemcpyDeviceToHost, s);
+    if (err == cudaSuccess)
+        err = cudaMemcpyAsync(cnt + N, d.changed, N * sizeof(unsigned int), cudaMemcpyDeviceToHost, s);
+    if (err == cudaSuccess) err = cudaMemcpyAsync(ret, d.episode_return, N * sizeof(double), cudaMemcpyDeviceToHost, s);
+    if (err == cudaSuccess) err = cudaStreamSynchronize(s);
+    if (err != cudaSuccess) {
+        free(cnt);
+        free(ret);
+        pcg_cuda_set_error("env_get_log: %s", cudaGetErrorString(err));
+        return -1;
+    }
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < N; i++) {
+        out->episodes += cnt[i];
+        out->changed += cnt[N + i];
+        out->episode_return += ret[i];
+    }
+    free(cnt);
+    free(ret);
+    return 0;
+}
+
+extern "C" int pcg_env_log_clear(pcg_cuda_env *e)
+{
+    const env_dev &d = e->d;
+    cudaStream_t s = pcg_cuda_stream();
+    size_t N = (size_t)d.n;
+    PCG_CK(cudaMemsetAsync(d.episodes, 0, N * sizeof(unsigned int), s), -1);
+    PCG_CK(cudaMemsetAsync(d.changed, 0, N * sizeof(unsigned int), s), -1);
+    PCG_CK(cudaMemsetAsync(d.episode_return, 0, N * sizeof(double), s), -1);
+    return 0;
+}
+
+extern "C" int pcg_env_set_reward(pcg_cuda_env *e, const void *image)
+{
+    PCG_CK(cudaStreamSynchronize(pcg_cuda_stream()), -1);
+    if (e->module) {
+        drv.unload(e->module);
+        e->module = NULL;
+        e->reward = NULL;
+    }
+    if (!image) return 0;
+    if (driver_api()) return -1;
+    PCG_CK(cudaFree(0), -1); /* the runtime's primary context is current from here on */
+    CUmodule m;
+    CUresult r = drv.load(&m, image);
+    if (r != CUDA_SUCCESS) {
+        pcg_cuda_set_error("reward module could not be loaded: %s", drv_err(r));
+        return -1;
+    }
+    CUfunction f;
+    r = drv.getfn(&f, m, PCG_REWARD_KERNEL);
+    if (r != CUDA_SUCCESS) {
+        drv.unload(m);
+        pcg_cuda_set_error("reward module has no kernel %s: %s", PCG_REWARD_KERNEL, drv_err(r));
+        return -1;
+    }
+    e->module = m;
+    e->reward = f;
+    return 0;
+}
+
+extern "C" int pcg_curand_draws(uint64_t seed, uint64_t subseq, uint64_t offset, int count, uint32_t *out)
+{
+    if (count <= 0) return 0;
+    size_t mark = pcg_arena_mark();
+    unsigned int *buf = (unsigned int *)pcg_arena_alloc((size_t)count * sizeof(unsigned int));
+    if (!buf) return -1;
+    cudaStream_t s = pcg_cuda_stream();
+    curand_draws_kernel<<<1, 1, 0, s>>>(seed, subseq, offset, count, buf);
+    cudaError_t err = cudaGetLastError();
+    if (err == cudaSuccess) err = cudaMemcpyAsync(out, buf, (size_t)count * 4, cudaMemcpyDeviceToHost, s);
+    if (err == cudaSuccess) err = cudaStreamSynchronize(s);
+    pcg_arena_release(mark);
+    if (err != cudaSuccess) {
+        pcg_cuda_set_error("curand_draws: %s", cudaGetErrorString(err));
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,147 @@
+/* Backend selection: probe the CUDA driver for a device, load the CUDA
+ * backend library at run time, fall back to the CPU for "auto". */
+#include "backend.h"
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const pcg_cuda_api *cuda_api;
+static char cuda_path[PATH_MAX + 64];
+
+const char *backend_name(int backend)
+{
+    return backend == BACKEND_CUDA ? "cuda" : backend == BACKEND_CPU ? "cpu" : "none";
+}
+
+int backend_cuda_devices(char *why, int whylen)
+{
+    typedef int (*init_fn)(unsigned);
+    typedef int (*count_fn)(int *);
+    typedef int (*errstr_fn)(int, const char **);
+    static int probed = 0, count = 0;
+    static char reason[256];
+    if (!probed) {
+        probed = 1;
+        void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+        if (!h) {
+            snprintf(reason, sizeof reason, "no CUDA driver (libcuda.so.1 not found)");
+        } else {
+            init_fn cu_init = (init_fn)dlsym(h, "cuInit");
+            count_fn cu_count = (count_fn)dlsym(h, "cuDeviceGetCount");
+            errstr_fn cu_err = (errstr_fn)dlsym(h, "cuGetErrorString");
+            int rc = cu_init && cu_count ? cu_init(0) : -1;
+            if (rc != 0) {
+                const char *s = NULL;
+                if (cu_err && rc > 0) cu_err(rc, &s);
+                snprintf(reason, sizeof reason, "CUDA driver found but cuInit failed: %s (%d)",
+                         s ? s : "symbol missing", rc);
+            } else if (cu_count(&count) != 0 || count <= 0) {
+                count = 0;
+                snprintf(reason, sizeof reason, "CUDA driver found but it reports no device");
+            }
+            /* the driver stays loaded: the backend library uses it next */
+        }
+    }
+    if (!count && why && whylen > 0) snprintf(why, (size_t)whylen, "%s", reason);
+    return count;
+}
+
+static void exe_dir(char *dir, size_t len)
+{
+    ssize_t n = readlink("/proc/self/exe", dir, len - 1);
+    if (n <= 0) {
+        snprintf(dir, len, ".");
+        return;
+    }
+    dir[n] = 0;
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+}
+
+const pcg_cuda_api *backend_cuda_load(char *err, int errlen)
+{
+    if (cuda_api) return cuda_api;
+    char dir[PATH_MAX], cand[4][PATH_MAX + 64];
+    int nc = 0;
+    const char *env = getenv("PCGRLLM_CUDA_LIB");
+    if (env && *env) {
+        snprintf(cand[nc++], sizeof cand[0], "%s", env);
+    } else {
+        exe_dir(dir, sizeof dir);
+        snprintf(cand[nc++], sizeof cand[0], "%s/%s", dir, PCG_CUDA_LIB);
+        snprintf(cand[nc++], sizeof cand[0], "%s/build/%s", dir, PCG_CUDA_LIB);
+        snprintf(cand[nc++], sizeof cand[0], "%s", PCG_CUDA_LIB);
+    }
+    char first_err[512] = "";
+    for (int i = 0; i < nc; i++) {
+        /* a candidate that exists but fails to load is the error to report */
+        int is_path = strchr(cand[i], '/') != NULL;
+        if (is_path && access(cand[i], F_OK) != 0) continue;
+        void *h = dlopen(cand[i], RTLD_NOW | RTLD_LOCAL);
+        if (!h) {
+            if (!first_err[0] && (is_path || nc == 1)) snprintf(first_err, sizeof first_err, "%.400s", dlerror());
+            continue;
+        }
+        pcg_cuda_entry_fn entry = (pcg_cuda_entry_fn)dlsym(h, PCG_CUDA_ENTRY);
+        const pcg_cuda_api *api = entry ? entry() : NULL;
+        if (!api || api->abi_version != PCG_CUDA_ABI_VERSION || api->size != (int)sizeof(pcg_cuda_api)) {
+            snprintf(first_err, sizeof first_err, "%.300s is not a matching CUDA backend (ABI %d expected)", cand[i],
+                     PCG_CUDA_ABI_VERSION);
+            dlclose(h);
+            continue;
+        }
+        cuda_api = api;
+        snprintf(cuda_path, sizeof cuda_path, "%.4100s", cand[i]);
+        return api;
+    }
+    if (first_err[0])
+        snprintf(err, (size_t)errlen, "CUDA backend library could not be loaded: %s", first_err);
+    else if (env && *env)
+        snprintf(err, (size_t)errlen, "CUDA backend library %.300s (PCGRLLM_CUDA_LIB) does not exist", env);
+    else
+        snprintf(err, (size_t)errlen,
+                 "CUDA backend library %s not found beside the binary (build it with `make cuda`, "
+                 "or set PCGRLLM_CUDA_LIB)",
+                 PCG_CUDA_LIB);
+    return NULL;
+}
+
+const pcg_cuda_api *backend_cuda(void)
+{
+    return cuda_api;
+}
+
+const char *backend_cuda_path(void)
+{
+    return cuda_path;
+}
+
+int backend_select(const char *name, char *err, int errlen)
+{
+    char why[512];
+    if (!name || !strcmp(name, "cpu")) return BACKEND_CPU;
+    int want_cuda = !strcmp(name, "cuda");
+    if (!want_cuda && strcmp(name, "auto")) {
+        snprintf(err, (size_t)errlen, "unknown backend '%s' (use cpu, cuda or auto)", name);
+        return -1;
+    }
+    if (backend_cuda_devices(why, sizeof why) <= 0) {
+        if (!want_cuda) return BACKEND_CPU;
+        snprintf(err, (size_t)errlen, "--backend cuda: no usable CUDA device: %s (use --backend cpu or auto)", why);
+        return -1;
+    }
+    const pcg_cuda_api *api = backend_cuda_load(why, sizeof why);
+    if (api && api->device_count() <= 0) {
+        snprintf(why, sizeof why, "%s", api->last_error());
+        api = NULL;
+    }
+    if (!api) {
+        if (!want_cuda) return BACKEND_CPU;
+        snprintf(err, (size_t)errlen, "--backend cuda: %s", why);
+        return -1;
+    }
+    return BACKEND_CUDA;
+}

@@ -1,0 +1,175 @@
+/* pcgrllm device: which backend --backend selects, the device it runs on, and
+ * (with --bench) the device environment's steps/s for each thread mapping. */
+#include "backend.h"
+#include "commands.h"
+#include "dungeon.h"
+#include "util.h"
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void device_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: pcgrllm device [--backend cpu|cuda|auto] [--bench] [--envs N,N,...] [--mapping thread|warp|both]\n"
+            "                      [--reward MODULE] [--seconds S] [--seed S]\n"
+            "  Prints the backend --backend selects and its device.  --bench measures device\n"
+            "  environment steps/s with random actions (compact observation every step) for\n"
+            "  each environment count and observation thread mapping; --reward adds a reward\n"
+            "  module (a cubin/fatbin defining " PCG_REWARD_KERNEL ") launched every step.\n"
+            "  defaults: --backend auto --envs 600,4096,65536 --mapping both --seconds 0.5\n");
+}
+
+/* Steps/s of n environments; -1 and a message on failure. */
+static double device_rate(const pcg_cuda_api *api, int n, int mapping, const void *reward, uint64_t seed,
+                          double seconds, char *err, int errlen)
+{
+    size_t mark = api->arena_mark();
+    pcg_cuda_env *e = api->env_alloc(n, PCG_DEFAULT_SIDE, PCG_DEFAULT_SIDE, VARIANT_DUNGEON, seed, mapping);
+    if (!e) {
+        snprintf(err, (size_t)errlen, "%s", api->last_error());
+        return -1;
+    }
+    double rate = -1;
+    uint64_t t = 0;
+    if (reward && api->env_set_reward(e, reward)) goto out;
+    if (api->env_step_random(e, seed, t, 32) || api->sync()) goto out; /* warm-up */
+    t += 32;
+    {
+        long steps = 0, chunk = 64;
+        double t0 = now_seconds(), el = 0;
+        while (el < seconds) {
+            if (api->env_step_random(e, seed, t, (int)chunk) || api->sync()) goto out;
+            t += (uint64_t)chunk;
+            steps += chunk;
+            el = now_seconds() - t0;
+            if (chunk < 4096 && el < seconds / 4) chunk *= 2;
+        }
+        rate = (double)steps * n / el;
+    }
+out:
+    if (rate < 0) snprintf(err, (size_t)errlen, "%s", api->last_error());
+    api->env_free(e);
+    api->arena_release(mark);
+    return rate;
+}
+
+static int parse_envs(const char *s, int *out, int max)
+{
+    int k = 0;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        long v;
+        if (k >= max || parse_int(tok, 1, 1 << 24, &v)) return -1;
+        out[k++] = (int)v;
+    }
+    return k;
+}
+
+int cmd_device(int argc, char **argv)
+{
+    const char *backend = "auto", *reward_path = NULL, *mapping_name = "both";
+    int bench = 0, envs[16] = {600, 4096, 65536}, n_envs = 3;
+    double seconds = 0.5;
+    uint64_t seed = 1;
+    static const struct option opts[] = {{"backend", required_argument, 0, 'b'}, {"bench", no_argument, 0, 'B'},
+                                         {"envs", required_argument, 0, 'n'},    {"mapping", required_argument, 0, 'm'},
+                                         {"reward", required_argument, 0, 'r'},  {"seconds", required_argument, 0, 't'},
+                                         {"seed", required_argument, 0, 's'},    {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'b': backend = optarg; break;
+        case 'B': bench = 1; break;
+        case 'n':
+            if ((n_envs = parse_envs(optarg, envs, 16)) <= 0) {
+                die_msg("device: --envs wants a comma-separated list of counts, got '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'm': mapping_name = optarg; break;
+        case 'r': reward_path = optarg; break;
+        case 't':
+            if (parse_double(optarg, 0.01, 600, &seconds)) {
+                die_msg("device: --seconds wants a number of seconds, got '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 's':
+            if (parse_u64(optarg, &seed)) {
+                die_msg("device: --seed wants an unsigned integer, got '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'h': device_usage(stdout); return 0;
+        default: device_usage(stderr); return EXIT_USAGE;
+        }
+    }
+    int mappings[2], n_map = 0;
+    if (!strcmp(mapping_name, "thread") || !strcmp(mapping_name, "both")) mappings[n_map++] = PCG_OBS_THREAD;
+    if (!strcmp(mapping_name, "warp") || !strcmp(mapping_name, "both")) mappings[n_map++] = PCG_OBS_WARP;
+    if (!n_map) {
+        die_msg("device: --mapping is thread, warp or both, got '%s'", mapping_name);
+        return EXIT_USAGE;
+    }
+
+    char err[600];
+    int b = backend_select(backend, err, sizeof err);
+    if (b < 0) {
+        die_msg("device: %s", err);
+        return 1;
+    }
+    printf("backend: %s\n", backend_name(b));
+    if (b == BACKEND_CPU) {
+        char why[300];
+        if (backend_cuda_devices(why, sizeof why) <= 0) printf("cuda: not used: %s\n", why);
+        if (bench) {
+            die_msg("device: no CUDA device, nothing to measure (the CPU environment: pcgrllm bench env)");
+            return 1;
+        }
+        return 0;
+    }
+    const pcg_cuda_api *api = backend_cuda();
+    pcg_cuda_device_info info;
+    if (api->device_info(0, &info)) {
+        die_msg("device: %s", api->last_error());
+        return 1;
+    }
+    printf("device: %s, compute capability %d.%d, %d SMs, %.1f GiB\n", info.name, info.major, info.minor,
+           info.sm_count, (double)info.total_mem / (1 << 30));
+    printf("driver: CUDA %d.%d, runtime %d.%d, library %s\n", info.driver_version / 1000,
+           info.driver_version % 1000 / 10, info.runtime_version / 1000, info.runtime_version % 1000 / 10,
+           backend_cuda_path());
+    if (!bench) return 0;
+
+    void *reward = NULL;
+    if (reward_path) {
+        long len = 0;
+        reward = read_file(reward_path, 64L << 20, &len, err, sizeof err);
+        if (!reward) {
+            die_msg("device: --reward: %s", err);
+            return 1;
+        }
+    }
+    printf("\n%-8s %-8s %-10s %16s\n", "envs", "mapping", "reward", "env steps/s");
+    int rc = 0;
+    for (int i = 0; i < n_envs; i++)
+        for (int m = 0; m < n_map; m++) {
+            double r = device_rate(api, envs[i], mappings[m], reward, seed, seconds, err, sizeof err);
+            const char *mname = mappings[m] == PCG_OBS_WARP ? "warp" : "thread";
+            if (r < 0) {
+                printf("%-8d %-8s %-10s %16s\n", envs[i], mname, reward ? "module" : "none", "failed");
+                die_msg("device: %s", err);
+                rc = 1;
+                continue;
+            }
+            printf("%-8d %-8s %-10s %16.0f\n", envs[i], mname, reward ? "module" : "none", r);
+            fflush(stdout);
+        }
+    free(reward);
+    return rc;
+}

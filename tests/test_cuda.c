@@ -1,0 +1,419 @@
+/* The CUDA backend: the library and its ABI, backend selection, and the
+ * differential tests against the CPU backend (bit-exact environment state,
+ * rewards, cuRAND streams, sgemm), which need a device and skip without one. */
+#include "harness.h"
+#include "backend.h"
+#include "env.h"
+#include "philox.h"
+#include "reward_sample.h"
+#include <dlfcn.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The backend library, or skip (with one line) when it is not built. */
+static const pcg_cuda_api *library_or_skip(const char *test)
+{
+    char err[600];
+    const pcg_cuda_api *api = backend_cuda_load(err, sizeof err);
+    if (!api) {
+        printf("%s: skipped, %s\n", test, err);
+        skip();
+    }
+    return api;
+}
+
+/* The library with a usable device, or skip with one line. */
+static const pcg_cuda_api *device_or_skip(const char *test)
+{
+    char why[300];
+    if (backend_cuda_devices(why, sizeof why) <= 0) {
+        printf("%s: skipped, no CUDA device (%s)\n", test, why);
+        skip();
+    }
+    const pcg_cuda_api *api = library_or_skip(test);
+    if (api->device_count() <= 0) {
+        printf("%s: skipped, no CUDA device (%s)\n", test, api->last_error());
+        skip();
+    }
+    return api;
+}
+
+static int one_line(const char *s)
+{
+    size_t n = strlen(s);
+    while (n && s[n - 1] == '\n') n--;
+    return n > 0 && memchr(s, '\n', n) == NULL;
+}
+
+/* The built library exports the entry point, its table is complete and its
+ * host-side Philox (nvcc's host pass) equals gcc's. */
+static void cuda_library_exports(void **state)
+{
+    (void)state;
+    const pcg_cuda_api *api = library_or_skip("cuda_library_exports");
+    void *h = dlopen(backend_cuda_path(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    assert_non_null(h);
+    pcg_cuda_entry_fn entry = (pcg_cuda_entry_fn)dlsym(h, PCG_CUDA_ENTRY);
+    assert_non_null(entry);
+    assert_ptr_equal(entry(), api);
+    dlclose(h);
+    assert_int_equal(api->abi_version, PCG_CUDA_ABI_VERSION);
+    assert_int_equal(api->size, (int)sizeof(pcg_cuda_api));
+    /* every entry is filled in: the table is ints then function pointers */
+    const char *p = (const char *)api + offsetof(pcg_cuda_api, last_error);
+    size_t n_fn = (sizeof(pcg_cuda_api) - offsetof(pcg_cuda_api, last_error)) / sizeof(void *);
+    for (size_t i = 0; i < n_fn; i++) {
+        void *fn;
+        memcpy(&fn, p + i * sizeof(void *), sizeof fn);
+        assert_non_null(fn);
+    }
+    uint64_t seeds[] = {0, 1, 42, 0xdeadbeefcafef00dull};
+    for (int s = 0; s < 4; s++)
+        for (uint64_t sub = 0; sub < 40; sub += 3)
+            for (uint64_t blk = 0; blk < 50; blk += 7) {
+                uint64_t subseq = sub < 20 ? sub : (1ull << 32) + sub;
+                uint32_t got[4];
+                api->philox_host(seeds[s], subseq, blk, got);
+                pcg_u32x4 want = philox_block(seeds[s], subseq, blk);
+                for (int k = 0; k < 4; k++) assert_int_equal(got[k], want.v[k]);
+            }
+    char why[300];
+    if (backend_cuda_devices(why, sizeof why) <= 0) {
+        /* without a device the library says so in one line */
+        assert_true(api->device_count() < 0);
+        assert_true(one_line(api->last_error()));
+    }
+}
+
+/* --backend semantics: cpu always; auto = cuda when usable, else cpu; cuda
+ * without a device is one line of error. */
+static void cuda_backend_select(void **state)
+{
+    (void)state;
+    char err[600] = "";
+    assert_int_equal(backend_select("cpu", err, sizeof err), BACKEND_CPU);
+    assert_int_equal(backend_select("gpu", err, sizeof err), -1);
+    assert_true(one_line(err));
+    assert_non_null(strstr(err, "gpu"));
+    char why[300];
+    int devices = backend_cuda_devices(why, sizeof why);
+    err[0] = 0;
+    int cuda = backend_select("cuda", err, sizeof err);
+    int autob = backend_select("auto", err, sizeof err);
+    if (devices <= 0) {
+        assert_int_equal(cuda, -1);
+        assert_true(one_line(err) || !err[0]);
+        err[0] = 0;
+        assert_int_equal(backend_select("cuda", err, sizeof err), -1);
+        assert_true(one_line(err));
+        assert_non_null(strstr(err, "CUDA"));
+        assert_int_equal(autob, BACKEND_CPU);
+    } else if (backend_cuda()) {
+        assert_int_equal(cuda, BACKEND_CUDA);
+        assert_int_equal(autob, BACKEND_CUDA);
+    } else {
+        /* a device but no library: cuda names the library, auto falls back */
+        assert_int_equal(cuda, -1);
+        assert_non_null(strstr(err, PCG_CUDA_LIB));
+        assert_int_equal(autob, BACKEND_CPU);
+    }
+}
+
+/* The command line: `device --backend cuda` fails with one line without a
+ * device; `--backend auto` always works. */
+static void cuda_cli_backend_flag(void **state)
+{
+    (void)state;
+    char out[4096];
+    char why[300];
+    int devices = backend_cuda_devices(why, sizeof why);
+    int rc = pcg_test_sh(out, sizeof out, "%s device --backend auto", pcg_test_binary());
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "backend: "));
+    rc = pcg_test_sh(out, sizeof out, "%s device --backend cuda 2>&1 >/dev/null", pcg_test_binary());
+    if (devices <= 0) {
+        assert_int_equal(rc, 1);
+        assert_true(one_line(out));
+        assert_non_null(strstr(out, "no usable CUDA device"));
+    }
+    rc = pcg_test_sh(out, sizeof out, "%s device --backend tpu", pcg_test_binary());
+    assert_int_not_equal(rc, 0);
+    assert_true(one_line(out));
+}
+
+/* cuRAND's Philox draws equal host/philox.h's from any subsequence/offset. */
+static void cuda_curand_matches_philox(void **state)
+{
+    (void)state;
+    const pcg_cuda_api *api = device_or_skip("cuda_curand_matches_philox");
+    uint64_t seeds[] = {1, 3, 0x123456789abcdefull};
+    uint64_t subs[] = {0, 1, 599, 65535, (1ull << 32), (1ull << 32) + 4095, 0xfffffffffull};
+    uint64_t offs[] = {0, 1, 2, 3, 4, 5, 767, 1000003, (1ull << 40) + 7};
+    uint32_t got[13];
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 7; b++)
+            for (int c = 0; c < 9; c++) {
+                assert_int_equal(api->curand_draws(seeds[a], subs[b], offs[c], 13, got), 0);
+                philox_stream s;
+                philox_stream_init(&s, seeds[a], subs[b], offs[c]);
+                for (int k = 0; k < 13; k++) assert_int_equal(got[k], philox_next(&s));
+            }
+}
+
+typedef struct {
+    unsigned char *maps, *frozen, *pad, *obs, *dones, *prev;
+    int *steps, *actions;
+    uint64_t *rng_pos;
+    float *rewards, *returns;
+    void *block;
+} host_copy;
+
+static void host_copy_alloc(host_copy *h, const env_t *e)
+{
+    size_t n = (size_t)e->n, pad = (size_t)e->cfg.pad_h * e->cfg.pad_w;
+    size_t bytes = n * (3 * (size_t)e->cells + pad + (size_t)e->obs_size + 1 + 2 * sizeof(int) + 8 + 2 * sizeof(float));
+    unsigned char *p = malloc(bytes);
+    assert_non_null(p);
+    h->block = p;
+    h->rng_pos = (uint64_t *)p, p += n * 8;
+    h->steps = (int *)p, p += n * sizeof(int);
+    h->actions = (int *)p, p += n * sizeof(int);
+    h->rewards = (float *)p, p += n * sizeof(float);
+    h->returns = (float *)p, p += n * sizeof(float);
+    h->maps = p, p += n * e->cells;
+    h->frozen = p, p += n * e->cells;
+    h->prev = p, p += n * e->cells;
+    h->pad = p, p += n * pad;
+    h->obs = p, p += n * e->obs_size;
+    h->dones = p;
+}
+
+/* Everything the GPU holds equals the CPU env; rewards within tolerance. */
+static void compare_state(const pcg_cuda_api *api, pcg_cuda_env *g, const env_t *e, host_copy *h, const int *actions,
+                          int with_reward, const char *what)
+{
+    pcg_cuda_env_host o = {h->maps, h->frozen, h->pad, h->obs, h->dones, with_reward ? h->prev : NULL,
+                           h->steps, h->actions, h->rng_pos, h->rewards, h->returns};
+    assert_int_equal(api->env_copy(g, &o), 0);
+    size_t n = (size_t)e->n, pad = (size_t)e->cfg.pad_h * e->cfg.pad_w;
+    struct {
+        const char *name;
+        const void *a, *b;
+        size_t bytes;
+    } cmp[] = {{"maps", h->maps, e->maps, n * e->cells},        {"frozen", h->frozen, e->frozen, n * e->cells},
+               {"pad", h->pad, e->pad, n * pad},                 {"obs", h->obs, e->obs, n * e->obs_size},
+               {"steps", h->steps, e->steps, n * sizeof(int)},   {"rng_pos", h->rng_pos, e->rng_pos, n * 8},
+               {"dones", h->dones, e->dones, n},                 {"actions", h->actions, actions, actions ? n * sizeof(int) : 0},
+               {"prev", h->prev, e->scratch, with_reward ? n * e->cells : 0}};
+    for (size_t k = 0; k < sizeof cmp / sizeof cmp[0]; k++) {
+        if (cmp[k].bytes && memcmp(cmp[k].a, cmp[k].b, cmp[k].bytes)) {
+            size_t i = 0;
+            while (((const unsigned char *)cmp[k].a)[i] == ((const unsigned char *)cmp[k].b)[i]) i++;
+            fail_msg("%s: GPU %s differs from the CPU at byte %zu", what, cmp[k].name, i);
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (fabsf(h->rewards[i] - e->rewards[i]) > 1e-5f * (1 + fabsf(e->rewards[i])))
+            fail_msg("%s: reward of env %zu: GPU %.9g CPU %.9g", what, i, h->rewards[i], e->rewards[i]);
+        if (fabsf(h->returns[i] - e->returns[i]) > 1e-4f * (1 + fabsf(e->returns[i])))
+            fail_msg("%s: return of env %zu: GPU %.9g CPU %.9g", what, i, h->returns[i], e->returns[i]);
+    }
+}
+
+static float sample_reward_cb(const level_t *prev, const level_t *curr, void *ctx)
+{
+    (void)ctx;
+    return sample_reward(prev, curr);
+}
+
+/* One differential run: n envs of h x w, `steps` steps (past the first
+ * auto-reset), random actions drawn on the device or given from the host. */
+static void run_differential(const pcg_cuda_api *api, int n, int h, int w, int variant, int mapping, int device_random,
+                             const void *reward, int steps)
+{
+    char what[160];
+    snprintf(what, sizeof what, "n=%d %dx%d variant=%d mapping=%s actions=%s reward=%s", n, h, w, variant,
+             mapping == PCG_OBS_WARP ? "warp" : "thread", device_random ? "device" : "host", reward ? "yes" : "no");
+    uint64_t seed = 1000 + (uint64_t)n, aseed = 77;
+    env_t e;
+    assert_int_equal(env_alloc(&e, n, h, w, variant, seed), 0);
+    if (reward) env_set_reward(&e, sample_reward_cb, NULL);
+    size_t mark = api->arena_mark();
+    pcg_cuda_env *g = api->env_alloc(n, h, w, variant, seed, mapping);
+    if (!g) fail_msg("%s: env_alloc: %s", what, api->last_error());
+    if (reward && api->env_set_reward(g, reward)) fail_msg("%s: env_set_reward: %s", what, api->last_error());
+    host_copy hc;
+    host_copy_alloc(&hc, &e);
+    int *actions = malloc(sizeof(int) * (size_t)n);
+    assert_non_null(actions);
+    compare_state(api, g, &e, &hc, NULL, 0, what);
+    int episode = 3 * h * w;
+    for (int t = 0; t < steps; t++) {
+        env_random_actions(&e, aseed, (uint64_t)t, actions);
+        if (!device_random)
+            for (int i = 0; i < n; i += 7) actions[i] = (t + i) % 11 - 2; /* out-of-range actions are clamped */
+        env_step(&e, actions);
+        int rc = device_random ? api->env_step_random(g, aseed, (uint64_t)t, 1) : api->env_step(g, actions);
+        if (rc) fail_msg("%s: step %d: %s", what, t, api->last_error());
+        if (t % 97 == 0 || t == episode - 2 || t == episode - 1 || t == episode || t == steps - 1)
+            compare_state(api, g, &e, &hc, actions, reward != NULL, what);
+    }
+    pcg_cuda_env_log gl;
+    assert_int_equal(api->env_get_log(g, &gl), 0);
+    assert_true(gl.episodes == e.log.episodes);
+    assert_true(gl.changed == e.log.changed);
+    assert_true(fabs(gl.episode_return - e.log.episode_return) <= 1e-3 * (1 + fabs(e.log.episode_return)));
+    free(actions);
+    free(hc.block);
+    api->env_free(g);
+    api->arena_release(mark);
+    env_free(&e);
+}
+
+/* Same seed, same actions: bit-identical maps, frozen masks, padded maps,
+ * observations, steps and stream positions, at several env counts, both
+ * thread mappings, both action paths, across an auto-reset. */
+static void cuda_env_matches_cpu(void **state)
+{
+    (void)state;
+    const pcg_cuda_api *api = device_or_skip("cuda_env_matches_cpu");
+    int counts[] = {1, 37, 600, 4096};
+    for (int c = 0; c < 4; c++)
+        for (int m = 0; m < 2; m++)
+            run_differential(api, counts[c], 16, 16, VARIANT_DUNGEON, m, (c + m) & 1, NULL, 800);
+    run_differential(api, 129, 12, 20, VARIANT_TREASURE, PCG_OBS_WARP, 1, NULL, 3 * 12 * 20 + 30);
+    run_differential(api, 129, 7, 5, VARIANT_DUNGEON, PCG_OBS_THREAD, 0, NULL, 3 * 7 * 5 * 2 + 3);
+}
+
+static void *read_all(const char *path, long *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    *len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    void *buf = malloc((size_t)*len + 1);
+    if (buf && fread(buf, 1, (size_t)*len, f) != (size_t)*len) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    return buf;
+}
+
+/* The prebuilt sample reward module (make cuda), beside the library. */
+static void *sample_module_or_skip(const char *test)
+{
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s", backend_cuda_path());
+    char *slash = strrchr(path, '/');
+    if (slash) slash[1] = 0;
+    else path[0] = 0;
+    strcat(path, "cuda/reward_sample.fatbin");
+    long len;
+    void *img = read_all(path, &len);
+    if (!img) {
+        printf("%s: skipped, %s not built (make cuda)\n", test, path);
+        skip();
+    }
+    return img;
+}
+
+/* A reward module launched every step gives the CPU's rewards (float
+ * tolerance) and leaves every integer state bit-identical. */
+static void cuda_env_reward_matches_cpu(void **state)
+{
+    (void)state;
+    const pcg_cuda_api *api = device_or_skip("cuda_env_reward_matches_cpu");
+    void *img = sample_module_or_skip("cuda_env_reward_matches_cpu");
+    run_differential(api, 600, 16, 16, VARIANT_DUNGEON, PCG_OBS_THREAD, 1, img, 800);
+    run_differential(api, 257, 16, 16, VARIANT_DUNGEON, PCG_OBS_WARP, 0, img, 800);
+    /* a module without the entry point, and garbage, are refused with a message */
+    size_t mark = api->arena_mark();
+    pcg_cuda_env *g = api->env_alloc(4, 16, 16, VARIANT_DUNGEON, 1, PCG_OBS_THREAD);
+    assert_non_null(g);
+    static const char junk[] = "not a module";
+    assert_int_equal(api->env_set_reward(g, junk), -1);
+    assert_true(one_line(api->last_error()));
+    api->env_free(g);
+    api->arena_release(mark);
+    free(img);
+}
+
+static double max_rel_err(const float *got, const double *want, size_t n)
+{
+    double scale = 0, worst = 0;
+    for (size_t i = 0; i < n; i++) scale = fmax(scale, fabs(want[i]));
+    for (size_t i = 0; i < n; i++) worst = fmax(worst, fabs(got[i] - want[i]) / (scale > 0 ? scale : 1));
+    return worst;
+}
+
+/* The three row-major wrappers against a double-precision loop, in fp32
+ * and in TF32. */
+static void cuda_sgemm_matches_cpu(void **state)
+{
+    (void)state;
+    const pcg_cuda_api *api = device_or_skip("cuda_sgemm_matches_cpu");
+    int shapes[][3] = {{1, 1, 1}, {37, 53, 129}, {64, 600, 4096}, {128, 9, 31}};
+    for (int s = 0; s < 4; s++) {
+        int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+        size_t sa = (size_t)m * k, sb = (size_t)k * n, sc = (size_t)m * n;
+        float *A = malloc(sa * 4), *B = malloc(sb * 4), *C = malloc(sc * 4);
+        double *W = malloc(sc * 8);
+        assert_true(A && B && C && W);
+        philox_stream r;
+        philox_stream_init(&r, 5, (uint64_t)s, 0);
+        for (size_t i = 0; i < sa; i++) A[i] = philox_unit(philox_next(&r)) * 2 - 1;
+        for (size_t i = 0; i < sb; i++) B[i] = philox_unit(philox_next(&r)) * 2 - 1;
+        for (size_t i = 0; i < sc; i++) C[i] = philox_unit(philox_next(&r)) * 2 - 1;
+        size_t mark = api->arena_mark();
+        float *dA = api->arena_alloc(sa * 4), *dB = api->arena_alloc(sb * 4), *dC = api->arena_alloc(sc * 4);
+        assert_true(dA && dB && dC);
+        for (int variant = 0; variant < 3; variant++)
+            for (int tf32 = 0; tf32 < 2; tf32++) {
+                /* variant 0: A m x k, B k x n; 1: B stored n x k; 2: A stored k x m.  The
+                 * same buffers are reinterpreted, so the reference reads them the same way. */
+                for (int i = 0; i < m; i++)
+                    for (int j = 0; j < n; j++) {
+                        double acc = 0;
+                        for (int q = 0; q < k; q++) {
+                            double a = variant == 2 ? A[(size_t)q * m + i] : A[(size_t)i * k + q];
+                            double b = variant == 1 ? B[(size_t)j * k + q] : B[(size_t)q * n + j];
+                            acc += a * b;
+                        }
+                        W[(size_t)i * n + j] = 0.5 * acc - 2.0 * C[(size_t)i * n + j];
+                    }
+                assert_int_equal(api->copy_to_device(dA, A, sa * 4), 0);
+                assert_int_equal(api->copy_to_device(dB, B, sb * 4), 0);
+                assert_int_equal(api->copy_to_device(dC, C, sc * 4), 0);
+                assert_int_equal(api->blas_set_tf32(tf32), 0);
+                int rc = variant == 0   ? api->sgemm_nn(m, n, k, 0.5f, dA, dB, -2.0f, dC)
+                         : variant == 1 ? api->sgemm_nt(m, n, k, 0.5f, dA, dB, -2.0f, dC)
+                                        : api->sgemm_tn(m, n, k, 0.5f, dA, dB, -2.0f, dC);
+                if (rc) fail_msg("sgemm: %s", api->last_error());
+                float *G = malloc(sc * 4);
+                assert_non_null(G);
+                assert_int_equal(api->copy_to_host(G, dC, sc * 4), 0);
+                double err = max_rel_err(G, W, sc), tol = tf32 ? 1e-2 : 1e-4;
+                if (err > tol)
+                    fail_msg("sgemm %s %dx%dx%d %s: relative error %.3g > %.0g", variant == 0 ? "nn" : variant == 1 ? "nt" : "tn",
+                             m, n, k, tf32 ? "tf32" : "fp32", err, tol);
+                free(G);
+            }
+        api->blas_set_tf32(0);
+        api->arena_release(mark);
+        free(A);
+        free(B);
+        free(C);
+        free(W);
+    }
+}
+
+PCG_TESTS(cuda, cmocka_unit_test(cuda_library_exports), cmocka_unit_test(cuda_backend_select),
+          cmocka_unit_test(cuda_cli_backend_flag), cmocka_unit_test(cuda_curand_matches_philox),
+          cmocka_unit_test(cuda_env_matches_cpu), cmocka_unit_test(cuda_env_reward_matches_cpu),
+          cmocka_unit_test(cuda_sgemm_matches_cpu))
