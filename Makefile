@@ -70,7 +70,7 @@ $(BUILD)/cuda/%.o: cuda/%.cu
 # A reward module built ahead of time, for the device tests and the GPU check.
 $(CUDA_SAMPLE): tests/cuda/reward_sample.cu tests/reward_sample.h host/level.h host/hd.h
 	@mkdir -p $(dir $@)
-	$(NVCC) -std=c++17 -Ihost -Itests $(CUDA_ARCHS) -gencode arch=compute_90,code=compute_90 -fatbin -o $@ $<
+	$(NVCC) -std=c++17 -fmad=false -Ihost -Itests $(CUDA_ARCHS) -gencode arch=compute_90,code=compute_90 -fatbin -o $@ $<
 
 deps:
 	sh scripts/deps.sh
