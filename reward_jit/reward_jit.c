@@ -1,0 +1,563 @@
+/* CPU reward JIT: source checks and libtcc compilation into a read-only,
+ * non-writable program image that only sees the reward API. */
+#include "reward_jit.h"
+#include <ctype.h>
+#include <libtcc.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+extern const char pcg_embed_reward_api_h[];
+
+/* ------------------------------------------------------------------ */
+/* Source scan                                                          */
+
+static int is_ident_start(int c) { return isalpha(c) || c == '_'; }
+static int is_ident(int c) { return isalnum(c) || c == '_'; }
+
+typedef struct {
+    char *text;  /* source with backslash-newline splices removed */
+    int *line;   /* line number (1-based) of each byte of text */
+    size_t len;
+} spliced;
+
+static int splice(const char *src, spliced *s)
+{
+    size_t n = strlen(src);
+    s->text = malloc(n + 1);
+    s->line = malloc((n + 1) * sizeof(int));
+    if (!s->text || !s->line) {
+        free(s->text);
+        free(s->line);
+        return -1;
+    }
+    int line = 1;
+    size_t j = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (src[i] == '\\' && src[i + 1] == '\n') {
+            i++;
+            line++;
+            continue;
+        }
+        if (src[i] == '\\' && src[i + 1] == '\r' && src[i + 2] == '\n') {
+            i += 2;
+            line++;
+            continue;
+        }
+        s->text[j] = src[i];
+        s->line[j] = line;
+        j++;
+        if (src[i] == '\n') line++;
+    }
+    s->text[j] = 0;
+    s->line[j] = line;
+    s->len = j;
+    return 0;
+}
+
+/* Calls fn for each identifier outside comments, strings and character
+ * constants; also reports preprocessor directives and punctuators the scan
+ * cares about.  Returns the first nonzero value fn returns. */
+typedef int (*scan_fn)(void *ctx, const char *tok, size_t len, int line, int directive);
+
+static int scan_tokens(const spliced *s, scan_fn fn, void *ctx)
+{
+    const char *t = s->text;
+    size_t i = 0, n = s->len;
+    int line_start = 1; /* only whitespace seen on this line so far */
+    while (i < n) {
+        char c = t[i];
+        if (c == '\n') {
+            line_start = 1;
+            i++;
+            continue;
+        }
+        if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
+            i++;
+            continue;
+        }
+        if (c == '/' && t[i + 1] == '/') {
+            while (i < n && t[i] != '\n') i++;
+            continue;
+        }
+        if (c == '/' && t[i + 1] == '*') {
+            size_t k = i + 2;
+            while (k < n && !(t[k] == '*' && t[k + 1] == '/')) k++;
+            if (k >= n) return fn(ctx, "/*", 2, s->line[i], -1);
+            i = k + 2;
+            continue;
+        }
+        int at_start = line_start;
+        line_start = 0;
+        if (c == '"' || c == '\'') {
+            size_t k = i + 1;
+            while (k < n && t[k] != c && t[k] != '\n') k += t[k] == '\\' ? 2 : 1;
+            i = k + 1;
+            continue;
+        }
+        if (c == '#' || (c == '%' && t[i + 1] == ':')) {
+            size_t k = i + (c == '#' ? 1 : 2);
+            if (c == '%') {
+                int r = fn(ctx, "%:", 2, s->line[i], 0);
+                if (r) return r;
+            }
+            if (t[k] == '#' || (c == '%' && t[k] == '%' && t[k + 1] == ':')) {
+                int r = fn(ctx, "##", 2, s->line[i], 0);
+                if (r) return r;
+                i = k + 1;
+                continue;
+            }
+            if (at_start) {
+                while (k < n && (t[k] == ' ' || t[k] == '\t')) k++;
+                size_t b = k;
+                while (k < n && is_ident(t[k])) k++;
+                int r = fn(ctx, t + b, k - b, s->line[i], 1);
+                if (r) return r;
+                i = k;
+                /* #include <...> / #error text: skip the rest of the line */
+                continue;
+            }
+            i = k;
+            continue;
+        }
+        if (c == '?' && t[i + 1] == '?') {
+            int r = fn(ctx, "??", 2, s->line[i], 0);
+            if (r) return r;
+        }
+        if (is_ident_start(c)) {
+            size_t b = i;
+            while (i < n && is_ident(t[i])) i++;
+            /* string prefixes (L"..", u8"..") */
+            if (i < n && (t[i] == '"' || t[i] == '\'') && i - b <= 2) continue;
+            int r = fn(ctx, t + b, i - b, s->line[b], 0);
+            if (r) return r;
+            continue;
+        }
+        if (isdigit((unsigned char)c) || (c == '.' && isdigit((unsigned char)t[i + 1]))) {
+            /* pp-number: digits, letters, dots, exponent signs */
+            i++;
+            while (i < n && (is_ident(t[i]) || t[i] == '.' ||
+                             ((t[i] == '+' || t[i] == '-') && strchr("eEpP", t[i - 1]))))
+                i++;
+            continue;
+        }
+        i++;
+    }
+    return 0;
+}
+
+typedef struct {
+    char *err;
+    int errlen;
+} scan_ctx;
+
+static int tok_is(const char *tok, size_t len, const char *word)
+{
+    return strlen(word) == len && !memcmp(tok, word, len);
+}
+
+static int scan_check(void *vctx, const char *tok, size_t len, int line, int directive)
+{
+    scan_ctx *c = vctx;
+    if (directive == -1) {
+        snprintf(c->err, (size_t)c->errlen, "line %d: unterminated /* comment", line);
+        return 1;
+    }
+    if (directive == 1) {
+        static const char *refused[] = {"include", "include_next", "import", "pragma", "embed", "ident", "sccs",
+                                        "assert", "unassert"};
+        for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++)
+            if (tok_is(tok, len, refused[k])) {
+                if (k <= 2 || k == 4)
+                    snprintf(c->err, (size_t)c->errlen,
+                             "line %d: #%s is not allowed: reward code gets no headers and no C library, only the "
+                             "reward API, which is already declared",
+                             line, refused[k]);
+                else
+                    snprintf(c->err, (size_t)c->errlen, "line %d: #%s is not allowed in reward code", line,
+                             refused[k]);
+                return 1;
+            }
+        return 0;
+    }
+    if (tok_is(tok, len, "##")) {
+        snprintf(c->err, (size_t)c->errlen, "line %d: token pasting (##) is not allowed in reward code", line);
+        return 1;
+    }
+    if (tok_is(tok, len, "%:")) {
+        snprintf(c->err, (size_t)c->errlen, "line %d: the digraph %%: is not allowed in reward code; write #",
+                 line);
+        return 1;
+    }
+    if (tok_is(tok, len, "??")) {
+        snprintf(c->err, (size_t)c->errlen, "line %d: '?\?' (trigraphs) is not allowed in reward code", line);
+        return 1;
+    }
+    static const char *words[] = {"asm", "__asm", "__asm__", "_Pragma", "__pragma", "__attribute__",
+                                  "__attribute", "__declspec", "_Thread_local", "__thread", "thread_local"};
+    for (size_t k = 0; k < sizeof words / sizeof words[0]; k++)
+        if (tok_is(tok, len, words[k])) {
+            const char *why = k < 3   ? "inline assembly is not allowed in reward code"
+                              : k < 5 ? "pragmas are not allowed in reward code"
+                              : k < 8 ? "attributes are not allowed in reward code"
+                                      : "thread-local variables are not allowed in reward code";
+            snprintf(c->err, (size_t)c->errlen, "line %d: '%s': %s", line, words[k], why);
+            return 1;
+        }
+    if (len >= 9 && !memcmp(tok, "__builtin", 9)) {
+        snprintf(c->err, (size_t)c->errlen,
+                 "line %d: '%.*s': compiler builtins are not allowed in reward code; use the reward API", line,
+                 (int)(len > 60 ? 60 : len), tok);
+        return 1;
+    }
+    if (len >= 5 && !memcmp(tok, "__pcg", 5)) {
+        snprintf(c->err, (size_t)c->errlen, "line %d: names starting with __pcg are reserved", line);
+        return 1;
+    }
+    return 0;
+}
+
+int reward_scan(const char *src, char *err, int errlen)
+{
+    if (!src) {
+        snprintf(err, (size_t)errlen, "no reward source");
+        return -1;
+    }
+    size_t n = strlen(src);
+    if (n == 0) {
+        snprintf(err, (size_t)errlen, "the reward source is empty; define float compute_reward(const level_t "
+                                      "*prev, const level_t *curr)");
+        return -1;
+    }
+    if (n > REWARD_MAX_SOURCE) {
+        snprintf(err, (size_t)errlen, "the reward source is too long (%zu bytes; at most %d)", n,
+                 REWARD_MAX_SOURCE);
+        return -1;
+    }
+    spliced s;
+    if (splice(src, &s)) {
+        snprintf(err, (size_t)errlen, "out of memory");
+        return -1;
+    }
+    scan_ctx c = {err, errlen};
+    int r = scan_tokens(&s, scan_check, &c);
+    free(s.text);
+    free(s.line);
+    return r ? -1 : 0;
+}
+
+/* Line of the first use of identifier name outside comments and strings,
+ * 0 if none. */
+typedef struct {
+    const char *name;
+    int line;
+} find_ctx;
+
+static int find_ident(void *vctx, const char *tok, size_t len, int line, int directive)
+{
+    find_ctx *f = vctx;
+    if (directive == 0 && tok_is(tok, len, f->name)) {
+        f->line = line;
+        return 1;
+    }
+    return 0;
+}
+
+static int ident_line(const char *src, const char *name)
+{
+    spliced s;
+    if (splice(src, &s)) return 0;
+    find_ctx f = {name, 0};
+    scan_tokens(&s, find_ident, &f);
+    free(s.text);
+    free(s.line);
+    return f.line;
+}
+
+/* ------------------------------------------------------------------ */
+/* The API on the host                                                  */
+
+static int api_level_height(const level_t *l) { return l->h; }
+static int api_level_width(const level_t *l) { return l->w; }
+static int api_tile_at(const level_t *l, int r, int c) { return lv_get(l, r, c); }
+static int api_count_tiles(const level_t *l, int tile) { return lv_count(l, tile); }
+static int api_find_tiles(const level_t *l, int tile, int *rows, int *cols, int max)
+{
+    return lv_find(l, tile, rows, cols, max < 0 ? 0 : max);
+}
+static int api_path_length(const level_t *l, int r0, int c0, int r1, int c1)
+{
+    return lv_path_length(l, r0, c0, r1, c1);
+}
+static int api_nearest(const level_t *l, int r, int c, int tile) { return lv_nearest(l, r, c, tile); }
+static int api_count_regions(const level_t *l) { return lv_regions(l); }
+
+/* Conversions tcc calls into its runtime library for. */
+static unsigned long long rt_fixunssfdi(float f) { return (unsigned long long)f; }
+static unsigned long long rt_fixunsdfdi(double f) { return (unsigned long long)f; }
+static unsigned long long rt_fixunsxfdi(long double f) { return (unsigned long long)f; }
+static long long rt_fixsfdi(float f) { return (long long)f; }
+static long long rt_fixdfdi(double f) { return (long long)f; }
+static long long rt_fixxfdi(long double f) { return (long long)f; }
+static float rt_floatundisf(unsigned long long u) { return (float)u; }
+static double rt_floatundidf(unsigned long long u) { return (double)u; }
+static long double rt_floatundixf(unsigned long long u) { return (long double)u; }
+
+static const struct {
+    const char *name;
+    const void *fn;
+} api_symbols[] = {
+    {"level_height", (const void *)api_level_height},
+    {"level_width", (const void *)api_level_width},
+    {"tile_at", (const void *)api_tile_at},
+    {"count_tiles", (const void *)api_count_tiles},
+    {"find_tiles", (const void *)api_find_tiles},
+    {"path_length", (const void *)api_path_length},
+    {"nearest_tile_distance", (const void *)api_nearest},
+    {"count_regions", (const void *)api_count_regions},
+    {"fabsf", (const void *)fabsf},
+    {"sqrtf", (const void *)sqrtf},
+    {"expf", (const void *)expf},
+    {"logf", (const void *)logf},
+    {"powf", (const void *)powf},
+    {"fminf", (const void *)fminf},
+    {"fmaxf", (const void *)fmaxf},
+    {"tanhf", (const void *)tanhf},
+    {"floorf", (const void *)floorf},
+    {"ceilf", (const void *)ceilf},
+    /* code generation helpers (struct copies, array initialisers, 64-bit
+     * unsigned conversions), not names the reward may call */
+    {"memset", (const void *)memset},
+    {"memcpy", (const void *)memcpy},
+    {"memmove", (const void *)memmove},
+    {"__fixunssfdi", (const void *)rt_fixunssfdi},
+    {"__fixunsdfdi", (const void *)rt_fixunsdfdi},
+    {"__fixunsxfdi", (const void *)rt_fixunsxfdi},
+    {"__fixsfdi", (const void *)rt_fixsfdi},
+    {"__fixdfdi", (const void *)rt_fixdfdi},
+    {"__fixxfdi", (const void *)rt_fixxfdi},
+    {"__floatundisf", (const void *)rt_floatundisf},
+    {"__floatundidf", (const void *)rt_floatundidf},
+    {"__floatundixf", (const void *)rt_floatundixf},
+};
+#define N_API_SYMBOLS (int)(sizeof api_symbols / sizeof api_symbols[0])
+/* The first names are the reward API proper. */
+#define N_API_PUBLIC 18
+
+/* ------------------------------------------------------------------ */
+/* libtcc compilation                                                   */
+
+struct reward_prog {
+    float (*fn)(const level_t *, const level_t *);
+    void *mem;
+    size_t len;
+};
+
+/* libtcc keeps global state: one compilation at a time, and no fork in the
+ * middle of one (the child would inherit a half-built state). */
+static pthread_mutex_t tcc_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static void lock_prepare(void) { pthread_mutex_lock(&tcc_lock); }
+static void lock_release(void) { pthread_mutex_unlock(&tcc_lock); }
+static void install_atfork(void) { pthread_atfork(lock_prepare, lock_release, lock_release); }
+
+typedef struct {
+    char msg[512];
+    int n_errors;
+} tcc_diag;
+
+/* Keep the first error; rewrite "reward.c:12: error: x" as "line 12: x". */
+static void on_tcc_error(void *opaque, const char *msg)
+{
+    tcc_diag *d = opaque;
+    const char *w = strstr(msg, "warning: ");
+    if (w) return;
+    if (d->n_errors++) return;
+    const char *p = msg;
+    if (!strncmp(p, "tcc: ", 5)) p += 5;
+    char prefix[48] = "";
+    size_t fl = strlen(REWARD_FILE_NAME);
+    if (!strncmp(p, REWARD_FILE_NAME ":", fl + 1)) {
+        int line = atoi(p + fl + 1);
+        const char *q = strchr(p + fl + 1, ':');
+        if (q) {
+            snprintf(prefix, sizeof prefix, "line %d: ", line);
+            p = q + 1;
+            while (*p == ' ') p++;
+        }
+    } else if (!strncmp(p, "<string>:", 9)) {
+        /* an error inside the engine's own prelude or epilogue */
+        const char *q = strchr(p + 9, ':');
+        if (q) p = q + 1;
+        while (*p == ' ') p++;
+    }
+    if (!strncmp(p, "error: ", 7)) p += 7;
+    snprintf(d->msg, sizeof d->msg, "%s%s", prefix, p);
+    /* one line */
+    for (char *c = d->msg; *c; c++)
+        if (*c == '\n' || *c == '\r') *c = ' ';
+}
+
+typedef struct {
+    void *etext;
+    char *plt_lo;
+} image_syms;
+
+static void on_symbol(void *ctx, const char *name, const void *val)
+{
+    image_syms *s = ctx;
+    if (!strcmp(name, "_etext")) s->etext = (void *)val;
+    size_t n = strlen(name);
+    if (n > 4 && !strcmp(name + n - 4, "@plt") && (!s->plt_lo || (char *)val < s->plt_lo))
+        s->plt_lo = (char *)val;
+}
+
+/* Pads of one page at each end of every data section, so that no page holds
+ * both code and the reward's data: code pages become read+execute, data
+ * pages read-only. */
+#define PAD_DEFS(tag)                                                                                      \
+    "char __pcg_data_" tag "[4096] = {1};\n"                                                               \
+    "static char __pcg_bss_" tag "[4096];\n"                                                               \
+    "static const char __pcg_ro_" tag "[4096] = {1};\n"                                                    \
+    "char *__pcg_use_" tag "(void) { return __pcg_bss_" tag " + __pcg_ro_" tag "[0]; }\n"
+
+static void set_error(char *err, int errlen, const char *msg)
+{
+    if (err && errlen > 0) snprintf(err, (size_t)errlen, "%s", msg);
+}
+
+reward_prog *reward_compile_cpu(const char *src, char *err, int errlen)
+{
+    if (reward_scan(src, err, errlen)) return NULL;
+    size_t plen = strlen(pcg_embed_reward_api_h);
+    size_t slen = strlen(src);
+    const char *pre_pad = PAD_DEFS("lo");
+    const char *post = PAD_DEFS("hi");
+    size_t total = strlen(pre_pad) + plen + slen + 64;
+    char *full = malloc(total);
+    if (!full) {
+        set_error(err, errlen, "out of memory");
+        return NULL;
+    }
+    snprintf(full, total, "%s%s\n#line 1 \"%s\"\n%s\n", pre_pad, pcg_embed_reward_api_h, REWARD_FILE_NAME, src);
+
+    pthread_once(&atfork_once, install_atfork);
+    pthread_mutex_lock(&tcc_lock);
+    tcc_diag diag = {"", 0};
+    reward_prog *p = NULL;
+    void *mem = MAP_FAILED;
+    size_t len = 0;
+    TCCState *s = tcc_new();
+    if (!s) {
+        snprintf(diag.msg, sizeof diag.msg, "the compiler could not start (out of memory)");
+        goto out;
+    }
+    tcc_set_error_func(s, &diag, on_tcc_error);
+    tcc_set_options(s, "-nostdlib -nostdinc");
+    tcc_set_output_type(s, TCC_OUTPUT_MEMORY);
+    if (tcc_compile_string(s, full) < 0 || diag.n_errors) goto out;
+    if (tcc_compile_string(s, post) < 0 || diag.n_errors) goto out;
+    for (int i = 0; i < N_API_SYMBOLS; i++) tcc_add_symbol(s, api_symbols[i].name, api_symbols[i].fn);
+    int size = tcc_relocate(s, NULL);
+    if (size < 0 || diag.n_errors) {
+        /* "undefined symbol 'printf'": say where and why */
+        const char *u = strstr(diag.msg, "undefined symbol '");
+        if (u) {
+            char name[128];
+            const char *b = u + 18, *e = strchr(b, '\'');
+            size_t nl = e ? (size_t)(e - b) : strlen(b);
+            if (nl >= sizeof name) nl = sizeof name - 1;
+            memcpy(name, b, nl);
+            name[nl] = 0;
+            int line = ident_line(src, name);
+            char where[32] = "";
+            if (line > 0) snprintf(where, sizeof where, "line %d: ", line);
+            if (!strcmp(name, "compute_reward"))
+                snprintf(diag.msg, sizeof diag.msg,
+                         "compute_reward is declared but not defined; define float compute_reward(const level_t "
+                         "*prev, const level_t *curr)");
+            else
+                snprintf(diag.msg, sizeof diag.msg,
+                         "%s'%s' is not available: reward code links only the reward API (level_height, "
+                         "level_width, tile_at, count_tiles, find_tiles, path_length, nearest_tile_distance, "
+                         "count_regions and fabsf sqrtf expf logf powf fminf fmaxf tanhf floorf ceilf); no C "
+                         "library",
+                         where, name);
+        } else if (!diag.msg[0]) {
+            snprintf(diag.msg, sizeof diag.msg, "linking failed");
+        }
+        goto out;
+    }
+    long page = sysconf(_SC_PAGESIZE);
+    len = ((size_t)size + (size_t)page - 1) & ~((size_t)page - 1);
+    mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED) {
+        snprintf(diag.msg, sizeof diag.msg, "out of memory for the compiled reward");
+        goto out;
+    }
+    if (tcc_relocate(s, mem) < 0 || diag.n_errors) {
+        if (!diag.msg[0]) snprintf(diag.msg, sizeof diag.msg, "relocation failed");
+        goto out;
+    }
+    void *fn = tcc_get_symbol(s, "compute_reward");
+    if (!fn) {
+        snprintf(diag.msg, sizeof diag.msg,
+                 "no compute_reward: define float compute_reward(const level_t *prev, const level_t *curr)");
+        goto out;
+    }
+    image_syms sy = {NULL, NULL};
+    tcc_list_symbols(s, &sy, on_symbol);
+    char *lo = mem, *hi = (char *)mem + len;
+    char *etext = sy.etext ? (char *)sy.etext : hi;
+    if (etext < lo || etext > hi) etext = hi;
+    char *text_end = lo + (((size_t)(etext - lo) + (size_t)page - 1) & ~((size_t)page - 1));
+    char *plt = sy.plt_lo && sy.plt_lo >= text_end && sy.plt_lo < hi
+                    ? lo + ((size_t)(sy.plt_lo - lo) & ~((size_t)page - 1))
+                    : hi;
+    if (plt < text_end) plt = text_end;
+    int bad = mprotect(lo, (size_t)(text_end - lo), PROT_READ | PROT_EXEC);
+    if (!bad && plt > text_end) bad = mprotect(text_end, (size_t)(plt - text_end), PROT_READ);
+    if (!bad && hi > plt) bad = mprotect(plt, (size_t)(hi - plt), PROT_READ | PROT_EXEC);
+    if (bad) {
+        snprintf(diag.msg, sizeof diag.msg, "could not protect the compiled reward's memory");
+        goto out;
+    }
+    p = calloc(1, sizeof *p);
+    if (!p) {
+        snprintf(diag.msg, sizeof diag.msg, "out of memory");
+        goto out;
+    }
+    p->fn = (float (*)(const level_t *, const level_t *))fn;
+    p->mem = mem;
+    p->len = len;
+    mem = MAP_FAILED;
+out:
+    if (s) tcc_delete(s);
+    pthread_mutex_unlock(&tcc_lock);
+    if (mem != MAP_FAILED) munmap(mem, len);
+    free(full);
+    if (!p) set_error(err, errlen, diag.msg[0] ? diag.msg : "compilation failed");
+    return p;
+}
+
+float reward_prog_call(const level_t *prev, const level_t *curr, void *prog)
+{
+    return ((reward_prog *)prog)->fn(prev, curr);
+}
+
+void reward_prog_free(reward_prog *p)
+{
+    if (!p) return;
+    munmap(p->mem, p->len);
+    free(p);
+}
+
+void reward_prog_image(const reward_prog *p, const void **lo, size_t *len)
+{
+    *lo = p->mem;
+    *len = p->len;
+}

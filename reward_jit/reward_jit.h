@@ -1,0 +1,91 @@
+/* Reward JIT: compiles untrusted reward source (reward_api.h) with libtcc
+ * for the CPU and with NVRTC for the GPU, validates it in a sandboxed child
+ * process and computes its self-alignment statistics (SPEC §3). */
+#ifndef PCG_REWARD_JIT_H
+#define PCG_REWARD_JIT_H
+#include <stddef.h>
+#include <stdint.h>
+#include "level.h"
+
+/* Largest reward source accepted, in bytes. */
+#define REWARD_MAX_SOURCE 65536
+/* Name the model's source carries in error messages ("reward.c:LINE"). */
+#define REWARD_FILE_NAME "reward.c"
+
+/* ---- source checks shared by both backends ---- */
+
+/* Refuse what no backend may see: #include, #pragma, _Pragma, __attribute__,
+ * inline assembly, token pasting, digraphs/trigraphs, reserved __pcg names,
+ * oversized sources.  0 = fine, else -1 and "line N: ..." in err. */
+int reward_scan(const char *src, char *err, int errlen);
+
+/* ---- CPU backend (libtcc) ---- */
+
+typedef struct reward_prog reward_prog;
+/* Compile in memory.  NULL and a one-line error carrying the source's own
+ * line numbers on failure.  The program image is read-only once compiled
+ * (a reward cannot keep state between calls) and its data is not
+ * executable.  Thread-safe; the returned program may be called from many
+ * threads at once. */
+reward_prog *reward_compile_cpu(const char *src, char *err, int errlen);
+/* Calls compute_reward; matches env.h's reward_fn with ctx = the program. */
+float reward_prog_call(const level_t *prev, const level_t *curr, void *prog);
+void reward_prog_free(reward_prog *p);
+/* Address range of the compiled image (for fault classification). */
+void reward_prog_image(const reward_prog *p, const void **lo, size_t *len);
+
+/* ---- GPU backend (NVRTC, loaded at run time) ---- */
+
+/* The kernel every cubin exports (extern "C"):
+ *   __global__ void pcg_reward_kernel(int n, int h, int w,
+ *       const unsigned char *prev, const unsigned char *curr, float *out);
+ * thread i < n scores prev + i*h*w -> curr + i*h*w into out[i]. */
+#define REWARD_KERNEL_NAME "pcg_reward_kernel"
+/* Architectures the GPU backend builds for. */
+#define REWARD_GPU_ARCHS {"sm_75", "sm_86", "sm_89", "sm_90"}
+/* Compile for arch ("sm_90").  0 ok (*cubin malloc'ed), -1 compile error
+ * (one line in err, the source's line numbers), -2 NVRTC not available. */
+int reward_compile_nvrtc(const char *src, const char *arch, char **cubin, size_t *cubin_len, char *err,
+                         int errlen);
+/* 1 if libnvrtc can be loaded (err says why not otherwise). */
+int reward_nvrtc_available(char *err, int errlen);
+/* NVRTC version as "13.0", or "" if not available. */
+const char *reward_nvrtc_version(void);
+
+/* ---- validation and statistics ---- */
+
+typedef struct {
+    double mean, std, min, max, zero_share, us_per_call;
+    long n;
+} reward_stats;
+
+/* Sandboxed check (forked child, seccomp, rlimits, wall-clock timeout):
+ * compiles src with libtcc and runs it on one episode of random play on
+ * n_envs environments of the variant (VARIANT_DUNGEON / VARIANT_TREASURE).
+ * 0 = accepted and stats filled; -1 = rejected with a one-line reason fit
+ * for the model. */
+int reward_validate(const char *src, int variant, int n_envs, uint64_t seed, double timeout_s,
+                    reward_stats *stats, char *reason, int reason_len);
+
+/* reward_validate on the CPU, then (when NVRTC is available and gpu != 0)
+ * an NVRTC compile for sm_90 in a child with a timeout.  A source that one
+ * backend accepts and the other refuses is rejected with both messages.
+ * *gpu_checked says whether NVRTC ran. */
+int reward_validate_both(const char *src, int variant, int n_envs, uint64_t seed, double timeout_s, int gpu,
+                         reward_stats *stats, int *gpu_checked, char *reason, int reason_len);
+
+/* Text for the prompt ("mean 0.0123, std ..."), JSON object.  Return the
+ * length written (snprintf style). */
+int reward_stats_text(const reward_stats *s, char *buf, int len);
+int reward_stats_json(const reward_stats *s, char *buf, int len);
+/* Accumulate values into stats (Welford); finish computes the derived
+ * fields.  seconds = total time spent in the calls. */
+typedef struct {
+    long n, zeros;
+    double mean, m2, min, max, seconds;
+} reward_acc;
+void reward_acc_init(reward_acc *a);
+void reward_acc_add(reward_acc *a, double v);
+void reward_acc_finish(const reward_acc *a, reward_stats *s);
+
+#endif

@@ -1,0 +1,7 @@
+/* expect: line 2: #include is not allowed */
+#inc\
+lude "/etc/passwd"
+float compute_reward(const level_t *prev, const level_t *curr)
+{
+    return 0.0f;
+}

@@ -1,0 +1,7 @@
+/* expect: timed out */
+float compute_reward(const level_t *prev, const level_t *curr)
+{
+    int n = 0;
+    while (count_tiles(curr, PLAYER) >= 0) n++;
+    return (float)n;
+}

@@ -1,0 +1,6 @@
+/* expect: #pragma is not allowed */
+#pragma pack(1)
+float compute_reward(const level_t *prev, const level_t *curr)
+{
+    return 0.0f;
+}
