@@ -964,8 +964,18 @@ static char *trimmed_copy(const char *a, const char *b)
     return o;
 }
 
+/* Reasoning models served by llama-server or Ollama may put their thinking in
+ * the reply as <think>...</think>; the answer is what follows it. */
+static const char *after_thinking(const char *reply)
+{
+    const char *last = NULL;
+    for (const char *p = reply; (p = strstr(p, "</think>")) != NULL; p += 8) last = p + 8;
+    return last ? last : reply;
+}
+
 char *llm_extract_code(const char *reply, char *err, int errlen)
 {
+    if (reply) reply = after_thinking(reply);
     if (!reply || blank(reply)) {
         snprintf(err, (size_t)errlen, "the reply is empty: expected C code in a ```c block");
         return NULL;
@@ -1061,6 +1071,7 @@ static char *valid_object(const char *a, const char *b)
 
 char *llm_extract_json(const char *reply, char *err, int errlen)
 {
+    if (reply) reply = after_thinking(reply);
     if (!reply || blank(reply)) {
         snprintf(err, (size_t)errlen, "the reply is empty: expected a JSON object");
         return NULL;

@@ -105,6 +105,9 @@ char *llm_request_json(const llm_config *c, const llm_message *msgs, int n, char
  * length).  Exposed so callers can pass server-supplied text through it too. */
 void llm_redact(const llm_config *c, char *s);
 
+/* Both extractors below read only what follows the last "</think>" when the
+ * reply holds one (reasoning models that inline their thinking). */
+
 /* Code from a model reply (malloc'd): the body of the first fenced block
  * whose info string is empty, c, cpp, c++, cc, h or cuda; the whole reply
  * (trimmed) when it has no fence at all.  A reply whose only fenced blocks

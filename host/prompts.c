@@ -77,8 +77,11 @@ int prompts_dir_for_exe(const char *exe, char *out, size_t outlen, char *err, in
             snprintf(out, outlen, "%s", use);
             return 0;
         }
-        size_t tl = strlen(tried);
-        snprintf(tried + tl, sizeof tried - tl, "%s%s", tl ? ", " : "", cand);
+        size_t tl = strlen(tried), cl = strlen(cand);
+        if (tl + cl + 3 < sizeof tried) {
+            if (tl) memcpy(tried + tl, ", ", 2), tl += 2;
+            memcpy(tried + tl, cand, cl + 1);
+        }
     }
     snprintf(err, (size_t)errlen,
              "prompt templates not found beside the binary (looked in %s); set PCGRLLM_PROMPTS to the "

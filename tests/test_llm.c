@@ -728,6 +728,7 @@ static void llm_extract_code_cases(void **state)
         {"Here you go:\n```c\nint unterminated;\n", "int unterminated;\n"},
         {"int whole(void) { return 1; }", "int whole(void) { return 1; }\n"},
         {"Use `inline code` here.\nint z;", "Use `inline code` here.\nint z;\n"},
+        {"<think>\nDraft:\n```c\nint draft;\n```\n</think>\n```c\nint final;\n```", "int final;\n"},
     };
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         char *code = llm_extract_code(ok[i].reply, err, sizeof err);
@@ -743,6 +744,8 @@ static void llm_extract_code_cases(void **state)
     assert_non_null(strstr(err, "python"));
     assert_null(llm_extract_code("```c\n   \n```", err, sizeof err));
     assert_non_null(strstr(err, "empty"));
+    assert_null(llm_extract_code("<think>```c\nint a;\n```</think>\n", err, sizeof err));
+    assert_non_null(strstr(err, "empty"));
 }
 
 static void llm_extract_json_cases(void **state)
@@ -757,6 +760,7 @@ static void llm_extract_json_cases(void **state)
         {"I think {not json} but {\"b\": \"}\"}", "{\"b\": \"}\"}"},
         {"{\"x\": {\"y\": [1, {\"z\": 2}]}} trailing", "{\"x\": {\"y\": [1, {\"z\": 2}]}}"},
         {"```\n{\"plain\": true}\n```", "{\"plain\": true}"},
+        {"<think>maybe {\"kind\": \"x\"}?</think>{\"kind\": \"y\"}", "{\"kind\": \"y\"}"},
     };
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         char *j = llm_extract_json(ok[i].reply, err, sizeof err);
