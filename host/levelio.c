@@ -58,11 +58,12 @@ int level_parse(const char *name, const char *buf, long len, level_t *out, unsig
                 FAIL("%s:%d: unexpected character '%c' at column %ld, expected tile ids 1-9 separated by single spaces",
                      name, lineno, buf[p], p - start + 1);
             }
-            long v = 0;
-            while (p < end && buf[p] >= '0' && buf[p] <= '9' && v < 1000) v = v * 10 + (buf[p++] - '0');
+            long v = 0, tok = p;
+            for (; p < end && buf[p] >= '0' && buf[p] <= '9'; p++)
+                if (v < 1000) v = v * 10 + (buf[p] - '0');
             if (v < 1 || v >= N_TILES)
-                FAIL("%s:%d: unknown tile id %ld (valid: 1-%d; 0 is BORDER and never stored)", name, lineno, v,
-                     N_TILES - 1);
+                FAIL("%s:%d: unknown tile id %.*s (valid: 1-%d; 0 is BORDER and never stored)", name, lineno,
+                     p - tok > 20 ? 20 : (int)(p - tok), buf + tok, N_TILES - 1);
             if (cols >= PCG_MAX_SIDE) FAIL("%s:%d: more than %d columns", name, lineno, PCG_MAX_SIDE);
             tiles[h * PCG_MAX_SIDE + cols] = (unsigned char)v;
             cols++;
