@@ -11,25 +11,13 @@
  * (PCG_OBS_THREAD) or by a separate kernel with one warp per environment
  * (PCG_OBS_WARP). */
 #include "common.cuh"
-#include "dungeon.h"
 #include <cuda.h>
 #include <curand_kernel.h>
+#include "env_rules.h"
 #include <string.h>
 
 #define THREADS 128
 #define WARP_THREADS 256
-
-/* The arrays of one batch, passed to every kernel by value. */
-struct env_dev {
-    dungeon_cfg c;
-    int n, cells, obs_size, pad_size;
-    unsigned char *maps, *frozen, *prev, *pad, *obs, *dones;
-    int *steps, *actions;
-    unsigned long long *rng_pos;
-    float *rewards, *returns;
-    unsigned int *episodes, *changed; /* per-env log counters */
-    double *episode_return;
-};
 
 struct pcg_cuda_env {
     env_dev d;
@@ -39,110 +27,38 @@ struct pcg_cuda_env {
     CUfunction reward;
 };
 
-/* ---- kernels ---- */
-
-__device__ static void reset_one(const env_dev &d, int i, bool observe)
-{
-    size_t off = (size_t)i * d.cells;
-    unsigned char *pad = d.pad + (size_t)i * d.pad_size;
-    pcg_u64 pos = d.rng_pos[i];
-    dungeon_reset(&d.c, i, &pos, d.maps + off, d.frozen + off, pad);
-    d.rng_pos[i] = pos;
-    d.steps[i] = 0;
-    d.returns[i] = 0.0f;
-    if (observe) dungeon_observe(&d.c, 0, pad, d.obs + (size_t)i * d.obs_size);
-}
+/* ---- kernels: one thread (or warp) per environment, the work itself in
+ * cuda/env_rules.h ---- */
 
 __global__ static void init_kernel(env_dev d, bool init_pad, bool observe)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= d.n) return;
-    if (init_pad) dungeon_init_pad(&d.c, d.pad + (size_t)i * d.pad_size);
-    reset_one(d, i, observe);
+    if (i < d.n) envd_init(&d, i, init_pad, observe);
 }
 
-/* env_random_actions' draw for step t, through cuRAND's Philox:
- * curand_init(seed, 2^32 + env, t) then one curand() is draw t of that
- * subsequence, the same number as philox_block(seed, 2^32+env, t/4)[t%4]. */
-__device__ static int random_action(unsigned long long seed, int i, unsigned long long t, int n_actions)
-{
-    curandStatePhilox4_32_10_t st;
-    curand_init(seed, (1ull << 32) + (unsigned long long)i, t, &st);
-    return (int)philox_below(curand(&st), (pcg_u32)n_actions);
-}
-
-/* Episode bookkeeping after the reward, as env_step does it. */
-__device__ static void finish_one(const env_dev &d, int i, float r, bool observe)
-{
-    d.rewards[i] = r;
-    d.returns[i] += r;
-    int s = ++d.steps[i];
-    if (s >= d.c.episode_len) {
-        d.dones[i] = 1;
-        d.episodes[i] += 1;
-        d.episode_return[i] += d.returns[i];
-        reset_one(d, i, observe);
-    } else {
-        d.dones[i] = 0;
-        if (observe) dungeon_observe(&d.c, s, d.pad + (size_t)i * d.pad_size, d.obs + (size_t)i * d.obs_size);
-    }
-}
-
-/* The edit of one step.  SPLIT: keep the previous level and stop there (the
- * reward kernel and finish_kernel follow); otherwise finish with reward 0. */
+/* One step.  SPLIT: edit keeping the previous level and stop (the reward
+ * kernel and finish_kernel follow); otherwise finish with reward 0. */
 template <bool RANDOM, bool SPLIT, bool OBSERVE>
 __global__ static void step_kernel(env_dev d, unsigned long long seed, unsigned long long t)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= d.n) return;
-    int a;
-    if (RANDOM) {
-        a = random_action(seed, i, t, d.c.n_actions);
-        d.actions[i] = a;
-    } else {
-        a = d.actions[i];
-    }
-    if (a < 0 || a >= d.c.n_actions) a = 0;
-    size_t off = (size_t)i * d.cells;
-    unsigned char *map = d.maps + off;
-    if (SPLIT) {
-        /* previous level for the reward; 4-byte copies when aligned */
-        if ((d.cells & 3) == 0) {
-            const unsigned int *src = (const unsigned int *)map;
-            unsigned int *dst = (unsigned int *)(d.prev + off);
-            for (int k = 0; k < d.cells / 4; k++) dst[k] = src[k];
-        } else {
-            for (int k = 0; k < d.cells; k++) d.prev[off + k] = map[k];
-        }
-    }
-    d.changed[i] += dungeon_apply(&d.c, d.steps[i], a, map, d.frozen + off, d.pad + (size_t)i * d.pad_size);
-    if (!SPLIT) finish_one(d, i, 0.0f, OBSERVE);
+    envd_edit(&d, i, RANDOM, seed, t, SPLIT);
+    if (!SPLIT) envd_finish(&d, i, 0.0f, OBSERVE);
 }
 
 template <bool OBSERVE>
 __global__ static void finish_kernel(env_dev d)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= d.n) return;
-    finish_one(d, i, d.rewards[i], OBSERVE);
+    if (i < d.n) envd_finish(&d, i, d.rewards[i], OBSERVE);
 }
 
-/* dungeon_observe with one warp per environment: the lanes write
- * consecutive bytes of the crop. */
+/* The observation with one warp per environment. */
 __global__ static void observe_warp_kernel(env_dev d)
 {
     int env = (int)((blockIdx.x * (unsigned)blockDim.x + threadIdx.x) >> 5);
-    int lane = threadIdx.x & 31;
-    if (env >= d.n) return;
-    int cell = d.steps[env] % d.cells;
-    int r = cell / d.c.w, col = cell % d.c.w;
-    const unsigned char *src = d.pad + (size_t)env * d.pad_size + r * d.c.pad_w + col;
-    unsigned char *dst = d.obs + (size_t)env * d.obs_size;
-    int cw = d.c.crop_w;
-    for (int j = lane; j < d.obs_size; j += 32) {
-        int row = j / cw;
-        dst[j] = src[row * d.c.pad_w + (j - row * cw)];
-    }
+    if (env < d.n) envd_observe_lane(&d, env, threadIdx.x & 31, 32);
 }
 
 __global__ static void curand_draws_kernel(unsigned long long seed, unsigned long long subseq, unsigned long long offset,

@@ -6,6 +6,7 @@
 #include "env.h"
 #include "philox.h"
 #include "reward_sample.h"
+#include "../cuda/env_rules.h"
 #include <dlfcn.h>
 #include <limits.h>
 #include <math.h>
@@ -193,12 +194,8 @@ static void host_copy_alloc(host_copy *h, const env_t *e)
 }
 
 /* Everything the GPU holds equals the CPU env; rewards within tolerance. */
-static void compare_state(const pcg_cuda_api *api, pcg_cuda_env *g, const env_t *e, host_copy *h, const int *actions,
-                          int with_reward, const char *what)
+static void compare_arrays(const env_t *e, const host_copy *h, const int *actions, int with_reward, const char *what)
 {
-    pcg_cuda_env_host o = {h->maps, h->frozen, h->pad, h->obs, h->dones, with_reward ? h->prev : NULL,
-                           h->steps, h->actions, h->rng_pos, h->rewards, h->returns};
-    assert_int_equal(api->env_copy(g, &o), 0);
     size_t n = (size_t)e->n, pad = (size_t)e->cfg.pad_h * e->cfg.pad_w;
     struct {
         const char *name;
@@ -224,10 +221,105 @@ static void compare_state(const pcg_cuda_api *api, pcg_cuda_env *g, const env_t 
     }
 }
 
+static void compare_state(const pcg_cuda_api *api, pcg_cuda_env *g, const env_t *e, host_copy *h, const int *actions,
+                          int with_reward, const char *what)
+{
+    pcg_cuda_env_host o = {h->maps, h->frozen, h->pad, h->obs, h->dones, with_reward ? h->prev : NULL,
+                           h->steps, h->actions, h->rng_pos, h->rewards, h->returns};
+    assert_int_equal(api->env_copy(g, &o), 0);
+    compare_arrays(e, h, actions, with_reward, what);
+}
+
 static float sample_reward_cb(const level_t *prev, const level_t *curr, void *ctx)
 {
     (void)ctx;
     return sample_reward(prev, curr);
+}
+
+/* The device kernels' per-environment work (cuda/env_rules.h) run on the
+ * host in the kernels' order, for every step path: fused step, split step
+ * around a reward, observation by the thread or by 32 warp lanes. */
+static void emulate_on_host(int n, int h, int w, int variant, int mapping, int random, int with_reward, int steps)
+{
+    char what[160];
+    snprintf(what, sizeof what, "host emulation n=%d %dx%d variant=%d mapping=%s actions=%s reward=%s", n, h, w,
+             variant, mapping == PCG_OBS_WARP ? "warp" : "thread", random ? "random" : "given",
+             with_reward ? "yes" : "no");
+    uint64_t seed = 2000 + (uint64_t)n, aseed = 91;
+    env_t e;
+    assert_int_equal(env_alloc(&e, n, h, w, variant, seed), 0);
+    if (with_reward) env_set_reward(&e, sample_reward_cb, NULL);
+    host_copy hc;
+    host_copy_alloc(&hc, &e);
+    size_t N = (size_t)n;
+    unsigned int *counts = calloc(N * 2, sizeof(unsigned int));
+    double *ep_ret = calloc(N, sizeof(double));
+    int *actions = malloc(N * sizeof(int));
+    assert_true(counts && ep_ret && actions);
+    env_dev d;
+    memset(&d, 0, sizeof d);
+    dungeon_cfg_init(&d.c, h, w, variant, seed);
+    d.n = n;
+    d.cells = h * w;
+    d.obs_size = d.c.crop_h * d.c.crop_w;
+    d.pad_size = d.c.pad_h * d.c.pad_w;
+    d.maps = hc.maps, d.frozen = hc.frozen, d.prev = hc.prev, d.pad = hc.pad, d.obs = hc.obs, d.dones = hc.dones;
+    d.steps = hc.steps, d.actions = hc.actions, d.rng_pos = (unsigned long long *)hc.rng_pos;
+    d.rewards = hc.rewards, d.returns = hc.returns;
+    d.episodes = counts, d.changed = counts + N, d.episode_return = ep_ret;
+    memset(hc.rng_pos, 0, N * 8);
+    memset(hc.prev, 0, N * d.cells);
+    memset(hc.rewards, 0, N * sizeof(float));
+    memset(hc.dones, 0, N);
+    int thread_obs = mapping == PCG_OBS_THREAD;
+    for (int i = 0; i < n; i++) envd_init(&d, i, 1, thread_obs);
+    if (!thread_obs)
+        for (int i = 0; i < n; i++)
+            for (int lane = 0; lane < 32; lane++) envd_observe_lane(&d, i, lane, 32);
+    compare_arrays(&e, &hc, NULL, 0, what);
+    for (int t = 0; t < steps; t++) {
+        env_random_actions(&e, aseed, (uint64_t)t, actions);
+        if (!random)
+            for (int i = 0; i < n; i += 5) actions[i] = (t * 3 + i) % 13 - 3;
+        env_step(&e, actions);
+        if (!random) memcpy(hc.actions, actions, N * sizeof(int));
+        for (int i = 0; i < n; i++) envd_edit(&d, i, random, aseed, (uint64_t)t, with_reward);
+        if (with_reward) {
+            for (int i = 0; i < n; i++) {
+                level_t p = {h, w, hc.prev + (size_t)i * d.cells}, c = {h, w, hc.maps + (size_t)i * d.cells};
+                hc.rewards[i] = sample_reward(&p, &c);
+            }
+            for (int i = 0; i < n; i++) envd_finish(&d, i, hc.rewards[i], thread_obs);
+        } else {
+            for (int i = 0; i < n; i++) envd_finish(&d, i, 0.0f, thread_obs);
+        }
+        if (!thread_obs)
+            for (int i = 0; i < n; i++)
+                for (int lane = 0; lane < 32; lane++) envd_observe_lane(&d, i, lane, 32);
+        compare_arrays(&e, &hc, actions, with_reward, what);
+    }
+    double episodes = 0, changed = 0, ret = 0;
+    for (size_t i = 0; i < N; i++) episodes += counts[i], changed += counts[N + i], ret += ep_ret[i];
+    assert_true(episodes == e.log.episodes);
+    assert_true(changed == e.log.changed);
+    assert_true(fabs(ret - e.log.episode_return) <= 1e-3 * (1 + fabs(e.log.episode_return)));
+    free(counts);
+    free(ep_ret);
+    free(actions);
+    free(hc.block);
+    env_free(&e);
+}
+
+static void cuda_env_rules_on_host(void **state)
+{
+    (void)state;
+    for (int mapping = 0; mapping < 2; mapping++)
+        for (int random = 0; random < 2; random++) {
+            emulate_on_host(37, 16, 16, VARIANT_DUNGEON, mapping, random, 0, 800);
+            emulate_on_host(13, 7, 5, VARIANT_TREASURE, mapping, random, 0, 3 * 7 * 5 * 2 + 4);
+            emulate_on_host(9, 16, 16, VARIANT_DUNGEON, mapping, random, 1, 800);
+            emulate_on_host(5, 12, 20, VARIANT_TREASURE, mapping, random, 1, 3 * 12 * 20 + 9);
+        }
 }
 
 /* One differential run: n envs of h x w, `steps` steps (past the first
@@ -414,6 +506,7 @@ static void cuda_sgemm_matches_cpu(void **state)
 }
 
 PCG_TESTS(cuda, cmocka_unit_test(cuda_library_exports), cmocka_unit_test(cuda_backend_select),
-          cmocka_unit_test(cuda_cli_backend_flag), cmocka_unit_test(cuda_curand_matches_philox),
+          cmocka_unit_test(cuda_cli_backend_flag), cmocka_unit_test(cuda_env_rules_on_host),
+          cmocka_unit_test(cuda_curand_matches_philox),
           cmocka_unit_test(cuda_env_matches_cpu), cmocka_unit_test(cuda_env_reward_matches_cpu),
           cmocka_unit_test(cuda_sgemm_matches_cpu))

@@ -1,0 +1,119 @@
+/* What one device thread (or one warp lane) does to one environment, as
+ * PCG_HD functions over the flat arrays of a batch.  The kernels in
+ * cuda/env.cu are thin loops around these, and the host tests run the same
+ * functions in the kernels' order on the CPU, so the orchestration of a step
+ * (edit, reward, bookkeeping, auto-reset, observation) is checked against
+ * host/env.c even without a device.  Plain C; the rules themselves come from
+ * host/dungeon.h unchanged. */
+#ifndef PCG_CUDA_ENV_RULES_H
+#define PCG_CUDA_ENV_RULES_H
+#include "dungeon.h"
+
+/* The arrays of one batch, laid out as host/env.c's env_t. */
+typedef struct {
+    dungeon_cfg c;
+    int n, cells, obs_size, pad_size;
+    unsigned char *maps, *frozen, *prev, *pad, *obs, *dones;
+    int *steps, *actions;
+    unsigned long long *rng_pos;
+    float *rewards, *returns;
+    unsigned int *episodes, *changed; /* per-env log counters */
+    double *episode_return;
+} env_dev;
+
+/* New episode for env i (as host/env.c's reset_one). */
+PCG_HD void envd_reset(const env_dev *d, int i, int observe)
+{
+    unsigned char *pad = d->pad + (size_t)i * d->pad_size;
+    size_t off = (size_t)i * d->cells;
+    pcg_u64 pos = d->rng_pos[i];
+    dungeon_reset(&d->c, i, &pos, d->maps + off, d->frozen + off, pad);
+    d->rng_pos[i] = pos;
+    d->steps[i] = 0;
+    d->returns[i] = 0.0f;
+    if (observe) dungeon_observe(&d->c, 0, pad, d->obs + (size_t)i * d->obs_size);
+}
+
+PCG_HD void envd_init(const env_dev *d, int i, int init_pad, int observe)
+{
+    if (init_pad) dungeon_init_pad(&d->c, d->pad + (size_t)i * d->pad_size);
+    envd_reset(d, i, observe);
+}
+
+/* env_random_actions' action for env i at step t.  On the device through
+ * cuRAND: curand_init(seed, 2^32 + i, t) then one curand() is draw t of
+ * that subsequence, the same number as philox_block(seed, 2^32+i, t/4)[t%4]
+ * (host/philox.h), which the host pass uses. */
+PCG_HD int envd_random_action(pcg_u64 seed, int i, pcg_u64 t, int n_actions)
+{
+#if defined(__CUDA_ARCH__)
+    curandStatePhilox4_32_10_t st;
+    curand_init(seed, (1ull << 32) + (pcg_u64)i, t, &st);
+    pcg_u32 r = curand(&st);
+#else
+    pcg_u32 r = philox_block(seed, (1ull << 32) + (pcg_u64)i, t >> 2).v[t & 3];
+#endif
+    return (int)philox_below(r, (pcg_u32)n_actions);
+}
+
+/* The edit of one step: the action (drawn and stored when random), the
+ * previous level kept when keep_prev (a reward follows), the cell written. */
+PCG_HD void envd_edit(const env_dev *d, int i, int random, pcg_u64 seed, pcg_u64 t, int keep_prev)
+{
+    int a;
+    if (random) {
+        a = envd_random_action(seed, i, t, d->c.n_actions);
+        d->actions[i] = a;
+    } else {
+        a = d->actions[i];
+    }
+    if (a < 0 || a >= d->c.n_actions) a = 0;
+    size_t off = (size_t)i * d->cells;
+    unsigned char *map = d->maps + off;
+    if (keep_prev) {
+#if defined(__CUDA_ARCH__)
+        if ((d->cells & 3) == 0) { /* 4-byte copies: the arena aligns every array */
+            const unsigned int *src = (const unsigned int *)map;
+            unsigned int *dst = (unsigned int *)(d->prev + off);
+            for (int k = 0; k < d->cells / 4; k++) dst[k] = src[k];
+        } else
+#endif
+            for (int k = 0; k < d->cells; k++) d->prev[off + k] = map[k];
+    }
+    d->changed[i] += (unsigned int)dungeon_apply(&d->c, d->steps[i], a, map, d->frozen + off,
+                                                 d->pad + (size_t)i * d->pad_size);
+}
+
+/* After the reward: returns, step count, auto-reset, observation. */
+PCG_HD void envd_finish(const env_dev *d, int i, float r, int observe)
+{
+    d->rewards[i] = r;
+    d->returns[i] += r;
+    int s = ++d->steps[i];
+    if (s >= d->c.episode_len) {
+        d->dones[i] = 1;
+        d->episodes[i] += 1;
+        d->episode_return[i] += d->returns[i];
+        envd_reset(d, i, observe);
+    } else {
+        d->dones[i] = 0;
+        if (observe) dungeon_observe(&d->c, s, d->pad + (size_t)i * d->pad_size, d->obs + (size_t)i * d->obs_size);
+    }
+}
+
+/* dungeon_observe split over `lanes` lanes of a warp: lane writes bytes
+ * lane, lane+lanes, ... of the crop, so a warp's stores are consecutive. */
+PCG_HD void envd_observe_lane(const env_dev *d, int env, int lane, int lanes)
+{
+    int cell = d->steps[env] % d->cells;
+    int r = cell / d->c.w, col = cell % d->c.w;
+    const unsigned char *src = d->pad + (size_t)env * d->pad_size + r * d->c.pad_w + col;
+    unsigned char *dst = d->obs + (size_t)env * d->obs_size;
+    int cw = d->c.crop_w;
+    for (int j = lane; j < d->obs_size; j += lanes) {
+        int row = j / cw;
+        dst[j] = src[row * d->c.pad_w + (j - row * cw)];
+    }
+}
+
+#endif
