@@ -431,6 +431,53 @@ static void llm_malformed_json_is_clear_error(void **state)
     srv_stop(&s);
 }
 
+static void llm_oversized_response_is_refused(void **state)
+{
+    (void)state;
+    fake_srv s;
+    char script[4096], big[2100];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    snprintf(script, sizeof script, "{\"responses\": [{\"content\": \"%s\"}]}", big);
+    srv_start(&s, script);
+    llm_config c;
+    test_config(&c, &s);
+    c.max_response_bytes = 1024;
+    llm_reply r;
+    char err[512];
+    int rc = llm_chat(&c, two_msgs, 2, &r, err, sizeof err);
+    srv_stop(&s);
+    assert_int_equal(rc, -1);
+    assert_int_equal(r.attempts, 1);
+    assert_non_null(strstr(err, "larger than 1024 bytes"));
+}
+
+static void llm_request_body_is_valid_for_any_text(void **state)
+{
+    (void)state;
+    llm_config c;
+    llm_config_defaults(&c);
+    char err[256];
+    llm_message bad_utf8[] = {{"user", "story \xff\xfe with \"quotes\" and \x01 control", NULL, 0}};
+    char *body = llm_request_json(&c, bad_utf8, 1, err, sizeof err);
+    assert_non_null(body);
+    json_t *j = json_loads(body, 0, NULL);
+    assert_non_null(j);
+    const char *content =
+        json_string_value(json_object_get(json_array_get(json_object_get(j, "messages"), 0), "content"));
+    assert_string_equal(content, "story ?? with \"quotes\" and \x01 control");
+    assert_true(json_is_number(json_object_get(j, "temperature")));
+    assert_null(json_object_get(j, "seed"));
+    assert_null(json_object_get(j, "n"));
+    json_decref(j);
+    free(body);
+    llm_message bad_role[] = {{"tool", "x", NULL, 0}};
+    assert_null(llm_request_json(&c, bad_role, 1, err, sizeof err));
+    assert_non_null(strstr(err, "role 'tool'"));
+    assert_null(llm_request_json(&c, bad_role, 0, err, sizeof err));
+    assert_non_null(strstr(err, "no messages"));
+}
+
 static void llm_empty_choices_is_clear_error(void **state)
 {
     (void)state;
@@ -1005,6 +1052,7 @@ PCG_TESTS(llm, cmocka_unit_test(llm_good_reply_and_request_fields), cmocka_unit_
           cmocka_unit_test(llm_truncated_reply_never_returned_half), cmocka_unit_test(llm_429_honours_retry_after),
           cmocka_unit_test(llm_500_is_retried), cmocka_unit_test(llm_5xx_gives_up_after_retries),
           cmocka_unit_test(llm_4xx_is_not_retried), cmocka_unit_test(llm_malformed_json_is_clear_error),
+          cmocka_unit_test(llm_oversized_response_is_refused), cmocka_unit_test(llm_request_body_is_valid_for_any_text),
           cmocka_unit_test(llm_empty_choices_is_clear_error), cmocka_unit_test(llm_timeout_is_bounded),
           cmocka_unit_test(llm_timeout_then_answer), cmocka_unit_test(llm_connection_refused_is_bounded),
           cmocka_unit_test(llm_key_never_in_errors_or_reply), cmocka_unit_test(llm_no_key_sends_no_authorization),
