@@ -4,6 +4,7 @@
 #define PCG_COMMANDS_H
 
 int cmd_eval(int argc, char **argv);
+int cmd_check_reward(int argc, char **argv);
 int cmd_levels(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_render(int argc, char **argv);

@@ -14,6 +14,7 @@ static const struct {
     const char *help;
 } commands[] = {
     {"eval", cmd_eval, "score level files against a scenario (fitness, per-level metrics)"},
+    {"check-reward", cmd_check_reward, "compile a reward, validate it in the sandbox, print its statistics"},
     {"levels", cmd_levels, "write starting maps, or maps after an episode of random play"},
     {"show", cmd_show, "print a level in the terminal with a legend"},
     {"render", cmd_render, "draw a level as a PNG"},
