@@ -121,4 +121,7 @@ char *llm_extract_json(const char *reply, char *err, int errlen);
 /* Standard base64 of data (malloc'd, NUL-terminated). */
 char *llm_base64(const void *data, size_t len);
 
+/* The `pcgrllm ask` command (host/cmd_ask.c): one prompt, one printed reply. */
+int cmd_ask(int argc, char **argv);
+
 #endif

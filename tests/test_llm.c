@@ -754,6 +754,87 @@ static void llm_config_flags_and_base_url(void **state)
     json_decref(reqs);
 }
 
+/* Run cmd_ask in this process with stdout and stderr sent to files. */
+static int run_ask(char **argv, int argc, char *out, size_t outlen, char *errout, size_t errlen)
+{
+    char opath[PATH_MAX], epath[PATH_MAX];
+    snprintf(opath, sizeof opath, "%s/ask-out", pcg_test_tmpdir());
+    snprintf(epath, sizeof epath, "%s/ask-err", pcg_test_tmpdir());
+    fflush(stdout);
+    fflush(stderr);
+    int so = dup(1), se = dup(2);
+    int fo = open(opath, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(epath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(so >= 0 && se >= 0 && fo >= 0 && fe >= 0);
+    dup2(fo, 1);
+    dup2(fe, 2);
+    int rc = cmd_ask(argc, argv);
+    fflush(stdout);
+    fflush(stderr);
+    dup2(so, 1);
+    dup2(se, 2);
+    close(so);
+    close(se);
+    close(fo);
+    close(fe);
+    long len;
+    char e[256];
+    char *t = read_file(opath, 1 << 20, &len, e, sizeof e);
+    snprintf(out, outlen, "%s", t ? t : "");
+    free(t);
+    t = read_file(epath, 1 << 20, &len, e, sizeof e);
+    snprintf(errout, errlen, "%s", t ? t : "");
+    free(t);
+    return rc;
+}
+
+static void llm_ask_command(void **state)
+{
+    (void)state;
+    fake_srv s;
+    char script[2048];
+    json_t *j = json_pack("{s:[{s:s}, {s:i}], s:{s:s}}", "responses", "content", good_reward, "status", 500,
+                          "default", "content", "no code here");
+    char *st = json_dumps(j, 0);
+    snprintf(script, sizeof script, "%s", st);
+    free(st);
+    json_decref(j);
+    srv_start(&s, script);
+    char out[4096], errout[4096];
+    char *a1[] = {"ask", "--base-url", s.url, "--model", "m1", "--api-key-env", KEY_ENV, "--system", "Be brief.",
+                  "--extract", "code", "Write a reward."};
+    int rc = run_ask(a1, 12, out, sizeof out, errout, sizeof errout);
+    assert_int_equal(rc, 0);
+    assert_string_equal(out, "float compute_reward(const level_t *prev, const level_t *curr)\n{\n    return "
+                             "(float)(count_tiles(curr, KEY) - count_tiles(prev, KEY));\n}\n");
+    assert_non_null(strstr(errout, "finish stop"));
+    assert_non_null(strstr(errout, "= 15"));
+    char *a2[] = {"ask", "--base-url", s.url, "--model", "m1", "--llm-retries", "0", "Hello"};
+    rc = run_ask(a2, 8, out, sizeof out, errout, sizeof errout);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(errout, "HTTP 500"));
+    assert_string_equal(out, "");
+    char *a3[] = {"ask", "--base-url", s.url, "--model", "m1", "--extract", "json", "Hello"};
+    rc = run_ask(a3, 8, out, sizeof out, errout, sizeof errout);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(errout, "no JSON object"));
+    srv_stop(&s);
+    json_t *reqs = srv_requests(&s);
+    json_t *m = json_object_get(json_object_get(json_array_get(reqs, 0), "body"), "messages");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(m, 0), "content")), "Be brief.");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(m, 1), "content")), "Write a reward.");
+    json_decref(reqs);
+    /* usage errors */
+    char *a4[] = {"ask", "--temperature", "9", "x"};
+    assert_int_equal(run_ask(a4, 4, out, sizeof out, errout, sizeof errout), 2);
+    assert_non_null(strstr(errout, "--temperature"));
+    char *a5[] = {"ask", "--llm", "offline", "x"};
+    assert_int_equal(run_ask(a5, 4, out, sizeof out, errout, sizeof errout), 2);
+    char *a6[] = {"ask", "--image", "/nonexistent.png", "x"};
+    assert_int_equal(run_ask(a6, 4, out, sizeof out, errout, sizeof errout), 2);
+    char *a7[] = {"ask"};
+    assert_int_equal(run_ask(a7, 1, out, sizeof out, errout, sizeof errout), 2);
+}
+
 /* ---- extraction ------------------------------------------------------------------ */
 
 static void llm_extract_code_cases(void **state)
@@ -1057,7 +1138,7 @@ PCG_TESTS(llm, cmocka_unit_test(llm_good_reply_and_request_fields), cmocka_unit_
           cmocka_unit_test(llm_timeout_then_answer), cmocka_unit_test(llm_connection_refused_is_bounded),
           cmocka_unit_test(llm_key_never_in_errors_or_reply), cmocka_unit_test(llm_no_key_sends_no_authorization),
           cmocka_unit_test(llm_image_sent_as_data_url), cmocka_unit_test(llm_usage_accumulates_per_run),
-          cmocka_unit_test(llm_config_flags_and_base_url), cmocka_unit_test(llm_extract_code_cases),
+          cmocka_unit_test(llm_config_flags_and_base_url), cmocka_unit_test(llm_ask_command), cmocka_unit_test(llm_extract_code_cases),
           cmocka_unit_test(llm_extract_json_cases), cmocka_unit_test(llm_base64_known_answers),
           cmocka_unit_test(prompts_fill_placeholders), cmocka_unit_test(prompts_unknown_or_missing_placeholder),
           cmocka_unit_test(prompts_found_beside_the_binary), cmocka_unit_test(prompts_templates_check_and_render),
