@@ -10,6 +10,7 @@
  * row; images are HWC.  Backward passes add into parameter gradients. */
 #include <cblas.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "dungeon.h"
 #include "nn.h"
@@ -65,9 +66,11 @@ static inline void NN_FN(dense_onehot_forward)(NN_REAL *out, const unsigned char
         memcpy(y, b, sizeof(NN_REAL) * (size_t)O);
         for (int i = 0; i < cells; i++) {
             const NN_REAL *w = W + ((size_t)i * in_ch + (x[i] & OBS_TILE_MASK)) * O;
+#pragma omp simd
             for (int o = 0; o < O; o++) y[o] += w[o];
             if (x[i] & OBS_FROZEN_BIT) {
                 const NN_REAL *wf = W + ((size_t)i * in_ch + in_ch - 1) * O;
+#pragma omp simd
                 for (int o = 0; o < O; o++) y[o] += wf[o];
             }
         }
@@ -86,9 +89,12 @@ static inline void NN_FN(dense_onehot_backward)(NN_REAL *dW, NN_REAL *db, const 
             unsigned char v = obs[(size_t)n * cells + i];
             NN_REAL *w = dW + ((size_t)i * in_ch + (v & OBS_TILE_MASK)) * O;
             const NN_REAL *g = dout + (size_t)n * O;
+#pragma omp simd
             for (int o = 0; o < O; o++) w[o] += g[o];
-            if (v & OBS_FROZEN_BIT)
+            if (v & OBS_FROZEN_BIT) {
+#pragma omp simd
                 for (int o = 0; o < O; o++) wf[o] += g[o];
+            }
         }
     }
     for (int n = 0; n < B; n++)
@@ -105,12 +111,28 @@ typedef struct {
 
 /* ---- convolution on the one-hot observation (conv 1): gather ----
  * out[n][oy][ox][o] = b[o] + sum over taps inside the crop of the weight
- * rows of the tap's tile channel and, if frozen, of the frozen channel. */
+ * rows of the tap's tile channel and, if frozen, of the frozen channel.
+ * Both are read at once from a table of fused rows, one per tap and byte
+ * class: class t (tile t) holds row t, class t + C-1 (tile t, frozen)
+ * holds row t + row C-1. */
+
+static inline int NN_FN(onehot_class)(unsigned char v, int C)
+{
+    return (v & OBS_TILE_MASK) + ((v & OBS_FROZEN_BIT) ? C - 1 : 0);
+}
 
 static inline void NN_FN(conv_onehot_forward)(NN_REAL *out, const unsigned char *obs, const NN_REAL *W,
                                               const NN_REAL *b, int B, const NN_FN(conv_shape) * s)
 {
-    const int O = s->O, C = s->C, k = s->k;
+    const int O = s->O, C = s->C, k = s->k, NC = 2 * (C - 1);
+    NN_REAL *table = malloc(sizeof(NN_REAL) * (size_t)k * k * NC * O);
+    if (!table) abort();
+    for (int tap = 0; tap < k * k; tap++)
+        for (int t = 0; t < C - 1; t++) {
+            const NN_REAL *w = W + ((size_t)tap * C + t) * O, *wf = W + ((size_t)tap * C + C - 1) * O;
+            NN_REAL *r = table + ((size_t)tap * NC + t) * O, *rf = table + ((size_t)tap * NC + t + C - 1) * O;
+            for (int o = 0; o < O; o++) r[o] = w[o], rf[o] = w[o] + wf[o];
+        }
 #pragma omp parallel for schedule(static)
     for (int n = 0; n < B; n++) {
         const unsigned char *x = obs + (size_t)n * s->H * s->W;
@@ -124,29 +146,29 @@ static inline void NN_FN(conv_onehot_forward)(NN_REAL *out, const unsigned char 
                     for (int kx = 0; kx < k; kx++) {
                         int ix = ox * s->stride - s->pad + kx;
                         if (ix < 0 || ix >= s->W) continue;
-                        unsigned char v = x[iy * s->W + ix];
-                        const NN_REAL *w = W + ((size_t)(ky * k + kx) * C + (v & OBS_TILE_MASK)) * O;
+                        const NN_REAL *w =
+                            table + ((size_t)(ky * k + kx) * NC + NN_FN(onehot_class)(x[iy * s->W + ix], C)) * O;
+#pragma omp simd
                         for (int o = 0; o < O; o++) y[o] += w[o];
-                        if (v & OBS_FROZEN_BIT) {
-                            const NN_REAL *wf = W + ((size_t)(ky * k + kx) * C + C - 1) * O;
-                            for (int o = 0; o < O; o++) y[o] += wf[o];
-                        }
                     }
                 }
             }
     }
+    free(table);
 }
 
 /* Threads own taps (their rows of dW): deterministic whatever the thread
- * count.  No input gradient: the input is the observation. */
+ * count.  Sums per byte class first, then folds the classes into the tile
+ * and frozen rows.  No input gradient: the input is the observation. */
 static inline void NN_FN(conv_onehot_backward)(NN_REAL *dW, NN_REAL *db, const NN_REAL *dout,
                                                const unsigned char *obs, int B, const NN_FN(conv_shape) * s)
 {
-    const int O = s->O, C = s->C, k = s->k;
+    const int O = s->O, C = s->C, k = s->k, NC = 2 * (C - 1);
 #pragma omp parallel for schedule(static)
     for (int tap = 0; tap < k * k; tap++) {
         int ky = tap / k, kx = tap % k;
-        NN_REAL *wt = dW + (size_t)tap * C * O;
+        NN_REAL *acc = calloc((size_t)NC * O, sizeof(NN_REAL));
+        if (!acc) abort();
         for (int n = 0; n < B; n++) {
             const unsigned char *x = obs + (size_t)n * s->H * s->W;
             for (int oy = 0; oy < s->OH; oy++) {
@@ -155,17 +177,21 @@ static inline void NN_FN(conv_onehot_backward)(NN_REAL *dW, NN_REAL *db, const N
                 for (int ox = 0; ox < s->OW; ox++) {
                     int ix = ox * s->stride - s->pad + kx;
                     if (ix < 0 || ix >= s->W) continue;
-                    unsigned char v = x[iy * s->W + ix];
                     const NN_REAL *g = dout + (((size_t)n * s->OH + oy) * s->OW + ox) * O;
-                    NN_REAL *w = wt + (size_t)(v & OBS_TILE_MASK) * O;
+                    NN_REAL *w = acc + (size_t)NN_FN(onehot_class)(x[iy * s->W + ix], C) * O;
+#pragma omp simd
                     for (int o = 0; o < O; o++) w[o] += g[o];
-                    if (v & OBS_FROZEN_BIT) {
-                        NN_REAL *wf = wt + (size_t)(C - 1) * O;
-                        for (int o = 0; o < O; o++) wf[o] += g[o];
-                    }
                 }
             }
         }
+        NN_REAL *wt = dW + (size_t)tap * C * O, *wf = wt + (size_t)(C - 1) * O;
+        for (int t = 0; t < C - 1; t++)
+            for (int o = 0; o < O; o++) {
+                NN_REAL plain = acc[(size_t)t * O + o], frozen = acc[(size_t)(t + C - 1) * O + o];
+                wt[(size_t)t * O + o] += plain + frozen;
+                wf[o] += frozen;
+            }
+        free(acc);
     }
     for (size_t i = 0; i < (size_t)B * s->OH * s->OW; i++)
         for (int o = 0; o < O; o++) db[o] += dout[i * O + o];
