@@ -530,6 +530,13 @@ static int http_post(const llm_config *c, const char *url, const char *body, htt
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &r->body);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+    /* A local server is never reached through a proxy; keep the user's own
+     * exceptions and add the loopback names to them. */
+    const char *np = getenv("no_proxy");
+    if (!np || !*np) np = getenv("NO_PROXY");
+    char noproxy[1024];
+    snprintf(noproxy, sizeof noproxy, "%.900s%slocalhost,127.0.0.1,::1", np && *np ? np : "", np && *np ? "," : "");
+    curl_easy_setopt(h, CURLOPT_NOPROXY, noproxy);
     CURLcode rc = curl_easy_perform(h);
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
     curl_off_t ra = 0;
