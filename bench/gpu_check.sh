@@ -46,11 +46,13 @@ echo
 echo "$info" | sed -n 's/^device: /GPU: /p; s/^driver: /    /p'
 echo "host: $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //'), $(nproc) cores"
 echo "environment: 16x16 dungeon, random actions (cuRAND Philox), compact observation every step"
-reward="$BUILD/cuda/reward_sample.fatbin"
 args=(--backend cuda --bench --envs "600,4096,65536" --mapping both --seconds 1)
 "$BINX" device "${args[@]}" | sed -n '/^envs/,$p'
-if [ -f "$reward" ]; then
-    "$BINX" device "${args[@]}" --reward "$reward" | sed -n '/^envs/,$p' | tail -n +2
-else
-    step "sample reward module $reward missing: reward rows skipped"
-fi
+# a human reward compiled by NVRTC for this GPU, and the prebuilt sample module
+for reward in rewards/human/scenario1.c "$BUILD/cuda/reward_sample.fatbin"; do
+    if [ -f "$reward" ]; then
+        "$BINX" device "${args[@]}" --reward "$reward" | sed -n '/^envs/,$p' | tail -n +2
+    else
+        step "$reward missing: its rows are left out"
+    fi
+done

@@ -3,6 +3,7 @@
 #include "backend.h"
 #include "commands.h"
 #include "dungeon.h"
+#include "reward_jit.h"
 #include "util.h"
 #include <getopt.h>
 #include <stdio.h>
@@ -17,7 +18,8 @@ static void device_usage(FILE *f)
             "  Prints the backend --backend selects and its device.  --bench measures device\n"
             "  environment steps/s with random actions (compact observation every step) for\n"
             "  each environment count and observation thread mapping; --reward adds a reward\n"
-            "  module (a cubin/fatbin defining " PCG_REWARD_KERNEL ") launched every step.\n"
+            "  module launched every step: a reward source (.c, compiled with NVRTC for the\n"
+            "  device) or a cubin/fatbin/PTX image defining " PCG_REWARD_KERNEL ".\n"
             "  defaults: --backend auto --envs 600,4096,65536 --mapping both --seconds 0.5\n");
 }
 
@@ -149,25 +151,41 @@ int cmd_device(int argc, char **argv)
     void *reward = NULL;
     if (reward_path) {
         long len = 0;
-        reward = read_file(reward_path, 64L << 20, &len, err, sizeof err);
-        if (!reward) {
+        char *data = read_file(reward_path, 64L << 20, &len, err, sizeof err);
+        if (!data) {
             die_msg("device: --reward: %s", err);
             return 1;
         }
+        size_t pl = strlen(reward_path);
+        if (pl > 2 && !strcmp(reward_path + pl - 2, ".c")) {
+            char arch[16], *cubin = NULL;
+            size_t cubin_len = 0;
+            snprintf(arch, sizeof arch, "sm_%d%d", info.major, info.minor);
+            int rc = reward_compile_nvrtc(data, arch, &cubin, &cubin_len, err, sizeof err);
+            free(data);
+            if (rc) {
+                die_msg("device: --reward %s: %s", reward_path, err);
+                return 1;
+            }
+            data = cubin;
+        }
+        reward = data;
     }
-    printf("\n%-8s %-8s %-10s %16s\n", "envs", "mapping", "reward", "env steps/s");
+    const char *label = "none";
+    if (reward_path) label = strrchr(reward_path, '/') ? strrchr(reward_path, '/') + 1 : reward_path;
+    printf("\n%-8s %-8s %-22s %16s\n", "envs", "mapping", "reward", "env steps/s");
     int rc = 0;
     for (int i = 0; i < n_envs; i++)
         for (int m = 0; m < n_map; m++) {
             double r = device_rate(api, envs[i], mappings[m], reward, seed, seconds, err, sizeof err);
             const char *mname = mappings[m] == PCG_OBS_WARP ? "warp" : "thread";
             if (r < 0) {
-                printf("%-8d %-8s %-10s %16s\n", envs[i], mname, reward ? "module" : "none", "failed");
+                printf("%-8d %-8s %-22.22s %16s\n", envs[i], mname, label, "failed");
                 die_msg("device: %s", err);
                 rc = 1;
                 continue;
             }
-            printf("%-8d %-8s %-10s %16.0f\n", envs[i], mname, reward ? "module" : "none", r);
+            printf("%-8d %-8s %-22.22s %16.0f\n", envs[i], mname, label, r);
             fflush(stdout);
         }
     free(reward);

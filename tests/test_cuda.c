@@ -6,6 +6,7 @@
 #include "env.h"
 #include "philox.h"
 #include "reward_sample.h"
+#include "reward_jit.h"
 #include "../cuda/env_rules.h"
 #include <dlfcn.h>
 #include <limits.h>
@@ -324,16 +325,17 @@ static void cuda_env_rules_on_host(void **state)
 
 /* One differential run: n envs of h x w, `steps` steps (past the first
  * auto-reset), random actions drawn on the device or given from the host. */
-static void run_differential(const pcg_cuda_api *api, int n, int h, int w, int variant, int mapping, int device_random,
-                             const void *reward, int steps)
+static void run_differential_fn(const pcg_cuda_api *api, int n, int h, int w, int variant, int mapping,
+                                int device_random, const void *reward, reward_fn cpu_fn, void *cpu_ctx, int steps,
+                                const char *label)
 {
-    char what[160];
+    char what[200];
     snprintf(what, sizeof what, "n=%d %dx%d variant=%d mapping=%s actions=%s reward=%s", n, h, w, variant,
-             mapping == PCG_OBS_WARP ? "warp" : "thread", device_random ? "device" : "host", reward ? "yes" : "no");
+             mapping == PCG_OBS_WARP ? "warp" : "thread", device_random ? "device" : "host", label);
     uint64_t seed = 1000 + (uint64_t)n, aseed = 77;
     env_t e;
     assert_int_equal(env_alloc(&e, n, h, w, variant, seed), 0);
-    if (reward) env_set_reward(&e, sample_reward_cb, NULL);
+    if (reward) env_set_reward(&e, cpu_fn, cpu_ctx);
     size_t mark = api->arena_mark();
     pcg_cuda_env *g = api->env_alloc(n, h, w, variant, seed, mapping);
     if (!g) fail_msg("%s: env_alloc: %s", what, api->last_error());
@@ -364,6 +366,13 @@ static void run_differential(const pcg_cuda_api *api, int n, int h, int w, int v
     api->env_free(g);
     api->arena_release(mark);
     env_free(&e);
+}
+
+static void run_differential(const pcg_cuda_api *api, int n, int h, int w, int variant, int mapping, int device_random,
+                             const void *reward, int steps)
+{
+    run_differential_fn(api, n, h, w, variant, mapping, device_random, reward, sample_reward_cb, NULL, steps,
+                        reward ? "sample" : "none");
 }
 
 /* Same seed, same actions: bit-identical maps, frozen masks, padded maps,
@@ -434,6 +443,44 @@ static void cuda_env_reward_matches_cpu(void **state)
     api->env_free(g);
     api->arena_release(mark);
     free(img);
+}
+
+/* The human rewards compiled by NVRTC for this device and by libtcc give
+ * the same rewards on the same transitions (float tolerance). */
+static void cuda_human_rewards_nvrtc_match_libtcc(void **state)
+{
+    (void)state;
+    const char *test = "cuda_human_rewards_nvrtc_match_libtcc";
+    const pcg_cuda_api *api = device_or_skip(test);
+    char err[600];
+    if (!reward_nvrtc_available(err, sizeof err)) {
+        printf("%s: skipped, %s\n", test, err);
+        skip();
+    }
+    pcg_cuda_device_info info;
+    assert_int_equal(api->device_info(0, &info), 0);
+    char arch[16];
+    snprintf(arch, sizeof arch, "sm_%d%d", info.major, info.minor);
+    for (int sc = 1; sc <= 4; sc++) {
+        char path[64];
+        snprintf(path, sizeof path, "rewards/human/scenario%d.c", sc);
+        long len;
+        char *src = read_all(path, &len);
+        if (!src) fail_msg("%s: cannot read %s (run from the source tree)", test, path);
+        src[len] = 0;
+        reward_prog *prog = reward_compile_cpu(src, err, sizeof err);
+        if (!prog) fail_msg("%s: libtcc: %s", path, err);
+        char *cubin = NULL;
+        size_t cubin_len = 0;
+        if (reward_compile_nvrtc(src, arch, &cubin, &cubin_len, err, sizeof err))
+            fail_msg("%s: NVRTC for %s: %s", path, arch, err);
+        int variant = sc >= 3 ? VARIANT_TREASURE : VARIANT_DUNGEON;
+        /* 64 envs x 800 steps: 51200 transitions, across an auto-reset */
+        run_differential_fn(api, 64, 16, 16, variant, sc & 1, sc & 1, cubin, reward_prog_call, prog, 800, path);
+        free(cubin);
+        reward_prog_free(prog);
+        free(src);
+    }
 }
 
 static double max_rel_err(const float *got, const double *want, size_t n)
@@ -509,4 +556,5 @@ PCG_TESTS(cuda, cmocka_unit_test(cuda_library_exports), cmocka_unit_test(cuda_ba
           cmocka_unit_test(cuda_cli_backend_flag), cmocka_unit_test(cuda_env_rules_on_host),
           cmocka_unit_test(cuda_curand_matches_philox),
           cmocka_unit_test(cuda_env_matches_cpu), cmocka_unit_test(cuda_env_reward_matches_cpu),
+          cmocka_unit_test(cuda_human_rewards_nvrtc_match_libtcc),
           cmocka_unit_test(cuda_sgemm_matches_cpu))
