@@ -146,6 +146,24 @@ void target_describe(const target_t *t, char *buf, int len)
         say(buf, len, "encounter: meet %s, not %s, on the route Player -> Key -> Door (dungeon variant)", yes, no);
 }
 
+void target_to_scenario(const target_t *t, const char *story, eval_scenario_t *out)
+{
+    static const char *const flows[] = {"Player -> Key -> Door", "Player -> Key -> Door -> Treasure",
+                                        "Player -> Bat -> Door -> Treasure"};
+    memset(out, 0, sizeof *out);
+    out->story = story;
+    out->variant = t->variant;
+    if (t->kind == TARGET_KEYDOOR) {
+        out->kind = EVAL_KEYDOOR;
+        out->gate = t->gate;
+        out->flow = t->gate == TILE_BAT ? flows[2] : flows[1];
+    } else {
+        out->kind = EVAL_ENCOUNTER;
+        for (int e = 0; e < TARGET_N_ENEMIES; e++) out->enemies[e] = t->enemies[e];
+        out->flow = flows[0];
+    }
+}
+
 /* ------------------------------------------------------------------ */
 /* Rule-based extraction                                              */
 

@@ -13,6 +13,7 @@
  * with a one-line reason.  docs/offline-author.md lists the rules. */
 #ifndef PCG_STORY_H
 #define PCG_STORY_H
+#include "eval.h"
 #include <jansson.h>
 #include <stddef.h>
 
@@ -49,6 +50,10 @@ int target_equal(const target_t *a, const target_t *b);
 void target_describe(const target_t *t, char *buf, int len);
 /* "BAT", "SCORPION", "SPIDER", "KEY", ... for a tile id; "?" otherwise. */
 const char *target_tile_name(int tile);
+
+/* The evaluator's scenario for a target (number 0; story and flow point to
+ * static or caller-owned text). */
+void target_to_scenario(const target_t *t, const char *story, eval_scenario_t *out);
 
 /* JSON form, shared with the language model's target-extraction prompt:
  *   {"kind":"encounter","enemies":["BAT","SCORPION"]}
