@@ -562,7 +562,39 @@ static void author_deterministic(void **state)
     assert_int_equal(small[0], 0);
 }
 
-PCG_TESTS(author, cmocka_unit_test(author_code_compiles), cmocka_unit_test(author_encounter_reward_direction),
+/* The same sources compile with NVRTC for the GPU backend, where NVRTC can be
+ * loaded (it needs no GPU). */
+static void author_code_compiles_nvrtc(void **state)
+{
+    (void)state;
+    char err[512];
+    if (!reward_nvrtc_available(err, sizeof err)) {
+        print_message("NVRTC not available (%s): GPU compile not checked here\n", err);
+        skip();
+    }
+    for (int s = 1; s <= 4; s++)
+        for (int shaped = 0; shaped < 2; shaped++) {
+            /* NVRTC takes seconds per source: scenario 1 in both forms and
+             * scenario 3 shaped cover every term kind and form. */
+            if (s == 2 || s == 4 || (s == 3 && !shaped)) continue;
+            target_t t;
+            target_scenario(s, &t);
+            author_reward r;
+            author_initial(&t, &r);
+            if (shaped)
+                for (int k = 0; k < r.n; k++) r.term[k].form = AF_SHAPED;
+            char *code = code_for(&r);
+            char *cubin = NULL;
+            size_t cubin_len = 0;
+            int rc = reward_compile_nvrtc(code, "sm_90", &cubin, &cubin_len, err, sizeof err);
+            if (rc) fail_msg("NVRTC refused the scenario %d reward: %s", s, err);
+            assert_true(cubin_len > 0);
+            free(cubin);
+            free(code);
+        }
+}
+
+PCG_TESTS(author, cmocka_unit_test(author_code_compiles), cmocka_unit_test(author_code_compiles_nvrtc), cmocka_unit_test(author_encounter_reward_direction),
           cmocka_unit_test(author_keydoor_reward_direction), cmocka_unit_test(author_parse_round_trip),
           cmocka_unit_test(author_align_rescales), cmocka_unit_test(author_align_with_sandbox_stats),
           cmocka_unit_test(author_feedback_and_refine), cmocka_unit_test(author_metrics_from_levels),

@@ -63,6 +63,26 @@ static void story_paper_scenarios(void **state)
     assert_null(story_scenario_text(5));
 }
 
+/* The evaluator's scenario built from a target matches its built-in ones. */
+static void story_target_to_scenario(void **state)
+{
+    (void)state;
+    for (int s = 1; s <= 4; s++) {
+        target_t t;
+        eval_scenario_t got;
+        const eval_scenario_t *want = eval_scenario(s);
+        assert_non_null(want);
+        target_scenario(s, &t);
+        target_to_scenario(&t, story_scenario_text(s), &got);
+        assert_int_equal(got.kind, want->kind);
+        assert_int_equal(got.variant, want->variant);
+        assert_int_equal(got.gate, want->gate);
+        for (int e = 0; e < 3; e++) assert_int_equal(got.enemies[e], want->enemies[e]);
+        assert_string_equal(got.story, want->story); /* the same verbatim text */
+        assert_non_null(got.flow);
+    }
+}
+
 static void story_custom_accepted(void **state)
 {
     (void)state;
@@ -234,7 +254,7 @@ static void story_json_rejects_malformed(void **state)
     assert_null(target_json(&t));
 }
 
-PCG_TESTS(story, cmocka_unit_test(story_paper_scenarios), cmocka_unit_test(story_custom_accepted),
+PCG_TESTS(story, cmocka_unit_test(story_paper_scenarios), cmocka_unit_test(story_target_to_scenario), cmocka_unit_test(story_custom_accepted),
           cmocka_unit_test(story_refused), cmocka_unit_test(story_deterministic_reason),
           cmocka_unit_test(story_json_round_trip), cmocka_unit_test(story_json_model_replies),
           cmocka_unit_test(story_json_rejects_malformed))
