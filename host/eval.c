@@ -36,14 +36,39 @@ static int is_enemy(int tile)
     return tile == TILE_BAT || tile == TILE_SCORPION || tile == TILE_SPIDER;
 }
 
-/* Scenarios 1-2 (SPEC §5 steps 1-4). */
+/* Bit e of near[c]: an enemy of type e lies within Chebyshev distance 2 of
+ * cell c (the 5x5 window of SPEC §5). */
+static void enemy_windows(const level_t *l, unsigned char *near)
+{
+    const int h = l->h, w = l->w;
+    memset(near, 0, (size_t)(h * w));
+    for (int i = 0; i < h * w; i++) {
+        int t = l->t[i];
+        if (!is_enemy(t)) continue;
+        int r = i / w, c = i % w;
+        unsigned char bit = (unsigned char)(1u << (t - TILE_BAT));
+        for (int nr = r - 2 > 0 ? r - 2 : 0; nr <= r + 2 && nr < h; nr++)
+            for (int nc = c - 2 > 0 ? c - 2 : 0; nc <= c + 2 && nc < w; nc++) near[nr * w + nc] |= bit;
+    }
+}
+
+/* Scenarios 1-2 (SPEC §5 steps 1-4).
+ *
+ * Two shortcuts keep this at a few searches per level, both exact:
+ * - d2 comes from one BFS from the door (distances are symmetric).
+ * - d1' and the key-avoiding path come from one BFS with every KEY blocking
+ *   instead of one per key with that key allowed: cells closer than d1'
+ *   have the same distance in both searches (passing k cannot shorten a
+ *   path to a cell nearer than k), so d1' = 1 + the least distance of k's
+ *   neighbours, and rebuilding the path from k reads only those cells.
+ * tests/test_eval.c checks both against the one-search-per-key reading. */
 static void eval_encounter(const eval_scenario_t *s, const level_t *l, eval_level_t *m)
 {
-    short dist_p[PCG_MAX_CELLS], dist_d[PCG_MAX_CELLS], dist[PCG_MAX_CELLS];
+    short dist_p[PCG_MAX_CELLS], dist_d[PCG_MAX_CELLS], dist_b[PCG_MAX_CELLS], dist[PCG_MAX_CELLS];
     short queue[PCG_MAX_CELLS], path[PCG_MAX_CELLS];
-    unsigned char on_route[PCG_MAX_CELLS];
+    unsigned char near[PCG_MAX_CELLS];
     const int h = l->h, w = l->w, cells = h * w;
-    const pcg_u32 keys_block = PCG_BLOCK_DEFAULT | (1u << TILE_KEY);
+    const unsigned all_met = (1u << EVAL_N_ENEMIES) - 1;
 
     int player = lv_first(l, TILE_PLAYER), door = lv_first(l, TILE_DOOR);
     if (player < 0) {
@@ -60,46 +85,54 @@ static void eval_encounter(const eval_scenario_t *s, const level_t *l, eval_leve
     /* d1 > 0 and d2 > 0 put player, key and door in one region: without a
      * player-door path no key can give a solution. */
     if (m->player_door < 0) return;
-    /* Distances are symmetric, so one BFS from the door gives every d2. */
     lv_bfs(l, door, PCG_BLOCK_DEFAULT, -1, dist_d, queue);
-    memset(on_route, 0, (size_t)cells);
+    int searched = 0;
+    unsigned met = 0;
     for (int k = 0; k < cells; k++) {
         if (l->t[k] != TILE_KEY) continue;
         int d1 = dist_p[k], d2 = dist_d[k];
         if (d1 <= 0 || d2 <= 0) continue;
-        /* d1': every other KEY blocks, this one is the allowed cell */
-        lv_bfs(l, player, keys_block, k, dist, queue);
-        if (dist[k] != d1) continue;
+        if (!searched) {
+            lv_bfs(l, player, PCG_BLOCK_DEFAULT | (1u << TILE_KEY), -1, dist_b, queue);
+            enemy_windows(l, near);
+            searched = 1;
+        }
+        /* d1': every other KEY blocks, k is entered from its nearest neighbour */
+        int r = k / w, c = k % w, best = -1;
+        for (int q = 0; q < 4; q++) {
+            int nr = r + PCG_DR(q), nc = c + PCG_DC(q);
+            if (nr < 0 || nc < 0 || nr >= h || nc >= w) continue;
+            int d = dist_b[nr * w + nc];
+            if (d >= 0 && (best < 0 || d < best)) best = d;
+        }
+        if (best < 0 || best + 1 != d1) continue;
         m->solutions++;
         if (m->route < 0 || d1 + d2 < m->route) m->route = d1 + d2;
+        if (met == all_met) continue; /* the route can add nothing to p */
         /* the key-avoiding route player -> k, rebuilt from k */
-        int n = lv_path(l, dist, k, path);
-        for (int i = 0; i < n; i++) on_route[path[i]] = 1;
+        dist_b[k] = (short)d1;
+        int n = lv_path(l, dist_b, k, path);
+        dist_b[k] = -1;
+        for (int i = 0; i < n; i++) met |= near[path[i]];
+        if (met == all_met) continue;
         /* k -> door with only walls blocking, rebuilt from the door */
         lv_bfs(l, k, PCG_BLOCK_DEFAULT, -1, dist, queue);
         n = lv_path(l, dist, door, path);
-        for (int i = 0; i < n; i++) on_route[path[i]] = 1;
+        for (int i = 0; i < n; i++) met |= near[path[i]];
     }
     if (m->solutions == 0) return;
-    /* p_e: an enemy within Chebyshev distance 2 of a cell of any solution's
-     * route.  The union of the routes gives the same OR over solutions. */
-    for (int i = 0; i < cells; i++) {
-        int t = l->t[i];
-        if (!is_enemy(t) || m->met[t - TILE_BAT]) continue;
-        int r = i / w, c = i % w, met = 0;
-        for (int dr = -2; dr <= 2 && !met; dr++)
-            for (int dc = -2; dc <= 2 && !met; dc++) {
-                int nr = r + dr, nc = c + dc;
-                if (nr >= 0 && nc >= 0 && nr < h && nc < w && on_route[nr * w + nc]) met = 1;
-            }
-        m->met[t - TILE_BAT] = met;
-    }
     int match = 0;
-    for (int e = 0; e < EVAL_N_ENEMIES; e++) match += m->met[e] == (s->enemies[e] != 0);
+    for (int e = 0; e < EVAL_N_ENEMIES; e++) {
+        m->met[e] = (met >> e) & 1u;
+        match += m->met[e] == (s->enemies[e] != 0);
+    }
     m->score = match / 3.0;
 }
 
-/* Scenarios 3-4: Player -> G -> Door -> Treasure. */
+/* Scenarios 3-4: Player -> G -> Door -> Treasure.  Every G reachable from
+ * the player with doors blocking lies in the player's sealed region, so a
+ * DOOR reachable from one of them is reachable from all: one search from
+ * the nearest G decides for every G. */
 static void eval_keydoor(const eval_scenario_t *s, const level_t *l, eval_level_t *m)
 {
     short dist_sealed[PCG_MAX_CELLS], dist_open[PCG_MAX_CELLS], queue[PCG_MAX_CELLS];
@@ -122,19 +155,21 @@ static void eval_keydoor(const eval_scenario_t *s, const level_t *l, eval_level_
     }
     m->player_treasure = dist_open[treasure];
     lv_bfs(l, player, PCG_BLOCK_DEFAULT | (1u << TILE_DOOR), -1, dist_sealed, queue);
-    int gates = 0;
+    int gates = 0, nearest = -1;
     for (int g = 0; g < cells; g++) {
         if (l->t[g] != s->gate || g == player || dist_sealed[g] < 0) continue;
+        gates++;
+        if (nearest < 0 || dist_sealed[g] < dist_sealed[nearest]) nearest = g;
+    }
+    if (nearest >= 0) {
         /* some DOOR reachable from G; the nearest door's distance is the same
          * whether other doors block or not (a shortest path to the nearest
          * door passes no other door) */
-        int gd = lv_nearest(l, g / w, g % w, TILE_DOOR);
-        if (gd < 0) continue;
-        gates++;
-        if (m->player_gate < 0 || dist_sealed[g] < m->player_gate) {
-            m->player_gate = dist_sealed[g];
+        int gd = lv_nearest(l, nearest / w, nearest % w, TILE_DOOR);
+        if (gd >= 0) {
+            m->player_gate = dist_sealed[nearest];
             m->gate_door = gd;
-        }
+        } else gates = 0;
     }
     m->playable = dist_sealed[treasure] < 0 && gates > 0 && m->player_treasure >= 0;
     m->solutions = m->playable ? gates : 0;
