@@ -45,12 +45,15 @@ $(BUILD)/%.o: %.c
 $(BUILD)/pcgrllm_tests: $(TEST_OBJS) $(BUILD)/libpcgrllm.a
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
 
+# Paths usable as commands whether BUILD/BIN are relative or absolute.
+run_path = $(if $(filter /%,$(1)),$(1),./$(1))
+
 # The whole suite; TESTS=pattern runs the tests whose names match it.
 test: $(BIN) $(BUILD)/pcgrllm_tests
-	PCGRLLM_BIN=./$(BIN) ./$(BUILD)/pcgrllm_tests $(TESTS)
+	PCGRLLM_BIN=$(call run_path,$(BIN)) $(call run_path,$(BUILD)/pcgrllm_tests) $(TESTS)
 
 bench: $(BIN)
-	./$(BIN) bench
+	$(call run_path,$(BIN)) bench
 
 ifeq ($(HAVE_NVCC),)
 cuda:

@@ -3,6 +3,9 @@
 #ifndef PCG_COMMANDS_H
 #define PCG_COMMANDS_H
 
+int cmd_run(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_ask(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_check_reward(int argc, char **argv);
 int cmd_levels(int argc, char **argv);

@@ -13,6 +13,9 @@ static const struct {
     int (*fn)(int, char **);
     const char *help;
 } commands[] = {
+    {"run", cmd_run, "design rewards for a story: generate, align, train, evaluate, feed back, search"},
+    {"report", cmd_report, "print a run's node table again and write its HTML report"},
+    {"ask", cmd_ask, "send one prompt to the configured language model server and print the reply"},
     {"eval", cmd_eval, "score level files against a scenario (fitness, per-level metrics)"},
     {"check-reward", cmd_check_reward, "compile a reward, validate it in the sandbox, print its statistics"},
     {"levels", cmd_levels, "write starting maps, or maps after an episode of random play"},

@@ -1,0 +1,258 @@
+/* pcgrllm run / pcgrllm report: flags of the reward-design loop. */
+#include "commands.h"
+#include "run.h"
+#include "util.h"
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int run_parse_ablation(const char *s);
+int run_parse_feedback(const char *s);
+int run_parse_fitness(const char *s);
+int run_parse_feedback_input(const char *s);
+
+static void run_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: pcgrllm run (--scenario N | --story TEXT | --story-file F) [options]\n"
+            "  Designs a reward for the story with a language model (or the rule-based offline\n"
+            "  author), proves each design by training on it, and searches over designs.\n"
+            "task:\n"
+            "  --scenario N          paper scenario 1..4 (SPEC section 7)\n"
+            "  --story TEXT          a custom story; --story-file F reads it from a file\n"
+            "author:\n"
+            "  --llm offline|openai  offline: the rule-based baseline author, no network, not a\n"
+            "                        language model (default unless --base-url is given or\n"
+            "                        $OPENAI_API_KEY is set); openai: any OpenAI-compatible server\n"
+            "  %s\n"
+            "search (SPEC section 6):\n"
+            "  --pe cot|tot|got      chain, tree or graph of thoughts (cot)\n"
+            "  --iterations Y        thought nodes (6)       --align Z    self-alignment rounds (5)\n"
+            "  --breadth B           children per node for tot/got (2)\n"
+            "  --ablation zs|sa|fb|full   zero-shot, +self-alignment, +feedback, both (full);\n"
+            "                        zs and sa make one node\n"
+            "  --feedback specific|generic|none  (specific)\n"
+            "  --fitness heuristic|llm           parent choice by the evaluator or the model (heuristic)\n"
+            "  --feedback-input text|image       levels shown as text grids or a picture (text)\n"
+            "  --trials N            generation trials per node (3)   --fixes N  code fixes per trial (3)\n"
+            "  --target-fitness F    stop once a node reaches fitness F\n"
+            "training, for every node:\n"
+            "  --steps S (50000000)  --envs E (600)  --preset paper|small (paper)\n"
+            "  --backend cpu|cuda|auto (cpu)  --seed K (0)  --threads T (all)\n"
+            "  --train-timeout SEC   end a node's training after SEC seconds (none)\n"
+            "  --levels N            levels generated per node (30)   --eval-seed S\n"
+            "  --check-envs E        environments of the reward check (64)\n"
+            "  --check-timeout SEC   time limit of one reward check (60)\n"
+            "run directory:\n"
+            "  --out DIR             (default runs/YYYYmmdd-HHMMSS)\n"
+            "  --resume              continue the run in --out DIR from where it stopped\n"
+            "  --quiet               no progress lines (the log is still written)\n"
+            "Exit codes: 0 done, 1 error, 2 bad flags, 3 story refused.\n"
+            "See docs/loop.md and docs/llm.md.\n",
+            llm_flags_help());
+}
+
+int cmd_run(int argc, char **argv)
+{
+    enum {
+        O_SCENARIO = 256, O_STORY, O_STORY_FILE, O_LLM, O_PE, O_ITER, O_ALIGN, O_BREADTH, O_ABL, O_FB, O_FIT,
+        O_FBIN, O_TRIALS, O_FIXES, O_TARGET, O_STEPS, O_ENVS, O_PRESET, O_BACKEND, O_SEED, O_THREADS, O_TTIMEOUT,
+        O_LEVELS, O_EVALSEED, O_CENVS, O_CTIMEOUT, O_OUT, O_RESUME, O_QUIET, O_HELP
+    };
+    static const struct option opts[] = {
+        {"scenario", required_argument, 0, O_SCENARIO}, {"story", required_argument, 0, O_STORY},
+        {"story-file", required_argument, 0, O_STORY_FILE}, {"llm", required_argument, 0, O_LLM},
+        {"pe", required_argument, 0, O_PE}, {"iterations", required_argument, 0, O_ITER},
+        {"align", required_argument, 0, O_ALIGN}, {"breadth", required_argument, 0, O_BREADTH},
+        {"ablation", required_argument, 0, O_ABL}, {"feedback", required_argument, 0, O_FB},
+        {"fitness", required_argument, 0, O_FIT}, {"feedback-input", required_argument, 0, O_FBIN},
+        {"trials", required_argument, 0, O_TRIALS}, {"fixes", required_argument, 0, O_FIXES},
+        {"target-fitness", required_argument, 0, O_TARGET}, {"steps", required_argument, 0, O_STEPS},
+        {"envs", required_argument, 0, O_ENVS}, {"preset", required_argument, 0, O_PRESET},
+        {"backend", required_argument, 0, O_BACKEND}, {"seed", required_argument, 0, O_SEED},
+        {"threads", required_argument, 0, O_THREADS}, {"train-timeout", required_argument, 0, O_TTIMEOUT},
+        {"levels", required_argument, 0, O_LEVELS}, {"eval-seed", required_argument, 0, O_EVALSEED},
+        {"check-envs", required_argument, 0, O_CENVS}, {"check-timeout", required_argument, 0, O_CTIMEOUT},
+        {"out", required_argument, 0, O_OUT}, {"resume", no_argument, 0, O_RESUME},
+        {"quiet", no_argument, 0, O_QUIET}, {"help", no_argument, 0, O_HELP},
+        /* LLM flags, handed to llm_config_flag */
+        {"base-url", required_argument, 0, 'L'}, {"model", required_argument, 0, 'L'},
+        {"api-key-env", required_argument, 0, 'L'}, {"temperature", required_argument, 0, 'L'},
+        {"llm-seed", required_argument, 0, 'L'}, {"max-tokens", required_argument, 0, 'L'},
+        {"connect-timeout", required_argument, 0, 'L'}, {"llm-timeout", required_argument, 0, 'L'},
+        {"llm-retries", required_argument, 0, 'L'}, {"llm-backoff", required_argument, 0, 'L'},
+        {"max-continuations", required_argument, 0, 'L'}, {0, 0, 0, 0}};
+    run_config c;
+    run_config_defaults(&c);
+    int have_task = 0, llm_set = 0, base_url_set = 0;
+    long v;
+    double d;
+    char err[512];
+    int ch, idx;
+    optind = 1;
+    c.scenario = -1;
+#define BAD(...) return die_msg("run: " __VA_ARGS__), 2
+    while ((ch = getopt_long(argc, argv, "", opts, &idx)) != -1) {
+        switch (ch) {
+        case O_SCENARIO:
+            if (parse_int(optarg, 1, 4, &v)) BAD("--scenario must be 1, 2, 3 or 4 (or use --story)");
+            c.scenario = (int)v;
+            have_task++;
+            break;
+        case O_STORY:
+            if (strlen(optarg) > STORY_MAX_LEN) BAD("--story is longer than %d characters", STORY_MAX_LEN);
+            snprintf(c.story, sizeof c.story, "%s", optarg);
+            c.scenario = 0;
+            have_task++;
+            break;
+        case O_STORY_FILE: {
+            long len;
+            char *t = read_file(optarg, STORY_MAX_LEN, &len, err, sizeof err);
+            if (!t) BAD("--story-file: %s", err);
+            snprintf(c.story, sizeof c.story, "%s", t);
+            free(t);
+            c.scenario = 0;
+            have_task++;
+            break;
+        }
+        case O_LLM:
+            if (!strcmp(optarg, "offline")) c.offline = 1;
+            else if (!strcmp(optarg, "openai")) c.offline = 0;
+            else BAD("--llm must be offline or openai");
+            llm_set = 1;
+            break;
+        case O_PE:
+            if ((c.pe = graph_pe_from_name(optarg)) < 0) BAD("--pe must be cot, tot or got");
+            break;
+        case O_ITER:
+            if (parse_int(optarg, 1, 1000, &v)) BAD("--iterations must be 1..1000");
+            c.iterations = (int)v;
+            break;
+        case O_ALIGN:
+            if (parse_int(optarg, 0, 100, &v)) BAD("--align must be 0..100");
+            c.align = (int)v;
+            break;
+        case O_BREADTH:
+            if (parse_int(optarg, 1, 16, &v)) BAD("--breadth must be 1..16");
+            c.breadth = (int)v;
+            break;
+        case O_ABL:
+            if ((c.ablation = run_parse_ablation(optarg)) < 0) BAD("--ablation must be zs, sa, fb or full");
+            break;
+        case O_FB:
+            if ((c.feedback = run_parse_feedback(optarg)) < 0) BAD("--feedback must be specific, generic or none");
+            break;
+        case O_FIT:
+            if ((c.fitness_mode = run_parse_fitness(optarg)) < 0) BAD("--fitness must be heuristic or llm");
+            break;
+        case O_FBIN:
+            if ((c.feedback_input = run_parse_feedback_input(optarg)) < 0) BAD("--feedback-input must be text or image");
+            break;
+        case O_TRIALS:
+            if (parse_int(optarg, 1, 100, &v)) BAD("--trials must be 1..100");
+            c.trials = (int)v;
+            break;
+        case O_FIXES:
+            if (parse_int(optarg, 0, 100, &v)) BAD("--fixes must be 0..100");
+            c.fixes = (int)v;
+            break;
+        case O_TARGET:
+            if (parse_double(optarg, 0, 1, &d)) BAD("--target-fitness must be in [0, 1]");
+            c.target_fitness = d;
+            break;
+        case O_STEPS:
+            if (parse_int(optarg, 1, (long)1 << 50, &v)) BAD("--steps must be a positive integer");
+            c.steps = v;
+            break;
+        case O_ENVS:
+            if (parse_int(optarg, 1, 1 << 24, &v)) BAD("--envs must be a positive integer");
+            c.envs = (int)v;
+            break;
+        case O_PRESET:
+            if (strcmp(optarg, "paper") && strcmp(optarg, "small")) BAD("--preset must be paper or small");
+            snprintf(c.preset, sizeof c.preset, "%s", optarg);
+            break;
+        case O_BACKEND:
+            if (strcmp(optarg, "cpu") && strcmp(optarg, "cuda") && strcmp(optarg, "auto"))
+                BAD("--backend must be cpu, cuda or auto");
+            snprintf(c.backend, sizeof c.backend, "%s", optarg);
+            break;
+        case O_SEED:
+            if (parse_u64(optarg, &c.seed) || c.seed > (1ull << 62)) BAD("--seed must be a non-negative integer");
+            break;
+        case O_THREADS:
+            if (parse_int(optarg, 1, 4096, &v)) BAD("--threads must be 1..4096");
+            c.threads = (int)v;
+            break;
+        case O_TTIMEOUT:
+            if (parse_double(optarg, 0, 1e9, &d)) BAD("--train-timeout must be seconds >= 0");
+            c.train_timeout = d;
+            break;
+        case O_LEVELS:
+            if (parse_int(optarg, 1, 64, &v)) BAD("--levels must be 1..64");
+            c.n_levels = (int)v;
+            break;
+        case O_EVALSEED:
+            if (parse_u64(optarg, &c.eval_seed) || c.eval_seed > (1ull << 62)) BAD("--eval-seed must be a non-negative integer");
+            break;
+        case O_CENVS:
+            if (parse_int(optarg, 1, 4096, &v)) BAD("--check-envs must be 1..4096");
+            c.check_envs = (int)v;
+            break;
+        case O_CTIMEOUT:
+            if (parse_double(optarg, 0.1, 3600, &d)) BAD("--check-timeout must be 0.1..3600 seconds");
+            c.check_timeout = d;
+            break;
+        case O_OUT:
+            if (strlen(optarg) >= sizeof c.out - 64) BAD("--out path too long");
+            snprintf(c.out, sizeof c.out, "%s", optarg);
+            break;
+        case O_RESUME: c.resume = 1; break;
+        case O_QUIET: c.quiet = 1; break;
+        case O_HELP: run_usage(stdout); return 0;
+        case 'L': {
+            char flag[64];
+            snprintf(flag, sizeof flag, "--%s", opts[idx].name);
+            int r = llm_config_flag(&c.llm, flag, optarg, err, sizeof err);
+            if (r < 0) BAD("%s", err);
+            if (!strcmp(opts[idx].name, "base-url")) base_url_set = 1;
+            break;
+        }
+        default: run_usage(stderr); return 2;
+        }
+    }
+    if (optind < argc) BAD("unexpected argument '%s'", argv[optind]);
+    if (c.resume) {
+        if (!c.out[0]) BAD("--resume needs --out DIR of the run to continue");
+    } else {
+        if (have_task != 1) BAD("give exactly one of --scenario N, --story TEXT, --story-file F");
+        if (c.scenario == 0 && !c.story[0]) BAD("the story is empty");
+        if (!llm_set) {
+            const char *key = getenv(c.llm.api_key_env[0] ? c.llm.api_key_env : "OPENAI_API_KEY");
+            c.offline = !(base_url_set || (key && *key));
+        }
+        if (!c.out[0]) {
+            time_t now = time(NULL);
+            struct tm tm;
+            localtime_r(&now, &tm);
+            strftime(c.out, sizeof c.out, "runs/%Y%m%d-%H%M%S", &tm);
+        }
+    }
+    return run_main(&c);
+#undef BAD
+}
+
+int cmd_report(int argc, char **argv)
+{
+    if (argc != 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        fprintf(argc == 2 ? stdout : stderr,
+                "usage: pcgrllm report DIR\n"
+                "  Prints the node table and the best reward's path of the run in DIR, and writes\n"
+                "  DIR/report.html: a self-contained page (graph of thoughts, each node's reward,\n"
+                "  feedback and levels) that opens in a browser without a server.\n");
+        return argc == 2 ? 0 : 2;
+    }
+    return run_report(argv[1], 1, 0);
+}

@@ -1,0 +1,273 @@
+/* The result summary of a run directory: a node table on the terminal and a
+ * self-contained HTML page (no server, no external files). */
+#include "graph.h"
+#include "llm.h"
+#include "run_internal.h"
+#include "util.h"
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static long file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+/* Best node's ancestry as "0 -> 2 -> 5". */
+static void best_path(const thought_graph *g, int best, char *buf, size_t len)
+{
+    int chain[GRAPH_MAX_NODES], n = 0;
+    for (int id = best; id >= 0 && n < GRAPH_MAX_NODES; id = g->nodes[id].parent) chain[n++] = id;
+    size_t k = 0;
+    buf[0] = 0;
+    for (int i = n - 1; i >= 0 && k < len; i--)
+        k += (size_t)snprintf(buf + k, len - k, "%d%s", chain[i], i ? " -> " : "");
+}
+
+static void html_escape(FILE *f, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
+static const char *status_name(int s)
+{
+    return s == NODE_OK ? "ok" : s == NODE_FAILED ? "failed" : "pending";
+}
+
+/* Fill colour from red (0) to green (1). */
+static void fitness_colour(double f, char *buf, size_t len)
+{
+    if (f < 0) f = 0;
+    if (f > 1) f = 1;
+    snprintf(buf, len, "rgb(%d,%d,%d)", (int)(230 - 150 * f), (int)(90 + 120 * f), (int)(90 + 20 * f));
+}
+
+static void write_svg(FILE *f, const thought_graph *g, int best)
+{
+    /* x by iteration, y by the order of nodes within an iteration */
+    int col[GRAPH_MAX_NODES], row[GRAPH_MAX_NODES], rows_in[GRAPH_MAX_NODES + 1] = {0}, max_rows = 1, max_it = 1;
+    for (int i = 0; i < g->n; i++) {
+        int it = g->nodes[i].iteration;
+        if (it > GRAPH_MAX_NODES) it = GRAPH_MAX_NODES;
+        col[i] = it - 1;
+        row[i] = rows_in[it]++;
+        if (rows_in[it] > max_rows) max_rows = rows_in[it];
+        if (it > max_it) max_it = it;
+    }
+    int w = 40 + max_it * 150, h = 40 + max_rows * 90;
+    fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' class='graph'>\n", w, h);
+#define NX(i) (30 + col[i] * 150)
+#define NY(i) (20 + row[i] * 90)
+    for (int i = 0; i < g->n; i++) {
+        const thought_node *nd = &g->nodes[i];
+        if (nd->parent >= 0)
+            fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='#333' stroke-width='2'/>\n", NX(nd->parent) + 100,
+                    NY(nd->parent) + 28, NX(i), NY(i) + 28);
+        for (int k = 0; k < nd->n_refs; k++)
+            fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='#36c' stroke-dasharray='5,4'/>\n",
+                    NX(nd->refs[k]) + 50, NY(nd->refs[k]) + 56, NX(i) + 50, NY(i) + 56);
+    }
+    for (int i = 0; i < g->n; i++) {
+        const thought_node *nd = &g->nodes[i];
+        char colour[32];
+        fitness_colour(nd->status == NODE_OK ? nd->fitness : 0, colour, sizeof colour);
+        fprintf(f,
+                "<a href='#node%d'><rect x='%d' y='%d' width='100' height='56' rx='8' fill='%s' stroke='%s' "
+                "stroke-width='%d'/>\n<text x='%d' y='%d' font-size='13' text-anchor='middle'>node %d</text>\n"
+                "<text x='%d' y='%d' font-size='13' text-anchor='middle'>%s</text></a>\n",
+                i, NX(i), NY(i), nd->status == NODE_OK ? colour : "#ccc", i == best ? "#000" : "#666",
+                i == best ? 3 : 1, NX(i) + 50, NY(i) + 22, i, NX(i) + 50, NY(i) + 42,
+                nd->status == NODE_OK ? "" : status_name(nd->status));
+        if (nd->status == NODE_OK)
+            fprintf(f, "<text x='%d' y='%d' font-size='13' text-anchor='middle'>f = %.3f</text>\n", NX(i) + 50,
+                    NY(i) + 42, nd->fitness);
+    }
+#undef NX
+#undef NY
+    fprintf(f, "</svg>\n");
+}
+
+static void write_img(FILE *f, const char *png_path)
+{
+    long len;
+    char err[256];
+    char *png = read_file(png_path, 32L << 20, &len, err, sizeof err);
+    if (!png) {
+        fprintf(f, "<p><em>no level picture</em></p>\n");
+        return;
+    }
+    char *b64 = llm_base64(png, (size_t)len);
+    free(png);
+    if (b64) fprintf(f, "<img alt='generated levels' src='data:image/png;base64,%s'/>\n", b64);
+    free(b64);
+}
+
+static int write_html(const char *dir, json_t *cfg, const thought_graph *g, int best, const char *target_desc)
+{
+    char path[1200], tmp[1300];
+    snprintf(path, sizeof path, "%s/report.html", dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) return -1;
+    const char *story = json_string_value(json_object_get(cfg, "story"));
+    const char *label = json_string_value(json_object_get(cfg, "author_label"));
+    fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>pcgrllm run report</title>\n<style>\n"
+               "body{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}pre{background:#f6f6f6;"
+               "padding:1em;overflow:auto;font-size:12px}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
+               "padding:4px 8px;text-align:right}.node{border-top:2px solid #999;margin-top:2em}img{max-width:100%%}"
+               ".graph{border:1px solid #ddd;background:#fcfcfc}.failed{color:#a00}\n</style></head><body>\n");
+    fprintf(f, "<h1>pcgrllm run report</h1>\n<p><b>Directory:</b> ");
+    html_escape(f, dir);
+    fprintf(f, "<br><b>Story:</b> ");
+    html_escape(f, story);
+    fprintf(f, "<br><b>Target:</b> ");
+    html_escape(f, target_desc);
+    fprintf(f, "<br><b>Author:</b> ");
+    html_escape(f, label);
+    fprintf(f, "<br><b>Search:</b> %s, %lld iterations, breadth %lld, ablation %s, feedback %s</p>\n",
+            json_string_value(json_object_get(cfg, "pe")), json_integer_value(json_object_get(cfg, "iterations")),
+            json_integer_value(json_object_get(cfg, "breadth")), json_string_value(json_object_get(cfg, "ablation")),
+            json_string_value(json_object_get(cfg, "feedback")));
+    fprintf(f, "<h2>Graph of thoughts</h2>\n<p>Solid lines: parent to child; dashed: references shown to the author. "
+               "Colour: fitness (red 0, green 1); the best node has a thick border.</p>\n");
+    write_svg(f, g, best);
+    fprintf(f, "<h2>Nodes</h2>\n<table><tr><th>node</th><th>iteration</th><th>parent</th><th>status</th>"
+               "<th>fitness</th><th>reward bytes</th><th>tokens</th><th>wall s</th></tr>\n");
+    for (int i = 0; i < g->n; i++) {
+        const thought_node *nd = &g->nodes[i];
+        char rp[1400];
+        snprintf(rp, sizeof rp, "%s/nodes/%03d/reward.c", dir, i);
+        fprintf(f, "<tr><td><a href='#node%d'>%d</a></td><td>%d</td><td>%s%d</td><td>%s</td><td>%.3f</td><td>%ld</td>"
+                   "<td>%ld</td><td>%.1f</td></tr>\n",
+                i, i, nd->iteration, nd->parent < 0 ? "&ndash;" : "", nd->parent < 0 ? 0 : nd->parent,
+                status_name(nd->status), nd->fitness, file_size(rp), nd->tokens_prompt + nd->tokens_completion,
+                nd->wall_s);
+    }
+    fprintf(f, "</table>\n");
+    for (int i = 0; i < g->n; i++) {
+        const thought_node *nd = &g->nodes[i];
+        char p[1400];
+        fprintf(f, "<div class='node' id='node%d'><h3>Node %d &middot; iteration %d &middot; %s", i, i, nd->iteration,
+                status_name(nd->status));
+        if (nd->status == NODE_OK) fprintf(f, " &middot; fitness %.3f", nd->fitness);
+        fprintf(f, "</h3>\n");
+        if (nd->parent >= 0) fprintf(f, "<p>Refined from <a href='#node%d'>node %d</a>.</p>\n", nd->parent, nd->parent);
+        snprintf(p, sizeof p, "%s/nodes/%03d/failed.txt", dir, i);
+        char *failed = run_read_text(p);
+        if (failed) {
+            fprintf(f, "<p class='failed'>Failed: ");
+            html_escape(f, failed);
+            fprintf(f, "</p>\n");
+            free(failed);
+        }
+        snprintf(p, sizeof p, "%s/nodes/%03d/reward.c", dir, i);
+        char *code = run_read_text(p);
+        if (code) {
+            fprintf(f, "<h4>Reward</h4><pre>");
+            html_escape(f, code);
+            fprintf(f, "</pre>\n");
+            free(code);
+        }
+        if (nd->feedback) {
+            fprintf(f, "<h4>Feedback</h4><pre>");
+            html_escape(f, nd->feedback);
+            fprintf(f, "</pre>\n");
+        }
+        snprintf(p, sizeof p, "%s/nodes/%03d/levels.png", dir, i);
+        if (file_size(p) > 0) {
+            fprintf(f, "<h4>Generated levels</h4>\n");
+            write_img(f, p);
+        }
+        fprintf(f, "</div>\n");
+    }
+    fprintf(f, "</body></html>\n");
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
+        remove(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+int run_report(const char *dir, int html, int quiet)
+{
+    char path[1200], err[512];
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    json_t *cfg = json_load_file(path, 0, NULL);
+    if (!json_is_object(cfg)) {
+        die_msg("report: %s holds no run (no readable config.json)", dir);
+        json_decref(cfg);
+        return 1;
+    }
+    snprintf(path, sizeof path, "%s/graph.json", dir);
+    thought_graph g;
+    if (graph_load(path, &g, err, sizeof err)) {
+        die_msg("report: %s", err);
+        json_decref(cfg);
+        return 1;
+    }
+    char target_desc[256] = "?";
+    snprintf(path, sizeof path, "%s/target.json", dir);
+    char *tj = run_read_text(path);
+    target_t t;
+    if (tj && target_from_json(tj, &t, err, sizeof err) == STORY_OK) target_describe(&t, target_desc, sizeof target_desc);
+    free(tj);
+    int best = graph_best(&g);
+    long tokens = 0;
+    double wall = 0;
+    if (!quiet) {
+        printf("\n%-5s %-9s %-6s %-8s %8s %12s %8s %9s\n", "node", "iteration", "parent", "status", "fitness",
+               "reward bytes", "tokens", "wall s");
+    }
+    for (int i = 0; i < g.n; i++) {
+        const thought_node *nd = &g.nodes[i];
+        char rp[1400], par[16];
+        snprintf(rp, sizeof rp, "%s/nodes/%03d/reward.c", dir, i);
+        snprintf(par, sizeof par, nd->parent < 0 ? "-" : "%d", nd->parent);
+        long tk = nd->tokens_prompt + nd->tokens_completion;
+        tokens += tk;
+        wall += nd->wall_s;
+        if (!quiet)
+            printf("%-5d %-9d %-6s %-8s %8.3f %12ld %8ld %9.1f\n", i, nd->iteration, par, status_name(nd->status),
+                   nd->fitness, file_size(rp), tk, nd->wall_s);
+    }
+    char bp[1024] = "";
+    if (best >= 0) best_path(&g, best, bp, sizeof bp);
+    if (!quiet) {
+        if (best >= 0)
+            printf("best: node %d, fitness %.4f, reward %s/nodes/%03d/reward.c\nbest path: %s\n", best,
+                   g.nodes[best].fitness, dir, best, bp);
+        else
+            printf("best: none (no node produced a valid reward)\n");
+        printf("author: %s; %ld tokens; %.1f s in nodes\n",
+               json_string_value(json_object_get(cfg, "author_label")), tokens, wall);
+    }
+    /* summary.txt for scripts */
+    char sum[2048];
+    snprintf(sum, sizeof sum, "best_node %d\nbest_fitness %.6f\nbest_path %s\nnodes %d\ntokens %ld\n", best,
+             best >= 0 ? g.nodes[best].fitness : 0.0, bp, g.n, tokens);
+    snprintf(path, sizeof path, "%s/summary.txt", dir);
+    run_write_text(path, sum);
+    int rc = 0;
+    if (html) {
+        if (write_html(dir, cfg, &g, best, target_desc)) {
+            die_msg("report: cannot write %s/report.html", dir);
+            rc = 1;
+        } else if (!quiet)
+            printf("report: %s/report.html\n", dir);
+    }
+    graph_free(&g);
+    json_decref(cfg);
+    return rc;
+}

@@ -1,0 +1,930 @@
+/* The reward-design loop: run directory, thought nodes, resume.  See run.h. */
+#include "run.h"
+#include "child.h"
+#include "dungeon.h"
+#include "levelio.h"
+#include "prompts.h"
+#include "render.h"
+#include "reward_jit.h"
+#include "run_internal.h"
+#include "util.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define RUN_FORMAT 1
+
+void run_config_defaults(run_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->scenario = 1;
+    c->offline = 1;
+    llm_config_defaults(&c->llm);
+    c->pe = PE_COT;
+    c->iterations = 6;
+    c->align = 5;
+    c->breadth = 2;
+    c->ablation = ABL_FULL;
+    c->feedback = FB_SPECIFIC;
+    c->fitness_mode = FIT_HEURISTIC;
+    c->feedback_input = FBIN_TEXT;
+    c->trials = 3;
+    c->fixes = 3;
+    c->target_fitness = -1;
+    c->steps = 50000000LL;
+    c->envs = 600;
+    c->threads = 0;
+    snprintf(c->preset, sizeof c->preset, "paper");
+    snprintf(c->backend, sizeof c->backend, "cpu");
+    c->seed = 0;
+    c->train_timeout = 0;
+    c->n_levels = 30;
+    c->eval_seed = 20250101;
+    c->check_envs = 64;
+    c->check_timeout = 60;
+}
+
+/* ---------------------------------------------------------------- names */
+
+static const char *const abl_names[] = {"zs", "sa", "fb", "full"};
+static const char *const fb_names[] = {"specific", "generic", "none"};
+static const char *const fit_names[] = {"heuristic", "llm"};
+static const char *const fbin_names[] = {"text", "image"};
+
+int run_name_index(const char *const *names, int n, const char *s)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(names[i], s)) return i;
+    return -1;
+}
+
+int run_parse_ablation(const char *s) { return run_name_index(abl_names, 4, s); }
+int run_parse_feedback(const char *s) { return run_name_index(fb_names, 3, s); }
+int run_parse_fitness(const char *s) { return run_name_index(fit_names, 2, s); }
+int run_parse_feedback_input(const char *s) { return run_name_index(fbin_names, 2, s); }
+
+/* ---------------------------------------------------------------- the run */
+
+
+static void path_join(char *out, size_t len, const char *dir, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void path_join(char *out, size_t len, const char *dir, const char *fmt, ...)
+{
+    int n = snprintf(out, len, "%s/", dir);
+    va_list ap;
+    va_start(ap, fmt);
+    if (n >= 0 && (size_t)n < len) vsnprintf(out + n, len - (size_t)n, fmt, ap);
+    va_end(ap);
+}
+
+static int file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* A line to the terminal (unless quiet) and to DIR/run.log. */
+void run_say(run_state *R, const char *fmt, ...)
+{
+    char line[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (!R->c->quiet) {
+        printf("%s\n", line);
+        fflush(stdout);
+    }
+    if (R->log) {
+        double t = now_seconds() - R->t_start;
+        fprintf(R->log, "[%8.1fs] %s\n", t, line);
+        fflush(R->log);
+    }
+}
+
+char *run_read_text(const char *path)
+{
+    long len;
+    char err[512];
+    return read_file(path, 8L << 20, &len, err, sizeof err);
+}
+
+int run_write_text(const char *path, const char *text)
+{
+    return write_file_atomic(path, text, strlen(text));
+}
+
+static int write_json(const char *path, json_t *j)
+{
+    char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(10));
+    json_decref(j);
+    if (!s) return -1;
+    size_t n = strlen(s);
+    char *t = realloc(s, n + 2);
+    if (!t) {
+        free(s);
+        return -1;
+    }
+    t[n] = '\n';
+    t[n + 1] = 0;
+    int rc = write_file_atomic(path, t, n + 1);
+    free(t);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- config */
+
+static json_t *config_json(const run_config *c)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "format", json_integer(RUN_FORMAT));
+    json_object_set_new(o, "scenario", json_integer(c->scenario));
+    json_object_set_new(o, "story", json_string(c->story));
+    json_object_set_new(o, "author", json_string(c->offline ? "offline" : "openai"));
+    json_object_set_new(o, "author_label",
+                        json_string(c->offline ? "rule-based offline author (baseline, not a language model)"
+                                               : "language model"));
+    if (!c->offline) {
+        char *lj = llm_config_json(&c->llm);
+        json_t *l = lj ? json_loads(lj, 0, NULL) : NULL;
+        free(lj);
+        json_object_set_new(o, "llm", l ? l : json_null());
+    }
+    json_object_set_new(o, "pe", json_string(graph_pe_name(c->pe)));
+    json_object_set_new(o, "iterations", json_integer(c->iterations));
+    json_object_set_new(o, "align", json_integer(c->align));
+    json_object_set_new(o, "breadth", json_integer(c->breadth));
+    json_object_set_new(o, "ablation", json_string(abl_names[c->ablation]));
+    json_object_set_new(o, "feedback", json_string(fb_names[c->feedback]));
+    json_object_set_new(o, "fitness", json_string(fit_names[c->fitness_mode]));
+    json_object_set_new(o, "feedback_input", json_string(fbin_names[c->feedback_input]));
+    json_object_set_new(o, "trials", json_integer(c->trials));
+    json_object_set_new(o, "fixes", json_integer(c->fixes));
+    json_object_set_new(o, "target_fitness", json_real(c->target_fitness));
+    json_object_set_new(o, "steps", json_integer(c->steps));
+    json_object_set_new(o, "envs", json_integer(c->envs));
+    json_object_set_new(o, "threads", json_integer(c->threads));
+    json_object_set_new(o, "preset", json_string(c->preset));
+    json_object_set_new(o, "backend", json_string(c->backend));
+    json_object_set_new(o, "seed", json_integer((json_int_t)c->seed));
+    json_object_set_new(o, "train_timeout", json_real(c->train_timeout));
+    json_object_set_new(o, "levels", json_integer(c->n_levels));
+    json_object_set_new(o, "eval_seed", json_integer((json_int_t)c->eval_seed));
+    json_object_set_new(o, "check_envs", json_integer(c->check_envs));
+    json_object_set_new(o, "check_timeout", json_real(c->check_timeout));
+    return o;
+}
+
+#define GET_INT(key, dst, lo, hi)                                                              \
+    do {                                                                                       \
+        json_t *v_ = json_object_get(o, key);                                                  \
+        if (!json_is_integer(v_) || json_integer_value(v_) < (lo) || json_integer_value(v_) > (hi)) { \
+            snprintf(err, (size_t)errlen, "config.json: '%s' missing or out of range", key);    \
+            return -1;                                                                         \
+        }                                                                                      \
+        dst = json_integer_value(v_);                                                          \
+    } while (0)
+#define GET_REAL(key, dst)                                                                     \
+    do {                                                                                       \
+        json_t *v_ = json_object_get(o, key);                                                  \
+        if (!json_is_number(v_)) {                                                             \
+            snprintf(err, (size_t)errlen, "config.json: '%s' missing or not a number", key);    \
+            return -1;                                                                         \
+        }                                                                                      \
+        dst = json_number_value(v_);                                                           \
+    } while (0)
+#define GET_NAME(key, names, n, dst)                                                           \
+    do {                                                                                       \
+        json_t *v_ = json_object_get(o, key);                                                  \
+        int i_ = json_is_string(v_) ? run_name_index(names, n, json_string_value(v_)) : -1;   \
+        if (i_ < 0) {                                                                          \
+            snprintf(err, (size_t)errlen, "config.json: '%s' missing or unknown", key);         \
+            return -1;                                                                         \
+        }                                                                                      \
+        dst = i_;                                                                              \
+    } while (0)
+
+/* Read a stored config back (resume).  The LLM settings other than those
+ * stored (timeouts, retries) keep the values of c. */
+static int config_from_json(json_t *o, run_config *c, char *err, int errlen)
+{
+    static const char *const pe_names[] = {"cot", "tot", "got"};
+    static const char *const author_names[] = {"openai", "offline"};
+    long long v;
+    double d;
+    GET_INT("format", v, RUN_FORMAT, RUN_FORMAT);
+    GET_INT("scenario", v, 0, 4);
+    c->scenario = (int)v;
+    json_t *s = json_object_get(o, "story");
+    if (!json_is_string(s) || strlen(json_string_value(s)) > STORY_MAX_LEN) {
+        snprintf(err, (size_t)errlen, "config.json: 'story' missing or too long");
+        return -1;
+    }
+    snprintf(c->story, sizeof c->story, "%s", json_string_value(s));
+    GET_NAME("author", author_names, 2, c->offline);
+    if (!c->offline) {
+        json_t *l = json_object_get(o, "llm");
+        json_t *bu = json_object_get(l, "base_url"), *mo = json_object_get(l, "model");
+        json_t *ke = json_object_get(l, "api_key_env"), *te = json_object_get(l, "temperature");
+        if (json_is_string(bu)) snprintf(c->llm.base_url, sizeof c->llm.base_url, "%s", json_string_value(bu));
+        if (json_is_string(mo)) snprintf(c->llm.model, sizeof c->llm.model, "%s", json_string_value(mo));
+        if (json_is_string(ke)) snprintf(c->llm.api_key_env, sizeof c->llm.api_key_env, "%s", json_string_value(ke));
+        if (json_is_number(te)) c->llm.temperature = json_number_value(te);
+    }
+    GET_NAME("pe", pe_names, 3, c->pe);
+    GET_INT("iterations", v, 1, GRAPH_MAX_NODES);
+    c->iterations = (int)v;
+    GET_INT("align", v, 0, 100);
+    c->align = (int)v;
+    GET_INT("breadth", v, 1, GRAPH_MAX_BREADTH);
+    c->breadth = (int)v;
+    GET_NAME("ablation", abl_names, 4, c->ablation);
+    GET_NAME("feedback", fb_names, 3, c->feedback);
+    GET_NAME("fitness", fit_names, 2, c->fitness_mode);
+    GET_NAME("feedback_input", fbin_names, 2, c->feedback_input);
+    GET_INT("trials", v, 1, 100);
+    c->trials = (int)v;
+    GET_INT("fixes", v, 0, 100);
+    c->fixes = (int)v;
+    GET_REAL("target_fitness", c->target_fitness);
+    GET_INT("steps", v, 1, (long long)1 << 50);
+    c->steps = v;
+    GET_INT("envs", v, 1, 1 << 24);
+    c->envs = (int)v;
+    GET_INT("threads", v, 0, 4096);
+    c->threads = (int)v;
+    json_t *p = json_object_get(o, "preset"), *b = json_object_get(o, "backend");
+    if (!json_is_string(p) || !json_is_string(b)) {
+        snprintf(err, (size_t)errlen, "config.json: 'preset' or 'backend' missing");
+        return -1;
+    }
+    snprintf(c->preset, sizeof c->preset, "%s", json_string_value(p));
+    snprintf(c->backend, sizeof c->backend, "%s", json_string_value(b));
+    GET_INT("seed", v, 0, LLONG_MAX);
+    c->seed = (uint64_t)v;
+    GET_REAL("train_timeout", d);
+    c->train_timeout = d;
+    GET_INT("levels", v, 1, 10000);
+    c->n_levels = (int)v;
+    GET_INT("eval_seed", v, 0, LLONG_MAX);
+    c->eval_seed = (uint64_t)v;
+    GET_INT("check_envs", v, 1, 1 << 20);
+    c->check_envs = (int)v;
+    GET_REAL("check_timeout", c->check_timeout);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- subprocesses */
+
+typedef struct {
+    char **argv;
+    const char *log_path;
+} exec_args;
+
+static int exec_self(void *arg)
+{
+    exec_args *a = arg;
+    int fd = open(a->log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+        dup2(fd, 1);
+        dup2(fd, 2);
+        close(fd);
+    }
+    int cfd = child_fd();
+    if (cfd >= 0) fcntl(cfd, F_SETFD, FD_CLOEXEC);
+    execv("/proc/self/exe", a->argv);
+    fprintf(stderr, "cannot run /proc/self/exe: %s\n", strerror(errno));
+    return 127;
+}
+
+/* Run `pcgrllm ARGS...` (this same binary) with output appended to log_path.
+ * 0, or -1 with a one-line reason (including the last line of the log). */
+static int run_self(run_state *R, char **argv, const char *log_path, double timeout_s, char *reason, int len)
+{
+    exec_args a = {argv, log_path};
+    child_opts o = {timeout_s, 0, 0};
+    fflush(NULL);
+    int rc = child_run_ex(exec_self, &a, &o, NULL, NULL, reason, len);
+    if (rc == 0) return 0;
+    /* the child's last words are usually the useful part */
+    char *log = run_read_text(log_path);
+    if (log) {
+        size_t n = strlen(log);
+        while (n > 0 && (log[n - 1] == '\n' || log[n - 1] == '\r')) log[--n] = 0;
+        char *last = strrchr(log, '\n');
+        last = last ? last + 1 : log;
+        /* progress lines overwrite with \r: keep the text after the last one */
+        char *cr = strrchr(last, '\r');
+        if (cr) last = cr + 1;
+        if (*last) {
+            size_t used = strlen(reason);
+            snprintf(reason + used, (size_t)len - used, ": %.300s", last);
+        }
+        free(log);
+    }
+    (void)R;
+    return -1;
+}
+
+/* ---------------------------------------------------------------- levels */
+
+
+static int load_levels(const char *dir, int n, level_set *ls, char *err, int errlen)
+{
+    if (n > RUN_MAX_LEVELS) n = RUN_MAX_LEVELS;
+    ls->n = 0;
+    for (int i = 0; i < n; i++) {
+        char path[2048];
+        path_join(path, sizeof path, dir, "level_%03d.txt", i);
+        if (level_read(path, &ls->levels[i], ls->tiles[i], err, errlen)) return -1;
+        ls->n++;
+    }
+    return 0;
+}
+
+/* Levels as text grids with a legend, for prompts. */
+char *run_levels_text(const level_t *levels, int n)
+{
+    size_t cap = 512 + (size_t)n * (PCG_MAX_CELLS * 2 + 64);
+    char *s = malloc(cap);
+    if (!s) return NULL;
+    size_t k = (size_t)snprintf(s, cap, "Legend:");
+    for (int t = 1; t < N_TILES; t++) k += (size_t)snprintf(s + k, cap - k, " %c=%s", tile_char(t), tile_name(t));
+    k += (size_t)snprintf(s + k, cap - k, "\n");
+    for (int i = 0; i < n; i++) {
+        k += (size_t)snprintf(s + k, cap - k, "\nLevel %d:\n", i + 1);
+        for (int r = 0; r < levels[i].h; r++) {
+            for (int c = 0; c < levels[i].w; c++) s[k++] = tile_char(levels[i].t[r * levels[i].w + c]);
+            s[k++] = '\n';
+        }
+    }
+    s[k] = 0;
+    return s;
+}
+
+static json_t *eval_json(const run_state *R, const level_set *ls)
+{
+    static const char *const enemy[3] = {"BAT", "SCORPION", "SPIDER"};
+    json_t *o = json_object();
+    json_object_set_new(o, "fitness", json_real(ls->sum.fitness));
+    json_object_set_new(o, "diversity", json_real(ls->sum.diversity));
+    json_object_set_new(o, "playable_share", json_real(ls->sum.playable_share));
+    json_object_set_new(o, "playable_wall_share", json_real(ls->sum.playable_wall_share));
+    json_object_set_new(o, "mean_solutions", json_real(ls->sum.mean_solutions));
+    json_t *arr = json_array();
+    for (int i = 0; i < ls->n; i++) {
+        const eval_level_t *m = &ls->per[i];
+        json_t *l = json_object();
+        char f[32];
+        snprintf(f, sizeof f, "level_%03d.txt", i);
+        json_object_set_new(l, "file", json_string(f));
+        json_object_set_new(l, "score", json_real(m->score));
+        json_object_set_new(l, "solutions", json_integer(m->solutions));
+        json_object_set_new(l, "playable", json_boolean(m->playable));
+        if (R->esc.kind == EVAL_ENCOUNTER) {
+            json_t *met = json_object();
+            for (int e = 0; e < 3; e++) json_object_set_new(met, enemy[e], json_boolean(m->met[e]));
+            json_object_set_new(l, "met", met);
+        }
+        json_array_append_new(arr, l);
+    }
+    json_object_set_new(o, "levels", arr);
+    return o;
+}
+
+/* ---------------------------------------------------------------- checks */
+
+static json_t *check_json(int accepted, const char *reason, const reward_stats *st)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "accepted", json_boolean(accepted));
+    if (!accepted) json_object_set_new(o, "reason", json_string(reason));
+    if (accepted) {
+        json_t *s = json_object();
+        json_object_set_new(s, "mean", json_real(st->mean));
+        json_object_set_new(s, "std", json_real(st->std));
+        json_object_set_new(s, "min", json_real(st->min));
+        json_object_set_new(s, "max", json_real(st->max));
+        json_object_set_new(s, "zero_share", json_real(st->zero_share));
+        json_object_set_new(s, "us_per_call", json_real(st->us_per_call));
+        json_object_set_new(s, "n", json_integer(st->n));
+        json_object_set_new(o, "stats", s);
+    }
+    return o;
+}
+
+/* Sandboxed check of code; writes NAME.c and NAME.json in ndir. */
+static int check_reward(run_state *R, const char *ndir, const char *name, const char *code, reward_stats *st,
+                        char *reason, int len)
+{
+    char path[2048];
+    path_join(path, sizeof path, ndir, "%s.c", name);
+    run_write_text(path, code);
+    int rc = reward_validate(code, R->esc.variant, R->c->check_envs, R->c->seed + 1, R->c->check_timeout, st, reason,
+                             len);
+    path_join(path, sizeof path, ndir, "%s.json", name);
+    write_json(path, check_json(rc == 0, reason, st));
+    return rc;
+}
+
+static int read_stats(const char *path, reward_stats *st)
+{
+    json_t *j = json_load_file(path, 0, NULL);
+    json_t *s = json_object_get(j, "stats");
+    if (!json_is_object(s)) {
+        json_decref(j);
+        return -1;
+    }
+    st->mean = json_number_value(json_object_get(s, "mean"));
+    st->std = json_number_value(json_object_get(s, "std"));
+    st->min = json_number_value(json_object_get(s, "min"));
+    st->max = json_number_value(json_object_get(s, "max"));
+    st->zero_share = json_number_value(json_object_get(s, "zero_share"));
+    st->us_per_call = json_number_value(json_object_get(s, "us_per_call"));
+    st->n = (long)json_integer_value(json_object_get(s, "n"));
+    json_decref(j);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- node steps */
+
+/* Step 1: a valid reward, within trials x (1 + fixes) attempts.  Writes
+ * ndir/reward_gen.c.  0, or -1 with the last rejection in reason. */
+static int step_generate(run_state *R, int id, const char *ndir, char *reason, int len)
+{
+    char path[2048], err[1024], name[64];
+    path_join(path, sizeof path, ndir, "reward_gen.c");
+    if (file_exists(path)) return 0;
+    for (int trial = 0; trial < R->c->trials; trial++) {
+        char *code = au_generate(R, id, ndir, trial + 1, err, sizeof err);
+        if (!code) {
+            snprintf(reason, (size_t)len, "author: %s", err);
+            run_say(R, "  trial %d: %s", trial + 1, reason);
+            continue;
+        }
+        for (int fix = 0;; fix++) {
+            reward_stats st;
+            snprintf(name, sizeof name, "reward_t%d_f%d", trial + 1, fix);
+            if (check_reward(R, ndir, name, code, &st, reason, len) == 0) {
+                run_say(R, "  reward accepted (trial %d, fix %d): mean %.4g std %.4g zero share %.2f, %.1f us/call",
+                        trial + 1, fix, st.mean, st.std, st.zero_share, st.us_per_call);
+                char sp[2048];
+                path_join(sp, sizeof sp, ndir, "reward_gen.json");
+                write_json(sp, check_json(1, "", &st));
+                int rc = run_write_text(path, code);
+                free(code);
+                return rc;
+            }
+            run_say(R, "  trial %d fix %d rejected: %s", trial + 1, fix, reason);
+            if (fix >= R->c->fixes) break;
+            char *fixed = au_fix(R, id, ndir, code, reason, trial + 1, fix + 1, err, sizeof err);
+            free(code);
+            code = fixed;
+            if (!code) {
+                snprintf(reason, (size_t)len, "author: %s", err);
+                break;
+            }
+        }
+        free(code);
+    }
+    return -1;
+}
+
+/* Step 2: self-alignment rounds.  Writes align_K.c/.json and reward.c. */
+static int step_align(run_state *R, int id, const char *ndir, char *reason, int len)
+{
+    char path[2048], final_path[2048], err[1024], name[64];
+    path_join(final_path, sizeof final_path, ndir, "reward.c");
+    if (file_exists(final_path)) return 0;
+    path_join(path, sizeof path, ndir, "reward_gen.c");
+    char *code = run_read_text(path);
+    if (!code) return snprintf(reason, (size_t)len, "cannot read %.1000s", path), -1;
+    int rounds = (R->c->ablation == ABL_SA || R->c->ablation == ABL_FULL) ? R->c->align : 0;
+    for (int k = 1; k <= rounds; k++) {
+        path_join(path, sizeof path, ndir, "align_%d.c", k);
+        if (file_exists(path)) {
+            free(code);
+            code = run_read_text(path);
+            if (!code) return snprintf(reason, (size_t)len, "cannot read %.1000s", path), -1;
+            continue;
+        }
+        /* statistics of the current reward, from its accepted check */
+        reward_stats st;
+        char sp[2048];
+        if (k == 1) path_join(sp, sizeof sp, ndir, "reward_gen.json");
+        else path_join(sp, sizeof sp, ndir, "align_%d.json", k - 1);
+        if (read_stats(sp, &st)) {
+            free(code);
+            return snprintf(reason, (size_t)len, "cannot read the statistics in %.1000s", sp), -1;
+        }
+        char *next = au_align(R, id, ndir, code, &st, k, err, sizeof err);
+        int accepted = 0, same = next && !strcmp(next, code);
+        if (same) run_say(R, "  align %d/%d: reward unchanged", k, rounds);
+        for (int fix = 0; next && !same && fix <= R->c->fixes; fix++) {
+            reward_stats st2;
+            char why[1024];
+            snprintf(name, sizeof name, "align_%d_f%d", k, fix);
+            if (check_reward(R, ndir, name, next, &st2, why, sizeof why) == 0) {
+                accepted = 1;
+                run_say(R, "  align %d/%d: mean %.4g std %.4g zero share %.2f -> mean %.4g std %.4g zero share %.2f", k,
+                        rounds, st.mean, st.std, st.zero_share, st2.mean, st2.std, st2.zero_share);
+                st = st2;
+                break;
+            }
+            run_say(R, "  align %d/%d fix %d rejected: %s", k, rounds, fix, why);
+            if (fix == R->c->fixes) break;
+            char *f = au_fix(R, id, ndir, next, why, 100 + k, fix + 1, err, sizeof err);
+            free(next);
+            next = f;
+        }
+        if (!next) run_say(R, "  align %d/%d: author gave no reward (%s); keeping the previous one", k, rounds, err);
+        else if (!accepted && !same)
+            run_say(R, "  align %d/%d: no valid aligned reward; keeping the previous one", k, rounds);
+        if (accepted) {
+            free(code);
+            code = next;
+        } else
+            free(next);
+        path_join(sp, sizeof sp, ndir, "align_%d.json", k);
+        write_json(sp, check_json(1, "", &st)); /* before the .c: the .c marks the round done */
+        run_write_text(path, code);
+    }
+    int rc = run_write_text(final_path, code);
+    free(code);
+    return rc;
+}
+
+static const char *variant_name(int v)
+{
+    return v == VARIANT_TREASURE ? "treasure" : "dungeon";
+}
+
+/* Step 3: train a policy on reward.c in a subprocess. */
+static int step_train(run_state *R, int id, const char *ndir, char *reason, int len)
+{
+    char done[2048], reward[2048], out[2048], log[2048];
+    path_join(done, sizeof done, ndir, "train.done");
+    if (file_exists(done)) return 0;
+    path_join(reward, sizeof reward, ndir, "reward.c");
+    path_join(out, sizeof out, ndir, "train");
+    path_join(log, sizeof log, ndir, "train.log");
+    char steps[32], envs[32], seed[32], threads[32];
+    snprintf(steps, sizeof steps, "%lld", R->c->steps);
+    snprintf(envs, sizeof envs, "%d", R->c->envs);
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)(R->c->seed + (uint64_t)id));
+    snprintf(threads, sizeof threads, "%d", R->c->threads);
+    char *argv[32];
+    int n = 0;
+    argv[n++] = "pcgrllm";
+    argv[n++] = "train";
+    argv[n++] = "--reward";
+    argv[n++] = reward;
+    argv[n++] = "--variant";
+    argv[n++] = (char *)variant_name(R->esc.variant);
+    argv[n++] = "--steps";
+    argv[n++] = steps;
+    argv[n++] = "--envs";
+    argv[n++] = envs;
+    argv[n++] = "--preset";
+    argv[n++] = R->c->preset;
+    argv[n++] = "--seed";
+    argv[n++] = seed;
+    argv[n++] = "--backend";
+    argv[n++] = R->c->backend;
+    if (R->c->threads > 0) {
+        argv[n++] = "--threads";
+        argv[n++] = threads;
+    }
+    argv[n++] = "--out";
+    argv[n++] = out;
+    char ckpt[2200];
+    path_join(ckpt, sizeof ckpt, out, "checkpoint.bin");
+    if (file_exists(ckpt)) argv[n++] = "--resume";
+    argv[n++] = "--quiet";
+    argv[n] = NULL;
+    double t0 = now_seconds();
+    run_say(R, "  training: %s steps, %s envs, preset %s, backend %s", steps, envs, R->c->preset, R->c->backend);
+    if (run_self(R, argv, log, R->c->train_timeout, reason, len)) return -1;
+    run_say(R, "  trained in %.1f s", now_seconds() - t0);
+    return run_write_text(done, "ok\n");
+}
+
+/* Step 4: generate the evaluation levels from the trained policy. */
+static int step_generate_levels(run_state *R, const char *ndir, char *reason, int len)
+{
+    char done[2048], policy[2048], out[2048], log[2048], n[16], seed[32];
+    path_join(done, sizeof done, ndir, "levels.done");
+    if (file_exists(done)) return 0;
+    path_join(policy, sizeof policy, ndir, "train");
+    path_join(out, sizeof out, ndir, "levels");
+    path_join(log, sizeof log, ndir, "generate.log");
+    snprintf(n, sizeof n, "%d", R->c->n_levels);
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)R->c->eval_seed);
+    char *argv[] = {"pcgrllm", "generate", "--policy", policy, "--n", n, "--seed", seed, "--out", out, NULL};
+    if (run_self(R, argv, log, 3600, reason, len)) return -1;
+    return run_write_text(done, "ok\n");
+}
+
+/* Step 5: fitness (heuristic evaluator, or the model's judgement). */
+static int step_fitness(run_state *R, int id, const char *ndir, level_set *ls, double *fitness, char *reason,
+                        int len)
+{
+    char dir[2048], path[2048], err[1024];
+    path_join(dir, sizeof dir, ndir, "levels");
+    if (load_levels(dir, R->c->n_levels, ls, err, sizeof err)) {
+        snprintf(reason, (size_t)len, "generated levels: %s", err);
+        return -1;
+    }
+    eval_levels(&R->esc, ls->levels, ls->n, ls->per, &ls->sum);
+    path_join(path, sizeof path, ndir, "eval.json");
+    if (!file_exists(path)) write_json(path, eval_json(R, ls));
+    path_join(path, sizeof path, ndir, "levels.png");
+    if (!file_exists(path)) levels_render_grid_png(ls->levels, ls->n, 6, NULL, path, 12);
+    *fitness = ls->sum.fitness;
+    if (R->c->fitness_mode == FIT_LLM) {
+        double f;
+        if (au_fitness(R, id, ndir, ls, &f, err, sizeof err)) {
+            snprintf(reason, (size_t)len, "fitness judgement: %s", err);
+            return -1;
+        }
+        run_say(R, "  fitness (model's judgement) %.3f; heuristic %.3f", f, ls->sum.fitness);
+        *fitness = f;
+    }
+    return 0;
+}
+
+/* Step 6: feedback on the levels (specific), or the fixed texts. */
+static char *step_feedback(run_state *R, int id, const char *ndir, const level_set *ls, char *reason, int len)
+{
+    char path[2048], err[1024];
+    path_join(path, sizeof path, ndir, "feedback.txt");
+    char *fb = run_read_text(path);
+    if (fb) return fb;
+    if (R->c->feedback == FB_SPECIFIC) {
+        char code_path[2048];
+        path_join(code_path, sizeof code_path, ndir, "reward.c");
+        char *code = run_read_text(code_path);
+        if (!code) return snprintf(reason, (size_t)len, "cannot read %.1000s", code_path), NULL;
+        fb = au_feedback(R, id, ndir, code, ls, err, sizeof err);
+        free(code);
+    } else {
+        fb = prompt_load(R->c->feedback == FB_GENERIC ? "feedback_generic" : "feedback_none", err, sizeof err);
+    }
+    if (!fb) {
+        snprintf(reason, (size_t)len, "feedback: %s", err);
+        return NULL;
+    }
+    run_write_text(path, fb);
+    return fb;
+}
+
+/* One thought node, from whatever step it had reached. */
+static void run_node(run_state *R, int id)
+{
+    thought_node *nd = &R->g.nodes[id];
+    char ndir[1200], reason[2048];
+    snprintf(ndir, sizeof ndir, "%s/nodes/%03d", R->c->out, id);
+    make_dirs(ndir);
+    double t0 = now_seconds();
+    long tok0 = R->usage.prompt_tokens + R->usage.completion_tokens;
+    llm_usage u0 = R->usage;
+    run_say(R, "node %d: iteration %d of %d, %s", id, nd->iteration, R->c->iterations,
+            nd->parent < 0 ? "from the empty template" : "refining a parent");
+    if (nd->parent >= 0) run_say(R, "  parent node %d (fitness %.3f)", nd->parent, R->g.nodes[nd->parent].fitness);
+    level_set *ls = calloc(1, sizeof *ls);
+    double fitness = 0;
+    int ok = ls && step_generate(R, id, ndir, reason, sizeof reason) == 0 &&
+             step_align(R, id, ndir, reason, sizeof reason) == 0 && step_train(R, id, ndir, reason, sizeof reason) == 0 &&
+             step_generate_levels(R, ndir, reason, sizeof reason) == 0 &&
+             step_fitness(R, id, ndir, ls, &fitness, reason, sizeof reason) == 0;
+    if (!ls) snprintf(reason, sizeof reason, "out of memory");
+    char *fb = NULL;
+    if (ok && (R->c->ablation == ABL_FB || R->c->ablation == ABL_FULL)) {
+        fb = step_feedback(R, id, ndir, ls, reason, sizeof reason);
+        if (!fb) ok = 0;
+    }
+    char path[1400];
+    snprintf(path, sizeof path, "%s/reward.c", ndir);
+    if (ok) {
+        snprintf(nd->reward_path, sizeof nd->reward_path, "nodes/%03d/reward.c", id);
+        graph_finish(&R->g, id, NODE_OK, fitness);
+        graph_set_feedback(&R->g, id, fb);
+        run_say(R, "  fitness %.4f (playable %d/%d, diversity %.1f)", fitness, ls->sum.n_playable, ls->n,
+                ls->sum.diversity);
+        if (fb) run_say(R, "  feedback: %.200s%s", fb, strlen(fb) > 200 ? "..." : "");
+    } else {
+        nd->reward_path[0] = 0;
+        graph_finish(&R->g, id, NODE_FAILED, 0);
+        snprintf(path, sizeof path, "%s/failed.txt", ndir);
+        char line[2100];
+        snprintf(line, sizeof line, "%s\n", reason);
+        run_write_text(path, line);
+        run_say(R, "  node %d failed: %s", id, reason);
+    }
+    free(fb);
+    free(ls);
+    nd->tokens_prompt += R->usage.prompt_tokens - u0.prompt_tokens;
+    nd->tokens_completion += R->usage.completion_tokens - u0.completion_tokens;
+    (void)tok0;
+    nd->wall_s += now_seconds() - t0;
+}
+
+/* ---------------------------------------------------------------- usage */
+
+static void save_usage(run_state *R)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/usage.json", R->c->out);
+    json_t *o = json_object();
+    json_object_set_new(o, "prompt_tokens", json_integer(R->usage.prompt_tokens));
+    json_object_set_new(o, "completion_tokens", json_integer(R->usage.completion_tokens));
+    json_object_set_new(o, "total_tokens", json_integer(R->usage.total_tokens));
+    json_object_set_new(o, "requests", json_integer(R->usage.requests));
+    json_object_set_new(o, "replies", json_integer(R->usage.replies));
+    json_object_set_new(o, "failures", json_integer(R->usage.failures));
+    write_json(path, o);
+}
+
+static void load_usage(run_state *R)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/usage.json", R->c->out);
+    json_t *o = json_load_file(path, 0, NULL);
+    if (!o) return;
+    R->usage.prompt_tokens = (long)json_integer_value(json_object_get(o, "prompt_tokens"));
+    R->usage.completion_tokens = (long)json_integer_value(json_object_get(o, "completion_tokens"));
+    R->usage.total_tokens = (long)json_integer_value(json_object_get(o, "total_tokens"));
+    R->usage.requests = (long)json_integer_value(json_object_get(o, "requests"));
+    R->usage.replies = (long)json_integer_value(json_object_get(o, "replies"));
+    R->usage.failures = (long)json_integer_value(json_object_get(o, "failures"));
+    json_decref(o);
+}
+
+/* ---------------------------------------------------------------- main */
+
+static int setup_target(run_state *R)
+{
+    run_config *c = R->c;
+    char path[1200], reason[1024];
+    snprintf(path, sizeof path, "%s/target.json", c->out);
+    if (c->scenario >= 1) {
+        target_scenario(c->scenario, &R->target);
+        R->esc = *eval_scenario(c->scenario);
+    } else {
+        int rc;
+        char *stored = run_read_text(path);
+        if (stored) {
+            rc = target_from_json(stored, &R->target, reason, sizeof reason) == STORY_OK ? 0 : -1;
+            free(stored);
+        } else
+            rc = au_target(R, c->out, &R->target, reason, sizeof reason);
+        if (rc == 3) {
+            fprintf(stderr, "pcgrllm: story refused: %s\n", reason);
+            run_say(R, "story refused: %s", reason);
+            return 3;
+        }
+        if (rc) {
+            die_msg("run: target extraction failed: %s", reason);
+            return 1;
+        }
+        memset(&R->esc, 0, sizeof R->esc);
+        R->esc.number = 0;
+        R->esc.story = c->story;
+        R->esc.variant = R->target.variant;
+        R->esc.kind = R->target.kind == TARGET_KEYDOOR ? EVAL_KEYDOOR : EVAL_ENCOUNTER;
+        for (int e = 0; e < 3; e++) R->esc.enemies[e] = R->target.enemies[e];
+        R->esc.gate = R->target.gate;
+    }
+    target_describe(&R->target, R->flow, sizeof R->flow);
+    R->esc.flow = R->flow;
+    char js[512];
+    if (target_to_json(&R->target, js, sizeof js) > 0 && !file_exists(path)) {
+        size_t n = strlen(js);
+        js[n] = '\n';
+        js[n + 1] = 0;
+        run_write_text(path, js);
+    }
+    return 0;
+}
+
+int run_main(run_config *c)
+{
+    run_state R0, *R = &R0;
+    memset(R, 0, sizeof R0);
+    R->c = c;
+    R->t_start = now_seconds();
+    char path[1200], err[1024];
+    if (prompts_check(err, sizeof err)) {
+        die_msg("run: %s", err);
+        return 1;
+    }
+    if (make_dirs(c->out)) {
+        die_msg("run: cannot create the run directory %s", c->out);
+        return 1;
+    }
+    snprintf(path, sizeof path, "%s/config.json", c->out);
+    if (c->resume) {
+        json_t *j = json_load_file(path, 0, NULL);
+        if (!j) {
+            die_msg("run: --resume: %s holds no run (no readable config.json)", c->out);
+            return 1;
+        }
+        run_config stored = *c;
+        int rc = config_from_json(j, &stored, err, sizeof err);
+        json_decref(j);
+        if (rc) {
+            die_msg("run: --resume: %s", err);
+            return 1;
+        }
+        snprintf(stored.out, sizeof stored.out, "%s", c->out);
+        stored.resume = 1;
+        stored.quiet = c->quiet;
+        *c = stored;
+    } else {
+        if (file_exists(path)) {
+            die_msg("run: %s already holds a run; continue it with --resume or choose another --out", c->out);
+            return 1;
+        }
+        if (write_json(path, config_json(c))) {
+            die_msg("run: cannot write %s", path);
+            return 1;
+        }
+    }
+    c->llm.usage = &R->usage;
+    snprintf(path, sizeof path, "%s/run.log", c->out);
+    R->log = fopen(path, "a");
+    int rc = setup_target(R);
+    if (rc) {
+        if (R->log) fclose(R->log);
+        return rc;
+    }
+    int iterations = (c->ablation == ABL_ZS || c->ablation == ABL_SA) ? 1 : c->iterations;
+    run_say(R, "%s run %s: %s", c->resume ? "resuming" : "starting", c->out, R->flow);
+    run_say(R, "author: %s; search %s, %d iteration%s, align %d, breadth %d, ablation %s, feedback %s",
+            c->offline ? "rule-based offline author (baseline, not a language model)" : c->llm.model,
+            graph_pe_name(c->pe), iterations, iterations == 1 ? "" : "s", c->align, c->breadth,
+            abl_names[c->ablation], fb_names[c->feedback]);
+    snprintf(path, sizeof path, "%s/graph.json", c->out);
+    if (c->resume && file_exists(path)) {
+        if (graph_load(path, &R->g, err, sizeof err)) {
+            die_msg("run: --resume: %s", err);
+            fclose(R->log);
+            return 1;
+        }
+        load_usage(R);
+    } else if (graph_init(&R->g, c->pe, c->pe == PE_COT ? 1 : c->breadth)) {
+        die_msg("run: invalid search settings");
+        fclose(R->log);
+        return 1;
+    }
+    for (;;) {
+        int best = graph_best(&R->g);
+        if (c->target_fitness >= 0 && best >= 0 && R->g.nodes[best].fitness >= c->target_fitness) {
+            run_say(R, "target fitness %.3f reached by node %d: stopping", c->target_fitness, best);
+            break;
+        }
+        int id;
+        if (R->g.n > 0 && R->g.nodes[R->g.n - 1].status == NODE_PENDING) {
+            id = R->g.n - 1; /* interrupted: continue it */
+        } else {
+            if (R->g.n >= iterations) break;
+            int parent = graph_select_parent(&R->g);
+            id = graph_add(&R->g, R->g.n + 1, parent);
+            if (id < 0) {
+                die_msg("run: thought graph full");
+                break;
+            }
+            if (c->pe == PE_GOT && parent >= 0) {
+                int refs[GRAPH_MAX_REFS];
+                int nr = graph_references(&R->g, parent, refs);
+                R->g.nodes[id].n_refs = nr;
+                for (int k = 0; k < nr; k++) {
+                    R->g.nodes[id].refs[k] = refs[k];
+                    R->g.nodes[id].ref_fitness[k] = R->g.nodes[refs[k]].fitness;
+                }
+            }
+            graph_save(&R->g, path); /* the parent choice survives a kill */
+        }
+        run_node(R, id);
+        save_usage(R);
+        if (graph_save(&R->g, path)) {
+            die_msg("run: cannot write %s", path);
+            fclose(R->log);
+            graph_free(&R->g);
+            return 1;
+        }
+    }
+    save_usage(R);
+    fclose(R->log);
+    R->log = NULL;
+    graph_free(&R->g);
+    return run_report(c->out, 1, c->quiet);
+}

@@ -1,0 +1,59 @@
+/* The reward-design loop (SPEC §6, Algorithm 1): `pcgrllm run`.
+ *
+ * One thought node per iteration: generate or refine a reward (author),
+ * check it in the sandbox (fixing rejected code), self-align it, train a
+ * policy on it, generate levels, score them (fitness) and ask for one piece
+ * of feedback.  Parents are chosen by the thought graph (host/graph.h).
+ * Everything goes into the run directory, written atomically, so that
+ * `--resume` continues a killed run without redoing finished work. */
+#ifndef PCG_RUN_H
+#define PCG_RUN_H
+#include <stdint.h>
+#include "eval.h"
+#include "graph.h"
+#include "llm.h"
+#include "story.h"
+
+enum { ABL_ZS = 0, ABL_SA = 1, ABL_FB = 2, ABL_FULL = 3 };
+enum { FB_SPECIFIC = 0, FB_GENERIC = 1, FB_NONE = 2 };
+enum { FIT_HEURISTIC = 0, FIT_LLM = 1 };
+enum { FBIN_TEXT = 0, FBIN_IMAGE = 1 };
+
+typedef struct {
+    /* the task */
+    int scenario;              /* 1..4, or 0 for a custom story */
+    char story[STORY_MAX_LEN + 1];
+    /* the author */
+    int offline;               /* 1: rule-based offline author (no language model) */
+    llm_config llm;
+    /* the search */
+    int pe, iterations, align, breadth;
+    int ablation, feedback, fitness_mode, feedback_input;
+    int trials, fixes;         /* generation trials per node, code fixes per trial */
+    double target_fitness;     /* stop once reached; < 0: never */
+    /* training, passed to `pcgrllm train` and `generate` for every node */
+    long long steps;
+    int envs, threads;
+    char preset[16], backend[16];
+    uint64_t seed;
+    double train_timeout;      /* seconds per node's training, 0 = none */
+    int n_levels;              /* levels generated per node (30) */
+    uint64_t eval_seed;        /* their fixed evaluation seed */
+    /* reward checks */
+    int check_envs;            /* environments of the random-play check */
+    double check_timeout;      /* seconds */
+    char out[1024];
+    int resume;
+    int quiet;
+} run_config;
+
+void run_config_defaults(run_config *c);
+/* Run (or resume) the loop.  Returns the process exit code: 0 done,
+ * 3 story refused, 1 error. */
+int run_main(run_config *c);
+
+/* Print the node table and best path of a run directory; write
+ * DIR/report.html.  Returns 0 or 1. */
+int run_report(const char *dir, int write_html, int quiet);
+
+#endif

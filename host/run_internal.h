@@ -1,0 +1,59 @@
+/* Shared by the loop (run.c), the authors (run_author.c) and the report
+ * (report.c); not an API for anything else. */
+#ifndef PCG_RUN_INTERNAL_H
+#define PCG_RUN_INTERNAL_H
+#include <stdio.h>
+#include "reward_jit.h"
+#include "run.h"
+
+#define RUN_MAX_LEVELS 64
+
+typedef struct run_state {
+    run_config *c;
+    target_t target;
+    eval_scenario_t esc;
+    char flow[128];
+    thought_graph g;
+    llm_usage usage;
+    FILE *log;
+    double t_start;
+} run_state;
+
+/* A node's generated levels and their evaluation. */
+typedef struct {
+    int n;
+    level_t levels[RUN_MAX_LEVELS];
+    unsigned char tiles[RUN_MAX_LEVELS][PCG_MAX_CELLS];
+    eval_level_t per[RUN_MAX_LEVELS];
+    eval_summary_t sum;
+} level_set;
+
+/* Name tables for flags and config.json. */
+int run_parse_ablation(const char *s);
+int run_parse_feedback(const char *s);
+int run_parse_fitness(const char *s);
+int run_parse_feedback_input(const char *s);
+
+char *run_read_text(const char *path);
+int run_write_text(const char *path, const char *text);
+char *run_levels_text(const level_t *levels, int n);
+void run_say(run_state *R, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The author: a language model through prompts/, or the rule-based offline
+ * baseline.  Each returns malloc'd text, or NULL with a one-line err.
+ * ndir is the node's directory: exchanges with a model are stored there
+ * (request and reply), and a stored reply is reused on resume. */
+char *au_generate(run_state *R, int node, const char *ndir, int trial, char *err, int errlen);
+char *au_fix(run_state *R, int node, const char *ndir, const char *code, const char *reason, int trial,
+                 int fix, char *err, int errlen);
+char *au_align(run_state *R, int node, const char *ndir, const char *code, const reward_stats *st,
+                   int round, char *err, int errlen);
+char *au_feedback(run_state *R, int node, const char *ndir, const char *code, const level_set *ls,
+                      char *err, int errlen);
+/* The model's own 0-1 fitness of the first ten levels (RQ4).  0 or -1. */
+int au_fitness(run_state *R, int node, const char *ndir, const level_set *ls, double *fitness, char *err,
+                   int errlen);
+/* Story -> target: 0 accepted, 3 refused (reason), -1 error. */
+int au_target(run_state *R, const char *dir, target_t *t, char *reason, int len);
+
+#endif
