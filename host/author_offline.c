@@ -183,19 +183,17 @@ static void emit_encounter_terms(sbuf *b, const author_reward *r)
     out(b, "        int doors = find_tiles(l, DOOR, dr, dc, 1);\n");
     out(b, "        int keys = find_tiles(l, KEY, kr, kc, 4);\n");
     if (needs_regions(r)) out(b, "        int regions = count_regions(l);\n");
-    out(b, "        /* the key giving the shortest way player -> key -> door */\n");
+    out(b, "        /* the first key (row-major) the player reaches; the door is reachable\n");
+    out(b, "         * from it exactly when it is reachable from any reachable key */\n");
     out(b, "        int d_pk = -1, d_kd = -1, bk = -1;\n");
-    out(b, "        for (int k = 0; players > 0 && k < keys && k < 4; k++) {\n");
+    out(b, "        for (int k = 0; players > 0 && k < keys && k < 4 && bk < 0; k++) {\n");
     out(b, "            int a = path_length(l, pr[0], pc[0], kr[k], kc[k]);\n");
     out(b, "            if (a <= 0) continue;\n");
-    out(b, "            int c = doors > 0 ? path_length(l, kr[k], kc[k], dr[0], dc[0]) : -1;\n");
-    out(b, "            if (bk < 0 || (c > 0 && (d_kd <= 0 || a + c < d_pk + d_kd))) {\n");
-    out(b, "                bk = k;\n");
-    out(b, "                d_pk = a;\n");
-    out(b, "                d_kd = c;\n");
-    out(b, "            }\n");
+    out(b, "            bk = k;\n");
+    out(b, "            d_pk = a;\n");
+    out(b, "            d_kd = doors > 0 ? path_length(l, kr[k], kc[k], dr[0], dc[0]) : -1;\n");
     out(b, "        }\n");
-    out(b, "        int d_pd = players > 0 && doors > 0 ? path_length(l, pr[0], pc[0], dr[0], dc[0]) : -1;\n");
+    out(b, "        int d_pd = bk < 0 && players > 0 && doors > 0 ? path_length(l, pr[0], pc[0], dr[0], dc[0]) : -1;\n");
     out(b, "        (void)d_pd;\n");
     for (int e = 0; e < TARGET_N_ENEMIES; e++)
         if (want_detour[e]) emit_detour(b, TILE_BAT + e);
