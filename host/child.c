@@ -180,7 +180,13 @@ int child_run_ex(int (*fn)(void *arg), void *arg, const child_opts *opts, void *
         setpgid(0, 0);
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent) _exit(127);
-        signal(SIGPIPE, SIG_DFL);
+        /* default dispositions: a crash must end the child, not run the
+         * parent's handlers (a test harness's, say) */
+        for (int sig = 1; sig < 32; sig++)
+            if (sig != SIGKILL && sig != SIGSTOP) signal(sig, SIG_DFL);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
         g_fd = fds[1];
         if (o.single_thread) omp_set_num_threads(1);
         int st = fn(arg);

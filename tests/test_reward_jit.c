@@ -1,0 +1,517 @@
+/* Reward JIT: source scan, libtcc compilation and the API against the level
+ * core, JIT vs gcc on the human rewards, protections of the compiled image,
+ * NVRTC compilation. */
+#define _GNU_SOURCE
+#include "harness.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "child.h"
+#include "env.h"
+#include "reward_jit.h"
+#include "util.h"
+
+/* ---- the human rewards compiled natively by gcc, for the differential ---- */
+#define level_height nat_level_height
+#define level_width nat_level_width
+#define tile_at nat_tile_at
+#define count_tiles nat_count_tiles
+#define find_tiles nat_find_tiles
+#define path_length nat_path_length
+#define nearest_tile_distance nat_nearest_tile_distance
+#define count_regions nat_count_regions
+#define compute_reward nat_compute_reward_decl
+#include "reward_api.h"
+#undef compute_reward
+int nat_level_height(const level_t *l) { return l->h; }
+int nat_level_width(const level_t *l) { return l->w; }
+int nat_tile_at(const level_t *l, int r, int c) { return lv_get(l, r, c); }
+int nat_count_tiles(const level_t *l, int t) { return lv_count(l, t); }
+int nat_find_tiles(const level_t *l, int t, int *rows, int *cols, int max)
+{
+    return lv_find(l, t, rows, cols, max < 0 ? 0 : max);
+}
+int nat_path_length(const level_t *l, int r0, int c0, int r1, int c1) { return lv_path_length(l, r0, c0, r1, c1); }
+int nat_nearest_tile_distance(const level_t *l, int r, int c, int t) { return lv_nearest(l, r, c, t); }
+int nat_count_regions(const level_t *l) { return lv_regions(l); }
+
+#define compute_reward nat_s1
+#define loss s1_loss
+#define outside s1_outside
+#include "../rewards/human/scenario1.c"
+#undef compute_reward
+#undef loss
+#undef outside
+#define compute_reward nat_s2
+#define loss s2_loss
+#define outside s2_outside
+#include "../rewards/human/scenario2.c"
+#undef compute_reward
+#undef loss
+#undef outside
+#define compute_reward nat_s3
+#define loss s3_loss
+#define outside s3_outside
+#define flood s3_flood
+#define reached s3_reached
+#define door_after_gate s3_door_after_gate
+#include "../rewards/human/scenario3.c"
+#undef compute_reward
+#undef loss
+#undef outside
+#undef flood
+#undef reached
+#undef door_after_gate
+#undef GATE
+#undef MAX_CELLS
+#define compute_reward nat_s4
+#define loss s4_loss
+#define outside s4_outside
+#define flood s4_flood
+#define reached s4_reached
+#define door_after_gate s4_door_after_gate
+#include "../rewards/human/scenario4.c"
+#undef compute_reward
+#undef loss
+#undef outside
+#undef flood
+#undef reached
+#undef door_after_gate
+#undef GATE
+#undef MAX_CELLS
+
+static float (*const native_human[4])(const level_t *, const level_t *) = {nat_s1, nat_s2, nat_s3, nat_s4};
+
+static char *load(const char *path)
+{
+    char err[512];
+    long len;
+    char *s = read_file(path, REWARD_MAX_SOURCE, &len, err, sizeof err);
+    if (!s) fail_msg("%s", err);
+    return s;
+}
+
+static reward_prog *compile_ok(const char *src)
+{
+    char err[1024];
+    reward_prog *p = reward_compile_cpu(src, err, sizeof err);
+    if (!p) fail_msg("compile failed: %s\nsource:\n%s", err, src);
+    return p;
+}
+
+/* A 6x7 level with walls splitting it, for API checks. */
+static const char *test_map[] = {
+    "1 1 2 1 1 1 1", "1 3 2 1 7 1 1", "1 1 2 2 2 1 1", "1 1 1 1 2 4 1", "2 2 2 1 2 1 8", "6 1 1 1 1 1 1",
+};
+static unsigned char map_tiles[6 * 7];
+static level_t make_level(void)
+{
+    for (int r = 0; r < 6; r++)
+        for (int c = 0; c < 7; c++) map_tiles[r * 7 + c] = (unsigned char)(test_map[r][2 * c] - '0');
+    level_t l = {6, 7, map_tiles};
+    return l;
+}
+
+/* ---- source scan ---- */
+
+static void jit_scan_refuses(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *src, *expect;
+    } bad[] = {
+        {"float x;\n#include <stdio.h>\n", "line 2: #include is not allowed"},
+        {"\n\n   #  include \"x.h\"\n", "line 3: #include"},
+        {"#inc\\\nlude <stdio.h>\n", "line 1: #include"},
+        {"int a;\n%:include <stdio.h>\n", "line 2: the digraph"},
+        {"#pragma once\n", "line 1: #pragma is not allowed"},
+        {"int f(void) { _Pragma(\"x\") return 0; }\n", "'_Pragma'"},
+        {"int f(void) { asm(\"int3\"); return 0; }\n", "inline assembly"},
+        {"int f(void) { __asm__ volatile(\"\"); return 0; }\n", "inline assembly"},
+        {"int f(void) { __as\\\nm__(\"\"); return 0; }\n", "line 1: '__asm__'"},
+        {"static int g __attribute__((used));\n", "attributes are not allowed"},
+        {"#define J(a,b) a##b\n", "token pasting"},
+        {"int x = 1 ?\?= 2;\n", "trigraphs"},
+        {"int f(void) { return __builtin_trap(), 0; }\n", "compiler builtins"},
+        {"int __pcg_data_lo;\n", "reserved"},
+        {"_Thread_local int t;\n", "thread-local"},
+        {"/* never closed\nfloat compute_reward(const level_t *a, const level_t *b) { return 0; }\n",
+         "unterminated"},
+        {"", "empty"},
+    };
+    char err[512];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = 0;
+        int rc = reward_scan(bad[i].src, err, sizeof err);
+        if (rc != -1 || !strstr(err, bad[i].expect))
+            fail_msg("case %zu: rc %d, err '%s', expected '%s'", i, rc, err, bad[i].expect);
+    }
+    /* too long */
+    char *big = malloc(REWARD_MAX_SOURCE + 2);
+    memset(big, ' ', REWARD_MAX_SOURCE + 1);
+    big[REWARD_MAX_SOURCE + 1] = 0;
+    assert_int_equal(reward_scan(big, err, sizeof err), -1);
+    assert_non_null(strstr(err, "too long"));
+    free(big);
+}
+
+static void jit_scan_accepts(void **state)
+{
+    (void)state;
+    static const char *good[] = {
+        "/* #include <stdio.h> and asm() in a comment */\nint x;\n",
+        "// #pragma once\nint y;\n",
+        "const char *s = \"#include <x> asm __attribute__ ## ?\?=\";\n",
+        "char c = '#';\nint plasma_asm = 1, __attributes_x = 2;\n",
+        "#define SQ(x) ((x) * (x))\n#if 1\nint z = SQ(3);\n#endif\n",
+        "float f = 1.5e-3f + 0x1p+4;\n",
+    };
+    char err[512];
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+        if (reward_scan(good[i], err, sizeof err)) fail_msg("case %zu refused: %s", i, err);
+}
+
+/* ---- CPU compilation ---- */
+
+static void jit_api_matches_level_core(void **state)
+{
+    (void)state;
+    level_t l = make_level();
+    /* expected values worked out by hand on test_map, and the level core's */
+    const struct {
+        const char *expr;
+        int want, core;
+    } cases[] = {
+        {"level_height(curr)", 6, l.h},
+        {"level_width(curr)", 7, l.w},
+        {"tile_at(curr, 1, 1)", TILE_PLAYER, lv_get(&l, 1, 1)},
+        {"tile_at(curr, -1, 0)", TILE_BORDER, lv_get(&l, -1, 0)},
+        {"tile_at(curr, 0, 7)", TILE_BORDER, lv_get(&l, 0, 7)},
+        {"tile_at(curr, 4, 6)", TILE_DOOR, lv_get(&l, 4, 6)},
+        {"count_tiles(curr, WALL)", 10, lv_count(&l, TILE_WALL)},
+        {"count_tiles(curr, 99)", 0, 0},
+        {"path_length(curr, 1, 1, 1, 4)", 13, lv_path_length(&l, 1, 1, 1, 4)},
+        {"path_length(curr, 1, 1, 4, 6)", 10, lv_path_length(&l, 1, 1, 4, 6)},
+        {"path_length(curr, 1, 1, 1, 1)", 0, lv_path_length(&l, 1, 1, 1, 1)},
+        {"path_length(curr, 0, 2, 1, 1)", -1, lv_path_length(&l, 0, 2, 1, 1)},
+        {"path_length(curr, 1, 1, 99, 1)", -1, lv_path_length(&l, 1, 1, 99, 1)},
+        {"nearest_tile_distance(curr, 1, 1, KEY)", 13, lv_nearest(&l, 1, 1, TILE_KEY)},
+        {"nearest_tile_distance(curr, 1, 1, SPIDER)", 9, lv_nearest(&l, 1, 1, TILE_SPIDER)},
+        {"nearest_tile_distance(curr, 1, 1, TREASURE)", -1, lv_nearest(&l, 1, 1, TILE_TREASURE)},
+        {"count_regions(curr)", 1, lv_regions(&l)},
+        {"find_tiles(curr, EMPTY, rows, cols, 0)", 27, lv_count(&l, TILE_EMPTY)},
+        {"find_tiles(curr, KEY, rows, cols, 4) * 100 + rows[0] * 10 + cols[0]", 114, 114},
+        {"find_tiles(curr, EMPTY, rows, cols, -5)", 27, lv_count(&l, TILE_EMPTY)},
+        {"BORDER + EMPTY * 10 + WALL * 100 + PLAYER * 1000", 3210, 3210},
+        {"BAT == 4 && SCORPION == 5 && SPIDER == 6 && KEY == 7 && DOOR == 8 && TREASURE == 9", 1, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char src[512];
+        snprintf(src, sizeof src,
+                 "float compute_reward(const level_t *prev, const level_t *curr)\n"
+                 "{\n    int rows[64], cols[64];\n    rows[0] = cols[0] = 0;\n    return (float)(%s);\n}\n",
+                 cases[i].expr);
+        reward_prog *p = compile_ok(src);
+        int got = (int)reward_prog_call(&l, &l, p);
+        if (got != cases[i].want || cases[i].core != cases[i].want)
+            fail_msg("%s: JIT %d, level core %d, expected %d", cases[i].expr, got, cases[i].core, cases[i].want);
+        reward_prog_free(p);
+    }
+}
+
+static void jit_math_matches_libm(void **state)
+{
+    (void)state;
+    static const char *fns1[] = {"fabsf", "sqrtf", "expf", "logf", "tanhf", "floorf", "ceilf"};
+    static float (*const ref1[])(float) = {fabsf, sqrtf, expf, logf, tanhf, floorf, ceilf};
+    static const char *fns2[] = {"powf", "fminf", "fmaxf"};
+    static float (*const ref2[])(float, float) = {powf, fminf, fmaxf};
+    level_t l = make_level();
+    for (size_t i = 0; i < 7; i++) {
+        char src[256];
+        snprintf(src, sizeof src,
+                 "float compute_reward(const level_t *p, const level_t *c)\n{ return %s(2.75f); }\n", fns1[i]);
+        reward_prog *p = compile_ok(src);
+        assert_true(reward_prog_call(&l, &l, p) == ref1[i](2.75f));
+        reward_prog_free(p);
+    }
+    for (size_t i = 0; i < 3; i++) {
+        char src[256];
+        snprintf(src, sizeof src,
+                 "float compute_reward(const level_t *p, const level_t *c)\n{ return %s(2.75f, 1.5f); }\n",
+                 fns2[i]);
+        reward_prog *p = compile_ok(src);
+        assert_true(reward_prog_call(&l, &l, p) == ref2[i](2.75f, 1.5f));
+        reward_prog_free(p);
+    }
+}
+
+/* Code that makes tcc call its runtime helpers: struct copies, zeroed
+ * arrays, 64-bit unsigned conversions, long double. */
+static void jit_codegen_helpers(void **state)
+{
+    (void)state;
+    const char *src = "struct big { int v[40]; float f; };\n"
+                      "static const int weights[4] = {3, 5, 7, 11};\n"
+                      "static struct big fill(int k) { struct big b = {{0}}; b.v[39] = k; b.f = 0.5f; return b; }\n"
+                      "float compute_reward(const level_t *prev, const level_t *curr)\n"
+                      "{\n"
+                      "    int zeros[100] = {0};\n"
+                      "    struct big a = fill(weights[2]), b;\n"
+                      "    b = a;\n"
+                      "    unsigned long long u = (unsigned long long)(3.0e9f);\n"
+                      "    unsigned long long v = (unsigned long long)(5.0e9);\n"
+                      "    double d = (double)u + (double)v;\n"
+                      "    float f = (float)u;\n"
+                      "    long double x = 2.5;\n"
+                      "    unsigned long long w = (unsigned long long)x;\n"
+                      "    return (float)(b.v[39] + zeros[57] + weights[3]) + b.f + (float)(d / 1e9) + f / 3e9f + "
+                      "(float)w;\n"
+                      "}\n";
+    reward_prog *p = compile_ok(src);
+    level_t l = make_level();
+    float got = reward_prog_call(&l, &l, p);
+    float want = (float)(7 + 0 + 11) + 0.5f + (float)(8.0e9 / 1e9) + (float)3.0e9 / 3e9f + 2.0f;
+    assert_float_equal(got, want, 1e-5);
+    reward_prog_free(p);
+}
+
+static void jit_errors_carry_source_lines(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *src, *expect;
+    } cases[] = {
+        {"float compute_reward(const level_t *p, const level_t *c)\n{\n    int x = 1\n    return x;\n}\n",
+         "line 4:"},
+        {"\n\nfloat compute_reward(const level_t *p, const level_t *c)\n{\n    return undeclared_thing;\n}\n",
+         "line 5:"},
+        {"int puts(const char *s);\nfloat compute_reward(const level_t *p, const level_t *c)\n{\n"
+         "    return (float)puts(\"hi\");\n}\n",
+         "line 1: 'puts' is not available"},
+        {"float compute_reward(const level_t *p, const level_t *c)\n{\n    return (float)system(\"ls\");\n}\n",
+         "line 3: 'system' is not available"},
+        {"float other(const level_t *p, const level_t *c) { return 0; }\n", "no compute_reward"},
+        {"float compute_reward(const level_t *p, const level_t *c);\nfloat f(void) { return "
+         "compute_reward(0, 0); }\n",
+         "compute_reward is declared but not defined"},
+        {"double compute_reward(const level_t *p, const level_t *c) { return 0; }\n", "line 1:"},
+        {"int count_tiles(const level_t *l, int t) { return 0; }\n"
+         "float compute_reward(const level_t *p, const level_t *c) { return 0; }\n",
+         "count_tiles"},
+    };
+    char err[1024];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        err[0] = 0;
+        reward_prog *p = reward_compile_cpu(cases[i].src, err, sizeof err);
+        if (p || !strstr(err, cases[i].expect))
+            fail_msg("case %zu: %s: got '%s', expected '%s'", i, p ? "compiled" : "refused", err, cases[i].expect);
+        assert_null(strchr(err, '\n'));
+    }
+}
+
+/* JIT (libtcc) against gcc -O2 on the same human reward source, on every
+ * transition of an episode of random play. */
+static void jit_human_rewards_match_gcc(void **state)
+{
+    (void)state;
+    for (int s = 0; s < 4; s++) {
+        char path[64];
+        snprintf(path, sizeof path, "rewards/human/scenario%d.c", s + 1);
+        char *src = load(path);
+        reward_prog *p = compile_ok(src);
+        free(src);
+        env_t e;
+        int n = 3, variant = s >= 2 ? VARIANT_TREASURE : VARIANT_DUNGEON;
+        assert_int_equal(env_alloc(&e, n, 16, 16, variant, 40 + (uint64_t)s), 0);
+        unsigned char prev[256];
+        long nonzero = 0;
+        /* one episode per environment, replayed serially with the env rules */
+        for (int i = 0; i < n; i++) {
+            level_t b = env_level(&e, i);
+            unsigned char *pad = e.pad + (size_t)i * e.cfg.pad_h * e.cfg.pad_w;
+            for (int t = 0; t < e.cfg.episode_len; t++) {
+                memcpy(prev, b.t, (size_t)e.cells);
+                int act = (int)philox_below(philox_block(9, (1ull << 32) + (pcg_u64)i, (pcg_u64)t >> 2).v[t & 3],
+                                            (pcg_u32)e.cfg.n_actions);
+                dungeon_apply(&e.cfg, t, act, b.t, e.frozen + (size_t)i * e.cells, pad);
+                level_t a = {16, 16, prev};
+                float j = reward_prog_call(&a, &b, p), g = native_human[s](&a, &b);
+                if (fabsf(j - g) > 1e-5f * (1.0f + fabsf(g)))
+                    fail_msg("scenario %d step %d env %d: JIT %.9g, gcc %.9g", s + 1, t, i, (double)j, (double)g);
+                nonzero += g != 0.0f;
+            }
+        }
+        assert_true(nonzero > 100); /* the rewards do react to edits */
+        env_free(&e);
+        reward_prog_free(p);
+    }
+}
+
+/* The compiled reward as env.h's reward callback, called from OpenMP
+ * threads inside env_step, against the native one. */
+static float native_s1_cb(const level_t *prev, const level_t *curr, void *ctx)
+{
+    (void)ctx;
+    return nat_s1(prev, curr);
+}
+
+static void jit_in_env_step_threads(void **state)
+{
+    (void)state;
+    char *src = load("rewards/human/scenario1.c");
+    reward_prog *p = compile_ok(src);
+    free(src);
+    env_t a, b;
+    int n = 8;
+    assert_int_equal(env_alloc(&a, n, 16, 16, VARIANT_DUNGEON, 5), 0);
+    assert_int_equal(env_alloc(&b, n, 16, 16, VARIANT_DUNGEON, 5), 0);
+    env_set_reward(&a, reward_prog_call, p);
+    env_set_reward(&b, native_s1_cb, NULL);
+    int *acts = malloc(sizeof(int) * (size_t)n);
+    for (int t = 0; t < a.cfg.episode_len + 10; t++) {
+        env_random_actions(&a, 3, (uint64_t)t, acts);
+        env_step(&a, acts);
+        env_step(&b, acts);
+        for (int i = 0; i < n; i++)
+            if (fabsf(a.rewards[i] - b.rewards[i]) > 1e-5f)
+                fail_msg("step %d env %d: %g vs %g", t, i, (double)a.rewards[i], (double)b.rewards[i]);
+    }
+    assert_true(fabs(a.log.episode_return - b.log.episode_return) < 1e-3);
+    free(acts);
+    env_free(&a);
+    env_free(&b);
+    reward_prog_free(p);
+}
+
+/* In a child: call a compiled reward once. */
+typedef struct {
+    const char *src;
+} call_job;
+static int call_once(void *arg)
+{
+    const call_job *j = arg;
+    char err[512];
+    reward_prog *p = reward_compile_cpu(j->src, err, sizeof err);
+    if (!p) {
+        child_fail(err);
+        return 1;
+    }
+    level_t l = make_level();
+    float r = reward_prog_call(&l, &l, p);
+    child_send(&r, sizeof r);
+    return 0;
+}
+
+/* Static state cannot be written and data cannot be run, even outside the
+ * sandbox (here in a plain child, so the fault is the only protection). */
+static void jit_image_protected(void **state)
+{
+    (void)state;
+    char reason[512];
+    call_job j = {"float compute_reward(const level_t *p, const level_t *c)\n"
+                  "{ static int calls; calls++; return (float)calls; }\n"};
+    assert_int_equal(child_run(call_once, &j, 20, reason, sizeof reason), -1);
+    assert_non_null(strstr(reason, "SIGSEGV"));
+    call_job k = {"float compute_reward(const level_t *p, const level_t *c)\n"
+                  "{ typedef float (*fn)(void); return ((fn)\"\\xc3\")(); }\n"};
+    assert_int_equal(child_run(call_once, &k, 20, reason, sizeof reason), -1);
+    assert_non_null(strstr(reason, "SIGSEGV"));
+    /* reading static constant data is fine */
+    call_job ok = {"static const float w[3] = {0.5f, 1.5f, 2.5f};\n"
+                   "float compute_reward(const level_t *p, const level_t *c) { return w[2] + w[tile_at(c, 1, 1) - 3]; }\n"};
+    void *blob = NULL;
+    size_t len = 0;
+    child_opts o = {20, 0, 0};
+    assert_int_equal(child_run_ex(call_once, &ok, &o, &blob, &len, reason, sizeof reason), 0);
+    assert_int_equal(len, sizeof(float));
+    assert_float_equal(*(float *)blob, 3.0f, 0);
+    free(blob);
+}
+
+/* ---- NVRTC ---- */
+
+static int have_nvrtc(void)
+{
+    char why[256];
+    if (reward_nvrtc_available(why, sizeof why)) return 1;
+    printf("  (skipped: %s)\n", why);
+    return 0;
+}
+
+static void jit_nvrtc_human_rewards_all_archs(void **state)
+{
+    (void)state;
+    if (!have_nvrtc()) skip();
+    static const char *archs[] = REWARD_GPU_ARCHS;
+    char err[1024];
+    for (int s = 0; s < 4; s++) {
+        char path[64];
+        snprintf(path, sizeof path, "rewards/human/scenario%d.c", s + 1);
+        char *src = load(path);
+        /* every architecture for one reward, sm_90 for the others (time) */
+        int n_arch = s == 0 ? 4 : 1;
+        for (int a = 0; a < n_arch; a++) {
+            const char *arch = s == 0 ? archs[a] : "sm_90";
+            char *cubin = NULL;
+            size_t len = 0;
+            int rc = reward_compile_nvrtc(src, arch, &cubin, &len, err, sizeof err);
+            if (rc) fail_msg("%s for %s: %s", path, arch, err);
+            assert_true(len > 1000);
+            assert_memory_equal(cubin, "\177ELF", 4);
+            assert_non_null(memmem(cubin, len, REWARD_KERNEL_NAME, strlen(REWARD_KERNEL_NAME)));
+            free(cubin);
+        }
+        free(src);
+    }
+}
+
+static void jit_nvrtc_errors(void **state)
+{
+    (void)state;
+    if (!have_nvrtc()) skip();
+    char err[1024];
+    char *cubin = (char *)1;
+    size_t len = 1;
+    const char *bad = "\n\nfloat compute_reward(const level_t *p, const level_t *c)\n{\n    return nope;\n}\n";
+    assert_int_equal(reward_compile_nvrtc(bad, "sm_90", &cubin, &len, err, sizeof err), -1);
+    assert_null(cubin);
+    assert_int_equal(len, 0);
+    if (!strstr(err, "line 5:")) fail_msg("got '%s'", err);
+    assert_int_equal(reward_compile_nvrtc("#include <x>\n", "sm_90", &cubin, &len, err, sizeof err), -1);
+    assert_non_null(strstr(err, "#include"));
+    const char *undef = "int system(const char *);\n"
+                        "float compute_reward(const level_t *p, const level_t *c) { return (float)system(\"x\"); }\n";
+    assert_int_equal(reward_compile_nvrtc(undef, "sm_90", NULL, NULL, err, sizeof err), -1);
+    if (!strstr(err, "'system' is not available")) fail_msg("got '%s'", err);
+    assert_int_equal(reward_compile_nvrtc("float compute_reward(const level_t *p, const level_t *c) { return 0; }",
+                                          "gfx90a", NULL, NULL, err, sizeof err),
+                     -1);
+    assert_non_null(strstr(err, "architecture"));
+}
+
+/* Without libnvrtc the engine still runs: one line, and the CPU path works. */
+static void jit_nvrtc_missing_library(void **state)
+{
+    (void)state;
+    char out[4096];
+    const char *bin = pcg_test_binary();
+    int rc = pcg_test_sh(out, sizeof out,
+                         "PCGRLLM_NVRTC=/nonexistent/libnvrtc.so %s check-reward --backend cuda --envs 2 "
+                         "rewards/human/scenario1.c",
+                         bin);
+    assert_int_equal(rc, 1);
+    if (!strstr(out, "error: --backend cuda: NVRTC not available")) fail_msg("got: %s", out);
+    rc = pcg_test_sh(out, sizeof out,
+                     "PCGRLLM_NVRTC=/nonexistent/libnvrtc.so %s check-reward --envs 2 rewards/human/scenario1.c", bin);
+    assert_int_equal(rc, 0);
+    if (!strstr(out, "gpu: not checked: NVRTC not available")) fail_msg("got: %s", out);
+}
+
+PCG_TESTS(reward_jit, cmocka_unit_test(jit_scan_refuses), cmocka_unit_test(jit_scan_accepts),
+          cmocka_unit_test(jit_api_matches_level_core), cmocka_unit_test(jit_math_matches_libm),
+          cmocka_unit_test(jit_codegen_helpers), cmocka_unit_test(jit_errors_carry_source_lines),
+          cmocka_unit_test(jit_human_rewards_match_gcc), cmocka_unit_test(jit_in_env_step_threads),
+          cmocka_unit_test(jit_image_protected), cmocka_unit_test(jit_nvrtc_human_rewards_all_archs),
+          cmocka_unit_test(jit_nvrtc_errors), cmocka_unit_test(jit_nvrtc_missing_library))
