@@ -171,6 +171,16 @@ int cmd_eval(int argc, char **argv)
     if (n <= 0) return die_msg("eval: no level files given (usage: pcgrllm eval --scenario N LEVEL...)"), 2;
     const eval_scenario_t *s = eval_scenario((int)number);
     char **files = argv + optind;
+    if (json)
+        for (int i = 0; i < n; i++) {
+            json_t *name = json_string(files[i]);
+            if (!name)
+                return die_msg("eval: file name '%s' is not valid UTF-8, which JSON needs; rename the file or drop "
+                               "--json",
+                               files[i]),
+                       2;
+            json_decref(name);
+        }
 
     level_t *lv = calloc((size_t)n, sizeof *lv);
     eval_level_t *per = calloc((size_t)n, sizeof *per);

@@ -874,6 +874,16 @@ static void eval_cli_errors(void **state)
     assert_int_equal((int)(strchr(out, '\n') - out) + 1, (int)strlen(out));
     assert_int_equal(pcg_test_sh(out, sizeof out, "%s eval --scenario 1 --json %s %s 2>/dev/null", bin, good, bad), 1);
     assert_string_equal(out, "");
+    /* a file name JSON cannot hold */
+    char odd[600];
+    snprintf(odd, sizeof odd, "%s/bad\xff.txt", pcg_test_tmpdir());
+    FILE *f = fopen(odd, "w");
+    assert_non_null(f);
+    fputs("3 7 8\n", f);
+    fclose(f);
+    assert_int_equal(pcg_test_sh(out, sizeof out, "%s eval --scenario 1 --json '%s'", bin, odd), 2);
+    assert_non_null(strstr(out, "not valid UTF-8"));
+    assert_int_equal(pcg_test_sh(out, sizeof out, "%s eval --scenario 1 '%s'", bin, odd), 0);
     /* a missing file */
     assert_int_equal(pcg_test_sh(out, sizeof out, "%s eval --scenario 1 %s/none.txt", bin, pcg_test_tmpdir()), 1);
     assert_non_null(strstr(out, "none.txt: cannot open"));
