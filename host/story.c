@@ -242,7 +242,8 @@ static const char *const w_quality[] = {
     "longer", "longest", "short", "shorter", "shortest", "difficult", "hard", "harder", "easy",
     "easier", "challenging", "interesting", "fun", "boring", "narrow", "wide", "big", "small", "large",
     "huge", "tiny", "many", "few", "several", "multiple", "spacious", "cramped", "winding", "balanced",
-    "diverse", "varied", "random", "creative", "scary", "dark", NULL};
+    "diverse", "varied", "random", "creative", "scary", "dark", "quick", "quickly", "fast", "faster",
+    "slow", "slowly", NULL};
 
 /* Lowercased words and punctuation.  Letters, digits and apostrophes make
  * words; '.', '!', '?', ';' end a clause; ',', ':' and other punctuation

@@ -127,6 +127,7 @@ static void story_refused(void **state)
     expect_refused("Find the treasure", "what opens the door");
     expect_refused("The player walks around happily.", "nothing");
     expect_refused("Cross the lava to reach the key", "lava");
+    expect_refused("Get the key and reach the door quickly.", "quickly");
     expect_refused("", "empty");
     expect_refused("  ...  !!! ", "empty");
     expect_refused(NULL, "no story");
