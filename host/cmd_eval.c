@@ -14,8 +14,9 @@ static const char *const enemy_names[EVAL_N_ENEMIES] = {"BAT", "SCORPION", "SPID
 static void eval_usage(FILE *f)
 {
     fprintf(f, "usage: pcgrllm eval --scenario N [--json] LEVEL...\n"
-               "  Scores level files (SPEC section 9 text format) against scenario N and prints\n"
-               "  the fitness (mean score), per-level metrics and the diversity of the set.\n"
+               "  Scores level files (rows of tile ids 1-9 separated by single spaces, '#' lines\n"
+               "  are comments) against scenario N and prints the fitness (mean score), the\n"
+               "  per-level metrics and the diversity of the set.\n"
                "  --scenario N  the scenario (see below)\n"
                "  --json        one JSON document instead of a table\n"
                "scenarios:\n");
