@@ -129,6 +129,10 @@ static const pcg_cuda_api table = {
     pcg_sgemm_nt,
     pcg_sgemm_tn,
     pcg_blas_set_tf32,
+    pcg_nn_acts_alloc,
+    pcg_nn_forward,
+    pcg_nn_backward,
+    pcg_nn_ppo_loss,
     philox_host,
     pcg_curand_draws,
 };

@@ -48,6 +48,14 @@ int pcg_sgemm_nn(int m, int n, int k, float alpha, const float *A, const float *
 int pcg_sgemm_nt(int m, int n, int k, float alpha, const float *A, const float *B, float beta, float *C);
 int pcg_sgemm_tn(int m, int n, int k, float alpha, const float *A, const float *B, float beta, float *C);
 int pcg_blas_set_tf32(int on);
+int pcg_nn_acts_alloc(nn_acts *a, const nn_config *cfg, int cap);
+int pcg_nn_forward(const nn_config *cfg, const size_t *off, const float *P, nn_acts *a, const unsigned char *obs,
+                   int B);
+int pcg_nn_backward(const nn_config *cfg, const size_t *off, const float *P, float *G, nn_acts *a,
+                    const unsigned char *obs, int B);
+int pcg_nn_ppo_loss(nn_acts *a, int B, int n_actions, const int *act, const float *old_logp, const float *adv,
+                    const float *old_value, const float *ret, double clip_eps, double vf_coef, double ent_coef,
+                    double scale, double *out);
 }
 
 #endif

@@ -15,6 +15,7 @@
 #define PCG_BACKEND_H
 #include <stddef.h>
 #include <stdint.h>
+#include "nn.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -136,6 +137,25 @@ typedef struct pcg_cuda_api {
     int (*sgemm_nt)(int m, int n, int k, float alpha, const float *A, const float *B, float beta, float *C);
     int (*sgemm_tn)(int m, int n, int k, float alpha, const float *A, const float *B, float beta, float *C);
     int (*blas_set_tf32)(int on); /* TF32 tensor-core math for sgemm */
+
+    /* The network of host/nn.h on the device: the same config, parameter
+     * layout (off[]) and activation layout; P, G, obs and every nn_acts
+     * array are device pointers.  nn_acts_alloc takes the arrays for up to
+     * cap samples from the arena.  Forward and backward follow nn_forward and
+     * nn_backward layer by layer (the one-hot layers as gathers, conv 2 as
+     * im2col + sgemm); backward adds into G and overwrites a->col. */
+    int (*nn_acts_alloc)(nn_acts *a, const nn_config *cfg, int cap);
+    int (*nn_forward)(const nn_config *cfg, const size_t *off, const float *P, nn_acts *a,
+                      const unsigned char *obs, int B);
+    int (*nn_backward)(const nn_config *cfg, const size_t *off, const float *P, float *G, nn_acts *a,
+                       const unsigned char *obs, int B);
+    /* nn_ppo_loss on the device: writes a->dlogits and a->dvalue from
+     * a->logits and a->value; act..ret are device arrays of B; out (device,
+     * 6 doubles) receives the loss, then the sums of the policy, value and
+     * entropy terms, the approximate KL and the clipped count. */
+    int (*nn_ppo_loss)(nn_acts *a, int B, int n_actions, const int *act, const float *old_logp, const float *adv,
+                       const float *old_value, const float *ret, double clip_eps, double vf_coef, double ent_coef,
+                       double scale, double *out);
 
     /* checks for the tests: host/philox.h as compiled by nvcc (host side),
      * and count cuRAND draws after curand_init(seed, subseq, offset) */

@@ -1,0 +1,536 @@
+/* The network of host/nn.h on the device, one function per layer pass as in
+ * host/nn_layers.h, with the same layouts: weights [fan_in][fan_out],
+ * activations HWC, one sample per row.  Dense layers and conv 2 (im2col)
+ * go through the row-major sgemm wrappers; the layers on the one-hot
+ * observation are gathers.  Where a kernel adds in the CPU's order (the
+ * gathers, col2im, the one-hot dense backward) the result is bit-identical
+ * to the CPU's; the sgemms and the chunked sums agree within float
+ * rounding. */
+#include "common.cuh"
+#include "dungeon.h"
+#include <string.h>
+
+#define NN_THREADS 256
+
+struct conv_shape {
+    int H, W, C;
+    int k, stride, pad;
+    int OH, OW, O;
+};
+
+static unsigned grid_for(size_t n)
+{
+    return (unsigned)((n + NN_THREADS - 1) / NN_THREADS);
+}
+
+#define LAUNCH_CK()                                                                      \
+    do {                                                                                 \
+        cudaError_t e_ = cudaGetLastError();                                             \
+        if (e_ != cudaSuccess) {                                                         \
+            pcg_cuda_set_error("nn kernel launch: %s (%s:%d)", cudaGetErrorString(e_), __FILE__, __LINE__); \
+            return -1;                                                                   \
+        }                                                                                \
+    } while (0)
+
+/* ---- elementwise ---- */
+
+__global__ static void relu_fwd_kernel(float *x, size_t n)
+{
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < n && x[i] < 0) x[i] = 0;
+}
+
+__global__ static void relu_bwd_kernel(float *dx, const float *y, size_t n)
+{
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < n && !(y[i] > 0)) dx[i] = 0;
+}
+
+__global__ static void bias_rows_kernel(float *out, const float *b, size_t rows, int O)
+{
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < rows * O) out[i] = b[i % O];
+}
+
+/* Column sums in chunks of rows: part[chunk][o]. */
+__global__ static void col_sums_kernel(float *part, const float *x, int rows, int O, int chunk)
+{
+    int o = blockIdx.x * blockDim.x + threadIdx.x, c = blockIdx.y;
+    if (o >= O) return;
+    int r0 = c * chunk, r1 = min(rows, r0 + chunk);
+    float s = 0;
+    for (int r = r0; r < r1; r++) s += x[(size_t)r * O + o];
+    part[(size_t)c * O + o] = s;
+}
+
+/* db[o] += the chunk sums, in chunk order. */
+__global__ static void add_sums_kernel(float *db, const float *part, int chunks, int O)
+{
+    int o = blockIdx.x * blockDim.x + threadIdx.x;
+    if (o >= O) return;
+    float s = db[o];
+    for (int c = 0; c < chunks; c++) s += part[(size_t)c * O + o];
+    db[o] = s;
+}
+
+static int relu_forward(float *x, size_t n)
+{
+    if (!n) return 0;
+    relu_fwd_kernel<<<grid_for(n), NN_THREADS, 0, pcg_cuda_stream()>>>(x, n);
+    LAUNCH_CK();
+    return 0;
+}
+
+static int relu_backward(float *dx, const float *y, size_t n)
+{
+    if (!n) return 0;
+    relu_bwd_kernel<<<grid_for(n), NN_THREADS, 0, pcg_cuda_stream()>>>(dx, y, n);
+    LAUNCH_CK();
+    return 0;
+}
+
+/* db[o] += sum over rows of x[r][o] (chunks of 256 rows, summed in order). */
+static int add_col_sums(float *db, const float *x, int rows, int O)
+{
+    const int chunk = 256;
+    int chunks = (rows + chunk - 1) / chunk;
+    size_t mark = pcg_arena_mark();
+    float *part = (float *)pcg_arena_alloc((size_t)chunks * O * sizeof(float));
+    if (!part) return -1;
+    dim3 g((unsigned)((O + 63) / 64), (unsigned)chunks);
+    col_sums_kernel<<<g, 64, 0, pcg_cuda_stream()>>>(part, x, rows, O, chunk);
+    add_sums_kernel<<<(O + 63) / 64, 64, 0, pcg_cuda_stream()>>>(db, part, chunks, O);
+    pcg_arena_release(mark); /* later work on this stream runs after both kernels */
+    LAUNCH_CK();
+    return 0;
+}
+
+/* ---- dense: out[B][O] = in[B][I] W[I][O] + b ---- */
+
+static int dense_forward(float *out, const float *in, const float *W, const float *b, int B, int In, int O)
+{
+    size_t n = (size_t)B * O;
+    bias_rows_kernel<<<grid_for(n), NN_THREADS, 0, pcg_cuda_stream()>>>(out, b, (size_t)B, O);
+    LAUNCH_CK();
+    return pcg_sgemm_nn(B, O, In, 1.0f, in, W, 1.0f, out);
+}
+
+/* din (may be NULL) = dout W^T; dW += in^T dout; db += column sums of dout. */
+static int dense_backward(float *din, float *dW, float *db, const float *dout, const float *in, const float *W, int B,
+                          int In, int O)
+{
+    if (pcg_sgemm_tn(In, O, B, 1.0f, in, dout, 1.0f, dW)) return -1;
+    if (add_col_sums(db, dout, B, O)) return -1;
+    if (din && pcg_sgemm_nt(B, In, O, 1.0f, dout, W, 0.0f, din)) return -1;
+    return 0;
+}
+
+/* ---- dense on the one-hot observation ---- */
+
+__global__ static void dense_onehot_fwd_kernel(float *out, const unsigned char *obs, const float *W, const float *b,
+                                               int B, int cells, int C, int O)
+{
+    size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (idx >= (size_t)B * O) return;
+    int n = (int)(idx / O), o = (int)(idx % O);
+    const unsigned char *x = obs + (size_t)n * cells;
+    float y = b[o];
+    for (int i = 0; i < cells; i++) {
+        unsigned char v = x[i];
+        y += W[((size_t)i * C + (v & OBS_TILE_MASK)) * O + o];
+        if (v & OBS_FROZEN_BIT) y += W[((size_t)i * C + C - 1) * O + o];
+    }
+    out[idx] = y;
+}
+
+/* One thread per (cell, output): its rows of dW, samples in order. */
+__global__ static void dense_onehot_bwd_kernel(float *dW, const float *dout, const unsigned char *obs, int B,
+                                               int cells, int C, int O)
+{
+    size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (idx >= (size_t)cells * O) return;
+    int i = (int)(idx / O), o = (int)(idx % O);
+    float acc[OBS_CHANNELS];
+    for (int c = 0; c < C; c++) acc[c] = dW[((size_t)i * C + c) * O + o];
+    for (int n = 0; n < B; n++) {
+        unsigned char v = obs[(size_t)n * cells + i];
+        float g = dout[(size_t)n * O + o];
+        acc[v & OBS_TILE_MASK] += g;
+        if (v & OBS_FROZEN_BIT) acc[C - 1] += g;
+    }
+    for (int c = 0; c < C; c++) dW[((size_t)i * C + c) * O + o] = acc[c];
+}
+
+/* ---- convolution on the one-hot observation (conv 1) ---- */
+
+/* Fused rows per tap and byte class (see nn_layers.h): class t holds row t,
+ * class t + C-1 holds row t + the frozen row. */
+__global__ static void onehot_table_kernel(float *table, const float *W, int taps, int C, int O)
+{
+    size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (idx >= (size_t)taps * (C - 1) * O) return;
+    int o = (int)(idx % O), t = (int)(idx / O % (C - 1)), tap = (int)(idx / O / (C - 1));
+    int NC = 2 * (C - 1);
+    float w = W[((size_t)tap * C + t) * O + o], wf = W[((size_t)tap * C + C - 1) * O + o];
+    table[((size_t)tap * NC + t) * O + o] = w;
+    table[((size_t)tap * NC + t + C - 1) * O + o] = w + wf;
+}
+
+__device__ static int onehot_class(unsigned char v, int C)
+{
+    return (v & OBS_TILE_MASK) + ((v & OBS_FROZEN_BIT) ? C - 1 : 0);
+}
+
+__global__ static void conv_onehot_fwd_kernel(float *out, const unsigned char *obs, const float *table,
+                                              const float *b, int B, conv_shape s)
+{
+    size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    size_t total = (size_t)B * s.OH * s.OW * s.O;
+    if (idx >= total) return;
+    int o = (int)(idx % s.O);
+    size_t row = idx / s.O;
+    int ox = (int)(row % s.OW), oy = (int)(row / s.OW % s.OH), n = (int)(row / s.OW / s.OH);
+    int NC = 2 * (s.C - 1);
+    const unsigned char *x = obs + (size_t)n * s.H * s.W;
+    float y = b[o];
+    for (int ky = 0; ky < s.k; ky++) {
+        int iy = oy * s.stride - s.pad + ky;
+        if (iy < 0 || iy >= s.H) continue;
+        for (int kx = 0; kx < s.k; kx++) {
+            int ix = ox * s.stride - s.pad + kx;
+            if (ix < 0 || ix >= s.W) continue;
+            y += table[((size_t)(ky * s.k + kx) * NC + onehot_class(x[iy * s.W + ix], s.C)) * s.O + o];
+        }
+    }
+    out[idx] = y;
+}
+
+/* Per (sample chunk, tap, output): class sums over the chunk's samples and
+ * output positions, in the CPU's order. */
+__global__ static void conv_onehot_bwd_kernel(float *part, const float *dout, const unsigned char *obs, int B,
+                                              conv_shape s, int chunk)
+{
+    size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    int taps = s.k * s.k, NC = 2 * (s.C - 1);
+    int chunks = (B + chunk - 1) / chunk;
+    if (idx >= (size_t)chunks * taps * s.O) return;
+    int o = (int)(idx % s.O), tap = (int)(idx / s.O % taps), c = (int)(idx / s.O / taps);
+    int ky = tap / s.k, kx = tap % s.k;
+    float acc[2 * (OBS_CHANNELS - 1)];
+    for (int q = 0; q < NC; q++) acc[q] = 0;
+    int n1 = min(B, (c + 1) * chunk);
+    for (int n = c * chunk; n < n1; n++) {
+        const unsigned char *x = obs + (size_t)n * s.H * s.W;
+        for (int oy = 0; oy < s.OH; oy++) {
+            int iy = oy * s.stride - s.pad + ky;
+            if (iy < 0 || iy >= s.H) continue;
+            for (int ox = 0; ox < s.OW; ox++) {
+                int ix = ox * s.stride - s.pad + kx;
+                if (ix < 0 || ix >= s.W) continue;
+                acc[onehot_class(x[iy * s.W + ix], s.C)] += dout[(((size_t)n * s.OH + oy) * s.OW + ox) * s.O + o];
+            }
+        }
+    }
+    float *p = part + (((size_t)c * taps + tap) * NC) * s.O + o;
+    for (int q = 0; q < NC; q++) p[(size_t)q * s.O] = acc[q];
+}
+
+/* Sum the chunks in order and fold the classes into the tile and frozen
+ * rows of dW (as conv_onehot_backward does). */
+__global__ static void conv_onehot_fold_kernel(float *dW, const float *part, int chunks, conv_shape s)
+{
+    size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    int taps = s.k * s.k, NC = 2 * (s.C - 1), C = s.C;
+    if (idx >= (size_t)taps * s.O) return;
+    int o = (int)(idx % s.O), tap = (int)(idx / s.O);
+    float *wt = dW + (size_t)tap * C * s.O, *wf = wt + (size_t)(C - 1) * s.O;
+    for (int t = 0; t < C - 1; t++) {
+        float plain = 0, frozen = 0;
+        for (int c = 0; c < chunks; c++) {
+            const float *p = part + (((size_t)c * taps + tap) * NC) * s.O + o;
+            plain += p[(size_t)t * s.O];
+            frozen += p[(size_t)(t + C - 1) * s.O];
+        }
+        wt[(size_t)t * s.O + o] += plain + frozen;
+        wf[o] += frozen;
+    }
+}
+
+/* ---- general convolution: im2col + sgemm ---- */
+
+__global__ static void im2col_kernel(float *col, const float *in, int B, conv_shape s)
+{
+    int K = s.k * s.k * s.C;
+    size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (idx >= (size_t)B * s.OH * s.OW * K) return;
+    int e = (int)(idx % K);
+    size_t row = idx / K;
+    int ox = (int)(row % s.OW), oy = (int)(row / s.OW % s.OH), n = (int)(row / s.OW / s.OH);
+    int c = e % s.C, tap = e / s.C, ky = tap / s.k, kx = tap % s.k;
+    int iy = oy * s.stride - s.pad + ky, ix = ox * s.stride - s.pad + kx;
+    col[idx] = (iy < 0 || iy >= s.H || ix < 0 || ix >= s.W) ? 0.0f
+                                                             : in[(((size_t)n * s.H + iy) * s.W + ix) * s.C + c];
+}
+
+/* din[n][iy][ix][c] = the col entries of that input, in the CPU's order
+ * (output positions row-major). */
+__global__ static void col2im_kernel(float *din, const float *col, int B, conv_shape s)
+{
+    int K = s.k * s.k * s.C;
+    size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (idx >= (size_t)B * s.H * s.W * s.C) return;
+    int c = (int)(idx % s.C);
+    size_t pix = idx / s.C;
+    int ix = (int)(pix % s.W), iy = (int)(pix / s.W % s.H), n = (int)(pix / s.W / s.H);
+    float acc = 0;
+    for (int oy = 0; oy < s.OH; oy++) {
+        int ky = iy - oy * s.stride + s.pad;
+        if (ky < 0 || ky >= s.k) continue;
+        for (int ox = 0; ox < s.OW; ox++) {
+            int kx = ix - ox * s.stride + s.pad;
+            if (kx < 0 || kx >= s.k) continue;
+            acc += col[(((size_t)n * s.OH + oy) * s.OW + ox) * K + (ky * s.k + kx) * s.C + c];
+        }
+    }
+    din[idx] = acc;
+}
+
+static void conv_shapes(const nn_config *c, conv_shape *s1, conv_shape *s2)
+{
+    s1->H = c->crop_h, s1->W = c->crop_w, s1->C = c->in_ch;
+    s1->k = c->k, s1->stride = c->stride, s1->pad = c->pad;
+    s1->OH = c->h1, s1->OW = c->w1, s1->O = c->c1;
+    s2->H = c->h1, s2->W = c->w1, s2->C = c->c1;
+    s2->k = c->k, s2->stride = c->stride, s2->pad = c->pad;
+    s2->OH = c->h2, s2->OW = c->w2, s2->O = c->c2;
+}
+
+static int conv_onehot_forward(float *out, const unsigned char *obs, const float *W, const float *b, int B,
+                               const conv_shape &s)
+{
+    int taps = s.k * s.k, NC = 2 * (s.C - 1);
+    size_t mark = pcg_arena_mark();
+    float *table = (float *)pcg_arena_alloc((size_t)taps * NC * s.O * sizeof(float));
+    if (!table) return -1;
+    size_t nt = (size_t)taps * (s.C - 1) * s.O, no = (size_t)B * s.OH * s.OW * s.O;
+    onehot_table_kernel<<<grid_for(nt), NN_THREADS, 0, pcg_cuda_stream()>>>(table, W, taps, s.C, s.O);
+    conv_onehot_fwd_kernel<<<grid_for(no), NN_THREADS, 0, pcg_cuda_stream()>>>(out, obs, table, b, B, s);
+    pcg_arena_release(mark);
+    LAUNCH_CK();
+    return 0;
+}
+
+static int conv_onehot_backward(float *dW, float *db, const float *dout, const unsigned char *obs, int B,
+                                const conv_shape &s)
+{
+    int taps = s.k * s.k, NC = 2 * (s.C - 1);
+    int chunk = 64, chunks = (B + chunk - 1) / chunk;
+    size_t mark = pcg_arena_mark();
+    float *part = (float *)pcg_arena_alloc((size_t)chunks * taps * NC * s.O * sizeof(float));
+    if (!part) return -1;
+    size_t nb = (size_t)chunks * taps * s.O, nf = (size_t)taps * s.O;
+    conv_onehot_bwd_kernel<<<grid_for(nb), NN_THREADS, 0, pcg_cuda_stream()>>>(part, dout, obs, B, s, chunk);
+    conv_onehot_fold_kernel<<<grid_for(nf), NN_THREADS, 0, pcg_cuda_stream()>>>(dW, part, chunks, s);
+    pcg_arena_release(mark);
+    LAUNCH_CK();
+    return add_col_sums(db, dout, B * s.OH * s.OW, s.O);
+}
+
+static int conv_forward(float *out, float *col, const float *in, const float *W, const float *b, int B,
+                        const conv_shape &s)
+{
+    size_t n = (size_t)B * s.OH * s.OW * s.k * s.k * s.C;
+    im2col_kernel<<<grid_for(n), NN_THREADS, 0, pcg_cuda_stream()>>>(col, in, B, s);
+    LAUNCH_CK();
+    return dense_forward(out, col, W, b, B * s.OH * s.OW, s.k * s.k * s.C, s.O);
+}
+
+static int conv_backward(float *din, float *dW, float *db, const float *dout, float *col, const float *W, int B,
+                         const conv_shape &s)
+{
+    int rows = B * s.OH * s.OW, K = s.k * s.k * s.C;
+    if (dense_backward(NULL, dW, db, dout, col, W, rows, K, s.O)) return -1;
+    if (!din) return 0;
+    if (pcg_sgemm_nt(rows, K, s.O, 1.0f, dout, W, 0.0f, col)) return -1;
+    size_t n = (size_t)B * s.H * s.W * s.C;
+    col2im_kernel<<<grid_for(n), NN_THREADS, 0, pcg_cuda_stream()>>>(din, col, B, s);
+    LAUNCH_CK();
+    return 0;
+}
+
+/* ---- the network ---- */
+
+extern "C" int pcg_nn_acts_alloc(nn_acts *a, const nn_config *c, int cap)
+{
+    memset(a, 0, sizeof *a);
+    size_t n1 = (size_t)c->h1 * c->w1 * c->c1, ncol = (size_t)c->h2 * c->w2 * c->k * c->k * c->c1;
+    size_t n2 = (size_t)c->h2 * c->w2 * c->c2;
+    size_t per[] = {n1, ncol, n2, (size_t)c->actor_hidden, (size_t)c->n_actions, (size_t)c->critic_hidden,
+                    (size_t)c->critic_hidden, 1, n1, n2, (size_t)c->actor_hidden, (size_t)c->n_actions,
+                    (size_t)c->critic_hidden, (size_t)c->critic_hidden, 1};
+    float **ptr[] = {&a->c1, &a->col, &a->c2, &a->a1, &a->logits, &a->v1, &a->v2, &a->value,
+                     &a->dc1, &a->dc2, &a->da1, &a->dlogits, &a->dv1, &a->dv2, &a->dvalue};
+    size_t mark = pcg_arena_mark();
+    for (size_t i = 0; i < sizeof per / sizeof per[0]; i++) {
+        *ptr[i] = (float *)pcg_arena_alloc(per[i] * (size_t)cap * sizeof(float));
+        if (!*ptr[i]) {
+            pcg_arena_release(mark);
+            memset(a, 0, sizeof *a);
+            return -1;
+        }
+    }
+    a->block = a->c1;
+    a->cap = cap;
+    return 0;
+}
+
+#define NN_CK(call)                                                                                                 \
+    do {                                                                                                            \
+        if (call) return -1;                                                                                        \
+    } while (0)
+
+extern "C" int pcg_nn_forward(const nn_config *c, const size_t *off, const float *P, nn_acts *a,
+                              const unsigned char *obs, int B)
+{
+    if (B <= 0 || B > a->cap) {
+        pcg_cuda_set_error("nn_forward: batch %d outside 1..%d", B, a->cap);
+        return -1;
+    }
+    conv_shape s1, s2;
+    conv_shapes(c, &s1, &s2);
+    int feat = c->h2 * c->w2 * c->c2, cells = c->crop_h * c->crop_w;
+    /* actor */
+    NN_CK(conv_onehot_forward(a->c1, obs, P + off[NN_C1W], P + off[NN_C1B], B, s1));
+    NN_CK(relu_forward(a->c1, (size_t)B * c->h1 * c->w1 * c->c1));
+    NN_CK(conv_forward(a->c2, a->col, a->c1, P + off[NN_C2W], P + off[NN_C2B], B, s2));
+    NN_CK(relu_forward(a->c2, (size_t)B * feat));
+    NN_CK(dense_forward(a->a1, a->c2, P + off[NN_A1W], P + off[NN_A1B], B, feat, c->actor_hidden));
+    NN_CK(relu_forward(a->a1, (size_t)B * c->actor_hidden));
+    NN_CK(dense_forward(a->logits, a->a1, P + off[NN_A2W], P + off[NN_A2B], B, c->actor_hidden, c->n_actions));
+    /* critic */
+    size_t nv = (size_t)B * c->critic_hidden;
+    dense_onehot_fwd_kernel<<<grid_for(nv), NN_THREADS, 0, pcg_cuda_stream()>>>(
+        a->v1, obs, P + off[NN_V1W], P + off[NN_V1B], B, cells, c->in_ch, c->critic_hidden);
+    LAUNCH_CK();
+    NN_CK(relu_forward(a->v1, nv));
+    NN_CK(dense_forward(a->v2, a->v1, P + off[NN_V2W], P + off[NN_V2B], B, c->critic_hidden, c->critic_hidden));
+    NN_CK(relu_forward(a->v2, nv));
+    NN_CK(dense_forward(a->value, a->v2, P + off[NN_V3W], P + off[NN_V3B], B, c->critic_hidden, 1));
+    return 0;
+}
+
+extern "C" int pcg_nn_backward(const nn_config *c, const size_t *off, const float *P, float *G, nn_acts *a,
+                               const unsigned char *obs, int B)
+{
+    if (B <= 0 || B > a->cap) {
+        pcg_cuda_set_error("nn_backward: batch %d outside 1..%d", B, a->cap);
+        return -1;
+    }
+    if (c->in_ch > OBS_CHANNELS) {
+        pcg_cuda_set_error("nn_backward: %d input channels, at most %d", c->in_ch, OBS_CHANNELS);
+        return -1;
+    }
+    conv_shape s1, s2;
+    conv_shapes(c, &s1, &s2);
+    int feat = c->h2 * c->w2 * c->c2, cells = c->crop_h * c->crop_w;
+    /* actor */
+    NN_CK(dense_backward(a->da1, G + off[NN_A2W], G + off[NN_A2B], a->dlogits, a->a1, P + off[NN_A2W], B,
+                         c->actor_hidden, c->n_actions));
+    NN_CK(relu_backward(a->da1, a->a1, (size_t)B * c->actor_hidden));
+    NN_CK(dense_backward(a->dc2, G + off[NN_A1W], G + off[NN_A1B], a->da1, a->c2, P + off[NN_A1W], B, feat,
+                         c->actor_hidden));
+    NN_CK(relu_backward(a->dc2, a->c2, (size_t)B * feat));
+    NN_CK(conv_backward(a->dc1, G + off[NN_C2W], G + off[NN_C2B], a->dc2, a->col, P + off[NN_C2W], B, s2));
+    NN_CK(relu_backward(a->dc1, a->c1, (size_t)B * c->h1 * c->w1 * c->c1));
+    NN_CK(conv_onehot_backward(G + off[NN_C1W], G + off[NN_C1B], a->dc1, obs, B, s1));
+    /* critic */
+    size_t nv = (size_t)B * c->critic_hidden;
+    NN_CK(dense_backward(a->dv2, G + off[NN_V3W], G + off[NN_V3B], a->dvalue, a->v2, P + off[NN_V3W], B,
+                         c->critic_hidden, 1));
+    NN_CK(relu_backward(a->dv2, a->v2, nv));
+    NN_CK(dense_backward(a->dv1, G + off[NN_V2W], G + off[NN_V2B], a->dv2, a->v1, P + off[NN_V2W], B,
+                         c->critic_hidden, c->critic_hidden));
+    NN_CK(relu_backward(a->dv1, a->v1, nv));
+    size_t nw = (size_t)cells * c->critic_hidden;
+    dense_onehot_bwd_kernel<<<grid_for(nw), NN_THREADS, 0, pcg_cuda_stream()>>>(G + off[NN_V1W], a->dv1, obs, B,
+                                                                                 cells, c->in_ch, c->critic_hidden);
+    LAUNCH_CK();
+    return add_col_sums(G + off[NN_V1B], a->dv1, B, c->critic_hidden);
+}
+
+/* ---- PPO loss (nn_layers.h's ppo_loss, one thread per sample, in double) ---- */
+
+__global__ static void ppo_loss_kernel(const float *logits, const float *value, const int *act,
+                                       const float *old_logp, const float *adv, const float *old_value,
+                                       const float *ret, int B, int A, double clip_eps, double vf_coef,
+                                       double ent_coef, double scale, float *dlogits, float *dvalue, double *terms)
+{
+    int n = blockIdx.x * blockDim.x + threadIdx.x;
+    if (n >= B) return;
+    const float *z = logits + (size_t)n * A;
+    float *dz = dlogits + (size_t)n * A;
+    double mx = z[0];
+    for (int j = 1; j < A; j++)
+        if (z[j] > mx) mx = z[j];
+    double sum = 0;
+    for (int j = 0; j < A; j++) sum += exp(z[j] - mx);
+    double lse = mx + log(sum), H = 0;
+    for (int j = 0; j < A; j++) {
+        double lp = z[j] - lse;
+        H -= exp(lp) * lp;
+    }
+    double logp = z[act[n]] - lse, logr = logp - old_logp[n], r = exp(logr), A_ = adv[n];
+    double rc = r < 1 - clip_eps ? 1 - clip_eps : r > 1 + clip_eps ? 1 + clip_eps : r;
+    double pg1 = -A_ * r, pg2 = -A_ * rc, pg = pg1 >= pg2 ? pg1 : pg2;
+    double dpg_dr = pg1 >= pg2 ? -A_ : (rc == r ? -A_ : 0);
+    double dlogp = dpg_dr * r;
+    double v = value[n], ov = old_value[n], R = ret[n];
+    double dv = v - ov, dvc = dv < -clip_eps ? -clip_eps : dv > clip_eps ? clip_eps : dv;
+    double vc = ov + dvc, e1 = (v - R) * (v - R), e2 = (vc - R) * (vc - R);
+    double vl = 0.5 * (e1 >= e2 ? e1 : e2);
+    double dvl = e1 >= e2 ? (v - R) : (dvc == dv ? (vc - R) : 0);
+    for (int j = 0; j < A; j++) {
+        double lp = z[j] - lse, p = exp(lp);
+        double g = dlogp * ((j == act[n]) - p) - ent_coef * (-p * (lp + H));
+        dz[j] = (float)(scale * g);
+    }
+    dvalue[n] = (float)(scale * vf_coef * dvl);
+    double *t = terms + (size_t)n * 6;
+    t[0] = pg + vf_coef * vl - ent_coef * H;
+    t[1] = pg;
+    t[2] = vl;
+    t[3] = H;
+    t[4] = (r - 1) - logr;
+    t[5] = fabs(r - 1) > clip_eps;
+}
+
+/* out[k] = sum over samples of terms[n][k] in sample order (out[0] scaled). */
+__global__ static void ppo_sum_kernel(const double *terms, int B, double scale, double *out)
+{
+    int k = threadIdx.x;
+    if (k >= 6) return;
+    double s = 0;
+    for (int n = 0; n < B; n++) s += terms[(size_t)n * 6 + k];
+    out[k] = k == 0 ? scale * s : s;
+}
+
+extern "C" int pcg_nn_ppo_loss(nn_acts *a, int B, int n_actions, const int *act, const float *old_logp,
+                               const float *adv, const float *old_value, const float *ret, double clip_eps,
+                               double vf_coef, double ent_coef, double scale, double *out)
+{
+    if (B <= 0 || B > a->cap) {
+        pcg_cuda_set_error("nn_ppo_loss: batch %d outside 1..%d", B, a->cap);
+        return -1;
+    }
+    size_t mark = pcg_arena_mark();
+    double *terms = (double *)pcg_arena_alloc((size_t)B * 6 * sizeof(double));
+    if (!terms) return -1;
+    cudaStream_t s = pcg_cuda_stream();
+    ppo_loss_kernel<<<grid_for((size_t)B), NN_THREADS, 0, s>>>(a->logits, a->value, act, old_logp, adv, old_value,
+                                                                ret, B, n_actions, clip_eps, vf_coef, ent_coef,
+                                                                scale, a->dlogits, a->dvalue, terms);
+    ppo_sum_kernel<<<1, 32, 0, s>>>(terms, B, scale, out);
+    pcg_arena_release(mark);
+    LAUNCH_CK();
+    return 0;
+}
