@@ -661,6 +661,46 @@ int author_refine(author_reward *r, const char *feedback, char *note, int len)
     return 1;
 }
 
+int author_merge(author_reward *r, double parent_fitness, const author_reward *refs, const double *ref_fitness,
+                 int n_refs, char *note, int len)
+{
+    int taken = 0;
+    size_t pos = 0;
+    if (note && len > 0) note[0] = 0;
+    for (int i = 0; i < r->n; i++) {
+        author_term *t = &r->term[i];
+        const author_term *from = NULL;
+        double best = parent_fitness;
+        int from_ref = -1;
+        for (int k = 0; k < n_refs; k++) {
+            if (!target_equal(&refs[k].target, &r->target) || !(ref_fitness[k] > best)) continue;
+            for (int j = 0; j < refs[k].n; j++) {
+                const author_term *u = &refs[k].term[j];
+                if (u->kind == t->kind && u->tile == t->tile && u->changes > t->changes) {
+                    from = u;
+                    best = ref_fitness[k];
+                    from_ref = k;
+                    break;
+                }
+            }
+        }
+        if (!from) continue;
+        t->weight = from->weight;
+        t->form = from->form;
+        t->param = from->param;
+        t->changes = from->changes;
+        taken++;
+        if (note && len > 0 && pos < (size_t)len) {
+            int w = snprintf(note + pos, (size_t)len - pos, "%s%s %s from reference %d", pos ? "; " : "",
+                             author_term_name(t->kind), tname(t->tile), from_ref + 1);
+            if (w > 0) pos += (size_t)w;
+        }
+    }
+    if (taken) r->revision++;
+    else say(note, len, "no reference scored above the parent with a further refined term");
+    return taken;
+}
+
 /* ------------------------------------------------------------------ */
 /* Failure counts of generated levels                                 */
 

@@ -107,6 +107,14 @@ int author_feedback(const author_reward *r, const author_metrics *m, char *buf, 
  * reward changed, 0 if not; note says what was done. */
 int author_refine(author_reward *r, const char *feedback, char *note, int len);
 
+/* GoT: combine with the reference rewards (the two best other nodes).  For
+ * each of r's terms, the best-scoring reference that scored above the
+ * parent and refined that term further (more changes) lends it its weight,
+ * form and radius.  References for another target are ignored.  Call before
+ * author_refine.  Returns the number of terms taken; note says which. */
+int author_merge(author_reward *r, double parent_fitness, const author_reward *refs, const double *ref_fitness,
+                 int n_refs, char *note, int len);
+
 /* Count the failures of n generated levels against the target (SPEC §5
  * rules, through the evaluator). */
 void author_metrics_compute(const target_t *t, const level_t *levels, int n, author_metrics *m);

@@ -457,6 +457,56 @@ static void author_feedback_and_refine(void **state)
     free(code);
 }
 
+/* GoT: refinements of better references are taken over, others are not. */
+static void author_merge_references(void **state)
+{
+    (void)state;
+    target_t t;
+    target_scenario(2, &t);
+    author_reward parent, refs[2];
+    author_initial(&t, &parent);
+    refs[0] = parent;
+    refs[1] = parent;
+    char note[300];
+    const char *fb_bat = "Problem: x.\n[offline-author term=enemy_near:BAT levels=20/30]\n";
+    const char *fb_key = "Problem: y.\n[offline-author term=player_key:KEY levels=9/30]\n";
+    const char *fb_spider = "Problem: z.\n[offline-author term=enemy_away:SPIDER levels=5/30]\n";
+    author_refine(&refs[0], fb_bat, note, sizeof note); /* BAT weight x2 */
+    author_refine(&refs[0], fb_bat, note, sizeof note); /* BAT radius 1 */
+    author_refine(&refs[0], fb_key, note, sizeof note);
+    author_refine(&refs[1], fb_spider, note, sizeof note);
+    double fit[2] = {0.6, 0.3};
+    author_reward r = parent;
+    /* Parent at 0.4: only reference 1 (0.6) is better. */
+    assert_int_equal(author_merge(&r, 0.4, refs, fit, 2, note, sizeof note), 2);
+    for (int i = 0; i < r.n; i++) {
+        const author_term *a = &r.term[i], *p = &parent.term[i], *q = &refs[0].term[i];
+        if ((a->kind == AT_ENEMY_NEAR && a->tile == TILE_BAT) || a->kind == AT_PLAYER_KEY) {
+            assert_true(a->weight == q->weight);
+            assert_int_equal(a->param, q->param);
+            assert_int_equal(a->changes, q->changes);
+        } else {
+            assert_true(a->weight == p->weight); /* SPIDER's change came from a worse reference */
+            assert_int_equal(a->changes, p->changes);
+        }
+    }
+    assert_int_equal(r.revision, parent.revision + 1);
+    assert_non_null(strstr(note, "enemy_near BAT from reference 1"));
+    /* Parent better than both: nothing taken. */
+    r = parent;
+    assert_int_equal(author_merge(&r, 0.9, refs, fit, 2, note, sizeof note), 0);
+    assert_int_equal(r.revision, parent.revision);
+    /* A reference for another target is ignored. */
+    author_reward other;
+    target_t t3;
+    target_scenario(3, &t3);
+    author_initial(&t3, &other);
+    other.term[0].changes = 5;
+    r = parent;
+    double f1 = 1.0;
+    assert_int_equal(author_merge(&r, 0.0, &other, &f1, 1, note, sizeof note), 0);
+}
+
 /* Failure counts from real levels through the evaluator. */
 static void author_metrics_from_levels(void **state)
 {
@@ -597,5 +647,5 @@ static void author_code_compiles_nvrtc(void **state)
 PCG_TESTS(author, cmocka_unit_test(author_code_compiles), cmocka_unit_test(author_code_compiles_nvrtc), cmocka_unit_test(author_encounter_reward_direction),
           cmocka_unit_test(author_keydoor_reward_direction), cmocka_unit_test(author_parse_round_trip),
           cmocka_unit_test(author_align_rescales), cmocka_unit_test(author_align_with_sandbox_stats),
-          cmocka_unit_test(author_feedback_and_refine), cmocka_unit_test(author_metrics_from_levels),
+          cmocka_unit_test(author_feedback_and_refine), cmocka_unit_test(author_merge_references), cmocka_unit_test(author_metrics_from_levels),
           cmocka_unit_test(author_deterministic))
