@@ -761,36 +761,43 @@ int target_from_json(const char *text, target_t *out, char *reason, int len)
         say(reason, len, "target JSON: reply too long (%zu bytes)", n);
         return STORY_INVALID;
     }
-    /* The first balanced {...} outside strings, wherever it is. */
+    /* The first balanced {...} that parses as JSON, wherever it is: prose
+     * before the object may hold braces of its own. */
     const char *start = strchr(text, '{');
     if (!start) {
         say(reason, len, "target JSON: no JSON object in the reply");
         return STORY_INVALID;
     }
-    int depth = 0, in_str = 0, esc = 0;
-    const char *end = NULL;
-    for (const char *p = start; *p; p++) {
-        if (in_str) {
-            if (esc) esc = 0;
-            else if (*p == '\\') esc = 1;
-            else if (*p == '"') in_str = 0;
+    json_t *obj = NULL;
+    char first_err[200] = "";
+    /* at most 16 candidates: a reply of braces cannot make this quadratic */
+    for (int tries = 0; start && !obj && tries < 16; start = strchr(start + 1, '{'), tries++) {
+        int depth = 0, in_str = 0, esc = 0;
+        const char *end = NULL;
+        for (const char *p = start; *p; p++) {
+            if (in_str) {
+                if (esc) esc = 0;
+                else if (*p == '\\') esc = 1;
+                else if (*p == '"') in_str = 0;
+                continue;
+            }
+            if (*p == '"') in_str = 1;
+            else if (*p == '{') depth++;
+            else if (*p == '}' && --depth == 0) {
+                end = p + 1;
+                break;
+            }
+        }
+        if (!end) {
+            if (!first_err[0]) snprintf(first_err, sizeof first_err, "unterminated object");
             continue;
         }
-        if (*p == '"') in_str = 1;
-        else if (*p == '{') depth++;
-        else if (*p == '}' && --depth == 0) {
-            end = p + 1;
-            break;
-        }
+        json_error_t err;
+        obj = json_loadb(start, (size_t)(end - start), JSON_REJECT_DUPLICATES, &err);
+        if (!obj && !first_err[0]) snprintf(first_err, sizeof first_err, "%s", err.text);
     }
-    if (!end) {
-        say(reason, len, "target JSON: unterminated object");
-        return STORY_INVALID;
-    }
-    json_error_t err;
-    json_t *obj = json_loadb(start, (size_t)(end - start), JSON_REJECT_DUPLICATES, &err);
     if (!obj) {
-        say(reason, len, "target JSON: %s", err.text);
+        say(reason, len, "target JSON: %s", first_err);
         return STORY_INVALID;
     }
     int rc = target_from_jsonobj(obj, out, reason, len);

@@ -199,6 +199,11 @@ static void story_json_model_replies(void **state)
     assert_int_equal(t.kind, TARGET_ENCOUNTER);
     assert_int_equal(t.enemies[2], 1);
     assert_int_equal(t.enemies[0] + t.enemies[1], 0);
+    /* Braces in the prose before the object. */
+    assert_int_equal(target_from_json("Reading {the story}: {\"kind\":\"keydoor\",\"gate\":\"BAT\"}", &t, why,
+                                      sizeof why),
+                     STORY_OK);
+    assert_int_equal(t.gate, TILE_BAT);
     assert_int_equal(target_from_json("{\"refuse\":\"a dragon is\\nnot a tile\"}", &t, why, sizeof why),
                      STORY_REFUSED);
     assert_string_equal(why, "a dragon is not a tile");
@@ -245,6 +250,13 @@ static void story_json_rejects_malformed(void **state)
     target_t t;
     char why[300];
     assert_int_equal(target_from_json(NULL, &t, why, sizeof why), STORY_INVALID);
+    /* 60000 opening braces: refused quickly, not parsed 60000 times. */
+    char *braces = malloc(60001);
+    memset(braces, '{', 60000);
+    braces[60000] = 0;
+    assert_int_equal(target_from_json(braces, &t, why, sizeof why), STORY_INVALID);
+    assert_non_null(strstr(why, "unterminated"));
+    free(braces);
     /* An invalid struct is not serialised. */
     memset(&t, 0, sizeof t);
     t.kind = TARGET_KEYDOOR;
