@@ -145,6 +145,48 @@ static void story_refused(void **state)
     free(big);
 }
 
+/* Word salads from the extractor's own vocabulary: every answer is a valid
+ * target or a one-line refusal, and the same text gives the same answer. */
+static void story_word_salad(void **state)
+{
+    (void)state;
+    static const char *const words[] = {
+        "the", "player", "must", "not", "meet", "avoid", "bat", "bats", "scorpion", "spider", "monster", "every",
+        "key", "door", "treasure", "holds", "guards", "held", "by", "or", "one", "of", "two", "three", "but",
+        "be", "is", "without", "except", "from", "away", "sneak", "past", "neither", "nor", ",", ".", ":", ";",
+        "dragon", "quickly", "it", "and", "then", "all", "monsters", "either", "defeat", "chest", "no"};
+    const int nw = (int)(sizeof words / sizeof words[0]);
+    unsigned x = 12345;
+    int accepted = 0, refused = 0;
+    for (int i = 0; i < 3000; i++) {
+        char story[400] = "";
+        int n = 1 + (int)((x >> 8) % 24);
+        for (int k = 0; k < n; k++) {
+            x = x * 1103515245u + 12345u;
+            strcat(story, words[(x >> 16) % (unsigned)nw]);
+            strcat(story, " ");
+        }
+        target_t a, b;
+        char ra[300] = "", rb[300] = "";
+        int rc = story_extract_offline(story, &a, ra, sizeof ra);
+        assert_int_equal(story_extract_offline(story, &b, rb, sizeof rb), rc);
+        assert_string_equal(ra, rb);
+        assert_true(ra[0] != 0);
+        assert_null(strchr(ra, '\n'));
+        if (rc == STORY_OK) {
+            accepted++;
+            assert_int_equal(target_validate(&a, NULL, 0), 0);
+            assert_true(target_equal(&a, &b));
+        } else {
+            assert_int_equal(rc, STORY_REFUSED);
+            refused++;
+        }
+    }
+    /* both answers occur: the salad exercises both paths */
+    assert_true(accepted > 100);
+    assert_true(refused > 100);
+}
+
 static void story_deterministic_reason(void **state)
 {
     (void)state;
@@ -268,6 +310,6 @@ static void story_json_rejects_malformed(void **state)
 }
 
 PCG_TESTS(story, cmocka_unit_test(story_paper_scenarios), cmocka_unit_test(story_target_to_scenario), cmocka_unit_test(story_custom_accepted),
-          cmocka_unit_test(story_refused), cmocka_unit_test(story_deterministic_reason),
+          cmocka_unit_test(story_refused), cmocka_unit_test(story_word_salad), cmocka_unit_test(story_deterministic_reason),
           cmocka_unit_test(story_json_round_trip), cmocka_unit_test(story_json_model_replies),
           cmocka_unit_test(story_json_rejects_malformed))
