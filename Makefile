@@ -22,8 +22,10 @@ CUDA_LIB := $(BUILD)/libpcgrllm_cuda.so
 CUDA_SAMPLE := $(BUILD)/cuda/reward_sample.fatbin
 CUDA_HOME ?= /usr/local/cuda
 HAVE_NVCC := $(shell command -v $(NVCC) 2>/dev/null)
+# PTX of the newest listed architecture too, so newer GPUs JIT-compile it
+CUDA_PTX ?= -gencode arch=compute_90,code=compute_90
 NVCCFLAGS ?= -O3
-NVCCFLAGS += -std=c++17 -Ihost -Ireward_jit $(CUDA_ARCHS) -Xcompiler -fPIC,-fvisibility=hidden,-Wall \
+NVCCFLAGS += -std=c++17 -Ihost -Ireward_jit $(CUDA_ARCHS) $(CUDA_PTX) -Xcompiler -fPIC,-fvisibility=hidden,-Wall \
              -Xcompiler -Wno-unused-parameter -MMD -MP
 CUDA_ARCHS ?= -gencode arch=compute_75,code=sm_75 -gencode arch=compute_86,code=sm_86 \
               -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90,code=sm_90
@@ -64,7 +66,7 @@ cuda: $(CUDA_LIB) $(CUDA_SAMPLE)
 endif
 
 $(CUDA_LIB): $(CUDA_OBJS)
-	$(NVCC) -shared $(CUDA_ARCHS) -o $@ $^ -cudart static -lcublas -Xlinker -rpath,$(CUDA_HOME)/lib64
+	$(NVCC) -shared $(CUDA_ARCHS) $(CUDA_PTX) -o $@ $^ -cudart static -lcublas -Xlinker -rpath,$(CUDA_HOME)/lib64
 
 $(BUILD)/cuda/%.o: cuda/%.cu
 	@mkdir -p $(dir $@)
@@ -73,7 +75,7 @@ $(BUILD)/cuda/%.o: cuda/%.cu
 # A reward module built ahead of time, for the device tests and the GPU check.
 $(CUDA_SAMPLE): tests/cuda/reward_sample.cu tests/reward_sample.h host/level.h host/hd.h
 	@mkdir -p $(dir $@)
-	$(NVCC) -std=c++17 -fmad=false -Ihost -Itests $(CUDA_ARCHS) -gencode arch=compute_90,code=compute_90 -fatbin -o $@ $<
+	$(NVCC) -std=c++17 -fmad=false -Ihost -Itests $(CUDA_ARCHS) $(CUDA_PTX) -fatbin -o $@ $<
 
 deps:
 	sh scripts/deps.sh
