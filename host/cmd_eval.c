@@ -2,6 +2,7 @@
 #include "commands.h"
 #include "eval.h"
 #include "levelio.h"
+#include "story.h"
 #include "util.h"
 #include <getopt.h>
 #include <jansson.h>
@@ -13,11 +14,13 @@ static const char *const enemy_names[EVAL_N_ENEMIES] = {"BAT", "SCORPION", "SPID
 
 static void eval_usage(FILE *f)
 {
-    fprintf(f, "usage: pcgrllm eval --scenario N [--json] LEVEL...\n"
+    fprintf(f, "usage: pcgrllm eval (--scenario N | --target JSON) [--json] LEVEL...\n"
                "  Scores level files (rows of tile ids 1-9 separated by single spaces, '#' lines\n"
                "  are comments) against scenario N and prints the fitness (mean score), the\n"
                "  per-level metrics and the diversity of the set.\n"
                "  --scenario N  the scenario (see below)\n"
+               "  --target JSON any other target, e.g. '{\"kind\":\"encounter\",\"enemies\":[\"BAT\",\"SPIDER\"]}'\n"
+               "                or '{\"kind\":\"keydoor\",\"gate\":\"KEY\"}' (scenario 0 in the output)\n"
                "  --json        one JSON document instead of a table\n"
                "scenarios:\n");
     for (int i = 1; i <= eval_n_scenarios(); i++) {
@@ -110,7 +113,8 @@ static void print_table(const eval_scenario_t *s, char **files, const eval_level
         if (n > fw) fw = n;
     }
     if (fw > 48) fw = 48;
-    printf("scenario %d: %s\n  %s\n", s->number, s->flow, s->story);
+    if (s->number) printf("scenario %d: %s\n  %s\n", s->number, s->flow, s->story);
+    else printf("custom target (scenario 0): %s\n", s->flow);
     if (s->kind == EVAL_ENCOUNTER)
         printf("  target: BAT %d, SCORPION %d, SPIDER %d\n\n%-*s  score  sol  play  met b s x  p->door  route  walls  "
                "entropy\n",
@@ -149,10 +153,12 @@ int cmd_eval(int argc, char **argv)
 {
     static const struct option opts[] = {{"scenario", required_argument, 0, 's'},
                                          {"json", no_argument, 0, 'j'},
+                                         {"target", required_argument, 0, 't'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     long number = -1;
     int json = 0, c;
+    const char *target_text = NULL;
     optind = 1;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
@@ -163,14 +169,25 @@ int cmd_eval(int argc, char **argv)
                        2;
             break;
         case 'j': json = 1; break;
+        case 't': target_text = optarg; break;
         case 'h': eval_usage(stdout); return 0;
         default: eval_usage(stderr); return 2;
         }
     }
-    if (number < 0) return die_msg("eval: --scenario N is required (pcgrllm eval --help)"), 2;
+    if ((number < 0) == !target_text)
+        return die_msg("eval: give exactly one of --scenario N and --target JSON (pcgrllm eval --help)"), 2;
     int n = argc - optind;
     if (n <= 0) return die_msg("eval: no level files given (usage: pcgrllm eval --scenario N LEVEL...)"), 2;
-    const eval_scenario_t *s = eval_scenario((int)number);
+    eval_scenario_t custom;
+    const eval_scenario_t *s = number > 0 ? eval_scenario((int)number) : &custom;
+    if (target_text) {
+        target_t t;
+        char why[512];
+        int rc = target_from_json(target_text, &t, why, sizeof why);
+        if (rc == STORY_OK && target_validate(&t, why, sizeof why) != 0) rc = STORY_INVALID;
+        if (rc != STORY_OK) return die_msg("eval: --target: %s", why), 2;
+        target_to_scenario(&t, "", &custom);
+    }
     char **files = argv + optind;
     if (json)
         for (int i = 0; i < n; i++) {

@@ -839,6 +839,24 @@ static void eval_cli_json(void **state)
     assert_int_equal(rc, 0);
     assert_non_null(strstr(out, "eval_a.txt"));
     assert_non_null(strstr(out, "fitness 1.0000"));
+    /* a custom target equal to scenario 2 scores the same, as scenario 0 */
+    rc = pcg_test_sh(out, sizeof out, "%s eval --json --target '{\"kind\":\"encounter\",\"enemies\":[\"BAT\",\"SCORPION\"]}' %s %s",
+                     pcg_test_binary(), a, b);
+    assert_int_equal(rc, 0);
+    doc = json_loads(out, 0, &jerr);
+    assert_non_null(doc);
+    assert_int_equal(json_integer_value(json_object_get(doc, "scenario")), 0);
+    assert_near(json_real_value(json_object_get(doc, "fitness")), 0.5, 1e-12); /* (1 + 0) / 2 */
+    json_decref(doc);
+    /* only the spider wanted: [1,1,0] against [0,0,1] -> 0 for the first level */
+    rc = pcg_test_sh(out, sizeof out, "%s eval --target '{\"kind\":\"encounter\",\"enemies\":[\"SPIDER\"]}' %s",
+                     pcg_test_binary(), a);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "custom target"));
+    assert_non_null(strstr(out, "fitness 0.0000"));
+    assert_int_equal(pcg_test_sh(out, sizeof out, "%s eval --target '{\"kind\":\"dragon\"}' %s", pcg_test_binary(), a), 2);
+    assert_non_null(strstr(out, "--target"));
+    assert_int_equal(pcg_test_sh(out, sizeof out, "%s eval --scenario 1 --target '{}' %s", pcg_test_binary(), a), 2);
     /* treasure scenario */
     const char *t = write_level("eval_t.txt", "3 1 7 2 1 1\n1 1 1 8 1 9\n1 1 1 2 1 1\n");
     rc = pcg_test_sh(out, sizeof out, "%s eval --scenario 3 --json %s", pcg_test_binary(), t);
@@ -846,6 +864,19 @@ static void eval_cli_json(void **state)
     doc = json_loads(out, 0, &jerr);
     assert_non_null(doc);
     assert_near(json_real_value(json_object_get(doc, "fitness")), 1.0, 0);
+    json_decref(doc);
+    rc = pcg_test_sh(out, sizeof out, "%s eval --json --target '{\"kind\":\"keydoor\",\"gate\":\"KEY\"}' %s",
+                     pcg_test_binary(), t);
+    assert_int_equal(rc, 0);
+    doc = json_loads(out, 0, &jerr);
+    assert_non_null(doc);
+    assert_near(json_real_value(json_object_get(doc, "fitness")), 1.0, 0);
+    json_decref(doc);
+    rc = pcg_test_sh(out, sizeof out, "%s eval --json --target '{\"kind\":\"keydoor\",\"gate\":\"BAT\"}' %s",
+                     pcg_test_binary(), t);
+    doc = json_loads(out, 0, &jerr);
+    assert_non_null(doc);
+    assert_near(json_real_value(json_object_get(doc, "fitness")), 0.0, 0);
     json_decref(doc);
 }
 
@@ -860,7 +891,7 @@ static void eval_cli_errors(void **state)
     assert_non_null(strstr(out, "--scenario"));
     assert_non_null(strstr(out, "Player -> Bat -> Door -> Treasure"));
     assert_int_equal(pcg_test_sh(out, sizeof out, "%s eval %s", bin, good), 2);
-    assert_non_null(strstr(out, "--scenario"));
+    assert_non_null(strstr(out, "--scenario N"));
     assert_int_equal(pcg_test_sh(out, sizeof out, "%s eval --scenario 5 %s", bin, good), 2);
     assert_int_equal(pcg_test_sh(out, sizeof out, "%s eval --scenario x %s", bin, good), 2);
     assert_int_equal(pcg_test_sh(out, sizeof out, "%s eval --scenario 1", bin), 2);
