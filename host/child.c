@@ -209,7 +209,9 @@ int child_run_ex(int (*fn)(void *arg), void *arg, const child_opts *opts, void *
             idle = !(o.timeout_s > 0 && now >= start + o.timeout_s);
             break;
         }
-        int ms = wait > 3600.0 ? 3600000 : (int)(wait * 1000.0) + 1;
+        /* short slices: the child may exit while something it started
+         * still holds the pipe open */
+        int ms = wait > 0.02 ? 20 : (int)(wait * 1000.0) + 1;
         if (pipe_open) {
             struct pollfd pf = {fds[0], POLLIN, 0};
             int pr = poll(&pf, 1, ms);

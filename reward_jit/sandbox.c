@@ -398,18 +398,21 @@ static int sandbox_run(const char *src, int variant, int n_envs, uint64_t seed, 
     sb_job j = {src, e.cfg, n_envs, e.cfg.episode_len, e.cells, NULL, NULL, NULL, timeout_s};
     unsigned char *maps0 = malloc((size_t)n_envs * e.cells * 2);
     unsigned char *actions = malloc((size_t)j.steps * n_envs);
-    int *acts = malloc(sizeof(int) * (size_t)n_envs);
     int rc = -1;
-    if (!maps0 || !actions || !acts) {
+    if (!maps0 || !actions) {
         snprintf(reason, (size_t)reason_len, "out of memory");
         goto out;
     }
     memcpy(maps0, e.maps, (size_t)n_envs * e.cells);
     memcpy(maps0 + (size_t)n_envs * e.cells, e.frozen, (size_t)n_envs * e.cells);
-    for (int t = 0; t < j.steps; t++) {
-        env_random_actions(&e, seed, (uint64_t)t, acts);
-        for (int i = 0; i < n_envs; i++) actions[(size_t)t * n_envs + i] = (unsigned char)acts[i];
-    }
+    /* the actions of env_random_actions, drawn serially: hundreds of small
+     * OpenMP regions are slow on a loaded machine */
+    for (int i = 0; i < n_envs; i++)
+        for (int t = 0; t < j.steps; t += 4) {
+            pcg_u32x4 b = philox_block(seed, (1ull << 32) + (pcg_u64)i, (pcg_u64)t >> 2);
+            for (int k = 0; k < 4 && t + k < j.steps; k++)
+                actions[(size_t)(t + k) * n_envs + i] = (unsigned char)philox_below(b.v[k], (pcg_u32)e.cfg.n_actions);
+        }
     j.maps0 = maps0;
     j.frozen0 = maps0 + (size_t)n_envs * e.cells;
     j.actions = actions;
@@ -439,7 +442,6 @@ static int sandbox_run(const char *src, int variant, int n_envs, uint64_t seed, 
 out:
     free(maps0);
     free(actions);
-    free(acts);
     env_free(&e);
     return rc;
 }
