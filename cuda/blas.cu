@@ -17,6 +17,14 @@ static cublasHandle_t blas(void)
             return NULL;
         }
         cublasSetStream(handle, pcg_cuda_stream());
+        size_t ws_bytes = 0;
+        void *ws = pcg_arena_blas_workspace(&ws_bytes);
+        if (!ws || cublasSetWorkspace(handle, ws, ws_bytes) != CUBLAS_STATUS_SUCCESS) {
+            if (ws) pcg_cuda_set_error("cublasSetWorkspace failed");
+            cublasDestroy(handle);
+            handle = NULL;
+            return NULL;
+        }
         cublasSetMathMode(handle, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
     }
     return handle;

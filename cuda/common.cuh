@@ -30,6 +30,8 @@ void *pcg_arena_alloc(size_t bytes);
 size_t pcg_arena_mark(void);
 void pcg_arena_release(size_t mark);
 void pcg_arena_stats(size_t *used, size_t *capacity);
+/* The fixed block for cuBLAS's workspace (allocates the arena if needed). */
+void *pcg_arena_blas_workspace(size_t *bytes);
 
 /* Table entries defined in the other units. */
 extern "C" {

@@ -192,9 +192,17 @@ extern "C" pcg_cuda_env *pcg_env_alloc(int n, int h, int w, int variant, uint64_
         PCG_CK(cudaMemsetAsync(d.dones, 0, N, s), (pcg_env_free(e), nullptr));
         PCG_CK(cudaMemsetAsync(d.prev, 0, N * d.cells, s), (pcg_env_free(e), nullptr));
     }
-    if (pcg_env_log_clear(e) || launch_reset(e, true) || cudaStreamSynchronize(pcg_cuda_stream()) != cudaSuccess) {
+    if (pcg_env_log_clear(e) || launch_reset(e, true)) {
         pcg_env_free(e);
         return NULL;
+    }
+    {
+        cudaError_t err = cudaStreamSynchronize(pcg_cuda_stream());
+        if (err != cudaSuccess) {
+            pcg_cuda_set_error("env_alloc: reset kernels: %s", cudaGetErrorString(err));
+            pcg_env_free(e);
+            return NULL;
+        }
     }
     return e;
 fail:
