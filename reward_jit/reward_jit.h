@@ -67,6 +67,12 @@ typedef struct {
 int reward_validate(const char *src, int variant, int n_envs, uint64_t seed, double timeout_s,
                     reward_stats *stats, char *reason, int reason_len);
 
+/* Self-test of the sandbox: sets up the validation child exactly as for a
+ * reward, then makes one forbidden system call.  0 when the filter stopped
+ * it (reason: "made a forbidden system call (number N)..."), -1 otherwise. */
+enum { REWARD_PROBE_OPEN = 1, REWARD_PROBE_FORK, REWARD_PROBE_WRITE, REWARD_PROBE_EXEC, REWARD_PROBE_SOCKET };
+int reward_sandbox_probe(int probe, char *reason, int reason_len);
+
 /* reward_validate on the CPU, then (when NVRTC is available and gpu != 0)
  * an NVRTC compile for sm_90 in a child with a timeout.  A source that one
  * backend accepts and the other refuses is rejected with both messages.

@@ -20,6 +20,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -41,6 +42,7 @@ typedef struct {
     const unsigned char *maps0, *frozen0; /* n*cells after reset */
     const unsigned char *actions;         /* steps*n */
     double timeout_s;
+    int probe; /* reward_sandbox_probe: a system call to try instead */
 } sb_job;
 
 enum { SB_OK = 0, SB_COMPILE = 1, SB_RUNTIME = 2 };
@@ -372,9 +374,36 @@ static int sandbox_child(void *arg)
         child_fail("sandbox: cannot install the seccomp filter");
         return 1;
     }
+    if (j->probe) {
+        /* each of these must end in SIGSYS from the filter */
+        static char *const argv[] = {"/bin/true", NULL};
+        switch (j->probe) {
+        case REWARD_PROBE_OPEN: fopen("/etc/hostname", "r"); break;
+        case REWARD_PROBE_FORK: fork(); break;
+        case REWARD_PROBE_WRITE: write(2, "x", 1); break;
+        case REWARD_PROBE_EXEC: execv(argv[0], argv); break;
+        case REWARD_PROBE_SOCKET: socket(AF_INET, SOCK_STREAM, 0); break;
+        }
+        child_fail("the system call was allowed");
+        return 1;
+    }
     run_checks(j, &res);
     if (child_send(&res, sizeof res)) return 1;
     return 0;
+}
+
+int reward_sandbox_probe(int probe, char *reason, int reason_len)
+{
+    sb_job j;
+    memset(&j, 0, sizeof j);
+    j.timeout_s = 10;
+    j.probe = probe;
+    child_opts o = {10, 0, 0};
+    if (child_run_ex(sandbox_child, &j, &o, NULL, NULL, reason, reason_len) == 0) {
+        snprintf(reason, (size_t)reason_len, "the probe ended without a result");
+        return -1;
+    }
+    return strstr(reason, "forbidden system call") ? 0 : -1;
 }
 
 static int sandbox_run(const char *src, int variant, int n_envs, uint64_t seed, double timeout_s,
@@ -395,7 +424,7 @@ static int sandbox_run(const char *src, int variant, int n_envs, uint64_t seed, 
         snprintf(reason, (size_t)reason_len, "cannot allocate %d environments", n_envs);
         return -1;
     }
-    sb_job j = {src, e.cfg, n_envs, e.cfg.episode_len, e.cells, NULL, NULL, NULL, timeout_s};
+    sb_job j = {src, e.cfg, n_envs, e.cfg.episode_len, e.cells, NULL, NULL, NULL, timeout_s, 0};
     unsigned char *maps0 = malloc((size_t)n_envs * e.cells * 2);
     unsigned char *actions = malloc((size_t)j.steps * n_envs);
     int rc = -1;

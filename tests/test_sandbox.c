@@ -223,6 +223,20 @@ static void sandbox_timeout_kills(void **state)
     assert_true(no_children_left());
 }
 
+/* The seccomp filter is really there: files, processes, stray writes,
+ * programs and sockets are all stopped with SIGSYS. */
+static void sandbox_seccomp_blocks(void **state)
+{
+    (void)state;
+    int probes[] = {REWARD_PROBE_OPEN, REWARD_PROBE_FORK, REWARD_PROBE_WRITE, REWARD_PROBE_EXEC, REWARD_PROBE_SOCKET};
+    for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++) {
+        char reason[512];
+        if (reward_sandbox_probe(probes[i], reason, sizeof reason)) fail_msg("probe %d: %s", probes[i], reason);
+        assert_non_null(strstr(reason, "made a forbidden system call (number "));
+    }
+    assert_true(no_children_left());
+}
+
 /* ---- the child runner ---- */
 
 static int ch_ok(void *arg)
@@ -390,5 +404,5 @@ static void sandbox_check_reward_cli(void **state)
 }
 
 PCG_TESTS(sandbox, cmocka_unit_test(sandbox_corpus_refused), cmocka_unit_test(sandbox_good_rewards_accepted),
-          cmocka_unit_test(sandbox_stats_match_env), cmocka_unit_test(sandbox_timeout_kills),
+          cmocka_unit_test(sandbox_stats_match_env), cmocka_unit_test(sandbox_timeout_kills), cmocka_unit_test(sandbox_seccomp_blocks),
           cmocka_unit_test(sandbox_child_runner), cmocka_unit_test(sandbox_check_reward_cli))
