@@ -94,4 +94,8 @@ void reward_acc_init(reward_acc *a);
 void reward_acc_add(reward_acc *a, double v);
 void reward_acc_finish(const reward_acc *a, reward_stats *s);
 
+/* `pcgrllm bench reward`: libtcc vs gcc -O2 calls per second, compile
+ * times (reward_jit/bench_reward.c). */
+int bench_reward(int argc, char **argv);
+
 #endif
