@@ -3,9 +3,10 @@
 # tests (differential against the CPU backend), then print one table of
 # device environment steps/s with random actions and the compact observation
 # written every step, at 600, 4096 and 65536 environments, for both
-# observation thread mappings, without a reward and with the prebuilt sample
-# reward module.  Sized for a few minutes on one GPU; on a machine without a
-# device it builds, runs the tests (which skip) and says "no CUDA device".
+# observation thread mappings, without a reward, with a human reward and with
+# the prebuilt sample reward module; then the sgemm rate (fp32, TF32).
+# Sized for a few minutes on one GPU; on a machine without a device it
+# builds, runs the tests (which skip) and says "no CUDA device".
 #
 #   bench/gpu_check.sh            (BUILD=dir and BIN=path as for make)
 set -uo pipefail
@@ -56,3 +57,5 @@ for reward in rewards/human/scenario1.c "$BUILD/cuda/reward_sample.fatbin"; do
         step "$reward missing: its rows are left out"
     fi
 done
+# the matmul rate the device trainer is measured against
+"$BINX" device --backend cuda --sgemm --seconds 1 | sed -n '/^sgemm/,$p'

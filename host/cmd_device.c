@@ -14,12 +14,14 @@ static void device_usage(FILE *f)
 {
     fprintf(f,
             "usage: pcgrllm device [--backend cpu|cuda|auto] [--bench] [--envs N,N,...] [--mapping thread|warp|both]\n"
-            "                      [--reward MODULE] [--seconds S] [--seed S]\n"
+            "                      [--reward MODULE] [--seconds S] [--seed S] [--sgemm]\n"
             "  Prints the backend --backend selects and its device.  --bench measures device\n"
             "  environment steps/s with random actions (compact observation every step) for\n"
             "  each environment count and observation thread mapping; --reward adds a reward\n"
             "  module launched every step: a reward source (.c, compiled with NVRTC for the\n"
             "  device) or a cubin/fatbin/PTX image defining " PCG_REWARD_KERNEL ".\n"
+            "  --sgemm measures the sgemm rate (fp32 and TF32) at the shape of the paper\n"
+            "  preset's conv 2 and at 4096^3.\n"
             "  defaults: --backend auto --envs 600,4096,65536 --mapping both --seconds 0.5\n");
 }
 
@@ -57,6 +59,48 @@ out:
     return rate;
 }
 
+/* GFLOP/s of sgemm_nn at m x n x k (fp32 or TF32); -1 on failure. */
+static double sgemm_rate(const pcg_cuda_api *api, int m, int n, int k, int tf32, double seconds, char *err, int errlen)
+{
+    size_t mark = api->arena_mark(), sz[3] = {(size_t)m * k, (size_t)k * n, (size_t)m * n};
+    float *buf[3];
+    double rate = -1;
+    enum { CHUNK = 1 << 20 };
+    float *host = malloc(CHUNK * sizeof(float));
+    if (!host) {
+        snprintf(err, (size_t)errlen, "out of host memory");
+        return -1;
+    }
+    for (int i = 0; i < CHUNK; i++) host[i] = (float)((i * 2654435761u) >> 8) * (1.0f / 16777216.0f) - 0.5f;
+    for (int b = 0; b < 3; b++) {
+        buf[b] = api->arena_alloc(sz[b] * sizeof(float));
+        if (!buf[b]) goto out;
+        for (size_t o = 0; o < sz[b]; o += CHUNK)
+            if (api->copy_to_device(buf[b] + o, host, (sz[b] - o < CHUNK ? sz[b] - o : CHUNK) * sizeof(float)))
+                goto out;
+    }
+    if (api->blas_set_tf32(tf32) || api->sgemm_nn(m, n, k, 1, buf[0], buf[1], 0, buf[2]) || api->sync()) goto out;
+    {
+        long calls = 0, chunk = 1;
+        double t0 = now_seconds(), el = 0;
+        while (el < seconds) {
+            for (long c = 0; c < chunk; c++)
+                if (api->sgemm_nn(m, n, k, 1, buf[0], buf[1], 0, buf[2])) goto out;
+            if (api->sync()) goto out;
+            calls += chunk;
+            el = now_seconds() - t0;
+            if (chunk < 1024 && el < seconds / 4) chunk *= 2;
+        }
+        rate = 2.0 * m * n * k * calls / el / 1e9;
+    }
+out:
+    if (rate < 0) snprintf(err, (size_t)errlen, "%s", api->last_error());
+    api->blas_set_tf32(0);
+    api->arena_release(mark);
+    free(host);
+    return rate;
+}
+
 static int parse_envs(const char *s, int *out, int max)
 {
     int k = 0;
@@ -73,13 +117,14 @@ static int parse_envs(const char *s, int *out, int max)
 int cmd_device(int argc, char **argv)
 {
     const char *backend = "auto", *reward_path = NULL, *mapping_name = "both";
-    int bench = 0, envs[16] = {600, 4096, 65536}, n_envs = 3;
+    int bench = 0, sgemm = 0, envs[16] = {600, 4096, 65536}, n_envs = 3;
     double seconds = 0.5;
     uint64_t seed = 1;
     static const struct option opts[] = {{"backend", required_argument, 0, 'b'}, {"bench", no_argument, 0, 'B'},
                                          {"envs", required_argument, 0, 'n'},    {"mapping", required_argument, 0, 'm'},
                                          {"reward", required_argument, 0, 'r'},  {"seconds", required_argument, 0, 't'},
                                          {"seed", required_argument, 0, 's'},    {"help", no_argument, 0, 'h'},
+                                         {"sgemm", no_argument, 0, 'g'},
                                          {0, 0, 0, 0}};
     optind = 1;
     int c;
@@ -107,6 +152,7 @@ int cmd_device(int argc, char **argv)
                 return EXIT_USAGE;
             }
             break;
+        case 'g': sgemm = 1; break;
         case 'h': device_usage(stdout); return 0;
         default: device_usage(stderr); return EXIT_USAGE;
         }
@@ -129,7 +175,7 @@ int cmd_device(int argc, char **argv)
     if (b == BACKEND_CPU) {
         char why[300];
         if (backend_cuda_devices(why, sizeof why) <= 0) printf("cuda: not used: %s\n", why);
-        if (bench) {
+        if (bench || sgemm) {
             die_msg("device: no CUDA device, nothing to measure (the CPU environment: pcgrllm bench env)");
             return 1;
         }
@@ -146,6 +192,23 @@ int cmd_device(int argc, char **argv)
     printf("driver: CUDA %d.%d, runtime %d.%d, library %s\n", info.driver_version / 1000,
            info.driver_version % 1000 / 10, info.runtime_version / 1000, info.runtime_version % 1000 / 10,
            backend_cuda_path());
+    if (sgemm) {
+        /* conv 2 of the paper preset on 256 observations: rows x filters x k*k*c1 */
+        int shapes[2][3] = {{256 * 64, 64, 7 * 7 * 64}, {4096, 4096, 4096}};
+        printf("\n%-22s %-6s %12s\n", "sgemm m x n x k", "math", "GFLOP/s");
+        for (int sh = 0; sh < 2; sh++)
+            for (int tf = 0; tf < 2; tf++) {
+                char name[40];
+                snprintf(name, sizeof name, "%dx%dx%d", shapes[sh][0], shapes[sh][1], shapes[sh][2]);
+                double r = sgemm_rate(api, shapes[sh][0], shapes[sh][1], shapes[sh][2], tf, seconds, err, sizeof err);
+                if (r < 0) {
+                    die_msg("device: sgemm: %s", err);
+                    return 1;
+                }
+                printf("%-22s %-6s %12.0f\n", name, tf ? "tf32" : "fp32", r);
+                fflush(stdout);
+            }
+    }
     if (!bench) return 0;
 
     void *reward = NULL;
