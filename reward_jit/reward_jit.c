@@ -218,6 +218,24 @@ static int scan_check(void *vctx, const char *tok, size_t len, int line, int dir
         snprintf(c->err, (size_t)c->errlen, "line %d: names starting with __pcg are reserved", line);
         return 1;
     }
+    if (len >= 2 && tok[0] == '_' && tok[1] == '_') {
+        static const char *ok[] = {"__LINE__", "__FILE__", "__func__", "__VA_ARGS__", "__STDC__",
+                                   "__STDC_VERSION__"};
+        for (size_t k = 0; k < sizeof ok / sizeof ok[0]; k++)
+            if (tok_is(tok, len, ok[k])) return 0;
+        snprintf(c->err, (size_t)c->errlen, "line %d: '%.*s': names starting with __ are reserved for the compiler",
+                 line, (int)(len > 60 ? 60 : len), tok);
+        return 1;
+    }
+    /* linked for the compiler's own use, not part of the API */
+    static const char *internal[] = {"memset", "memcpy", "memmove"};
+    for (size_t k = 0; k < sizeof internal / sizeof internal[0]; k++)
+        if (tok_is(tok, len, internal[k])) {
+            snprintf(c->err, (size_t)c->errlen,
+                     "line %d: '%s' is not available: reward code links only the reward API; write a loop", line,
+                     internal[k]);
+            return 1;
+        }
     return 0;
 }
 
@@ -345,8 +363,6 @@ static const struct {
     {"__floatundixf", (const void *)rt_floatundixf},
 };
 #define N_API_SYMBOLS (int)(sizeof api_symbols / sizeof api_symbols[0])
-/* The first names are the reward API proper. */
-#define N_API_PUBLIC 18
 
 /* ------------------------------------------------------------------ */
 /* libtcc compilation                                                   */

@@ -15,7 +15,8 @@
 /* ---- source checks shared by both backends ---- */
 
 /* Refuse what no backend may see: #include, #pragma, _Pragma, __attribute__,
- * inline assembly, token pasting, digraphs/trigraphs, reserved __pcg names,
+ * inline assembly, token pasting, digraphs/trigraphs, names starting with
+ * __ (reserved), memset/memcpy/memmove (linked for the compiler only),
  * oversized sources.  0 = fine, else -1 and "line N: ..." in err. */
 int reward_scan(const char *src, char *err, int errlen);
 

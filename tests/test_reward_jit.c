@@ -135,6 +135,9 @@ static void jit_scan_refuses(void **state)
         {"int x = 1 ?\?= 2;\n", "trigraphs"},
         {"int f(void) { return __builtin_trap(), 0; }\n", "compiler builtins"},
         {"int __pcg_data_lo;\n", "reserved"},
+        {"float f(float x) { return (float)__fixunssfdi(x); }\n", "line 1: '__fixunssfdi': names starting with __"},
+        {"void f(int *a) { memset(a, 0, 8); }\n", "line 1: 'memset' is not available"},
+        {"\nvoid f(int *a, int *b) { memcpy(a, b, 8); }\n", "line 2: 'memcpy' is not available"},
         {"_Thread_local int t;\n", "thread-local"},
         {"/* never closed\nfloat compute_reward(const level_t *a, const level_t *b) { return 0; }\n",
          "unterminated"},
@@ -163,9 +166,10 @@ static void jit_scan_accepts(void **state)
         "/* #include <stdio.h> and asm() in a comment */\nint x;\n",
         "// #pragma once\nint y;\n",
         "const char *s = \"#include <x> asm __attribute__ ## ?\?=\";\n",
-        "char c = '#';\nint plasma_asm = 1, __attributes_x = 2;\n",
+        "char c = '#';\nint plasma_asm = 1, my_attribute__ = 2, x__asm = 3;\n",
         "#define SQ(x) ((x) * (x))\n#if 1\nint z = SQ(3);\n#endif\n",
         "float f = 1.5e-3f + 0x1p+4;\n",
+        "int line = __LINE__; const char *fn(void) { return __func__; }\n",
     };
     char err[512];
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
