@@ -357,6 +357,14 @@ static void run_differential_fn(const pcg_cuda_api *api, int n, int h, int w, in
         if (t % 97 == 0 || t == episode - 2 || t == episode - 1 || t == episode || t == steps - 1)
             compare_state(api, g, &e, &hc, actions, reward != NULL, what);
     }
+    if (device_random) { /* many steps in one call: nothing returns to the host in between */
+        for (int t = steps; t < steps + 50; t++) {
+            env_random_actions(&e, aseed, (uint64_t)t, actions);
+            env_step(&e, actions);
+        }
+        if (api->env_step_random(g, aseed, (uint64_t)steps, 50)) fail_msg("%s: 50 steps: %s", what, api->last_error());
+        compare_state(api, g, &e, &hc, actions, reward != NULL, what);
+    }
     pcg_cuda_env_log gl;
     assert_int_equal(api->env_get_log(g, &gl), 0);
     assert_true(gl.episodes == e.log.episodes);
