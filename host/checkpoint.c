@@ -1,0 +1,292 @@
+#include "checkpoint.h"
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "util.h"
+
+static const char MAGIC[8] = {'P', 'C', 'G', 'R', 'L', 'C', 'K', 'P'};
+#define HEADER_SIZE 24
+#define MAX_CHECKPOINT (1l << 34)
+
+static uint64_t fnv1a(const unsigned char *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+/* ---- a growable byte buffer and a bounds-checked reader ---- */
+
+typedef struct {
+    unsigned char *p;
+    size_t n, cap;
+    int oom;
+} wbuf;
+
+static void put(wbuf *b, const void *src, size_t n)
+{
+    if (b->oom) return;
+    if (b->n + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 1 << 16;
+        while (cap < b->n + n) cap *= 2;
+        unsigned char *q = realloc(b->p, cap);
+        if (!q) {
+            b->oom = 1;
+            return;
+        }
+        b->p = q, b->cap = cap;
+    }
+    memcpy(b->p + b->n, src, n);
+    b->n += n;
+}
+static void put_u32(wbuf *b, uint32_t v) { put(b, &v, 4); }
+static void put_i32(wbuf *b, int32_t v) { put(b, &v, 4); }
+static void put_u64(wbuf *b, uint64_t v) { put(b, &v, 8); }
+static void put_i64(wbuf *b, int64_t v) { put(b, &v, 8); }
+static void put_f32(wbuf *b, float v) { put(b, &v, 4); }
+static void put_f64(wbuf *b, double v) { put(b, &v, 8); }
+
+typedef struct {
+    const unsigned char *p;
+    size_t n, at;
+    int bad;
+} rbuf;
+
+static void get(rbuf *r, void *dst, size_t n)
+{
+    if (r->bad || r->at > r->n || n > r->n - r->at) {
+        r->bad = 1;
+        memset(dst, 0, n);
+        return;
+    }
+    memcpy(dst, r->p + r->at, n);
+    r->at += n;
+}
+static int32_t get_i32(rbuf *r) { int32_t v; get(r, &v, 4); return v; }
+static uint64_t get_u64(rbuf *r) { uint64_t v; get(r, &v, 8); return v; }
+static int64_t get_i64(rbuf *r) { int64_t v; get(r, &v, 8); return v; }
+static float get_f32(rbuf *r) { float v; get(r, &v, 4); return v; }
+static double get_f64(rbuf *r) { double v; get(r, &v, 8); return v; }
+
+static void put_config(wbuf *b, const ppo_config *c)
+{
+    put_i32(b, c->map_h), put_i32(b, c->map_w), put_i32(b, c->variant), put_i32(b, c->n_envs);
+    put(b, c->preset, sizeof c->preset);
+    put_i32(b, c->n_steps), put_i32(b, c->n_epochs), put_i32(b, c->n_minibatches);
+    put_f32(b, c->lr), put_f32(b, c->adam_b1), put_f32(b, c->adam_b2), put_f32(b, c->adam_eps);
+    put_f32(b, c->gamma), put_f32(b, c->gae_lambda), put_f32(b, c->clip_eps), put_f32(b, c->ent_coef);
+    put_f32(b, c->vf_coef), put_f32(b, c->max_grad_norm);
+    put_i32(b, c->chunk);
+    put_u64(b, c->seed);
+}
+
+static void get_config(rbuf *r, ppo_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->map_h = get_i32(r), c->map_w = get_i32(r), c->variant = get_i32(r), c->n_envs = get_i32(r);
+    get(r, c->preset, sizeof c->preset);
+    c->preset[sizeof c->preset - 1] = 0;
+    c->n_steps = get_i32(r), c->n_epochs = get_i32(r), c->n_minibatches = get_i32(r);
+    c->lr = get_f32(r), c->adam_b1 = get_f32(r), c->adam_b2 = get_f32(r), c->adam_eps = get_f32(r);
+    c->gamma = get_f32(r), c->gae_lambda = get_f32(r), c->clip_eps = get_f32(r), c->ent_coef = get_f32(r);
+    c->vf_coef = get_f32(r), c->max_grad_norm = get_f32(r);
+    c->chunk = get_i32(r);
+    c->seed = get_u64(r);
+}
+
+int checkpoint_save(const ppo_t *p, const char *path, char *err, int errlen)
+{
+    wbuf b = {0};
+    const env_t *e = &p->env;
+    size_t np = p->nn.n_params, cells = (size_t)e->n * e->cells;
+    put(&b, MAGIC, 8);
+    put_u32(&b, CHECKPOINT_VERSION);
+    put_u32(&b, 0);
+    put_u64(&b, 0); /* size, patched below */
+    put_config(&b, &p->cfg);
+    put_u64(&b, np);
+    put(&b, p->nn.params, np * sizeof(float));
+    put(&b, p->adam_m, np * sizeof(float));
+    put(&b, p->adam_v, np * sizeof(float));
+    put_i64(&b, p->adam_t), put_i64(&b, p->step), put_i64(&b, p->update);
+    put_f64(&b, p->last_episode_reward);
+    put_i32(&b, e->n), put_i32(&b, e->cells);
+    put(&b, e->maps, cells);
+    put(&b, e->frozen, cells);
+    for (int i = 0; i < e->n; i++) put_i32(&b, e->steps[i]);
+    for (int i = 0; i < e->n; i++) put_u64(&b, e->rng_pos[i]);
+    for (int i = 0; i < e->n; i++) put_f32(&b, e->returns[i]);
+    put_u64(&b, 0); /* checksum, patched below */
+    if (b.oom) {
+        free(b.p);
+        snprintf(err, (size_t)errlen, "%s: out of memory writing the checkpoint", path);
+        return -1;
+    }
+    uint64_t size = b.n;
+    memcpy(b.p + 16, &size, 8);
+    uint64_t sum = fnv1a(b.p, b.n - 8);
+    memcpy(b.p + b.n - 8, &sum, 8);
+    int rc = write_file_atomic(path, b.p, b.n);
+    free(b.p);
+    if (rc) {
+        snprintf(err, (size_t)errlen, "%s: cannot write checkpoint: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Read and check the file; on success r covers the body after the header. */
+static unsigned char *read_checked(const char *path, rbuf *r, char *err, int errlen)
+{
+    long len = 0;
+    char *raw = read_file(path, MAX_CHECKPOINT, &len, err, errlen);
+    if (!raw) return NULL;
+    unsigned char *p = (unsigned char *)raw;
+    if (len < HEADER_SIZE || memcmp(p, MAGIC, 8)) {
+        snprintf(err, (size_t)errlen, "%s: not a pcgrllm checkpoint (bad magic)", path);
+        goto bad;
+    }
+    uint32_t version;
+    memcpy(&version, p + 8, 4);
+    if (version != CHECKPOINT_VERSION) {
+        snprintf(err, (size_t)errlen, "%s: checkpoint format version %u, this build reads version %d", path, version,
+                 CHECKPOINT_VERSION);
+        goto bad;
+    }
+    uint64_t size;
+    memcpy(&size, p + 16, 8);
+    if ((uint64_t)len < size) {
+        snprintf(err, (size_t)errlen, "%s: truncated checkpoint (%ld of %llu bytes)", path, len,
+                 (unsigned long long)size);
+        goto bad;
+    }
+    if ((uint64_t)len != size || size < HEADER_SIZE + 8) {
+        snprintf(err, (size_t)errlen, "%s: corrupt checkpoint (size field %llu, file %ld bytes)", path,
+                 (unsigned long long)size, len);
+        goto bad;
+    }
+    uint64_t sum;
+    memcpy(&sum, p + size - 8, 8);
+    if (sum != fnv1a(p, size - 8)) {
+        snprintf(err, (size_t)errlen, "%s: corrupt checkpoint (checksum mismatch)", path);
+        goto bad;
+    }
+    r->p = p;
+    r->n = size - 8;
+    r->at = HEADER_SIZE;
+    r->bad = 0;
+    return p;
+bad:
+    free(raw);
+    return NULL;
+}
+
+static int read_config(rbuf *r, const char *path, ppo_config *cfg, char *err, int errlen)
+{
+    get_config(r, cfg);
+    const char *why = r->bad ? "cut short" : ppo_config_check(cfg);
+    if (why) {
+        snprintf(err, (size_t)errlen, "%s: corrupt checkpoint (settings: %s)", path, why);
+        return -1;
+    }
+    return 0;
+}
+
+int checkpoint_load(ppo_t *p, const char *path, reward_fn reward, void *ctx, char *err, int errlen)
+{
+    rbuf r;
+    unsigned char *raw = read_checked(path, &r, err, errlen);
+    if (!raw) return -1;
+    ppo_config cfg;
+    if (read_config(&r, path, &cfg, err, errlen)) goto bad;
+    if (ppo_init(p, &cfg, reward, ctx, err, errlen)) goto bad;
+    env_t *e = &p->env;
+    size_t np = p->nn.n_params;
+    if (get_u64(&r) != np) {
+        snprintf(err, (size_t)errlen, "%s: corrupt checkpoint (parameter count does not match its preset)", path);
+        goto bad_p;
+    }
+    get(&r, p->nn.params, np * sizeof(float));
+    get(&r, p->adam_m, np * sizeof(float));
+    get(&r, p->adam_v, np * sizeof(float));
+    p->adam_t = get_i64(&r), p->step = get_i64(&r), p->update = get_i64(&r);
+    p->last_episode_reward = get_f64(&r);
+    int n = get_i32(&r), cells = get_i32(&r);
+    if (n != e->n || cells != e->cells) {
+        snprintf(err, (size_t)errlen, "%s: corrupt checkpoint (environment block does not match the settings)", path);
+        goto bad_p;
+    }
+    get(&r, e->maps, (size_t)n * cells);
+    get(&r, e->frozen, (size_t)n * cells);
+    for (int i = 0; i < n; i++) e->steps[i] = get_i32(&r);
+    for (int i = 0; i < n; i++) e->rng_pos[i] = get_u64(&r);
+    for (int i = 0; i < n; i++) e->returns[i] = get_f32(&r);
+    if (r.bad || r.at != r.n) {
+        snprintf(err, (size_t)errlen, "%s: corrupt checkpoint (%s)", path, r.bad ? "cut short" : "trailing bytes");
+        goto bad_p;
+    }
+    for (size_t i = 0; i < (size_t)n * cells; i++)
+        if (e->maps[i] < TILE_EMPTY || e->maps[i] >= N_TILES || e->frozen[i] > 1) {
+            snprintf(err, (size_t)errlen, "%s: corrupt checkpoint (bad tile in a map)", path);
+            goto bad_p;
+        }
+    for (int i = 0; i < n; i++)
+        if (e->steps[i] < 0 || e->steps[i] >= e->cfg.episode_len) {
+            snprintf(err, (size_t)errlen, "%s: corrupt checkpoint (bad episode step)", path);
+            goto bad_p;
+        }
+    if (p->adam_t < 0 || p->step < 0 || p->update < 0) {
+        snprintf(err, (size_t)errlen, "%s: corrupt checkpoint (negative counter)", path);
+        goto bad_p;
+    }
+    ppo_env_rebuild(e);
+    free(raw);
+    return 0;
+bad_p:
+    ppo_free(p);
+bad:
+    free(raw);
+    return -1;
+}
+
+int checkpoint_load_policy(const char *path, ppo_config *cfg, nn_t *nn, int64_t *step, char *err, int errlen)
+{
+    rbuf r;
+    unsigned char *raw = read_checked(path, &r, err, errlen);
+    if (!raw) return -1;
+    if (read_config(&r, path, cfg, err, errlen)) goto bad;
+    nn_config nc;
+    int n_actions = cfg->variant == VARIANT_TREASURE ? 7 : 6;
+    nn_preset_config(cfg->preset, 2 * cfg->map_h - 1, 2 * cfg->map_w - 1, n_actions, &nc);
+    if (nn_alloc(nn, &nc)) {
+        snprintf(err, (size_t)errlen, "%s: out of memory", path);
+        goto bad;
+    }
+    if (get_u64(&r) != nn->n_params) {
+        snprintf(err, (size_t)errlen, "%s: corrupt checkpoint (parameter count does not match its preset)", path);
+        nn_free(nn);
+        goto bad;
+    }
+    get(&r, nn->params, nn->n_params * sizeof(float));
+    size_t moments = 2 * nn->n_params * sizeof(float); /* skip the Adam moments */
+    if (moments > r.n - r.at) r.bad = 1;
+    else r.at += moments;
+    get_i64(&r);
+    int64_t s = get_i64(&r);
+    if (r.bad) {
+        snprintf(err, (size_t)errlen, "%s: corrupt checkpoint (cut short)", path);
+        nn_free(nn);
+        goto bad;
+    }
+    if (step) *step = s;
+    free(raw);
+    return 0;
+bad:
+    free(raw);
+    return -1;
+}

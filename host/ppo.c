@@ -1,0 +1,414 @@
+#include "ppo.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dungeon.h"
+#include "philox.h"
+#include "util.h"
+
+/* Philox subsequences (high word) of the trainer's streams; the env uses 0
+ * (maps) and 1 (random actions). */
+#define STREAM_ACTIONS (3ull << 32)
+#define STREAM_SHUFFLE (4ull << 32)
+
+void ppo_config_default(ppo_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->map_h = c->map_w = PCG_DEFAULT_SIDE;
+    c->variant = VARIANT_DUNGEON;
+    c->n_envs = 600;
+    snprintf(c->preset, sizeof c->preset, "paper");
+    c->n_steps = 128;
+    c->n_epochs = 10;
+    c->n_minibatches = 4;
+    c->lr = 1e-4f;
+    c->adam_b1 = 0.9f;
+    c->adam_b2 = 0.999f;
+    c->adam_eps = 1e-5f;
+    c->gamma = 0.99f;
+    c->gae_lambda = 0.95f;
+    c->clip_eps = 0.2f;
+    c->ent_coef = 0.01f;
+    c->vf_coef = 0.5f;
+    c->max_grad_norm = 0.5f;
+    c->chunk = 256;
+    c->seed = 0;
+}
+
+const char *ppo_config_check(const ppo_config *c)
+{
+    nn_config nc;
+    if (c->map_h < 5 || c->map_w < 5 || c->map_h > PCG_MAX_SIDE || c->map_w > PCG_MAX_SIDE)
+        return "map size must be in 5..64";
+    if (c->variant != VARIANT_DUNGEON && c->variant != VARIANT_TREASURE) return "unknown variant";
+    if (c->n_envs < 1 || c->n_envs > 1000000) return "envs must be in 1..1000000";
+    if (nn_preset_config(c->preset, 2 * c->map_h - 1, 2 * c->map_w - 1, 6, &nc)) return "preset must be paper or small";
+    if (c->n_steps < 1 || c->n_steps > 100000) return "rollout length must be in 1..100000";
+    if (c->n_epochs < 1 || c->n_epochs > 1000) return "epochs must be in 1..1000";
+    if (c->n_minibatches < 1 || (int64_t)c->n_steps * c->n_envs % c->n_minibatches)
+        return "minibatches must divide rollout length x envs";
+    if (!(c->lr > 0 && c->lr < 1)) return "learning rate must be in (0, 1)";
+    if (!(c->adam_b1 >= 0 && c->adam_b1 < 1 && c->adam_b2 >= 0 && c->adam_b2 < 1 && c->adam_eps > 0))
+        return "Adam betas must be in [0, 1) and eps > 0";
+    if (!(c->gamma >= 0 && c->gamma <= 1 && c->gae_lambda >= 0 && c->gae_lambda <= 1))
+        return "gamma and GAE lambda must be in [0, 1]";
+    if (!(c->clip_eps > 0 && c->clip_eps < 1)) return "clip must be in (0, 1)";
+    if (!(c->ent_coef >= 0 && c->vf_coef >= 0 && c->max_grad_norm > 0))
+        return "coefficients must be >= 0 and max grad norm > 0";
+    if (c->chunk < 1 || c->chunk > 65536) return "chunk must be in 1..65536";
+    return NULL;
+}
+
+void ppo_free(ppo_t *p)
+{
+    nn_free(&p->nn);
+    nn_acts_free(&p->acts);
+    env_free(&p->env);
+    free(p->adam_m);
+    free(p->adam_v);
+    free(p->obs);
+    free(p->actions);
+    free(p->logp);
+    free(p->values);
+    free(p->rewards);
+    free(p->adv);
+    free(p->ret);
+    free(p->dones);
+    free(p->perm);
+    free(p->mb_obs);
+    free(p->mb_act);
+    free(p->mb_logp);
+    free(p->mb_adv);
+    free(p->mb_val);
+    free(p->mb_ret);
+    memset(p, 0, sizeof *p);
+}
+
+int ppo_init(ppo_t *p, const ppo_config *cfg, reward_fn reward, void *ctx, char *err, int errlen)
+{
+    memset(p, 0, sizeof *p);
+    const char *why = ppo_config_check(cfg);
+    if (why) {
+        snprintf(err, (size_t)errlen, "invalid training settings: %s", why);
+        return -1;
+    }
+    p->cfg = *cfg;
+    p->last_episode_reward = NAN;
+    if (env_alloc(&p->env, cfg->n_envs, cfg->map_h, cfg->map_w, cfg->variant, cfg->seed)) goto oom;
+    env_set_reward(&p->env, reward, ctx);
+    nn_config nc;
+    nn_preset_config(cfg->preset, p->env.cfg.crop_h, p->env.cfg.crop_w, p->env.cfg.n_actions, &nc);
+    if (nn_alloc(&p->nn, &nc)) goto oom;
+    nn_init(&p->nn, cfg->seed);
+    int cap = cfg->chunk;
+    if (nn_acts_alloc(&p->acts, &nc, cap)) goto oom;
+    size_t N = (size_t)cfg->n_steps * cfg->n_envs, os = (size_t)p->env.obs_size;
+    p->adam_m = calloc(p->nn.n_params, sizeof(float));
+    p->adam_v = calloc(p->nn.n_params, sizeof(float));
+    p->obs = malloc(N * os);
+    p->actions = malloc(N * sizeof(int));
+    p->logp = malloc(N * sizeof(float));
+    p->values = malloc(N * sizeof(float));
+    p->rewards = malloc(N * sizeof(float));
+    p->adv = malloc(N * sizeof(float));
+    p->ret = malloc(N * sizeof(float));
+    p->dones = malloc(N);
+    p->perm = malloc(N * sizeof(uint32_t));
+    p->mb_obs = malloc((size_t)cap * os);
+    p->mb_act = malloc((size_t)cap * sizeof(int));
+    p->mb_logp = malloc((size_t)cap * sizeof(float));
+    p->mb_adv = malloc((size_t)cap * sizeof(float));
+    p->mb_val = malloc((size_t)cap * sizeof(float));
+    p->mb_ret = malloc((size_t)cap * sizeof(float));
+    if (!p->adam_m || !p->adam_v || !p->obs || !p->actions || !p->logp || !p->values || !p->rewards || !p->adv ||
+        !p->ret || !p->dones || !p->perm || !p->mb_obs || !p->mb_act || !p->mb_logp || !p->mb_adv || !p->mb_val ||
+        !p->mb_ret)
+        goto oom;
+    return 0;
+oom:
+    ppo_free(p);
+    snprintf(err, (size_t)errlen, "out of memory for %d environments", cfg->n_envs);
+    return -1;
+}
+
+float ppo_action_draw(uint64_t seed, int e, uint64_t n)
+{
+    pcg_u32x4 b = philox_block(seed, STREAM_ACTIONS + (uint64_t)e, n >> 2);
+    return philox_unit(b.v[n & 3]);
+}
+
+int ppo_sample(const float *logits, int A, float u, float *logp)
+{
+    double mx = logits[0], sum = 0;
+    for (int j = 1; j < A; j++)
+        if (logits[j] > mx) mx = logits[j];
+    for (int j = 0; j < A; j++) sum += exp(logits[j] - mx);
+    double target = u * sum, acc = 0;
+    int a = A - 1;
+    for (int j = 0; j < A; j++) {
+        acc += exp(logits[j] - mx);
+        if (target < acc) {
+            a = j;
+            break;
+        }
+    }
+    *logp = (float)(logits[a] - mx - log(sum));
+    return a;
+}
+
+void ppo_gae(int T, int E, const float *rewards, const float *values, const unsigned char *dones,
+             const float *last_value, float gamma, float lambda, float *adv, float *ret)
+{
+    for (int e = 0; e < E; e++) {
+        double gae = 0, next_value = last_value[e];
+        for (int t = T - 1; t >= 0; t--) {
+            size_t i = (size_t)t * E + e;
+            double live = dones[i] ? 0.0 : 1.0;
+            double delta = rewards[i] + gamma * next_value * live - values[i];
+            gae = delta + (double)gamma * lambda * live * gae;
+            adv[i] = (float)gae;
+            ret[i] = (float)(gae + values[i]);
+            next_value = values[i];
+        }
+    }
+}
+
+/* Forward the policy on n observations in chunks; logits/values out. */
+static void forward_all(ppo_t *p, const unsigned char *obs, int n, float *logits, float *values)
+{
+    int A = p->nn.cfg.n_actions, cap = p->acts.cap;
+    size_t os = (size_t)p->env.obs_size;
+    for (int i = 0; i < n; i += cap) {
+        int B = n - i < cap ? n - i : cap;
+        nn_forward(&p->nn, &p->acts, obs + (size_t)i * os, B);
+        if (logits) memcpy(logits + (size_t)i * A, p->acts.logits, sizeof(float) * (size_t)B * A);
+        memcpy(values + i, p->acts.value, sizeof(float) * (size_t)B);
+    }
+}
+
+void ppo_rollout(ppo_t *p, ppo_metrics *m)
+{
+    int T = p->cfg.n_steps, E = p->cfg.n_envs, A = p->nn.cfg.n_actions;
+    size_t os = (size_t)p->env.obs_size;
+    float *logits = malloc(sizeof(float) * (size_t)E * A);
+    float *last = malloc(sizeof(float) * (size_t)E);
+    if (!logits || !last) {
+        fprintf(stderr, "pcgrllm: out of memory in the rollout\n");
+        exit(1);
+    }
+    double t0 = now_seconds(), t_env = 0, t_fwd = 0, reward_sum = 0;
+    env_log_clear(&p->env);
+    for (int t = 0; t < T; t++) {
+        size_t base = (size_t)t * E;
+        memcpy(p->obs + base * os, p->env.obs, (size_t)E * os);
+        double ta = now_seconds();
+        forward_all(p, p->env.obs, E, logits, p->values + base);
+        t_fwd += now_seconds() - ta;
+        uint64_t n = (uint64_t)p->step / (uint64_t)E + (uint64_t)t; /* per-env action index */
+#pragma omp parallel for schedule(static)
+        for (int e = 0; e < E; e++)
+            p->actions[base + e] = ppo_sample(logits + (size_t)e * A, A, ppo_action_draw(p->cfg.seed, e, n),
+                                              p->logp + base + e);
+        ta = now_seconds();
+        env_step(&p->env, p->actions + base);
+        t_env += now_seconds() - ta;
+        memcpy(p->rewards + base, p->env.rewards, sizeof(float) * (size_t)E);
+        memcpy(p->dones + base, p->env.dones, (size_t)E);
+        for (int e = 0; e < E; e++) reward_sum += p->env.rewards[e];
+    }
+    double ta = now_seconds();
+    forward_all(p, p->env.obs, E, NULL, last);
+    t_fwd += now_seconds() - ta;
+    ppo_gae(T, E, p->rewards, p->values, p->dones, last, p->cfg.gamma, p->cfg.gae_lambda, p->adv, p->ret);
+    p->step += (int64_t)T * E;
+    m->step = p->step;
+    m->episodes = p->env.log.episodes;
+    m->episode_reward = p->env.log.episodes > 0 ? p->env.log.episode_return / p->env.log.episodes : NAN;
+    if (p->env.log.episodes > 0) p->last_episode_reward = m->episode_reward;
+    m->step_reward = reward_sum / ((double)T * E);
+    m->t_env = t_env;
+    m->t_forward = t_fwd;
+    m->t_rollout = now_seconds() - t0;
+    free(logits);
+    free(last);
+}
+
+/* Fisher-Yates permutation of 0..N-1 from one Philox subsequence. */
+static void shuffle(uint32_t *perm, size_t N, uint64_t seed, uint64_t subseq)
+{
+    philox_stream s;
+    philox_stream_init(&s, seed, subseq, 0);
+    for (size_t i = 0; i < N; i++) perm[i] = (uint32_t)i;
+    for (size_t i = N - 1; i > 0; i--) {
+        size_t j = philox_below(philox_next(&s), (pcg_u32)(i + 1));
+        uint32_t tmp = perm[i];
+        perm[i] = perm[j];
+        perm[j] = tmp;
+    }
+}
+
+static void adam_step(ppo_t *p)
+{
+    const ppo_config *c = &p->cfg;
+    p->adam_t++;
+    double bc1 = 1.0 - pow(c->adam_b1, (double)p->adam_t), bc2 = 1.0 - pow(c->adam_b2, (double)p->adam_t);
+    float lr = c->lr, b1 = c->adam_b1, b2 = c->adam_b2, eps = c->adam_eps;
+    float s1 = (float)(1.0 / bc1), s2 = (float)(1.0 / bc2);
+    float *w = p->nn.params, *g = p->nn.grads, *m = p->adam_m, *v = p->adam_v;
+    size_t n = p->nn.n_params;
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        m[i] = b1 * m[i] + (1 - b1) * g[i];
+        v[i] = b2 * v[i] + (1 - b2) * g[i] * g[i];
+        w[i] -= lr * (m[i] * s1) / (sqrtf(v[i] * s2) + eps);
+    }
+}
+
+/* Global norm of the gradients; scales them to max_norm if above. */
+static double clip_grad_norm(nn_t *nn, double max_norm)
+{
+    double ss = 0;
+    size_t n = nn->n_params;
+    float *g = nn->grads;
+#pragma omp parallel for schedule(static) reduction(+ : ss)
+    for (size_t i = 0; i < n; i++) ss += (double)g[i] * g[i];
+    double norm = sqrt(ss);
+    if (norm > max_norm) {
+        float s = (float)(max_norm / norm);
+#pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < n; i++) g[i] *= s;
+    }
+    return norm;
+}
+
+int ppo_update(ppo_t *p, ppo_metrics *m)
+{
+    const ppo_config *c = &p->cfg;
+    size_t N = (size_t)c->n_steps * c->n_envs, S = N / (size_t)c->n_minibatches, os = (size_t)p->env.obs_size;
+    int A = p->nn.cfg.n_actions, cap = p->acts.cap;
+    double t0 = now_seconds();
+    nn_loss_stats st = {0};
+    double loss = 0, gnorm = 0;
+    int n_mb = 0;
+    for (int ep = 0; ep < c->n_epochs; ep++) {
+        shuffle(p->perm, N, c->seed, STREAM_SHUFFLE + (uint64_t)p->update * (uint64_t)c->n_epochs + (uint64_t)ep);
+        for (int mb = 0; mb < c->n_minibatches; mb++) {
+            if (p->stop && *p->stop) return -1;
+            const uint32_t *idx = p->perm + (size_t)mb * S;
+            double mean = 0, var = 0;
+            for (size_t i = 0; i < S; i++) mean += p->adv[idx[i]];
+            mean /= (double)S;
+            for (size_t i = 0; i < S; i++) var += (p->adv[idx[i]] - mean) * (p->adv[idx[i]] - mean);
+            double inv_std = 1.0 / (sqrt(var / (double)S) + 1e-8);
+            nn_zero_grad(&p->nn);
+            for (size_t i0 = 0; i0 < S; i0 += (size_t)cap) {
+                int B = (int)(S - i0 < (size_t)cap ? S - i0 : (size_t)cap);
+                for (int b = 0; b < B; b++) {
+                    uint32_t j = idx[i0 + (size_t)b];
+                    memcpy(p->mb_obs + (size_t)b * os, p->obs + (size_t)j * os, os);
+                    p->mb_act[b] = p->actions[j];
+                    p->mb_logp[b] = p->logp[j];
+                    p->mb_adv[b] = (float)((p->adv[j] - mean) * inv_std);
+                    p->mb_val[b] = p->values[j];
+                    p->mb_ret[b] = p->ret[j];
+                }
+                nn_forward(&p->nn, &p->acts, p->mb_obs, B);
+                loss += nn_ppo_loss(&p->acts, B, A, p->mb_act, p->mb_logp, p->mb_adv, p->mb_val, p->mb_ret,
+                                    c->clip_eps, c->vf_coef, c->ent_coef, 1.0 / (double)S, &st);
+                nn_backward(&p->nn, &p->acts, p->mb_obs, B);
+            }
+            gnorm += clip_grad_norm(&p->nn, c->max_grad_norm);
+            adam_step(p);
+            n_mb++;
+        }
+    }
+    double samples = (double)N * c->n_epochs;
+    m->policy_loss = st.policy / samples;
+    m->value_loss = st.value / samples;
+    m->entropy = st.entropy / samples;
+    m->approx_kl = st.approx_kl / samples;
+    m->clip_frac = st.clipped / samples;
+    m->loss = loss / n_mb;
+    m->grad_norm = gnorm / n_mb;
+    m->t_update = now_seconds() - t0;
+    p->update++;
+    m->update = p->update;
+    return 0;
+}
+
+int ppo_train_update(ppo_t *p, ppo_metrics *m)
+{
+    memset(m, 0, sizeof *m);
+    ppo_rollout(p, m);
+    if (ppo_update(p, m)) return -1;
+    m->sps = (double)p->cfg.n_steps * p->cfg.n_envs / (m->t_rollout + m->t_update);
+    return 0;
+}
+
+void ppo_env_rebuild(env_t *e)
+{
+    const dungeon_cfg *c = &e->cfg;
+    size_t pad = (size_t)c->pad_h * c->pad_w;
+    for (int i = 0; i < e->n; i++) {
+        size_t off = (size_t)i * e->cells;
+        unsigned char *pd = e->pad + (size_t)i * pad;
+        dungeon_init_pad(c, pd);
+        for (int k = 0; k < e->cells; k++)
+            dungeon_set_cell(c, e->maps + off, e->frozen + off, pd, k, e->maps[off + k], e->frozen[off + k]);
+        dungeon_observe(c, e->steps[i], pd, e->obs + (size_t)i * e->obs_size);
+    }
+}
+
+int ppo_play_episode(const nn_t *nn, int n, int h, int w, int variant, uint64_t seed, uint64_t action_seed,
+                     reward_fn reward, void *ctx, unsigned char *final_maps, float *returns)
+{
+    env_t e;
+    if (env_alloc(&e, n, h, w, variant, seed)) return -1;
+    env_set_reward(&e, reward, ctx);
+    int A = e.cfg.n_actions, cap = n < 256 ? n : 256;
+    nn_acts a;
+    int *act = malloc(sizeof(int) * (size_t)n);
+    float *logits = malloc(sizeof(float) * (size_t)n * A);
+    if (!act || !logits || (nn && nn_acts_alloc(&a, &nn->cfg, cap))) {
+        free(act), free(logits), env_free(&e);
+        return -1;
+    }
+    size_t os = (size_t)e.obs_size, pad = (size_t)e.cfg.pad_h * e.cfg.pad_w;
+    int T = e.cfg.episode_len;
+    for (int t = 0; t < T; t++) {
+        if (nn) {
+            for (int i = 0; i < n; i += cap) {
+                int B = n - i < cap ? n - i : cap;
+                nn_forward(nn, &a, e.obs + (size_t)i * os, B);
+                memcpy(logits + (size_t)i * A, a.logits, sizeof(float) * (size_t)B * A);
+            }
+            for (int i = 0; i < n; i++) {
+                float lp;
+                act[i] = ppo_sample(logits + (size_t)i * A, A, ppo_action_draw(action_seed, i, (uint64_t)t), &lp);
+            }
+        } else {
+            env_random_actions(&e, action_seed, (uint64_t)t, act);
+        }
+        if (t < T - 1) {
+            env_step(&e, act);
+            continue;
+        }
+        /* the last step by hand: env_step would reset the finished maps */
+        for (int i = 0; i < n; i++) {
+            size_t off = (size_t)i * e.cells;
+            memcpy(e.scratch + off, e.maps + off, (size_t)e.cells);
+            dungeon_apply(&e.cfg, T - 1, act[i], e.maps + off, e.frozen + off, e.pad + (size_t)i * pad);
+            if (reward) {
+                level_t prev = {h, w, e.scratch + off}, curr = {h, w, e.maps + off};
+                e.returns[i] += reward(&prev, &curr, ctx);
+            }
+        }
+    }
+    if (final_maps) memcpy(final_maps, e.maps, (size_t)n * e.cells);
+    if (returns) memcpy(returns, e.returns, sizeof(float) * (size_t)n);
+    if (nn) nn_acts_free(&a);
+    free(act), free(logits);
+    env_free(&e);
+    return 0;
+}
