@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 static thread_local char last_err[512];
 
@@ -79,6 +80,29 @@ static int sync_all(void)
     return 0;
 }
 
+static int sync_timeout(double seconds)
+{
+    struct timespec t0, now, nap = {0, 100000};
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        cudaError_t e = cudaStreamQuery(pcg_cuda_stream());
+        if (e == cudaSuccess) break;
+        if (e != cudaErrorNotReady) {
+            pcg_cuda_set_error("device work failed: %s", cudaGetErrorString(e));
+            return -1;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if ((double)(now.tv_sec - t0.tv_sec) + 1e-9 * (double)(now.tv_nsec - t0.tv_nsec) > seconds) {
+            pcg_cuda_set_error("device work still running after %.1f s (a reward kernel that does not end?)",
+                               seconds);
+            return -1;
+        }
+        nanosleep(&nap, NULL);
+    }
+    PCG_CK(cudaGetLastError(), -1);
+    return 0;
+}
+
 static int copy_to_device(void *dst, const void *src, size_t bytes)
 {
     PCG_CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, pcg_cuda_stream()), -1);
@@ -108,6 +132,7 @@ static const pcg_cuda_api table = {
     device_info,
     set_device,
     sync_all,
+    sync_timeout,
     pcg_arena_reserve,
     pcg_arena_alloc,
     pcg_arena_mark,

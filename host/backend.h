@@ -101,6 +101,10 @@ typedef struct pcg_cuda_api {
     int (*device_info)(int dev, pcg_cuda_device_info *out);
     int (*set_device)(int dev); /* before anything is allocated */
     int (*sync)(void);
+    /* sync that gives up after `seconds` (a runaway reward kernel): -1 and
+     * last_error; the kernel keeps running until the process exits, so the
+     * caller should end the process (the training child) */
+    int (*sync_timeout)(double seconds);
 
     /* the device arena: one cudaMalloc serving every allocation.  reserve
      * sets its size before the first allocation (default 1 GiB). */

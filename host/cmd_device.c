@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void device_usage(FILE *f)
 {
@@ -25,6 +26,20 @@ static void device_usage(FILE *f)
             "  defaults: --backend auto --envs 600,4096,65536 --mapping both --seconds 0.5\n");
 }
 
+/* Wait for the device; a reward kernel still running after a minute ends
+ * the process at once (its teardown kills the kernel; a normal exit would
+ * wait for it). */
+static int device_wait(const pcg_cuda_api *api)
+{
+    if (api->sync_timeout(60) == 0) return 0;
+    if (strstr(api->last_error(), "still running")) {
+        fflush(stdout);
+        die_msg("device: %s", api->last_error());
+        _exit(1);
+    }
+    return -1;
+}
+
 /* Steps/s of n environments; -1 and a message on failure. */
 static double device_rate(const pcg_cuda_api *api, int n, int mapping, const void *reward, uint64_t seed,
                           double seconds, char *err, int errlen)
@@ -38,13 +53,13 @@ static double device_rate(const pcg_cuda_api *api, int n, int mapping, const voi
     double rate = -1;
     uint64_t t = 0;
     if (reward && api->env_set_reward(e, reward)) goto out;
-    if (api->env_step_random(e, seed, t, 32) || api->sync()) goto out; /* warm-up */
+    if (api->env_step_random(e, seed, t, 32) || device_wait(api)) goto out; /* warm-up */
     t += 32;
     {
         long steps = 0, chunk = 64;
         double t0 = now_seconds(), el = 0;
         while (el < seconds) {
-            if (api->env_step_random(e, seed, t, (int)chunk) || api->sync()) goto out;
+            if (api->env_step_random(e, seed, t, (int)chunk) || device_wait(api)) goto out;
             t += (uint64_t)chunk;
             steps += chunk;
             el = now_seconds() - t0;
