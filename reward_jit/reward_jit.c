@@ -446,6 +446,24 @@ static void set_error(char *err, int errlen, const char *msg)
     if (err && errlen > 0) snprintf(err, (size_t)errlen, "%s", msg);
 }
 
+/* Hints for the messages a model most often cannot act on alone. */
+static void explain(const char *src, char *msg, size_t len)
+{
+    size_t n = strlen(msg);
+    const char *q;
+    if (strstr(msg, "field not found") || strstr(msg, "incomplete type") || strstr(msg, "pointer to struct")) {
+        snprintf(msg + n, len - n, "; level_t is opaque: read levels with the API functions");
+    } else if (msg[0] == '\'' && (q = strstr(msg, "' defined twice")) != NULL) {
+        char name[128];
+        size_t k = (size_t)(q - msg - 1);
+        if (k >= sizeof name) k = sizeof name - 1;
+        memcpy(name, msg + 1, k);
+        name[k] = 0;
+        int line = ident_line(src, name);
+        snprintf(msg, len, "line %d: '%s' is already defined by the reward API; choose another name", line, name);
+    }
+}
+
 reward_prog *reward_compile_cpu(const char *src, char *err, int errlen)
 {
     if (reward_scan(src, err, errlen)) return NULL;
@@ -552,6 +570,7 @@ reward_prog *reward_compile_cpu(const char *src, char *err, int errlen)
     p->len = len;
     mem = MAP_FAILED;
 out:
+    if (!p) explain(src, diag.msg, sizeof diag.msg);
     if (s) tcc_delete(s);
     pthread_mutex_unlock(&tcc_lock);
     if (mem != MAP_FAILED) munmap(mem, len);

@@ -303,7 +303,9 @@ static void jit_errors_carry_source_lines(void **state)
         {"double compute_reward(const level_t *p, const level_t *c) { return 0; }\n", "line 1:"},
         {"int count_tiles(const level_t *l, int t) { return 0; }\n"
          "float compute_reward(const level_t *p, const level_t *c) { return 0; }\n",
-         "count_tiles"},
+         "line 1: 'count_tiles' is already defined by the reward API"},
+        {"\nfloat compute_reward(const level_t *p, const level_t *c) { return (float)c->h; }\n",
+         "line 2: field not found: h; level_t is opaque"},
     };
     char err[1024];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
