@@ -131,6 +131,12 @@ static int scan_tokens(const spliced *s, scan_fn fn, void *ctx)
         if (is_ident_start(c)) {
             size_t b = i;
             while (i < n && is_ident(t[i])) i++;
+            /* C++ raw strings (R"(..)", u8R"(..)") span lines and quotes
+             * in ways this scan does not follow: refuse them */
+            if (i < n && t[i] == '"' && i - b <= 3 && t[i - 1] == 'R') {
+                int r = fn(ctx, "R\"", 2, s->line[b], 0);
+                if (r) return r;
+            }
             /* string prefixes (L"..", u8"..") */
             if (i < n && (t[i] == '"' || t[i] == '\'') && i - b <= 2) continue;
             int r = fn(ctx, t + b, i - b, s->line[b], 0);
@@ -186,6 +192,11 @@ static int scan_check(void *vctx, const char *tok, size_t len, int line, int dir
     }
     if (tok_is(tok, len, "##")) {
         snprintf(c->err, (size_t)c->errlen, "line %d: token pasting (##) is not allowed in reward code", line);
+        return 1;
+    }
+    if (tok_is(tok, len, "R\"")) {
+        snprintf(c->err, (size_t)c->errlen, "line %d: raw string literals (R\"...\") are not allowed in reward code",
+                 line);
         return 1;
     }
     if (tok_is(tok, len, "%:")) {

@@ -142,6 +142,8 @@ static void jit_scan_refuses(void **state)
         {"/* never closed\nfloat compute_reward(const level_t *a, const level_t *b) { return 0; }\n",
          "unterminated"},
         {"", "empty"},
+        {"const char *s = R\"(\" /*)\";\n#include \"/etc/passwd\"\n/* */\n", "line 1: raw string literals"},
+        {"const char *s = u8R\"x(a)x\";\n", "raw string literals"},
     };
     char err[512];
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -166,7 +168,7 @@ static void jit_scan_accepts(void **state)
         "/* #include <stdio.h> and asm() in a comment */\nint x;\n",
         "// #pragma once\nint y;\n",
         "const char *s = \"#include <x> asm __attribute__ ## ?\?=\";\n",
-        "char c = '#';\nint plasma_asm = 1, my_attribute__ = 2, x__asm = 3;\n",
+        "char c = '#'; const char *r = \"R\", *q = L\"x\"; int R = 1; int xR = R;\nint plasma_asm = 1, my_attribute__ = 2, x__asm = 3;\n",
         "#define SQ(x) ((x) * (x))\n#if 1\nint z = SQ(3);\n#endif\n",
         "float f = 1.5e-3f + 0x1p+4;\n",
         "int line = __LINE__; const char *fn(void) { return __func__; }\n",
