@@ -62,7 +62,8 @@ typedef struct {
 
 /* Sandboxed check (forked child, seccomp, rlimits, wall-clock timeout):
  * compiles src with libtcc and runs it on one episode of random play on
- * n_envs environments of the variant (VARIANT_DUNGEON / VARIANT_TREASURE).
+ * n_envs environments of the variant (VARIANT_DUNGEON / VARIANT_TREASURE);
+ * timeout_s <= 0 means 30 s.
  * 0 = accepted and stats filled; -1 = rejected with a one-line reason fit
  * for the model. */
 int reward_validate(const char *src, int variant, int n_envs, uint64_t seed, double timeout_s,
