@@ -1,11 +1,14 @@
 /* pcgrllm check-reward: compile an untrusted reward with both backends,
  * validate it in the sandbox and print its self-alignment statistics, or
  * the one-line reason it is refused. */
+#include "backend.h"
+#include "child.h"
 #include "commands.h"
 #include "env.h"
 #include "reward_jit.h"
 #include "util.h"
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +26,9 @@ static void check_usage(FILE *f)
             "  --seed S         seed of the maps and the random actions (default 0)\n"
             "  --timeout T      wall-clock limit of the sandbox in seconds (default 60)\n"
             "  --backend cpu    libtcc in the sandbox, plus an NVRTC compile when NVRTC is installed (default)\n"
-            "  --backend cuda   also compile with NVRTC for sm_75, sm_86, sm_89 and sm_90 (needs NVRTC, no GPU)\n"
+            "  --backend cuda   also compile with NVRTC for sm_75, sm_86, sm_89 and sm_90 (needs NVRTC) and,\n"
+            "                   on a machine with a CUDA device and libpcgrllm_cuda.so, run one episode on the\n"
+            "                   device beside the CPU and compare every reward\n"
             "  --json           print one JSON object on stdout\n"
             "exit status: 0 accepted, 1 refused (error: REASON on stderr), 2 usage error\n");
 }
@@ -41,6 +46,114 @@ static void json_string(FILE *f, const char *s)
     }
     fputc('"', f);
 }
+
+/* ---- --backend cuda on a machine with a GPU ----
+ * In a child (CUDA must not be initialised in a process that forks, and a
+ * runaway kernel is only stopped by ending the process): the reward runs on
+ * the device environments and on the CPU ones in lockstep, with the same
+ * maps and random actions, and every reward is compared. */
+
+typedef struct {
+    const char *src;
+    int variant, n;
+    uint64_t seed;
+    double timeout;
+} gpu_job;
+
+enum { GPU_RAN = 0, GPU_NO_DEVICE = 1 };
+
+typedef struct {
+    int status;
+    char device[256], arch[16];
+    reward_stats stats;
+    double max_diff;
+    long diff_step;
+    char msg[1024];
+} gpu_result;
+
+static int gpu_fail(gpu_result *r, const char *fmt, const char *a, const char *b)
+{
+    snprintf(r->msg, sizeof r->msg, fmt, a, b ? b : "");
+    child_fail(r->msg);
+    return 1;
+}
+
+static int gpu_child(void *arg)
+{
+    const gpu_job *j = arg;
+    static gpu_result r;
+    memset(&r, 0, sizeof r);
+    char err[600];
+    if (backend_cuda_devices(err, sizeof err) <= 0) {
+        r.status = GPU_NO_DEVICE;
+        snprintf(r.msg, sizeof r.msg, "%s", err);
+        child_send(&r, sizeof r);
+        return 0;
+    }
+    const pcg_cuda_api *api = backend_cuda_load(err, sizeof err);
+    if (!api) {
+        r.status = GPU_NO_DEVICE;
+        snprintf(r.msg, sizeof r.msg, "%s", err);
+        child_send(&r, sizeof r);
+        return 0;
+    }
+    pcg_cuda_device_info info;
+    if (api->device_info(0, &info)) return gpu_fail(&r, "GPU: %s%s", api->last_error(), NULL);
+    snprintf(r.device, sizeof r.device, "%s", info.name);
+    snprintf(r.arch, sizeof r.arch, "sm_%d%d", info.major, info.minor);
+    char *cubin = NULL;
+    size_t len = 0;
+    if (reward_compile_nvrtc(j->src, r.arch, &cubin, &len, err, sizeof err))
+        return gpu_fail(&r, "the GPU compiler (NVRTC, %s) refuses it: %s", r.arch, err);
+    reward_prog *prog = reward_compile_cpu(j->src, err, sizeof err);
+    if (!prog) return gpu_fail(&r, "the CPU compiler refuses it: %s%s", err, NULL);
+    pcg_cuda_env *ge = api->env_alloc(j->n, PCG_DEFAULT_SIDE, PCG_DEFAULT_SIDE, j->variant, j->seed, PCG_OBS_THREAD);
+    if (!ge || api->env_set_reward(ge, cubin)) return gpu_fail(&r, "GPU: %s%s", api->last_error(), NULL);
+    env_t ce;
+    if (env_alloc(&ce, j->n, PCG_DEFAULT_SIDE, PCG_DEFAULT_SIDE, j->variant, j->seed))
+        return gpu_fail(&r, "out of memory%s%s", "", NULL);
+    env_set_reward(&ce, reward_prog_call, prog);
+    int *acts = malloc(sizeof(int) * (size_t)j->n);
+    float *grew = malloc(sizeof(float) * (size_t)j->n);
+    if (!acts || !grew) return gpu_fail(&r, "out of memory%s%s", "", NULL);
+    reward_acc acc;
+    reward_acc_init(&acc);
+    for (int t = 0; t < ce.cfg.episode_len; t++) {
+        env_random_actions(&ce, j->seed, (uint64_t)t, acts);
+        env_step(&ce, acts);
+        double t0 = now_seconds();
+        if (api->env_step_random(ge, j->seed, (uint64_t)t, 1) || api->sync_timeout(j->timeout))
+            return gpu_fail(&r, "on the GPU: %s%s", api->last_error(), NULL);
+        acc.seconds += now_seconds() - t0;
+        pcg_cuda_env_host h;
+        memset(&h, 0, sizeof h);
+        h.rewards = grew;
+        if (api->env_copy(ge, &h)) return gpu_fail(&r, "GPU: %s%s", api->last_error(), NULL);
+        for (int i = 0; i < j->n; i++) {
+            if (!isfinite(grew[i])) {
+                char b[64];
+                snprintf(b, sizeof b, "%g at step %d", (double)grew[i], t);
+                return gpu_fail(&r, "returned %s on the GPU%s", b, NULL);
+            }
+            double d = fabs((double)grew[i] - (double)ce.rewards[i]) / (1.0 + fabs((double)ce.rewards[i]));
+            if (d > r.max_diff) {
+                r.max_diff = d;
+                r.diff_step = t;
+            }
+            reward_acc_add(&acc, grew[i]);
+        }
+        child_heartbeat();
+    }
+    reward_acc_finish(&acc, &r.stats);
+    /* per environment step on the device, the step kernels included */
+    r.stats.us_per_call = acc.seconds * 1e6 / ((double)ce.cfg.episode_len * j->n);
+    r.status = GPU_RAN;
+    child_send(&r, sizeof r);
+    return 0;
+}
+
+/* Tolerance between the backends (relative, per reward). */
+#define GPU_CPU_TOLERANCE 1e-4
 
 int cmd_check_reward(int argc, char **argv)
 {
@@ -136,6 +249,33 @@ int cmd_check_reward(int argc, char **argv)
             }
         }
     }
+    gpu_result gres;
+    memset(&gres, 0, sizeof gres);
+    gres.status = -1;
+    if (rc == 0 && cuda) {
+        gpu_job gj = {src, variant, (int)envs, seed, timeout};
+        child_opts o = {timeout * 2 + 60, 0, 1};
+        void *blob = NULL;
+        size_t blen = 0;
+        char why[600];
+        if (child_run_ex(gpu_child, &gj, &o, &blob, &blen, why, sizeof why)) {
+            snprintf(reason, sizeof reason, "%s", why);
+            rc = -1;
+        } else if (!blob || blen != sizeof gres) {
+            snprintf(reason, sizeof reason, "the GPU check returned no result");
+            rc = -1;
+        } else {
+            memcpy(&gres, blob, sizeof gres);
+            gres.msg[sizeof gres.msg - 1] = gres.device[sizeof gres.device - 1] = gres.arch[sizeof gres.arch - 1] = 0;
+            if (gres.status == GPU_RAN && gres.max_diff > GPU_CPU_TOLERANCE) {
+                snprintf(reason, sizeof reason,
+                         "the GPU and CPU rewards differ (relative difference %.3g at step %ld, tolerance %g)",
+                         gres.max_diff, gres.diff_step, GPU_CPU_TOLERANCE);
+                rc = -1;
+            }
+        }
+        free(blob);
+    }
     free(src);
     const char *vname = variant == VARIANT_TREASURE ? "treasure" : "dungeon";
     if (rc) {
@@ -163,7 +303,18 @@ int cmd_check_reward(int argc, char **argv)
                 for (int a = 0; a < n_archs; a++)
                     printf("%s{\"arch\": \"%s\", \"compile_s\": %.3f}", a ? ", " : "", archs[a], arch_s[a]);
             else printf("{\"arch\": \"sm_90\"}");
-            printf("]}");
+            printf("]");
+            if (cuda && gres.status == GPU_RAN) {
+                reward_stats_json(&gres.stats, buf, sizeof buf);
+                printf(", \"device\": ");
+                json_string(stdout, gres.device);
+                printf(", \"device_arch\": \"%s\", \"device_stats\": %s, \"max_rel_diff_vs_cpu\": %.3g", gres.arch, buf,
+                       gres.max_diff);
+            } else if (cuda) {
+                printf(", \"device\": null, \"why\": ");
+                json_string(stdout, gres.msg);
+            }
+            printf("}");
         } else {
             printf("null");
         }
@@ -180,7 +331,16 @@ int cmd_check_reward(int argc, char **argv)
     } else if (cuda) {
         printf("gpu: compiled with NVRTC %s for", reward_nvrtc_version());
         for (int a = 0; a < n_archs; a++) printf(" %s (%.2f s)", archs[a], arch_s[a]);
-        printf("; compiled only: check-reward does not run rewards on a GPU\n");
+        printf("\n");
+        if (gres.status == GPU_RAN) {
+            const reward_stats *g = &gres.stats;
+            printf("gpu: ran on %s (%s): mean %.6g, std %.6g, min %.6g, max %.6g, zero rewards %.1f%%, "
+                   "%.3f us per environment step; largest relative difference from the CPU %.3g\n",
+                   gres.device, gres.arch, g->mean, g->std, g->min, g->max, 100.0 * g->zero_share, g->us_per_call,
+                   gres.max_diff);
+        } else {
+            printf("gpu: NVRTC compile only, not run: %s\n", gres.msg);
+        }
     } else {
         printf("gpu: compiles with NVRTC %s (sm_90)\n", reward_nvrtc_version());
     }

@@ -378,6 +378,15 @@ static void sandbox_check_reward_cli(void **state)
     rc = pcg_test_sh(out, sizeof out, "%s check-reward --json --envs 2 rewards/test/bad_include.c 2>/dev/null", bin);
     if (rc != 1 || strncmp(out, "{\"accepted\": false", 18) || !strstr(out, "#include is not allowed"))
         fail_msg("rc %d: %s", rc, out);
+    /* --backend cuda: all four architectures, and a run on the device or
+     * the reason why not */
+    char nv[256];
+    if (reward_nvrtc_available(nv, sizeof nv)) {
+        rc = pcg_test_sh(out, sizeof out, "%s check-reward --backend cuda --envs 2 rewards/human/scenario2.c", bin);
+        if (rc != 0 || !strstr(out, "gpu: compiled with NVRTC") || !strstr(out, "sm_75 (") || !strstr(out, "sm_90 (") ||
+            !(strstr(out, "gpu: ran on ") || strstr(out, "gpu: NVRTC compile only, not run: ")))
+            fail_msg("rc %d: %s", rc, out);
+    }
     /* usage errors: exit 2 with one line */
     static const char *usage[] = {"",
                                   "--envs 0 rewards/human/scenario1.c",
