@@ -33,6 +33,10 @@ void pcg_arena_stats(size_t *used, size_t *capacity);
 /* The fixed block for cuBLAS's workspace (allocates the arena if needed). */
 void *pcg_arena_blas_workspace(size_t *bytes);
 
+/* Sizes, for reserving the arena up front. */
+size_t pcg_nn_acts_bytes(const nn_config *c, int cap);
+size_t pcg_env_bytes(int n, int h, int w);
+
 /* Table entries defined in the other units. */
 extern "C" {
 pcg_cuda_env *pcg_env_alloc(int n, int h, int w, int variant, uint64_t seed, int obs_mapping);
@@ -55,6 +59,15 @@ int pcg_nn_forward(const nn_config *cfg, const size_t *off, const float *P, nn_a
                    int B);
 int pcg_nn_backward(const nn_config *cfg, const size_t *off, const float *P, float *G, nn_acts *a,
                     const unsigned char *obs, int B);
+pcg_cuda_ppo *pcg_ppo_init(const ppo_config *cfg, const nn_config *nc, const size_t *off, size_t n_params,
+                           const float *params, const void *reward);
+void pcg_ppo_free(pcg_cuda_ppo *p);
+int pcg_ppo_rollout(pcg_cuda_ppo *p, ppo_metrics *m);
+int pcg_ppo_update(pcg_cuda_ppo *p, ppo_metrics *m);
+int pcg_ppo_train_update(pcg_cuda_ppo *p, ppo_metrics *m);
+int pcg_ppo_get_params(pcg_cuda_ppo *p, float *params, float *adam_m, float *adam_v, int64_t *adam_t);
+int pcg_ppo_get_rollout(pcg_cuda_ppo *p, pcg_cuda_rollout_host *out);
+pcg_cuda_env *pcg_ppo_env(pcg_cuda_ppo *p);
 int pcg_nn_ppo_loss(nn_acts *a, int B, int n_actions, const int *act, const float *old_logp, const float *adv,
                     const float *old_value, const float *ret, double clip_eps, double vf_coef, double ent_coef,
                     double scale, double *out);

@@ -280,6 +280,28 @@ extern "C" int pcg_env_step(pcg_cuda_env *e, const int *actions)
     return launch_step(e, false, 0, 0);
 }
 
+/* Arena bytes of a batch of n environments of h x w. */
+size_t pcg_env_bytes(int n, int h, int w)
+{
+    size_t cells = (size_t)h * w, pad = (size_t)(3 * h - 2) * (3 * w - 2), obs = (size_t)(2 * h - 1) * (2 * w - 1);
+    return (size_t)n * (8 + 4 * 6 + 8 + 3 * cells + pad + obs + 1) + 14 * 256;
+}
+
+/* For the device trainer: the batch's arrays, and a step whose actions are
+ * already on the device. */
+const env_dev *pcg_env_dev(const pcg_cuda_env *e)
+{
+    return &e->d;
+}
+
+int pcg_env_step_device(pcg_cuda_env *e, const int *dev_actions)
+{
+    PCG_CK(cudaMemcpyAsync(e->d.actions, dev_actions, (size_t)e->d.n * sizeof(int), cudaMemcpyDeviceToDevice,
+                           pcg_cuda_stream()),
+           -1);
+    return launch_step(e, false, 0, 0);
+}
+
 extern "C" int pcg_env_step_random(pcg_cuda_env *e, uint64_t seed, uint64_t t, int count)
 {
     for (int k = 0; k < count; k++)

@@ -360,6 +360,18 @@ static int conv_backward(float *din, float *dW, float *db, const float *dout, fl
 
 /* ---- the network ---- */
 
+/* Arena bytes pcg_nn_acts_alloc takes for cap samples, plus the largest
+ * per-call scratch of forward and backward. */
+size_t pcg_nn_acts_bytes(const nn_config *c, int cap)
+{
+    size_t n1 = (size_t)c->h1 * c->w1 * c->c1, ncol = (size_t)c->h2 * c->w2 * c->k * c->k * c->c1;
+    size_t n2 = (size_t)c->h2 * c->w2 * c->c2;
+    size_t per = 2 * (n1 + n2 + c->actor_hidden + c->n_actions + 2 * (size_t)c->critic_hidden + 1) + ncol;
+    size_t taps = (size_t)c->k * c->k, nc = 2 * (size_t)(c->in_ch - 1);
+    size_t scratch = ((size_t)cap / 64 + 1) * taps * nc * c->c1 + ((size_t)cap * c->h1 * c->w1 / 256 + 1) * c->c1;
+    return (per * (size_t)cap + scratch) * sizeof(float) + 32 * 256;
+}
+
 extern "C" int pcg_nn_acts_alloc(nn_acts *a, const nn_config *c, int cap)
 {
     memset(a, 0, sizeof *a);

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "nn.h"
+#include "ppo.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -67,6 +68,15 @@ const char *backend_cuda_path(void);
 enum { PCG_OBS_THREAD = 0, PCG_OBS_WARP = 1 };
 
 typedef struct pcg_cuda_env pcg_cuda_env; /* opaque, device-resident */
+typedef struct pcg_cuda_ppo pcg_cuda_ppo; /* opaque, device-resident */
+
+/* Host arrays of a device rollout, [n_steps][n_envs] as ppo_t's; NULL
+ * fields are skipped. */
+typedef struct {
+    unsigned char *obs, *dones;
+    int *actions;
+    float *logp, *values, *rewards, *adv, *ret;
+} pcg_cuda_rollout_host;
 
 typedef struct {
     char name[256];
@@ -160,6 +170,27 @@ typedef struct pcg_cuda_api {
     int (*nn_ppo_loss)(nn_acts *a, int B, int n_actions, const int *act, const float *old_logp, const float *adv,
                        const float *old_value, const float *ret, double clip_eps, double vf_coef, double ent_coef,
                        double scale, double *out);
+
+    /* PPO of host/ppo.c on the device: the same config, streams (maps,
+     * action draws, shuffles), GAE, per-minibatch advantage normalisation,
+     * clipped losses, gradient-norm clipping and Adam; rollout storage,
+     * network, gradients and Adam moments stay on the device, and nothing
+     * returns to the host within a rollout or an update except the
+     * minibatch permutations (drawn on the host, as on the CPU).  The
+     * network comes in initialised (params: n_params floats laid out by
+     * off[], e.g. from nn_init); reward is a reward module image or NULL.
+     * Metrics as ppo_metrics, t_env and t_forward not measured (0). */
+    pcg_cuda_ppo *(*ppo_init)(const ppo_config *cfg, const nn_config *nc, const size_t *off, size_t n_params,
+                              const float *params, const void *reward);
+    void (*ppo_free)(pcg_cuda_ppo *p);
+    int (*ppo_rollout)(pcg_cuda_ppo *p, ppo_metrics *m);
+    int (*ppo_update)(pcg_cuda_ppo *p, ppo_metrics *m);
+    int (*ppo_train_update)(pcg_cuda_ppo *p, ppo_metrics *m);
+    /* host copies (NULL skipped): parameters and Adam moments (n_params
+     * each), the Adam step count; and the stored rollout */
+    int (*ppo_get_params)(pcg_cuda_ppo *p, float *params, float *adam_m, float *adam_v, int64_t *adam_t);
+    int (*ppo_get_rollout)(pcg_cuda_ppo *p, pcg_cuda_rollout_host *out);
+    pcg_cuda_env *(*ppo_env)(pcg_cuda_ppo *p);
 
     /* checks for the tests: host/philox.h as compiled by nvcc (host side),
      * and count cuRAND draws after curand_init(seed, subseq, offset) */

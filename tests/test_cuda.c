@@ -8,6 +8,7 @@
 #include "reward_sample.h"
 #include "reward_jit.h"
 #include "nn.h"
+#include "ppo.h"
 #include "../cuda/env_rules.h"
 #include <dlfcn.h>
 #include <limits.h>
@@ -626,6 +627,89 @@ static void cuda_nn_matches_cpu(void **state)
     }
 }
 
+static void expect_near(double got, double want, double rel, const char *what)
+{
+    if (!(fabs(got - want) <= rel * (1 + fabs(want)))) fail_msg("%s: GPU %.9g CPU %.9g", what, got, want);
+}
+
+/* One rollout and one full PPO update (2 epochs x 2 minibatches) of the
+ * device trainer against host/ppo.c from the same network and seed. */
+static void cuda_ppo_matches_cpu(void **state)
+{
+    (void)state;
+    const char *test = "cuda_ppo_matches_cpu";
+    const pcg_cuda_api *api = device_or_skip(test);
+    void *img = sample_module_or_skip(test);
+    ppo_config cfg;
+    ppo_config_default(&cfg);
+    cfg.n_envs = 32;
+    cfg.n_steps = 16;
+    cfg.n_epochs = 2;
+    cfg.n_minibatches = 2;
+    cfg.seed = 3;
+    snprintf(cfg.preset, sizeof cfg.preset, "small");
+    char err[300];
+    ppo_t cp;
+    if (ppo_init(&cp, &cfg, sample_reward_cb, NULL, err, sizeof err)) fail_msg("ppo_init: %s", err);
+    size_t mark = api->arena_mark();
+    pcg_cuda_ppo *gp = api->ppo_init(&cfg, &cp.nn.cfg, cp.nn.off, cp.nn.n_params, cp.nn.params, img);
+    if (!gp) fail_msg("device ppo_init: %s", api->last_error());
+    size_t N = (size_t)cfg.n_steps * cfg.n_envs, os = (size_t)cp.env.obs_size, P = cp.nn.n_params;
+    ppo_metrics mc, mg;
+    memset(&mc, 0, sizeof mc);
+    memset(&mg, 0, sizeof mg);
+    ppo_rollout(&cp, &mc);
+    if (api->ppo_rollout(gp, &mg)) fail_msg("device rollout: %s", api->last_error());
+    unsigned char *obs = malloc(N * os), *dones = malloc(N);
+    int *actions = malloc(N * sizeof(int));
+    float *f = malloc(N * 5 * sizeof(float));
+    assert_true(obs && dones && actions && f);
+    pcg_cuda_rollout_host ro = {obs, dones, actions, f, f + N, f + 2 * N, f + 3 * N, f + 4 * N};
+    assert_int_equal(api->ppo_get_rollout(gp, &ro), 0);
+    for (size_t i = 0; i < N; i++)
+        if (actions[i] != cp.actions[i])
+            fail_msg("rollout sample %zu (step %zu, env %zu): GPU action %d, CPU %d (logits differ at a sampling "
+                     "boundary, or the streams differ)", i, i / cfg.n_envs, i % cfg.n_envs, actions[i], cp.actions[i]);
+    assert_memory_equal(obs, cp.obs, N * os);
+    assert_memory_equal(dones, cp.dones, N);
+    assert_true(tensor_err(ro.logp, cp.logp, N) < 1e-4);
+    assert_true(tensor_err(ro.values, cp.values, N) < 1e-4);
+    assert_true(tensor_err(ro.rewards, cp.rewards, N) < 1e-5);
+    assert_true(tensor_err(ro.adv, cp.adv, N) < 1e-3);
+    assert_true(tensor_err(ro.ret, cp.ret, N) < 1e-3);
+    assert_true(mg.episodes == mc.episodes);
+    expect_near(mg.step_reward, mc.step_reward, 1e-5, "mean step reward");
+
+    assert_int_equal(ppo_update(&cp, &mc), 0);
+    if (api->ppo_update(gp, &mg)) fail_msg("device update: %s", api->last_error());
+    expect_near(mg.policy_loss, mc.policy_loss, 1e-3, "policy loss");
+    expect_near(mg.value_loss, mc.value_loss, 1e-3, "value loss");
+    expect_near(mg.entropy, mc.entropy, 1e-4, "entropy");
+    expect_near(mg.approx_kl, mc.approx_kl, 1e-2, "approx KL");
+    expect_near(mg.grad_norm, mc.grad_norm, 1e-3, "gradient norm");
+    float *params = malloc(P * sizeof(float));
+    assert_non_null(params);
+    int64_t adam_t = 0;
+    assert_int_equal(api->ppo_get_params(gp, params, NULL, NULL, &adam_t), 0);
+    assert_int_equal(adam_t, cp.adam_t);
+    /* Adam moves each weight by at most about lr per step: compare the moves */
+    double worst = 0, tol = 0.05 * cfg.lr * (double)adam_t;
+    size_t at = 0;
+    for (size_t i = 0; i < P; i++)
+        if (fabs((double)params[i] - cp.nn.params[i]) > worst) worst = fabs((double)params[i] - cp.nn.params[i]), at = i;
+    if (worst > tol) fail_msg("parameter %zu after the update: GPU %.9g CPU %.9g (tolerance %.3g)", at, params[at],
+                              cp.nn.params[at], tol);
+    free(params);
+    free(obs);
+    free(dones);
+    free(actions);
+    free(f);
+    api->ppo_free(gp);
+    api->arena_release(mark);
+    ppo_free(&cp);
+    free(img);
+}
+
 static double max_rel_err(const float *got, const double *want, size_t n)
 {
     double scale = 0, worst = 0;
@@ -700,4 +784,5 @@ PCG_TESTS(cuda, cmocka_unit_test(cuda_library_exports), cmocka_unit_test(cuda_ba
           cmocka_unit_test(cuda_curand_matches_philox),
           cmocka_unit_test(cuda_env_matches_cpu), cmocka_unit_test(cuda_env_reward_matches_cpu),
           cmocka_unit_test(cuda_human_rewards_nvrtc_match_libtcc),
-          cmocka_unit_test(cuda_sgemm_matches_cpu), cmocka_unit_test(cuda_nn_matches_cpu))
+          cmocka_unit_test(cuda_sgemm_matches_cpu), cmocka_unit_test(cuda_nn_matches_cpu),
+          cmocka_unit_test(cuda_ppo_matches_cpu))

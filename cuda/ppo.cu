@@ -1,0 +1,564 @@
+/* PPO of host/ppo.c on the device.  The same configuration, the same
+ * streams (maps from the env, action draws from subsequence 3*2^32+env,
+ * minibatch shuffles from 4*2^32+update*epochs+epoch, both drawn with
+ * host/philox.h), GAE in double, advantages normalised per minibatch,
+ * clipped losses (cuda/nn.cu), global gradient-norm clipping and Adam.
+ * Rollout storage, network, gradients and moments live in the arena; the
+ * host only enqueues work, uploads the minibatch permutations (drawn on the
+ * host with the CPU trainer's Fisher-Yates) and reads the metrics once per
+ * rollout and once per update.  Sums are deterministic (fixed-order
+ * reductions), so a run repeats bit for bit on the same GPU. */
+#include "common.cuh"
+#include <curand_kernel.h>
+#include "env_rules.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* cuda/env.cu's internals for the trainer */
+const env_dev *pcg_env_dev(const pcg_cuda_env *e);
+int pcg_env_step_device(pcg_cuda_env *e, const int *dev_actions);
+
+/* host/ppo.c's stream subsequences (high word) */
+#define STREAM_ACTIONS (3ull << 32)
+#define STREAM_SHUFFLE (4ull << 32)
+
+#define PPO_THREADS 256
+#define RED_THREADS 256
+#define RED_BLOCKS 512
+/* samples per forward/backward on the device (memory only: the gradient is
+ * the minibatch's whatever the chunk) */
+#define DEVICE_CHUNK 2048
+
+/* device accumulators */
+enum {
+    ST_LOSS, ST_POLICY, ST_VALUE, ST_ENTROPY, ST_KL, ST_CLIPPED, /* as nn_ppo_loss's out[6], summed */
+    ST_GNORM,     /* sum of global norms before clipping */
+    ST_REWARD,    /* sum of the rollout's rewards */
+    ST_MEAN,      /* minibatch advantage mean */
+    ST_VAR,       /* minibatch advantage squared deviations / S */
+    ST_INVSTD,    /* 1 / (std + 1e-8) */
+    ST_SUMSQ,     /* squared gradient norm */
+    ST_CHUNK,     /* 6 doubles: one chunk's loss terms */
+    ST_COUNT = ST_CHUNK + 6
+};
+
+struct pcg_cuda_ppo {
+    ppo_config cfg;
+    nn_config nc;
+    size_t off[NN_NTENSORS];
+    size_t n_params;
+    int cap;
+    pcg_cuda_env *env;
+    float *P, *G, *M, *V;
+    int64_t adam_t, step, update;
+    nn_acts acts;
+    /* rollout, [T][E] */
+    unsigned char *obs, *dones;
+    int *actions;
+    float *logp, *values, *rewards, *adv, *ret;
+    float *logits, *last; /* E x A, E */
+    /* minibatch */
+    uint32_t *perm_h, *perm_d;
+    unsigned char *mb_obs;
+    int *mb_act;
+    float *mb_logp, *mb_adv, *mb_val, *mb_ret;
+    double *stats, *partial;
+    size_t mark;
+};
+
+static unsigned grid_for(size_t n, int threads)
+{
+    return (unsigned)((n + threads - 1) / threads);
+}
+
+#define KCK()                                                                                                \
+    do {                                                                                                     \
+        cudaError_t e_ = cudaGetLastError();                                                                 \
+        if (e_ != cudaSuccess) {                                                                             \
+            pcg_cuda_set_error("ppo kernel: %s (%s:%d)", cudaGetErrorString(e_), __FILE__, __LINE__);        \
+            return -1;                                                                                       \
+        }                                                                                                    \
+    } while (0)
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* ---- fixed-order reductions in double ---- */
+
+struct red_float {
+    const float *x;
+    __device__ double operator()(size_t i) const { return x[i]; }
+};
+struct red_square {
+    const float *x;
+    __device__ double operator()(size_t i) const
+    {
+        double v = x[i];
+        return v * v;
+    }
+};
+struct red_gather {
+    const float *x;
+    const uint32_t *idx;
+    __device__ double operator()(size_t i) const { return x[idx[i]]; }
+};
+struct red_deviation {
+    const float *x;
+    const uint32_t *idx;
+    const double *mean;
+    __device__ double operator()(size_t i) const
+    {
+        double d = x[idx[i]] - *mean;
+        return d * d;
+    }
+};
+
+template <class F>
+__global__ static void reduce_kernel(F f, size_t n, double *partial)
+{
+    __shared__ double sh[RED_THREADS];
+    double s = 0;
+    for (size_t i = blockIdx.x * (size_t)RED_THREADS + threadIdx.x; i < n; i += (size_t)gridDim.x * RED_THREADS)
+        s += f(i);
+    sh[threadIdx.x] = s;
+    __syncthreads();
+    for (int w = RED_THREADS / 2; w > 0; w >>= 1) {
+        if ((int)threadIdx.x < w) sh[threadIdx.x] += sh[threadIdx.x + w];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) partial[blockIdx.x] = sh[0];
+}
+
+/* out = sum / div, or out += sum / div */
+__global__ static void reduce_final_kernel(const double *partial, int nb, double div, int accumulate, double *out)
+{
+    if (threadIdx.x || blockIdx.x) return;
+    double s = 0;
+    for (int b = 0; b < nb; b++) s += partial[b];
+    *out = accumulate ? *out + s / div : s / div;
+}
+
+template <class F>
+static int reduce(F f, size_t n, double div, int accumulate, double *out, double *partial)
+{
+    int nb = (int)((n + RED_THREADS - 1) / RED_THREADS);
+    if (nb > RED_BLOCKS) nb = RED_BLOCKS;
+    if (nb < 1) nb = 1;
+    cudaStream_t s = pcg_cuda_stream();
+    reduce_kernel<F><<<nb, RED_THREADS, 0, s>>>(f, n, partial);
+    reduce_final_kernel<<<1, 32, 0, s>>>(partial, nb, div, accumulate, out);
+    KCK();
+    return 0;
+}
+
+/* ---- rollout kernels ---- */
+
+/* ppo_sample with ppo_action_draw's uniform draw (host/ppo.c). */
+__global__ static void sample_kernel(const float *logits, int A, int E, unsigned long long seed,
+                                     unsigned long long n, int *act, float *logp)
+{
+    int e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= E) return;
+    pcg_u32x4 b = philox_block(seed, STREAM_ACTIONS + (pcg_u64)e, n >> 2);
+    float u = philox_unit(b.v[n & 3]);
+    const float *z = logits + (size_t)e * A;
+    double mx = z[0], sum = 0;
+    for (int j = 1; j < A; j++)
+        if (z[j] > mx) mx = z[j];
+    for (int j = 0; j < A; j++) sum += exp(z[j] - mx);
+    double target = u * sum, acc = 0;
+    int a = A - 1;
+    for (int j = 0; j < A; j++) {
+        acc += exp(z[j] - mx);
+        if (target < acc) {
+            a = j;
+            break;
+        }
+    }
+    act[e] = a;
+    logp[e] = (float)(z[a] - mx - log(sum));
+}
+
+/* ppo_gae, one thread per environment. */
+__global__ static void gae_kernel(int T, int E, const float *rewards, const float *values, const unsigned char *dones,
+                                  const float *last_value, float gamma, float lambda, float *adv, float *ret)
+{
+    int e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= E) return;
+    double gae = 0, next_value = last_value[e];
+    for (int t = T - 1; t >= 0; t--) {
+        size_t i = (size_t)t * E + e;
+        double live = dones[i] ? 0.0 : 1.0;
+        double delta = rewards[i] + gamma * next_value * live - values[i];
+        gae = delta + (double)gamma * lambda * live * gae;
+        adv[i] = (float)gae;
+        ret[i] = (float)(gae + values[i]);
+        next_value = values[i];
+    }
+}
+
+/* ---- update kernels ---- */
+
+__global__ static void inv_std_kernel(double *st)
+{
+    if (threadIdx.x || blockIdx.x) return;
+    st[ST_INVSTD] = 1.0 / (sqrt(st[ST_VAR]) + 1e-8);
+}
+
+/* The minibatch's scalars, advantages normalised (as ppo_update). */
+__global__ static void gather_kernel(const uint32_t *idx, size_t S, const int *actions, const float *logp,
+                                     const float *adv, const float *values, const float *ret, const double *st,
+                                     int *mb_act, float *mb_logp, float *mb_adv, float *mb_val, float *mb_ret)
+{
+    size_t b = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (b >= S) return;
+    uint32_t j = idx[b];
+    mb_act[b] = actions[j];
+    mb_logp[b] = logp[j];
+    mb_adv[b] = (float)((adv[j] - st[ST_MEAN]) * st[ST_INVSTD]);
+    mb_val[b] = values[j];
+    mb_ret[b] = ret[j];
+}
+
+/* The minibatch's observations, one warp per sample. */
+__global__ static void gather_obs_kernel(const uint32_t *idx, size_t S, const unsigned char *obs, int os,
+                                         unsigned char *mb_obs)
+{
+    size_t b = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5;
+    int lane = threadIdx.x & 31;
+    if (b >= S) return;
+    const unsigned char *src = obs + (size_t)idx[b] * os;
+    unsigned char *dst = mb_obs + b * os;
+    for (int k = lane; k < os; k += 32) dst[k] = src[k];
+}
+
+__global__ static void add_chunk_kernel(double *st)
+{
+    int k = threadIdx.x;
+    if (k < 6) st[ST_LOSS + k] += st[ST_CHUNK + k];
+}
+
+/* norm = sqrt(sum of squares); accumulated for the metrics. */
+__global__ static void norm_kernel(double *st)
+{
+    if (threadIdx.x || blockIdx.x) return;
+    st[ST_GNORM] += sqrt(st[ST_SUMSQ]);
+}
+
+__global__ static void clip_kernel(float *g, size_t n, const double *st, double max_norm)
+{
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    double norm = sqrt(st[ST_SUMSQ]);
+    if (i < n && norm > max_norm) g[i] *= (float)(max_norm / norm);
+}
+
+__global__ static void adam_kernel(float *w, const float *g, float *m, float *v, size_t n, float lr, float b1,
+                                   float b2, float eps, float s1, float s2)
+{
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float mi = b1 * m[i] + (1 - b1) * g[i];
+    float vi = b2 * v[i] + (1 - b2) * g[i] * g[i];
+    m[i] = mi;
+    v[i] = vi;
+    w[i] -= lr * (mi * s1) / (sqrtf(vi * s2) + eps);
+}
+
+/* ---- host side ---- */
+
+/* host/ppo.c's shuffle: Fisher-Yates from one Philox subsequence. */
+static void shuffle(uint32_t *perm, size_t N, uint64_t seed, uint64_t subseq)
+{
+    philox_stream s;
+    philox_stream_init(&s, seed, subseq, 0);
+    for (size_t i = 0; i < N; i++) perm[i] = (uint32_t)i;
+    for (size_t i = N - 1; i > 0; i--) {
+        size_t j = philox_below(philox_next(&s), (pcg_u32)(i + 1));
+        uint32_t tmp = perm[i];
+        perm[i] = perm[j];
+        perm[j] = tmp;
+    }
+}
+
+extern "C" void pcg_ppo_free(pcg_cuda_ppo *p)
+{
+    if (!p) return;
+    cudaStreamSynchronize(pcg_cuda_stream());
+    if (p->env) pcg_env_free(p->env);
+    pcg_arena_release(p->mark);
+    free(p->perm_h);
+    free(p);
+}
+
+extern "C" pcg_cuda_ppo *pcg_ppo_init(const ppo_config *cfg, const nn_config *nc, const size_t *off, size_t n_params,
+                                      const float *params, const void *reward)
+{
+    int T = cfg->n_steps, E = cfg->n_envs;
+    if (T < 1 || E < 1 || cfg->n_minibatches < 1 || (size_t)T * E % (size_t)cfg->n_minibatches ||
+        nc->in_ch > OBS_CHANNELS || (size_t)T * E > 0xffffffffu) {
+        pcg_cuda_set_error("ppo_init: unusable configuration (%d steps x %d envs, %d minibatches)", T, E,
+                           cfg->n_minibatches);
+        return NULL;
+    }
+    pcg_cuda_ppo *p = (pcg_cuda_ppo *)calloc(1, sizeof *p);
+    if (!p) {
+        pcg_cuda_set_error("ppo_init: out of host memory");
+        return NULL;
+    }
+    p->cfg = *cfg;
+    p->nc = *nc;
+    memcpy(p->off, off, sizeof p->off);
+    p->n_params = n_params;
+    size_t N = (size_t)T * E, S = N / (size_t)cfg->n_minibatches;
+    size_t os = (size_t)(2 * cfg->map_h - 1) * (2 * cfg->map_w - 1);
+    int A = nc->n_actions;
+    p->cap = (int)(S > (size_t)E ? S : (size_t)E);
+    if (p->cap > DEVICE_CHUNK) p->cap = DEVICE_CHUNK;
+    /* everything below, so that a first user gets an arena of the right size */
+    size_t need = pcg_env_bytes(E, cfg->map_h, cfg->map_w) + pcg_nn_acts_bytes(nc, p->cap) +
+                  4 * n_params * sizeof(float) + N * (os + 1 + 7 * 4) + (size_t)E * (A + 1) * 4 + S * (os + 5 * 4) +
+                  N * 4 + (ST_COUNT + RED_BLOCKS) * 8 + 64 * 256;
+    size_t used = 0, capacity = 0;
+    pcg_arena_stats(&used, &capacity);
+    if (used == 0) pcg_arena_reserve(need + need / 8 + ((size_t)64 << 20));
+    p->perm_h = (uint32_t *)malloc(N * sizeof(uint32_t));
+    if (!p->perm_h) {
+        free(p);
+        pcg_cuda_set_error("ppo_init: out of host memory");
+        return NULL;
+    }
+    p->mark = pcg_arena_mark();
+    p->env = pcg_env_alloc(E, cfg->map_h, cfg->map_w, cfg->variant, cfg->seed, PCG_OBS_WARP);
+    if (!p->env) goto fail;
+    if (reward && pcg_env_set_reward(p->env, reward)) goto fail;
+    if (pcg_nn_acts_alloc(&p->acts, nc, p->cap)) goto fail;
+#define TAKE(ptr, count, type)                                                \
+    do {                                                                      \
+        ptr = (type *)pcg_arena_alloc((size_t)(count) * sizeof(type));        \
+        if (!ptr) goto fail;                                                  \
+    } while (0)
+    TAKE(p->P, n_params, float);
+    TAKE(p->G, n_params, float);
+    TAKE(p->M, n_params, float);
+    TAKE(p->V, n_params, float);
+    TAKE(p->obs, N * os, unsigned char);
+    TAKE(p->dones, N, unsigned char);
+    TAKE(p->actions, N, int);
+    TAKE(p->logp, N, float);
+    TAKE(p->values, N, float);
+    TAKE(p->rewards, N, float);
+    TAKE(p->adv, N, float);
+    TAKE(p->ret, N, float);
+    TAKE(p->logits, (size_t)E * A, float);
+    TAKE(p->last, E, float);
+    TAKE(p->perm_d, N, uint32_t);
+    TAKE(p->mb_obs, S * os, unsigned char);
+    TAKE(p->mb_act, S, int);
+    TAKE(p->mb_logp, S, float);
+    TAKE(p->mb_adv, S, float);
+    TAKE(p->mb_val, S, float);
+    TAKE(p->mb_ret, S, float);
+    TAKE(p->stats, ST_COUNT, double);
+    TAKE(p->partial, RED_BLOCKS, double);
+#undef TAKE
+    {
+        cudaStream_t s = pcg_cuda_stream();
+        if (cudaMemcpyAsync(p->P, params, n_params * sizeof(float), cudaMemcpyHostToDevice, s) != cudaSuccess ||
+            cudaMemsetAsync(p->G, 0, n_params * sizeof(float), s) != cudaSuccess ||
+            cudaMemsetAsync(p->M, 0, n_params * sizeof(float), s) != cudaSuccess ||
+            cudaMemsetAsync(p->V, 0, n_params * sizeof(float), s) != cudaSuccess ||
+            cudaMemsetAsync(p->stats, 0, ST_COUNT * sizeof(double), s) != cudaSuccess ||
+            cudaStreamSynchronize(s) != cudaSuccess) {
+            pcg_cuda_set_error("ppo_init: %s", cudaGetErrorString(cudaGetLastError()));
+            goto fail;
+        }
+    }
+    return p;
+fail:
+    if (p->env) pcg_env_free(p->env);
+    p->env = NULL;
+    pcg_arena_release(p->mark);
+    free(p->perm_h);
+    free(p);
+    return NULL;
+}
+
+/* Forward the policy on n observations in chunks; logits (may be NULL) and
+ * values out. */
+static int forward_all(pcg_cuda_ppo *p, const unsigned char *obs, int n, float *logits, float *values)
+{
+    int A = p->nc.n_actions;
+    size_t os = (size_t)p->nc.crop_h * p->nc.crop_w;
+    cudaStream_t s = pcg_cuda_stream();
+    for (int i = 0; i < n; i += p->cap) {
+        int B = n - i < p->cap ? n - i : p->cap;
+        if (pcg_nn_forward(&p->nc, p->off, p->P, &p->acts, obs + (size_t)i * os, B)) return -1;
+        if (logits)
+            PCG_CK(cudaMemcpyAsync(logits + (size_t)i * A, p->acts.logits, sizeof(float) * (size_t)B * A,
+                                   cudaMemcpyDeviceToDevice, s),
+                   -1);
+        PCG_CK(cudaMemcpyAsync(values + i, p->acts.value, sizeof(float) * (size_t)B, cudaMemcpyDeviceToDevice, s), -1);
+    }
+    return 0;
+}
+
+extern "C" int pcg_ppo_rollout(pcg_cuda_ppo *p, ppo_metrics *m)
+{
+    const ppo_config *c = &p->cfg;
+    int T = c->n_steps, E = c->n_envs, A = p->nc.n_actions;
+    size_t os = (size_t)p->nc.crop_h * p->nc.crop_w;
+    const env_dev *d = pcg_env_dev(p->env);
+    cudaStream_t s = pcg_cuda_stream();
+    double t0 = now_s();
+    if (pcg_env_log_clear(p->env)) return -1;
+    for (int t = 0; t < T; t++) {
+        size_t base = (size_t)t * E;
+        PCG_CK(cudaMemcpyAsync(p->obs + base * os, d->obs, (size_t)E * os, cudaMemcpyDeviceToDevice, s), -1);
+        if (forward_all(p, d->obs, E, p->logits, p->values + base)) return -1;
+        unsigned long long n = (unsigned long long)p->step / (unsigned long long)E + (unsigned long long)t;
+        sample_kernel<<<grid_for((size_t)E, PPO_THREADS), PPO_THREADS, 0, s>>>(p->logits, A, E, c->seed, n,
+                                                                               p->actions + base, p->logp + base);
+        KCK();
+        if (pcg_env_step_device(p->env, p->actions + base)) return -1;
+        PCG_CK(cudaMemcpyAsync(p->rewards + base, d->rewards, sizeof(float) * (size_t)E, cudaMemcpyDeviceToDevice, s),
+               -1);
+        PCG_CK(cudaMemcpyAsync(p->dones + base, d->dones, (size_t)E, cudaMemcpyDeviceToDevice, s), -1);
+    }
+    if (forward_all(p, d->obs, E, NULL, p->last)) return -1;
+    gae_kernel<<<grid_for((size_t)E, PPO_THREADS), PPO_THREADS, 0, s>>>(T, E, p->rewards, p->values, p->dones, p->last,
+                                                                        c->gamma, c->gae_lambda, p->adv, p->ret);
+    KCK();
+    size_t N = (size_t)T * E;
+    if (reduce(red_float{p->rewards}, N, 1.0, 0, p->stats + ST_REWARD, p->partial)) return -1;
+    double reward_sum = 0;
+    PCG_CK(cudaMemcpyAsync(&reward_sum, p->stats + ST_REWARD, sizeof reward_sum, cudaMemcpyDeviceToHost, s), -1);
+    pcg_cuda_env_log log;
+    if (pcg_env_get_log(p->env, &log)) return -1; /* synchronises */
+    p->step += (int64_t)N;
+    m->step = p->step;
+    m->episodes = log.episodes;
+    m->episode_reward = log.episodes > 0 ? log.episode_return / log.episodes : NAN;
+    m->step_reward = reward_sum / (double)N;
+    m->t_env = 0;
+    m->t_forward = 0;
+    m->t_rollout = now_s() - t0;
+    return 0;
+}
+
+extern "C" int pcg_ppo_update(pcg_cuda_ppo *p, ppo_metrics *m)
+{
+    const ppo_config *c = &p->cfg;
+    size_t N = (size_t)c->n_steps * c->n_envs, S = N / (size_t)c->n_minibatches;
+    size_t os = (size_t)p->nc.crop_h * p->nc.crop_w;
+    int A = p->nc.n_actions;
+    cudaStream_t s = pcg_cuda_stream();
+    double t0 = now_s();
+    PCG_CK(cudaMemsetAsync(p->stats, 0, ST_COUNT * sizeof(double), s), -1);
+    int n_mb = 0;
+    for (int ep = 0; ep < c->n_epochs; ep++) {
+        /* the previous epoch's permutation may still be read by the device */
+        PCG_CK(cudaStreamSynchronize(s), -1);
+        shuffle(p->perm_h, N, c->seed, STREAM_SHUFFLE + (uint64_t)p->update * (uint64_t)c->n_epochs + (uint64_t)ep);
+        PCG_CK(cudaMemcpyAsync(p->perm_d, p->perm_h, N * sizeof(uint32_t), cudaMemcpyHostToDevice, s), -1);
+        for (int mb = 0; mb < c->n_minibatches; mb++) {
+            const uint32_t *idx = p->perm_d + (size_t)mb * S;
+            if (reduce(red_gather{p->adv, idx}, S, (double)S, 0, p->stats + ST_MEAN, p->partial)) return -1;
+            if (reduce(red_deviation{p->adv, idx, p->stats + ST_MEAN}, S, (double)S, 0, p->stats + ST_VAR, p->partial))
+                return -1;
+            inv_std_kernel<<<1, 32, 0, s>>>(p->stats);
+            gather_kernel<<<grid_for(S, PPO_THREADS), PPO_THREADS, 0, s>>>(idx, S, p->actions, p->logp, p->adv,
+                                                                            p->values, p->ret, p->stats, p->mb_act,
+                                                                            p->mb_logp, p->mb_adv, p->mb_val, p->mb_ret);
+            gather_obs_kernel<<<grid_for(S * 32, PPO_THREADS), PPO_THREADS, 0, s>>>(idx, S, p->obs, (int)os, p->mb_obs);
+            KCK();
+            PCG_CK(cudaMemsetAsync(p->G, 0, p->n_params * sizeof(float), s), -1);
+            for (size_t i0 = 0; i0 < S; i0 += (size_t)p->cap) {
+                int B = (int)(S - i0 < (size_t)p->cap ? S - i0 : (size_t)p->cap);
+                const unsigned char *o = p->mb_obs + i0 * os;
+                if (pcg_nn_forward(&p->nc, p->off, p->P, &p->acts, o, B)) return -1;
+                if (pcg_nn_ppo_loss(&p->acts, B, A, p->mb_act + i0, p->mb_logp + i0, p->mb_adv + i0,
+                                    p->mb_val + i0, p->mb_ret + i0, c->clip_eps, c->vf_coef, c->ent_coef,
+                                    1.0 / (double)S, p->stats + ST_CHUNK))
+                    return -1;
+                add_chunk_kernel<<<1, 32, 0, s>>>(p->stats);
+                KCK();
+                if (pcg_nn_backward(&p->nc, p->off, p->P, p->G, &p->acts, o, B)) return -1;
+            }
+            if (reduce(red_square{p->G}, p->n_params, 1.0, 0, p->stats + ST_SUMSQ, p->partial)) return -1;
+            norm_kernel<<<1, 32, 0, s>>>(p->stats);
+            clip_kernel<<<grid_for(p->n_params, PPO_THREADS), PPO_THREADS, 0, s>>>(p->G, p->n_params, p->stats,
+                                                                                   c->max_grad_norm);
+            p->adam_t++;
+            double bc1 = 1.0 - pow(c->adam_b1, (double)p->adam_t), bc2 = 1.0 - pow(c->adam_b2, (double)p->adam_t);
+            adam_kernel<<<grid_for(p->n_params, PPO_THREADS), PPO_THREADS, 0, s>>>(
+                p->P, p->G, p->M, p->V, p->n_params, c->lr, c->adam_b1, c->adam_b2, c->adam_eps, (float)(1.0 / bc1),
+                (float)(1.0 / bc2));
+            KCK();
+            n_mb++;
+        }
+    }
+    double st[ST_COUNT];
+    PCG_CK(cudaMemcpyAsync(st, p->stats, sizeof st, cudaMemcpyDeviceToHost, s), -1);
+    PCG_CK(cudaStreamSynchronize(s), -1);
+    double samples = (double)N * c->n_epochs;
+    m->policy_loss = st[ST_POLICY] / samples;
+    m->value_loss = st[ST_VALUE] / samples;
+    m->entropy = st[ST_ENTROPY] / samples;
+    m->approx_kl = st[ST_KL] / samples;
+    m->clip_frac = st[ST_CLIPPED] / samples;
+    m->loss = st[ST_LOSS] / n_mb;
+    m->grad_norm = st[ST_GNORM] / n_mb;
+    m->t_update = now_s() - t0;
+    p->update++;
+    m->update = p->update;
+    return 0;
+}
+
+extern "C" int pcg_ppo_train_update(pcg_cuda_ppo *p, ppo_metrics *m)
+{
+    memset(m, 0, sizeof *m);
+    if (pcg_ppo_rollout(p, m) || pcg_ppo_update(p, m)) return -1;
+    m->sps = (double)p->cfg.n_steps * p->cfg.n_envs / (m->t_rollout + m->t_update);
+    return 0;
+}
+
+extern "C" int pcg_ppo_get_params(pcg_cuda_ppo *p, float *params, float *adam_m, float *adam_v, int64_t *adam_t)
+{
+    cudaStream_t s = pcg_cuda_stream();
+    size_t bytes = p->n_params * sizeof(float);
+    if (params) PCG_CK(cudaMemcpyAsync(params, p->P, bytes, cudaMemcpyDeviceToHost, s), -1);
+    if (adam_m) PCG_CK(cudaMemcpyAsync(adam_m, p->M, bytes, cudaMemcpyDeviceToHost, s), -1);
+    if (adam_v) PCG_CK(cudaMemcpyAsync(adam_v, p->V, bytes, cudaMemcpyDeviceToHost, s), -1);
+    PCG_CK(cudaStreamSynchronize(s), -1);
+    if (adam_t) *adam_t = p->adam_t;
+    return 0;
+}
+
+extern "C" int pcg_ppo_get_rollout(pcg_cuda_ppo *p, pcg_cuda_rollout_host *o)
+{
+    cudaStream_t s = pcg_cuda_stream();
+    size_t N = (size_t)p->cfg.n_steps * p->cfg.n_envs, os = (size_t)p->nc.crop_h * p->nc.crop_w;
+    struct {
+        void *dst;
+        const void *src;
+        size_t bytes;
+    } c[] = {{o->obs, p->obs, N * os},          {o->dones, p->dones, N},
+             {o->actions, p->actions, N * 4},   {o->logp, p->logp, N * 4},
+             {o->values, p->values, N * 4},     {o->rewards, p->rewards, N * 4},
+             {o->adv, p->adv, N * 4},           {o->ret, p->ret, N * 4}};
+    for (auto &x : c)
+        if (x.dst) PCG_CK(cudaMemcpyAsync(x.dst, x.src, x.bytes, cudaMemcpyDeviceToHost, s), -1);
+    PCG_CK(cudaStreamSynchronize(s), -1);
+    return 0;
+}
+
+extern "C" pcg_cuda_env *pcg_ppo_env(pcg_cuda_ppo *p)
+{
+    return p->env;
+}
