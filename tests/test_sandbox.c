@@ -412,6 +412,46 @@ static void sandbox_check_reward_cli(void **state)
     if (rc != 2 || !strstr(out, "NUL byte")) fail_msg("rc %d: %s", rc, out);
 }
 
+/* The command refuses the whole corpus the same way, exit 1 and
+ * "error: <reason>", from a scratch working directory that stays empty. */
+static void sandbox_check_reward_corpus(void **state)
+{
+    (void)state;
+    char root[1024], work[600], bin[1200];
+    if (!getcwd(root, sizeof root)) fail_msg("getcwd");
+    const char *b = pcg_test_binary();
+    if (b[0] == '/') snprintf(bin, sizeof bin, "%s", b);
+    else snprintf(bin, sizeof bin, "%s/%s", root, b);
+    snprintf(work, sizeof work, "%s/cli-corpus", pcg_test_tmpdir());
+    assert_int_equal(make_dirs(work), 0);
+    char nv[256];
+    int gpu = reward_nvrtc_available(nv, sizeof nv);
+    char dirpath[1100];
+    snprintf(dirpath, sizeof dirpath, "%s/rewards/test", root);
+    DIR *d = opendir(dirpath);
+    assert_non_null(d);
+    struct dirent *de;
+    int n = 0;
+    while ((de = readdir(d))) {
+        if (strncmp(de->d_name, "bad_", 4)) continue;
+        char path[1400], want[256], out[4096];
+        snprintf(path, sizeof path, "%s/%s", dirpath, de->d_name);
+        char *src = load(path);
+        expectation(src, want, sizeof want);
+        free(src);
+        if (!gpu && (strstr(want, "GPU compiler") || strstr(want, "CPU compiler"))) continue;
+        int rc = pcg_test_sh(out, sizeof out, "cd '%s' && '%s' check-reward --envs 1 --timeout 2 '%s' 2>&1 >/dev/null",
+                             work, bin, path);
+        if (rc != 1 || strncmp(out, "error: ", 7) || !strstr(out, want) || strchr(out, '\n') != out + strlen(out) - 1)
+            fail_msg("%s: rc %d, output '%s', expected 'error: ...%s...'", de->d_name, rc, out, want);
+        n++;
+    }
+    closedir(d);
+    assert_true(n >= 20);
+    assert_int_equal(dir_entries(work), 0);
+}
+
 PCG_TESTS(sandbox, cmocka_unit_test(sandbox_corpus_refused), cmocka_unit_test(sandbox_good_rewards_accepted),
           cmocka_unit_test(sandbox_stats_match_env), cmocka_unit_test(sandbox_timeout_kills), cmocka_unit_test(sandbox_seccomp_blocks),
-          cmocka_unit_test(sandbox_child_runner), cmocka_unit_test(sandbox_check_reward_cli))
+          cmocka_unit_test(sandbox_child_runner), cmocka_unit_test(sandbox_check_reward_cli),
+          cmocka_unit_test(sandbox_check_reward_corpus))
