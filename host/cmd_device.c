@@ -3,6 +3,8 @@
 #include "backend.h"
 #include "commands.h"
 #include "dungeon.h"
+#include "nn.h"
+#include "ppo.h"
 #include "reward_jit.h"
 #include "util.h"
 #include <getopt.h>
@@ -15,14 +17,17 @@ static void device_usage(FILE *f)
 {
     fprintf(f,
             "usage: pcgrllm device [--backend cpu|cuda|auto] [--bench] [--envs N,N,...] [--mapping thread|warp|both]\n"
-            "                      [--reward MODULE] [--seconds S] [--seed S] [--sgemm]\n"
+            "                      [--reward MODULE] [--seconds S] [--seed S] [--sgemm] [--train]\n"
             "  Prints the backend --backend selects and its device.  --bench measures device\n"
             "  environment steps/s with random actions (compact observation every step) for\n"
             "  each environment count and observation thread mapping; --reward adds a reward\n"
             "  module launched every step: a reward source (.c, compiled with NVRTC for the\n"
             "  device) or a cubin/fatbin/PTX image defining " PCG_REWARD_KERNEL ".\n"
             "  --sgemm measures the sgemm rate (fp32 and TF32) at the shape of the paper\n"
-            "  preset's conv 2 and at 4096^3.\n"
+            "  preset's conv 2 and at 4096^3.  --train measures the device trainer's\n"
+            "  steps/s (rollout + update, paper PPO settings) for both presets at 600\n"
+            "  (128-step rollouts) and 4096 environments (16-step rollouts), fp32 and TF32,\n"
+            "  with the projected time of 50M steps and the share of the sgemm rate.\n"
             "  defaults: --backend auto --envs 600,4096,65536 --mapping both --seconds 0.5\n");
 }
 
@@ -116,6 +121,52 @@ out:
     return rate;
 }
 
+/* Training steps/s of the device trainer (rollout + update, paper PPO
+ * settings except the rollout length); -1 on failure.  *flops_per_step is
+ * what one environment step costs in matmul/gather work (forward in the
+ * rollout, forward + backward in each epoch). */
+static double train_rate(const pcg_cuda_api *api, const char *preset, int envs, int steps, int tf32,
+                         const void *reward, double seconds, double *flops_per_step, char *err, int errlen)
+{
+    ppo_config cfg;
+    ppo_config_default(&cfg);
+    cfg.n_envs = envs;
+    cfg.n_steps = steps;
+    snprintf(cfg.preset, sizeof cfg.preset, "%s", preset);
+    nn_config nc;
+    nn_t nn;
+    if (nn_preset_config(preset, 2 * cfg.map_h - 1, 2 * cfg.map_w - 1, 6, &nc) || nn_alloc(&nn, &nc)) {
+        snprintf(err, (size_t)errlen, "cannot build the %s network", preset);
+        return -1;
+    }
+    nn_init(&nn, 1);
+    *flops_per_step = 2.0 * nn_macs_executed(&nc, 1.0) * (1 + 3.0 * cfg.n_epochs);
+    double rate = -1;
+    size_t mark = api->arena_mark();
+    pcg_cuda_ppo *p = NULL;
+    ppo_metrics m;
+    if (api->blas_set_tf32(tf32)) goto out;
+    p = api->ppo_init(&cfg, &nc, nn.off, nn.n_params, nn.params, reward);
+    if (!p || api->ppo_train_update(p, &m)) goto out; /* warm-up */
+    {
+        double t0 = now_seconds(), el = 0;
+        long done = 0;
+        do {
+            if (api->ppo_train_update(p, &m)) goto out;
+            done += (long)steps * envs;
+            el = now_seconds() - t0;
+        } while (el < seconds);
+        rate = (double)done / el;
+    }
+out:
+    if (rate < 0) snprintf(err, (size_t)errlen, "%s", api->last_error());
+    if (p) api->ppo_free(p);
+    api->blas_set_tf32(0);
+    api->arena_release(mark);
+    nn_free(&nn);
+    return rate;
+}
+
 static int parse_envs(const char *s, int *out, int max)
 {
     int k = 0;
@@ -132,14 +183,14 @@ static int parse_envs(const char *s, int *out, int max)
 int cmd_device(int argc, char **argv)
 {
     const char *backend = "auto", *reward_path = NULL, *mapping_name = "both";
-    int bench = 0, sgemm = 0, envs[16] = {600, 4096, 65536}, n_envs = 3;
+    int bench = 0, sgemm = 0, train = 0, envs[16] = {600, 4096, 65536}, n_envs = 3;
     double seconds = 0.5;
     uint64_t seed = 1;
     static const struct option opts[] = {{"backend", required_argument, 0, 'b'}, {"bench", no_argument, 0, 'B'},
                                          {"envs", required_argument, 0, 'n'},    {"mapping", required_argument, 0, 'm'},
                                          {"reward", required_argument, 0, 'r'},  {"seconds", required_argument, 0, 't'},
                                          {"seed", required_argument, 0, 's'},    {"help", no_argument, 0, 'h'},
-                                         {"sgemm", no_argument, 0, 'g'},
+                                         {"sgemm", no_argument, 0, 'g'},         {"train", no_argument, 0, 'T'},
                                          {0, 0, 0, 0}};
     optind = 1;
     int c;
@@ -168,6 +219,7 @@ int cmd_device(int argc, char **argv)
             }
             break;
         case 'g': sgemm = 1; break;
+        case 'T': train = 1; break;
         case 'h': device_usage(stdout); return 0;
         default: device_usage(stderr); return EXIT_USAGE;
         }
@@ -190,7 +242,7 @@ int cmd_device(int argc, char **argv)
     if (b == BACKEND_CPU) {
         char why[300];
         if (backend_cuda_devices(why, sizeof why) <= 0) printf("cuda: not used: %s\n", why);
-        if (bench || sgemm) {
+        if (bench || sgemm || train) {
             die_msg("device: no CUDA device, nothing to measure (the CPU environment: pcgrllm bench env)");
             return 1;
         }
@@ -207,7 +259,13 @@ int cmd_device(int argc, char **argv)
     printf("driver: CUDA %d.%d, runtime %d.%d, library %s\n", info.driver_version / 1000,
            info.driver_version % 1000 / 10, info.runtime_version / 1000, info.runtime_version % 1000 / 10,
            backend_cuda_path());
-    if (sgemm) {
+    /* the trainer needs more than the default arena: take most of the GPU */
+    if (train && api->arena_reserve(info.free_mem / 10 * 7)) {
+        die_msg("device: %s", api->last_error());
+        return 1;
+    }
+    double conv2_rate[2] = {0, 0};
+    if (sgemm || train) {
         /* conv 2 of the paper preset on 256 observations: rows x filters x k*k*c1 */
         int shapes[2][3] = {{256 * 64, 64, 7 * 7 * 64}, {4096, 4096, 4096}};
         printf("\n%-22s %-6s %12s\n", "sgemm m x n x k", "math", "GFLOP/s");
@@ -220,11 +278,12 @@ int cmd_device(int argc, char **argv)
                     die_msg("device: sgemm: %s", err);
                     return 1;
                 }
+                if (sh == 0) conv2_rate[tf] = r;
                 printf("%-22s %-6s %12.0f\n", name, tf ? "tf32" : "fp32", r);
                 fflush(stdout);
             }
     }
-    if (!bench) return 0;
+    if (!bench && !train) return 0;
 
     void *reward = NULL;
     if (reward_path) {
@@ -248,6 +307,35 @@ int cmd_device(int argc, char **argv)
             data = cubin;
         }
         reward = data;
+    }
+    if (train) {
+        const char *label_t = reward_path ? (strrchr(reward_path, '/') ? strrchr(reward_path, '/') + 1 : reward_path)
+                                          : "none";
+        printf("\n%-7s %-6s %-6s %-6s %-14s %12s %10s %10s %8s\n", "preset", "envs", "steps", "math", "reward",
+               "train st/s", "50M (min)", "GFLOP/s", "of sgemm");
+        const char *presets[2] = {"paper", "small"};
+        int cfgs[2][2] = {{600, 128}, {4096, 16}};
+        for (int pi = 0; pi < 2; pi++)
+            for (int ci = 0; ci < 2; ci++)
+                for (int tf = 0; tf < 2; tf++) {
+                    double fps = 0;
+                    double r = train_rate(api, presets[pi], cfgs[ci][0], cfgs[ci][1], tf, reward, seconds, &fps, err,
+                                          sizeof err);
+                    if (r < 0) {
+                        die_msg("device: training %s at %d envs: %s", presets[pi], cfgs[ci][0], err);
+                        free(reward);
+                        return 1;
+                    }
+                    double gf = r * fps / 1e9;
+                    printf("%-7s %-6d %-6d %-6s %-14.14s %12.0f %10.1f %10.0f %7.0f%%\n", presets[pi], cfgs[ci][0],
+                           cfgs[ci][1], tf ? "tf32" : "fp32", label_t, r, 50e6 / r / 60, gf,
+                           conv2_rate[tf] > 0 ? 100 * gf / conv2_rate[tf] : 0);
+                    fflush(stdout);
+                }
+    }
+    if (!bench) {
+        free(reward);
+        return 0;
     }
     const char *label = "none";
     if (reward_path) label = strrchr(reward_path, '/') ? strrchr(reward_path, '/') + 1 : reward_path;
