@@ -238,6 +238,14 @@ static int scan_check(void *vctx, const char *tok, size_t len, int line, int dir
                  line, (int)(len > 60 ? 60 : len), tok);
         return 1;
     }
+    /* symbols the linker defines (the engine reads _etext) */
+    static const char *linker[] = {"_etext", "_edata", "_end", "_GLOBAL_OFFSET_TABLE_"};
+    for (size_t k = 0; k < sizeof linker / sizeof linker[0]; k++)
+        if (tok_is(tok, len, linker[k])) {
+            snprintf(c->err, (size_t)c->errlen, "line %d: '%s' is reserved by the linker; choose another name", line,
+                     linker[k]);
+            return 1;
+        }
     /* linked for the compiler's own use, not part of the API */
     static const char *internal[] = {"memset", "memcpy", "memmove"};
     for (size_t k = 0; k < sizeof internal / sizeof internal[0]; k++)
@@ -470,8 +478,10 @@ static void explain(const char *src, char *msg, size_t len)
         if (k >= sizeof name) k = sizeof name - 1;
         memcpy(name, msg + 1, k);
         name[k] = 0;
-        int line = ident_line(src, name);
-        snprintf(msg, len, "line %d: '%s' is already defined by the reward API; choose another name", line, name);
+        int line = ident_line(src, name), api = 0;
+        for (int i = 0; i < N_API_SYMBOLS; i++) api |= !strcmp(api_symbols[i].name, name);
+        snprintf(msg, len, "line %d: '%s' is %s; choose another name", line, name,
+                 api ? "already defined by the reward API" : "reserved by the linker");
     }
 }
 

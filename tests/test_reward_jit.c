@@ -142,6 +142,7 @@ static void jit_scan_refuses(void **state)
         {"/* never closed\nfloat compute_reward(const level_t *a, const level_t *b) { return 0; }\n",
          "unterminated"},
         {"", "empty"},
+        {"\nconst char _etext[8192] = {1};\n", "line 2: '_etext' is reserved by the linker"},
         {"const char *s = R\"(\" /*)\";\n#include \"/etc/passwd\"\n/* */\n", "line 1: raw string literals"},
         {"const char *s = u8R\"x(a)x\";\n", "raw string literals"},
     };
