@@ -48,6 +48,8 @@ int pcg_env_step_random(pcg_cuda_env *e, uint64_t seed, uint64_t t, int count);
 int pcg_env_copy(pcg_cuda_env *e, pcg_cuda_env_host *out);
 int pcg_env_get_log(pcg_cuda_env *e, pcg_cuda_env_log *out);
 int pcg_env_log_clear(pcg_cuda_env *e);
+int pcg_env_load(pcg_cuda_env *e, const unsigned char *maps, const unsigned char *frozen, const int *steps,
+                 const uint64_t *rng_pos, const float *returns);
 int pcg_env_set_reward(pcg_cuda_env *e, const void *image);
 int pcg_curand_draws(uint64_t seed, uint64_t subseq, uint64_t offset, int count, uint32_t *out);
 int pcg_sgemm_nn(int m, int n, int k, float alpha, const float *A, const float *B, float beta, float *C);
@@ -65,7 +67,8 @@ void pcg_ppo_free(pcg_cuda_ppo *p);
 int pcg_ppo_rollout(pcg_cuda_ppo *p, ppo_metrics *m);
 int pcg_ppo_update(pcg_cuda_ppo *p, ppo_metrics *m);
 int pcg_ppo_train_update(pcg_cuda_ppo *p, ppo_metrics *m);
-int pcg_ppo_get_params(pcg_cuda_ppo *p, float *params, float *adam_m, float *adam_v, int64_t *adam_t);
+int pcg_ppo_get_state(pcg_cuda_ppo *p, pcg_cuda_ppo_state *s);
+int pcg_ppo_set_state(pcg_cuda_ppo *p, const pcg_cuda_ppo_state *s);
 int pcg_ppo_get_rollout(pcg_cuda_ppo *p, pcg_cuda_rollout_host *out);
 pcg_cuda_env *pcg_ppo_env(pcg_cuda_ppo *p);
 int pcg_nn_ppo_loss(nn_acts *a, int B, int n_actions, const int *act, const float *old_logp, const float *adv,

@@ -54,6 +54,12 @@ __global__ static void finish_kernel(env_dev d)
     if (i < d.n) envd_finish(&d, i, d.rewards[i], OBSERVE);
 }
 
+__global__ static void rebuild_kernel(env_dev d, bool observe)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < d.n) envd_rebuild(&d, i, observe);
+}
+
 /* The observation with one warp per environment. */
 __global__ static void observe_warp_kernel(env_dev d)
 {
@@ -373,6 +379,31 @@ extern "C" int pcg_env_log_clear(pcg_cuda_env *e)
     PCG_CK(cudaMemsetAsync(d.episodes, 0, N * sizeof(unsigned int), s), -1);
     PCG_CK(cudaMemsetAsync(d.changed, 0, N * sizeof(unsigned int), s), -1);
     PCG_CK(cudaMemsetAsync(d.episode_return, 0, N * sizeof(double), s), -1);
+    return 0;
+}
+
+extern "C" int pcg_env_load(pcg_cuda_env *e, const unsigned char *maps, const unsigned char *frozen, const int *steps,
+                            const uint64_t *rng_pos, const float *returns)
+{
+    env_dev &d = e->d;
+    cudaStream_t s = pcg_cuda_stream();
+    size_t N = (size_t)d.n;
+    PCG_CK(cudaMemcpyAsync(d.maps, maps, N * d.cells, cudaMemcpyHostToDevice, s), -1);
+    PCG_CK(cudaMemcpyAsync(d.frozen, frozen, N * d.cells, cudaMemcpyHostToDevice, s), -1);
+    PCG_CK(cudaMemcpyAsync(d.steps, steps, N * sizeof(int), cudaMemcpyHostToDevice, s), -1);
+    PCG_CK(cudaMemcpyAsync(d.rng_pos, rng_pos, N * 8, cudaMemcpyHostToDevice, s), -1);
+    PCG_CK(cudaMemcpyAsync(d.returns, returns, N * sizeof(float), cudaMemcpyHostToDevice, s), -1);
+    PCG_CK(cudaMemsetAsync(d.rewards, 0, N * sizeof(float), s), -1);
+    PCG_CK(cudaMemsetAsync(d.dones, 0, N, s), -1);
+    if (pcg_env_log_clear(e)) return -1;
+    bool thread_obs = e->mapping == PCG_OBS_THREAD;
+    rebuild_kernel<<<blocks(d.n, THREADS), THREADS, 0, s>>>(d, thread_obs);
+    PCG_CK(cudaGetLastError(), -1);
+    if (!thread_obs) {
+        observe_warp_kernel<<<blocks(d.n * 32, WARP_THREADS), WARP_THREADS, 0, s>>>(d);
+        PCG_CK(cudaGetLastError(), -1);
+    }
+    PCG_CK(cudaStreamSynchronize(s), -1);
     return 0;
 }
 

@@ -101,6 +101,18 @@ PCG_HD void envd_finish(const env_dev *d, int i, float r, int observe)
     }
 }
 
+/* Rebuild env i's padded map (and observation) from its maps, frozen mask
+ * and step, after they were loaded from a checkpoint (as ppo_env_rebuild). */
+PCG_HD void envd_rebuild(const env_dev *d, int i, int observe)
+{
+    size_t off = (size_t)i * d->cells;
+    unsigned char *pad = d->pad + (size_t)i * d->pad_size;
+    dungeon_init_pad(&d->c, pad);
+    for (int k = 0; k < d->cells; k++)
+        dungeon_set_cell(&d->c, d->maps + off, d->frozen + off, pad, k, d->maps[off + k], d->frozen[off + k]);
+    if (observe) dungeon_observe(&d->c, d->steps[i], pad, d->obs + (size_t)i * d->obs_size);
+}
+
 /* dungeon_observe split over `lanes` lanes of a warp: lane writes bytes
  * lane, lane+lanes, ... of the crop, so a warp's stores are consecutive. */
 PCG_HD void envd_observe_lane(const env_dev *d, int env, int lane, int lanes)

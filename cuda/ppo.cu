@@ -528,15 +528,43 @@ extern "C" int pcg_ppo_train_update(pcg_cuda_ppo *p, ppo_metrics *m)
     return 0;
 }
 
-extern "C" int pcg_ppo_get_params(pcg_cuda_ppo *p, float *params, float *adam_m, float *adam_v, int64_t *adam_t)
+extern "C" int pcg_ppo_get_state(pcg_cuda_ppo *p, pcg_cuda_ppo_state *o)
 {
     cudaStream_t s = pcg_cuda_stream();
     size_t bytes = p->n_params * sizeof(float);
-    if (params) PCG_CK(cudaMemcpyAsync(params, p->P, bytes, cudaMemcpyDeviceToHost, s), -1);
-    if (adam_m) PCG_CK(cudaMemcpyAsync(adam_m, p->M, bytes, cudaMemcpyDeviceToHost, s), -1);
-    if (adam_v) PCG_CK(cudaMemcpyAsync(adam_v, p->V, bytes, cudaMemcpyDeviceToHost, s), -1);
+    if (o->params) PCG_CK(cudaMemcpyAsync(o->params, p->P, bytes, cudaMemcpyDeviceToHost, s), -1);
+    if (o->adam_m) PCG_CK(cudaMemcpyAsync(o->adam_m, p->M, bytes, cudaMemcpyDeviceToHost, s), -1);
+    if (o->adam_v) PCG_CK(cudaMemcpyAsync(o->adam_v, p->V, bytes, cudaMemcpyDeviceToHost, s), -1);
     PCG_CK(cudaStreamSynchronize(s), -1);
-    if (adam_t) *adam_t = p->adam_t;
+    pcg_cuda_env_host eh;
+    memset(&eh, 0, sizeof eh);
+    eh.maps = o->maps;
+    eh.frozen = o->frozen;
+    eh.steps = o->steps;
+    eh.rng_pos = o->rng_pos;
+    eh.returns = o->returns;
+    if (pcg_env_copy(p->env, &eh)) return -1;
+    o->adam_t = p->adam_t;
+    o->step = p->step;
+    o->update = p->update;
+    return 0;
+}
+
+extern "C" int pcg_ppo_set_state(pcg_cuda_ppo *p, const pcg_cuda_ppo_state *o)
+{
+    if (!o->params || !o->adam_m || !o->adam_v || !o->maps || !o->frozen || !o->steps || !o->rng_pos || !o->returns) {
+        pcg_cuda_set_error("ppo_set_state: every array of the state is needed");
+        return -1;
+    }
+    cudaStream_t s = pcg_cuda_stream();
+    size_t bytes = p->n_params * sizeof(float);
+    PCG_CK(cudaMemcpyAsync(p->P, o->params, bytes, cudaMemcpyHostToDevice, s), -1);
+    PCG_CK(cudaMemcpyAsync(p->M, o->adam_m, bytes, cudaMemcpyHostToDevice, s), -1);
+    PCG_CK(cudaMemcpyAsync(p->V, o->adam_v, bytes, cudaMemcpyHostToDevice, s), -1);
+    if (pcg_env_load(p->env, o->maps, o->frozen, o->steps, o->rng_pos, o->returns)) return -1;
+    p->adam_t = o->adam_t;
+    p->step = o->step;
+    p->update = o->update;
     return 0;
 }
 

@@ -70,6 +70,17 @@ enum { PCG_OBS_THREAD = 0, PCG_OBS_WARP = 1 };
 typedef struct pcg_cuda_env pcg_cuda_env; /* opaque, device-resident */
 typedef struct pcg_cuda_ppo pcg_cuda_ppo; /* opaque, device-resident */
 
+/* A device trainer's resumable state in host memory (what a checkpoint
+ * holds, see host/checkpoint.h); NULL arrays are skipped. */
+typedef struct {
+    float *params, *adam_m, *adam_v; /* n_params each */
+    int64_t adam_t, step, update;
+    unsigned char *maps, *frozen;    /* n_envs * cells */
+    int *steps;                      /* n_envs */
+    uint64_t *rng_pos;
+    float *returns;
+} pcg_cuda_ppo_state;
+
 /* Host arrays of a device rollout, [n_steps][n_envs] as ppo_t's; NULL
  * fields are skipped. */
 typedef struct {
@@ -140,6 +151,11 @@ typedef struct pcg_cuda_api {
     int (*env_copy)(pcg_cuda_env *e, pcg_cuda_env_host *out);
     int (*env_get_log)(pcg_cuda_env *e, pcg_cuda_env_log *out);
     int (*env_log_clear)(pcg_cuda_env *e);
+    /* load environment state (host arrays as env_t's) and rebuild the
+     * padded maps and observations, as after loading a checkpoint; rewards,
+     * dones and the log are cleared */
+    int (*env_load)(pcg_cuda_env *e, const unsigned char *maps, const unsigned char *frozen, const int *steps,
+                    const uint64_t *rng_pos, const float *returns);
     /* load a reward module image (cubin/fatbin/PTX) and use its
      * PCG_REWARD_KERNEL from the next step on; NULL image removes it */
     int (*env_set_reward)(pcg_cuda_env *e, const void *image);
@@ -186,9 +202,11 @@ typedef struct pcg_cuda_api {
     int (*ppo_rollout)(pcg_cuda_ppo *p, ppo_metrics *m);
     int (*ppo_update)(pcg_cuda_ppo *p, ppo_metrics *m);
     int (*ppo_train_update)(pcg_cuda_ppo *p, ppo_metrics *m);
-    /* host copies (NULL skipped): parameters and Adam moments (n_params
-     * each), the Adam step count; and the stored rollout */
-    int (*ppo_get_params)(pcg_cuda_ppo *p, float *params, float *adam_m, float *adam_v, int64_t *adam_t);
+    /* the resumable state to the host (for a checkpoint) and back (to
+     * resume: every array must be given) */
+    int (*ppo_get_state)(pcg_cuda_ppo *p, pcg_cuda_ppo_state *s);
+    int (*ppo_set_state)(pcg_cuda_ppo *p, const pcg_cuda_ppo_state *s);
+    /* the stored rollout to the host */
     int (*ppo_get_rollout)(pcg_cuda_ppo *p, pcg_cuda_rollout_host *out);
     pcg_cuda_env *(*ppo_env)(pcg_cuda_ppo *p);
 

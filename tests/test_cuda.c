@@ -301,6 +301,16 @@ static void emulate_on_host(int n, int h, int w, int variant, int mapping, int r
                 for (int lane = 0; lane < 32; lane++) envd_observe_lane(&d, i, lane, 32);
         compare_arrays(&e, &hc, actions, with_reward, what);
     }
+    /* a checkpoint restore: padded maps and observations rebuilt from maps,
+     * frozen masks and steps, as ppo_env_rebuild does on the CPU */
+    memset(hc.pad, 0x5a, N * d.pad_size);
+    memset(hc.obs, 0x5a, N * d.obs_size);
+    for (int i = 0; i < n; i++) envd_rebuild(&d, i, thread_obs);
+    if (!thread_obs)
+        for (int i = 0; i < n; i++)
+            for (int lane = 0; lane < 32; lane++) envd_observe_lane(&d, i, lane, 32);
+    ppo_env_rebuild(&e);
+    compare_arrays(&e, &hc, NULL, with_reward, what);
     double episodes = 0, changed = 0, ret = 0;
     for (size_t i = 0; i < N; i++) episodes += counts[i], changed += counts[N + i], ret += ep_ret[i];
     assert_true(episodes == e.log.episodes);
@@ -689,9 +699,13 @@ static void cuda_ppo_matches_cpu(void **state)
     expect_near(mg.grad_norm, mc.grad_norm, 1e-3, "gradient norm");
     float *params = malloc(P * sizeof(float));
     assert_non_null(params);
-    int64_t adam_t = 0;
-    assert_int_equal(api->ppo_get_params(gp, params, NULL, NULL, &adam_t), 0);
+    pcg_cuda_ppo_state gs;
+    memset(&gs, 0, sizeof gs);
+    gs.params = params;
+    assert_int_equal(api->ppo_get_state(gp, &gs), 0);
+    int64_t adam_t = gs.adam_t;
     assert_int_equal(adam_t, cp.adam_t);
+    assert_true(gs.step == cp.step && gs.update == cp.update);
     /* Adam moves each weight by at most about lr per step: compare the moves */
     double worst = 0, tol = 0.05 * cfg.lr * (double)adam_t;
     size_t at = 0;
@@ -704,6 +718,65 @@ static void cuda_ppo_matches_cpu(void **state)
     free(dones);
     free(actions);
     free(f);
+    api->ppo_free(gp);
+    api->arena_release(mark);
+    ppo_free(&cp);
+    free(img);
+}
+
+/* A device trainer resumed from a CPU trainer's state (what a checkpoint
+ * holds) continues exactly as the CPU trainer does. */
+static void cuda_ppo_resume_from_cpu_state(void **state)
+{
+    (void)state;
+    const char *test = "cuda_ppo_resume_from_cpu_state";
+    const pcg_cuda_api *api = device_or_skip(test);
+    void *img = sample_module_or_skip(test);
+    ppo_config cfg;
+    ppo_config_default(&cfg);
+    cfg.n_envs = 24;
+    cfg.n_steps = 300; /* the third rollout crosses the end of the first episodes */
+    cfg.n_epochs = 1;
+    cfg.n_minibatches = 2;
+    cfg.seed = 8;
+    snprintf(cfg.preset, sizeof cfg.preset, "small");
+    char err[300];
+    ppo_t cp;
+    if (ppo_init(&cp, &cfg, sample_reward_cb, NULL, err, sizeof err)) fail_msg("ppo_init: %s", err);
+    size_t mark = api->arena_mark();
+    pcg_cuda_ppo *gp = api->ppo_init(&cfg, &cp.nn.cfg, cp.nn.off, cp.nn.n_params, cp.nn.params, img);
+    if (!gp) fail_msg("device ppo_init: %s", api->last_error());
+    ppo_metrics mc;
+    for (int u = 0; u < 2; u++) assert_int_equal(ppo_train_update(&cp, &mc), 0);
+    pcg_cuda_ppo_state st = {cp.nn.params, cp.adam_m, cp.adam_v, cp.adam_t, cp.step, cp.update, cp.env.maps,
+                             cp.env.frozen, cp.env.steps, cp.env.rng_pos, cp.env.returns};
+    if (api->ppo_set_state(gp, &st)) fail_msg("ppo_set_state: %s", api->last_error());
+    /* the restored environments equal the CPU's, observations included
+     * (the last step's rewards and dones are outputs, not state) */
+    env_t *e = &cp.env;
+    memset(e->rewards, 0, sizeof(float) * (size_t)e->n);
+    memset(e->dones, 0, (size_t)e->n);
+    host_copy hc;
+    host_copy_alloc(&hc, e);
+    compare_state(api, api->ppo_env(gp), e, &hc, NULL, 0, "restored environments");
+    ppo_metrics mg;
+    memset(&mg, 0, sizeof mg);
+    ppo_rollout(&cp, &mc);
+    if (api->ppo_rollout(gp, &mg)) fail_msg("device rollout: %s", api->last_error());
+    size_t N = (size_t)cfg.n_steps * cfg.n_envs;
+    int *actions = malloc(N * sizeof(int));
+    assert_non_null(actions);
+    pcg_cuda_rollout_host ro;
+    memset(&ro, 0, sizeof ro);
+    ro.actions = actions;
+    assert_int_equal(api->ppo_get_rollout(gp, &ro), 0);
+    for (size_t i = 0; i < N; i++)
+        if (actions[i] != cp.actions[i])
+            fail_msg("resumed rollout sample %zu: GPU action %d, CPU %d", i, actions[i], cp.actions[i]);
+    assert_true(mg.step == mc.step);
+    compare_state(api, api->ppo_env(gp), e, &hc, NULL, 0, "environments after the resumed rollout");
+    free(actions);
+    free(hc.block);
     api->ppo_free(gp);
     api->arena_release(mark);
     ppo_free(&cp);
@@ -785,4 +858,4 @@ PCG_TESTS(cuda, cmocka_unit_test(cuda_library_exports), cmocka_unit_test(cuda_ba
           cmocka_unit_test(cuda_env_matches_cpu), cmocka_unit_test(cuda_env_reward_matches_cpu),
           cmocka_unit_test(cuda_human_rewards_nvrtc_match_libtcc),
           cmocka_unit_test(cuda_sgemm_matches_cpu), cmocka_unit_test(cuda_nn_matches_cpu),
-          cmocka_unit_test(cuda_ppo_matches_cpu))
+          cmocka_unit_test(cuda_ppo_matches_cpu), cmocka_unit_test(cuda_ppo_resume_from_cpu_state))
