@@ -1,4 +1,4 @@
-/* expect: not code */
+/* expect: jumped to data that is not code */
 typedef int (*fn_t)(void);
 float compute_reward(const level_t *prev, const level_t *curr)
 {
