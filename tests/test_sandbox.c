@@ -158,6 +158,28 @@ static void sandbox_good_rewards_accepted(void **state)
     assert_true(no_children_left());
 }
 
+/* The example of docs/reward-api.md (the text the prompts quote) is
+ * accepted as it stands. */
+static void sandbox_doc_example_accepted(void **state)
+{
+    (void)state;
+    char *doc = load("docs/reward-api.md");
+    char *ex = strstr(doc, "## Example");
+    assert_non_null(ex);
+    char *b = strstr(ex, "```c\n");
+    assert_non_null(b);
+    b += 5;
+    char *e = strstr(b, "```");
+    assert_non_null(e);
+    *e = 0;
+    char reason[1536];
+    reward_stats st;
+    int rc = reward_validate(b, VARIANT_DUNGEON, 2, 3, 30, &st, reason, sizeof reason);
+    if (rc) fail_msg("docs/reward-api.md example refused: %s", reason);
+    check_sane("docs example", &st, 2 * 768);
+    free(doc);
+}
+
 /* The sandbox's replay scores exactly the transitions that env_step shows a
  * reward in process, with env_random_actions. */
 static void sandbox_stats_match_env(void **state)
@@ -451,7 +473,7 @@ static void sandbox_check_reward_corpus(void **state)
     assert_int_equal(dir_entries(work), 0);
 }
 
-PCG_TESTS(sandbox, cmocka_unit_test(sandbox_corpus_refused), cmocka_unit_test(sandbox_good_rewards_accepted),
+PCG_TESTS(sandbox, cmocka_unit_test(sandbox_corpus_refused), cmocka_unit_test(sandbox_good_rewards_accepted), cmocka_unit_test(sandbox_doc_example_accepted),
           cmocka_unit_test(sandbox_stats_match_env), cmocka_unit_test(sandbox_timeout_kills), cmocka_unit_test(sandbox_seccomp_blocks),
           cmocka_unit_test(sandbox_child_runner), cmocka_unit_test(sandbox_check_reward_cli),
           cmocka_unit_test(sandbox_check_reward_corpus))
