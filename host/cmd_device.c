@@ -5,6 +5,8 @@
 #include "dungeon.h"
 #include "nn.h"
 #include "ppo.h"
+#include "eval.h"
+#include <math.h>
 #include "reward_jit.h"
 #include "util.h"
 #include <getopt.h>
@@ -18,6 +20,7 @@ static void device_usage(FILE *f)
     fprintf(f,
             "usage: pcgrllm device [--backend cpu|cuda|auto] [--bench] [--envs N,N,...] [--mapping thread|warp|both]\n"
             "                      [--reward MODULE] [--seconds S] [--seed S] [--sgemm] [--train]\n"
+            "                      [--compare-tf32 SCENARIO [--steps N] [--seeds K]]\n"
             "  Prints the backend --backend selects and its device.  --bench measures device\n"
             "  environment steps/s with random actions (compact observation every step) for\n"
             "  each environment count and observation thread mapping; --reward adds a reward\n"
@@ -28,6 +31,9 @@ static void device_usage(FILE *f)
             "  steps/s (rollout + update, paper PPO settings) for both presets at 600\n"
             "  (128-step rollouts) and 4096 environments (16-step rollouts), fp32 and TF32,\n"
             "  with the projected time of 50M steps and the share of the sgemm rate.\n"
+            "  --compare-tf32 trains the paper preset (600 envs, human reward of the\n"
+            "  scenario) with fp32 and with TF32 matmuls for K seeds and compares the\n"
+            "  fitness of the generated levels (defaults --steps 2000000 --seeds 2).\n"
             "  defaults: --backend auto --envs 600,4096,65536 --mapping both --seconds 0.5\n");
 }
 
@@ -167,6 +173,111 @@ out:
     return rate;
 }
 
+/* The evaluation seed of generation (the same 30 starting maps each time). */
+#ifdef PPO_EVAL_SEED
+#define COMPARE_EVAL_SEED PPO_EVAL_SEED
+#else
+#define COMPARE_EVAL_SEED 20250101ull
+#endif
+
+/* Learning with fp32 and TF32 matmuls: the paper preset trained on the
+ * device with the human reward of a scenario for `steps` steps per seed,
+ * then 30 levels generated on the CPU from the evaluation seed and scored.
+ * Prints one row per run and the mean and spread per math mode. */
+static int compare_tf32(const pcg_cuda_api *api, const pcg_cuda_device_info *info, int scenario, long steps,
+                        int seeds, int envs)
+{
+    const eval_scenario_t *sc = eval_scenario(scenario);
+    char path[64], err[600], arch[16];
+    snprintf(path, sizeof path, "rewards/human/scenario%d.c", scenario);
+    long len = 0;
+    char *src = read_file(path, 1 << 20, &len, err, sizeof err), *cubin = NULL;
+    size_t cubin_len = 0;
+    snprintf(arch, sizeof arch, "sm_%d%d", info->major, info->minor);
+    if (!src || reward_compile_nvrtc(src, arch, &cubin, &cubin_len, err, sizeof err)) {
+        die_msg("device: --compare-tf32: %s: %s", path, err);
+        free(src);
+        return 1;
+    }
+    free(src);
+    printf("\nlearning, paper preset, %d envs, %ld steps, human reward of scenario %d, fitness of 30 levels\n", envs,
+           steps, scenario);
+    printf("%-5s %-5s %10s %9s %12s %8s\n", "seed", "math", "steps", "time (s)", "ep. return", "fitness");
+    double sum[2] = {0, 0}, sq[2] = {0, 0};
+    int rc = 0;
+    for (int seed = 1; seed <= seeds && !rc; seed++)
+        for (int tf = 0; tf < 2 && !rc; tf++) {
+            ppo_config cfg;
+            ppo_config_default(&cfg);
+            cfg.n_envs = envs;
+            cfg.variant = sc->variant;
+            cfg.seed = (uint64_t)seed;
+            nn_config nc;
+            nn_t nn;
+            int n_actions = sc->variant == VARIANT_TREASURE ? 7 : 6;
+            if (nn_preset_config("paper", 2 * cfg.map_h - 1, 2 * cfg.map_w - 1, n_actions, &nc) || nn_alloc(&nn, &nc)) {
+                die_msg("device: cannot build the paper network");
+                rc = 1;
+                break;
+            }
+            nn_init(&nn, cfg.seed);
+            size_t mark = api->arena_mark();
+            pcg_cuda_ppo *p = NULL;
+            ppo_metrics m;
+            memset(&m, 0, sizeof m);
+            double t0 = now_seconds(), ret = NAN;
+            if (api->blas_set_tf32(tf) ||
+                !(p = api->ppo_init(&cfg, &nc, nn.off, nn.n_params, nn.params, cubin)))
+                rc = 1;
+            while (!rc && m.step < steps) {
+                if (api->ppo_train_update(p, &m)) rc = 1;
+                else if (m.episodes > 0) ret = m.episode_reward;
+            }
+            pcg_cuda_ppo_state st;
+            memset(&st, 0, sizeof st);
+            st.params = nn.params;
+            if (!rc && api->ppo_get_state(p, &st)) rc = 1;
+            if (rc) die_msg("device: --compare-tf32: %s", api->last_error());
+            if (p) api->ppo_free(p);
+            api->arena_release(mark);
+            api->blas_set_tf32(0);
+            double el = now_seconds() - t0;
+            if (!rc) {
+                enum { NLEV = 30 };
+                unsigned char *maps = malloc((size_t)NLEV * cfg.map_h * cfg.map_w);
+                level_t lv[NLEV];
+                eval_summary_t es;
+                if (!maps || ppo_play_episode(&nn, NLEV, cfg.map_h, cfg.map_w, cfg.variant, COMPARE_EVAL_SEED, 0, NULL,
+                                              NULL, maps, NULL)) {
+                    die_msg("device: out of memory generating levels");
+                    rc = 1;
+                } else {
+                    for (int i = 0; i < NLEV; i++) {
+                        lv[i].h = cfg.map_h;
+                        lv[i].w = cfg.map_w;
+                        lv[i].t = maps + (size_t)i * cfg.map_h * cfg.map_w;
+                    }
+                    eval_levels(sc, lv, NLEV, NULL, &es);
+                    sum[tf] += es.fitness;
+                    sq[tf] += es.fitness * es.fitness;
+                    printf("%-5d %-5s %10lld %9.1f %12.3f %8.3f\n", seed, tf ? "tf32" : "fp32", (long long)m.step, el,
+                           ret, es.fitness);
+                    fflush(stdout);
+                }
+                free(maps);
+            }
+            nn_free(&nn);
+        }
+    if (!rc)
+        for (int tf = 0; tf < 2; tf++) {
+            double mean = sum[tf] / seeds, var = seeds > 1 ? (sq[tf] - seeds * mean * mean) / (seeds - 1) : 0;
+            printf("%-5s fitness %.3f +- %.3f over %d seeds\n", tf ? "tf32" : "fp32", mean, sqrt(var > 0 ? var : 0),
+                   seeds);
+        }
+    free(cubin);
+    return rc;
+}
+
 static int parse_envs(const char *s, int *out, int max)
 {
     int k = 0;
@@ -183,14 +294,17 @@ static int parse_envs(const char *s, int *out, int max)
 int cmd_device(int argc, char **argv)
 {
     const char *backend = "auto", *reward_path = NULL, *mapping_name = "both";
-    int bench = 0, sgemm = 0, train = 0, envs[16] = {600, 4096, 65536}, n_envs = 3;
+    int bench = 0, sgemm = 0, train = 0, compare = 0, compare_seeds = 2, envs[16] = {600, 4096, 65536}, n_envs = 3;
     double seconds = 0.5;
     uint64_t seed = 1;
+    long compare_steps = 2000000;
     static const struct option opts[] = {{"backend", required_argument, 0, 'b'}, {"bench", no_argument, 0, 'B'},
                                          {"envs", required_argument, 0, 'n'},    {"mapping", required_argument, 0, 'm'},
                                          {"reward", required_argument, 0, 'r'},  {"seconds", required_argument, 0, 't'},
                                          {"seed", required_argument, 0, 's'},    {"help", no_argument, 0, 'h'},
                                          {"sgemm", no_argument, 0, 'g'},         {"train", no_argument, 0, 'T'},
+                                         {"compare-tf32", required_argument, 0, 'C'},
+                                         {"steps", required_argument, 0, 'S'},  {"seeds", required_argument, 0, 'K'},
                                          {0, 0, 0, 0}};
     optind = 1;
     int c;
@@ -220,6 +334,30 @@ int cmd_device(int argc, char **argv)
             break;
         case 'g': sgemm = 1; break;
         case 'T': train = 1; break;
+        case 'C': {
+            long v;
+            if (parse_int(optarg, 1, eval_n_scenarios(), &v)) {
+                die_msg("device: --compare-tf32 wants a scenario 1..%d, got '%s'", eval_n_scenarios(), optarg);
+                return EXIT_USAGE;
+            }
+            compare = (int)v;
+            break;
+        }
+        case 'S':
+            if (parse_int(optarg, 1, 1000000000L, &compare_steps)) {
+                die_msg("device: --steps wants a number of environment steps, got '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'K': {
+            long v;
+            if (parse_int(optarg, 1, 100, &v)) {
+                die_msg("device: --seeds wants 1..100, got '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            compare_seeds = (int)v;
+            break;
+        }
         case 'h': device_usage(stdout); return 0;
         default: device_usage(stderr); return EXIT_USAGE;
         }
@@ -242,7 +380,7 @@ int cmd_device(int argc, char **argv)
     if (b == BACKEND_CPU) {
         char why[300];
         if (backend_cuda_devices(why, sizeof why) <= 0) printf("cuda: not used: %s\n", why);
-        if (bench || sgemm || train) {
+        if (bench || sgemm || train || compare) {
             die_msg("device: no CUDA device, nothing to measure (the CPU environment: pcgrllm bench env)");
             return 1;
         }
@@ -260,7 +398,7 @@ int cmd_device(int argc, char **argv)
            info.driver_version % 1000 / 10, info.runtime_version / 1000, info.runtime_version % 1000 / 10,
            backend_cuda_path());
     /* the trainer needs more than the default arena: take most of the GPU */
-    if (train && api->arena_reserve(info.free_mem / 10 * 7)) {
+    if ((train || compare) && api->arena_reserve(info.free_mem / 10 * 7)) {
         die_msg("device: %s", api->last_error());
         return 1;
     }
@@ -283,6 +421,7 @@ int cmd_device(int argc, char **argv)
                 fflush(stdout);
             }
     }
+    if (compare && compare_tf32(api, &info, compare, compare_steps, compare_seeds, 600)) return 1;
     if (!bench && !train) return 0;
 
     void *reward = NULL;
