@@ -143,5 +143,21 @@ int backend_select(const char *name, char *err, int errlen)
         snprintf(err, (size_t)errlen, "--backend cuda: %s", why);
         return -1;
     }
+    /* PCGRLLM_GPU=k puts this process on device k (one training job per GPU) */
+    const char *gpu = getenv("PCGRLLM_GPU");
+    if (gpu && *gpu) {
+        char *end;
+        long k = strtol(gpu, &end, 10);
+        int n = api->device_count();
+        if (*end || k < 0 || k >= n) {
+            snprintf(err, (size_t)errlen, "PCGRLLM_GPU=%.20s: not a device index (this machine has %d GPU%s: 0..%d)",
+                     gpu, n, n == 1 ? "" : "s", n - 1);
+            return -1;
+        }
+        if (api->set_device((int)k)) {
+            snprintf(err, (size_t)errlen, "PCGRLLM_GPU=%ld: %s", k, api->last_error());
+            return -1;
+        }
+    }
     return BACKEND_CUDA;
 }

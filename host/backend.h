@@ -27,7 +27,10 @@ enum { BACKEND_CPU = 0, BACKEND_CUDA = 1 };
 /* name is "cpu", "cuda" or "auto".  Returns BACKEND_CPU or BACKEND_CUDA, or
  * -1 with one line in err (no device, no driver, library missing, bad name).
  * "auto" picks CUDA when a device is usable and the library loads, else CPU
- * (never an error).  After BACKEND_CUDA, backend_cuda() is the loaded table. */
+ * (never an error).  After BACKEND_CUDA, backend_cuda() is the loaded table.
+ * With the CUDA backend, PCGRLLM_GPU=k in the environment selects device k
+ * (how independent jobs are spread over the GPUs of one machine); an index
+ * that is not a device is an error. */
 int backend_select(const char *name, char *err, int errlen);
 const char *backend_name(int backend);
 
