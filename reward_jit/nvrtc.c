@@ -172,10 +172,20 @@ static void first_error(const char *log, char *err, int errlen)
 int reward_compile_nvrtc(const char *src, const char *arch, char **cubin, size_t *cubin_len, char *err,
                          int errlen)
 {
+    return reward_compile_nvrtc_ex(src, arch, 0, cubin, cubin_len, err, errlen);
+}
+
+int reward_compile_nvrtc_ex(const char *src, const char *arch, int max_side, char **cubin, size_t *cubin_len,
+                            char *err, int errlen)
+{
     if (cubin) *cubin = NULL;
     if (cubin_len) *cubin_len = 0;
     if (!reward_nvrtc_available(err, errlen)) return -2;
     if (reward_scan(src, err, errlen)) return -1;
+    if (max_side != 0 && (max_side < 5 || max_side > PCG_MAX_SIDE)) {
+        snprintf(err, (size_t)errlen, "bad largest level side %d (5..%d)", max_side, PCG_MAX_SIDE);
+        return -1;
+    }
     if (!arch || strncmp(arch, "sm_", 3)) {
         snprintf(err, (size_t)errlen, "bad GPU architecture '%s' (expected sm_75, sm_86, sm_89, sm_90, ...)",
                  arch ? arch : "");
@@ -200,7 +210,9 @@ int reward_compile_nvrtc(const char *src, const char *arch, char **cubin, size_t
     }
     char archopt[64];
     snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", arch);
-    const char *opts[] = {archopt, "-default-device", "--fmad=false", "-w"};
+    char sideopt[48];
+    snprintf(sideopt, sizeof sideopt, "-DPCG_MAX_SIDE=%d", max_side ? max_side : PCG_MAX_SIDE);
+    const char *opts[] = {archopt, "-default-device", "--fmad=false", "-w", sideopt};
     r = nv.CompileProgram(prog, (int)(sizeof opts / sizeof opts[0]), opts);
     if (r) {
         size_t ls = 0;

@@ -498,6 +498,19 @@ static void jit_nvrtc_errors(void **state)
                                           "gfx90a", NULL, NULL, err, sizeof err),
                      -1);
     assert_non_null(strstr(err, "architecture"));
+    /* a smaller largest side (less local memory per thread) compiles; one
+     * outside 5..64 is refused */
+    char *small = NULL, *big = NULL;
+    size_t ls = 0, lb = 0;
+    char *src = load("rewards/human/scenario1.c");
+    assert_int_equal(reward_compile_nvrtc_ex(src, "sm_90", 16, &small, &ls, err, sizeof err), 0);
+    assert_int_equal(reward_compile_nvrtc_ex(src, "sm_90", 0, &big, &lb, err, sizeof err), 0);
+    assert_true(ls > 1000 && lb > 1000);
+    assert_int_equal(reward_compile_nvrtc_ex(src, "sm_90", 100, NULL, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "largest level side"));
+    free(small);
+    free(big);
+    free(src);
 }
 
 /* Without libnvrtc the engine still runs: one line, and the CPU path works. */
