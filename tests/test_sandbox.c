@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <jansson.h>
 #include "child.h"
 #include "env.h"
 #include "reward_jit.h"
@@ -156,6 +157,46 @@ static void sandbox_good_rewards_accepted(void **state)
         }
     }
     assert_true(no_children_left());
+}
+
+/* Statistics of known values, as text and as JSON that parses. */
+static void sandbox_stats_formats(void **state)
+{
+    (void)state;
+    reward_acc a;
+    reward_acc_init(&a);
+    double v[] = {0, 1, 2, 0};
+    for (int i = 0; i < 4; i++) reward_acc_add(&a, v[i]);
+    a.seconds = 0.002;
+    reward_stats s;
+    reward_acc_finish(&a, &s);
+    assert_int_equal(s.n, 4);
+    assert_float_equal(s.mean, 0.75, 1e-12);
+    assert_float_equal(s.std, sqrt(0.6875), 1e-12);
+    assert_float_equal(s.min, 0, 0);
+    assert_float_equal(s.max, 2, 0);
+    assert_float_equal(s.zero_share, 0.5, 0);
+    assert_float_equal(s.us_per_call, 500, 1e-9);
+    char buf[512];
+    assert_true(reward_stats_text(&s, buf, sizeof buf) > 0);
+    assert_string_equal(buf, "over 4 steps of random play: mean 0.75, std 0.829156, min 0, max 2, zero rewards 50.0%, "
+                             "500.00 us per call");
+    assert_true(reward_stats_json(&s, buf, sizeof buf) > 0);
+    json_error_t je;
+    json_t *j = json_loads(buf, 0, &je);
+    if (!j) fail_msg("bad JSON '%s': %s", buf, je.text);
+    assert_int_equal(json_integer_value(json_object_get(j, "n")), 4);
+    assert_float_equal(json_number_value(json_object_get(j, "mean")), 0.75, 1e-9);
+    assert_float_equal(json_number_value(json_object_get(j, "zero_share")), 0.5, 1e-9);
+    assert_float_equal(json_number_value(json_object_get(j, "us_per_call")), 500, 1e-3);
+    assert_non_null(json_object_get(j, "std"));
+    assert_non_null(json_object_get(j, "min"));
+    assert_non_null(json_object_get(j, "max"));
+    json_decref(j);
+    /* no values: zeros, not NaN */
+    reward_acc_init(&a);
+    reward_acc_finish(&a, &s);
+    assert_true(s.n == 0 && s.mean == 0 && s.std == 0 && s.min == 0 && s.max == 0);
 }
 
 /* The example of docs/reward-api.md (the text the prompts quote) is
@@ -474,6 +515,7 @@ static void sandbox_check_reward_corpus(void **state)
 }
 
 PCG_TESTS(sandbox, cmocka_unit_test(sandbox_corpus_refused), cmocka_unit_test(sandbox_good_rewards_accepted), cmocka_unit_test(sandbox_doc_example_accepted),
+          cmocka_unit_test(sandbox_stats_formats),
           cmocka_unit_test(sandbox_stats_match_env), cmocka_unit_test(sandbox_timeout_kills), cmocka_unit_test(sandbox_seccomp_blocks),
           cmocka_unit_test(sandbox_child_runner), cmocka_unit_test(sandbox_check_reward_cli),
           cmocka_unit_test(sandbox_check_reward_corpus))
