@@ -1,6 +1,7 @@
 /* pcgrllm bench [env|eval|all]: throughput tables. */
 #include "bench.h"
 #include "commands.h"
+#include "reward_jit.h"
 #include "util.h"
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +13,7 @@ static const struct {
 } benches[] = {
     {"env", bench_env, "environment steps/s, random actions, observation written every step"},
     {"eval", bench_eval, "levels scored per second by the evaluator"},
+    {"reward", bench_reward, "reward calls/s: libtcc vs gcc -O2, libtcc and NVRTC compile times"},
 };
 #define N_BENCH (int)(sizeof benches / sizeof benches[0])
 
