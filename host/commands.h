@@ -8,6 +8,8 @@ int cmd_report(int argc, char **argv);
 int cmd_ask(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_check_reward(int argc, char **argv);
+int cmd_train(int argc, char **argv);
+int cmd_generate(int argc, char **argv);
 int cmd_levels(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_render(int argc, char **argv);

@@ -187,7 +187,7 @@ static void forward_all(ppo_t *p, const unsigned char *obs, int n, float *logits
     }
 }
 
-void ppo_rollout(ppo_t *p, ppo_metrics *m)
+int ppo_rollout(ppo_t *p, ppo_metrics *m)
 {
     int T = p->cfg.n_steps, E = p->cfg.n_envs, A = p->nn.cfg.n_actions;
     size_t os = (size_t)p->env.obs_size;
@@ -200,6 +200,11 @@ void ppo_rollout(ppo_t *p, ppo_metrics *m)
     double t0 = now_seconds(), t_env = 0, t_fwd = 0, reward_sum = 0;
     env_log_clear(&p->env);
     for (int t = 0; t < T; t++) {
+        if (p->stop && *p->stop) {
+            free(logits);
+            free(last);
+            return -1;
+        }
         size_t base = (size_t)t * E;
         memcpy(p->obs + base * os, p->env.obs, (size_t)E * os);
         double ta = now_seconds();
@@ -216,6 +221,7 @@ void ppo_rollout(ppo_t *p, ppo_metrics *m)
         memcpy(p->rewards + base, p->env.rewards, sizeof(float) * (size_t)E);
         memcpy(p->dones + base, p->env.dones, (size_t)E);
         for (int e = 0; e < E; e++) reward_sum += p->env.rewards[e];
+        if (p->progress) p->progress(p->progress_ctx, t + 1, T + p->cfg.n_epochs * p->cfg.n_minibatches);
     }
     double ta = now_seconds();
     forward_all(p, p->env.obs, E, NULL, last);
@@ -232,6 +238,7 @@ void ppo_rollout(ppo_t *p, ppo_metrics *m)
     m->t_rollout = now_seconds() - t0;
     free(logits);
     free(last);
+    return 0;
 }
 
 /* Fisher-Yates permutation of 0..N-1 from one Philox subsequence. */
@@ -321,6 +328,7 @@ int ppo_update(ppo_t *p, ppo_metrics *m)
             gnorm += clip_grad_norm(&p->nn, c->max_grad_norm);
             adam_step(p);
             n_mb++;
+            if (p->progress) p->progress(p->progress_ctx, c->n_steps + n_mb, c->n_steps + c->n_epochs * c->n_minibatches);
         }
     }
     double samples = (double)N * c->n_epochs;
@@ -340,8 +348,7 @@ int ppo_update(ppo_t *p, ppo_metrics *m)
 int ppo_train_update(ppo_t *p, ppo_metrics *m)
 {
     memset(m, 0, sizeof *m);
-    ppo_rollout(p, m);
-    if (ppo_update(p, m)) return -1;
+    if (ppo_rollout(p, m) || ppo_update(p, m)) return -1;
     m->sps = (double)p->cfg.n_steps * p->cfg.n_envs / (m->t_rollout + m->t_update);
     return 0;
 }

@@ -67,6 +67,10 @@ typedef struct {
     int *mb_act;
     float *mb_logp, *mb_adv, *mb_val, *mb_ret;
     volatile int *stop; /* if set and non-zero, ppo_train_update gives up early */
+    /* if set, called after every rollout step and every minibatch (done,
+     * total: the update's progress in those units) */
+    void (*progress)(void *ctx, int done, int total);
+    void *progress_ctx;
 } ppo_t;
 
 void ppo_config_default(ppo_config *c);
@@ -78,8 +82,9 @@ int ppo_init(ppo_t *p, const ppo_config *cfg, reward_fn reward, void *ctx, char 
 void ppo_free(ppo_t *p);
 
 /* Collect one rollout of n_steps with the current policy (fills the
- * rollout storage, advantages and returns). */
-void ppo_rollout(ppo_t *p, ppo_metrics *m);
+ * rollout storage, advantages and returns).  0, or -1 if *stop was raised
+ * (the environments are then mid-rollout). */
+int ppo_rollout(ppo_t *p, ppo_metrics *m);
 /* n_epochs x n_minibatches of gradient steps on the stored rollout.
  * Returns 0, or -1 if *stop was raised (the network is then mid-update). */
 int ppo_update(ppo_t *p, ppo_metrics *m);
@@ -97,6 +102,10 @@ void ppo_gae(int T, int E, const float *rewards, const float *values, const unsi
 int ppo_sample(const float *logits, int A, float u, float *logp);
 /* The uniform draw for env e at its n-th policy action under seed. */
 float ppo_action_draw(uint64_t seed, int e, uint64_t n);
+
+/* Default seed of the evaluation maps (SPEC §5: the same starting maps
+ * every time); `pcgrllm run` uses the same value. */
+#define PPO_EVAL_SEED 20250101ull
 
 /* One episode of n fresh environments (maps from seed, as env_alloc) with
  * actions sampled from the policy nn under action_seed, or uniformly at

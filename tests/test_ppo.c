@@ -1,0 +1,272 @@
+/* PPO trainer: GAE by hand, action sampling, checkpoints (round trip,
+ * resume equality, damaged files refused) and a learning run. */
+#include "harness.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "checkpoint.h"
+#include "ppo.h"
+#include "util.h"
+
+/* GAE with gamma = lambda = 0.5, worked by hand:
+ * env 0: r = 1 2 3, V = 0.5 1 1.5, done after step 1, V(last) = 2
+ *   t2: delta = 3 + 0.5*2 - 1.5 = 2.5                  adv 2.5   ret 4
+ *   t1: episode ends: delta = 2 - 1 = 1                 adv 1     ret 2
+ *   t0: delta = 1 + 0.5*1 - 0.5 = 1, + 0.25*1           adv 1.25  ret 1.75
+ * env 1: r = 0 0 1, V = 0, done after step 2 (V(last) = 10 is ignored)
+ *   adv 0.0625 0.25 1 */
+static void ppo_gae_hand_example(void **state)
+{
+    (void)state;
+    float r[6] = {1, 0, 2, 0, 3, 1}, v[6] = {0.5f, 0, 1, 0, 1.5f, 0}, last[2] = {2, 10}, adv[6], ret[6];
+    unsigned char d[6] = {0, 0, 1, 0, 0, 1};
+    ppo_gae(3, 2, r, v, d, last, 0.5f, 0.5f, adv, ret);
+    float want_adv[6] = {1.25f, 0.0625f, 1, 0.25f, 2.5f, 1}, want_ret[6] = {1.75f, 0.0625f, 2, 0.25f, 4, 1};
+    for (int i = 0; i < 6; i++) {
+        assert_true(fabsf(adv[i] - want_adv[i]) < 1e-6f);
+        assert_true(fabsf(ret[i] - want_ret[i]) < 1e-6f);
+    }
+    /* lambda = 1, gamma = 1 and no ends: advantage = sum of future rewards + V(last) - V */
+    unsigned char nd[3] = {0, 0, 0};
+    float r1[3] = {1, 1, 1}, v1[3] = {0, 0, 0}, l1[1] = {5};
+    ppo_gae(3, 1, r1, v1, nd, l1, 1, 1, adv, ret);
+    assert_true(fabsf(adv[0] - 8) < 1e-6f && fabsf(adv[1] - 7) < 1e-6f && fabsf(adv[2] - 6) < 1e-6f);
+}
+
+static void ppo_sample_inverse_cdf(void **state)
+{
+    (void)state;
+    float logits[3] = {0, logf(2), logf(1)}; /* p = 1/4 1/2 1/4 */
+    float lp;
+    assert_int_equal(ppo_sample(logits, 3, 0.0f, &lp), 0);
+    assert_true(fabsf(lp - logf(0.25f)) < 1e-6f);
+    assert_int_equal(ppo_sample(logits, 3, 0.26f, &lp), 1);
+    assert_true(fabsf(lp - logf(0.5f)) < 1e-6f);
+    assert_int_equal(ppo_sample(logits, 3, 0.74f, &lp), 1);
+    assert_int_equal(ppo_sample(logits, 3, 0.76f, &lp), 2);
+    assert_int_equal(ppo_sample(logits, 3, 0.9999999f, &lp), 2);
+    /* draws are uniform-ish and reproducible */
+    int counts[3] = {0};
+    for (int i = 0; i < 4000; i++) counts[ppo_sample(logits, 3, ppo_action_draw(7, i % 5, (uint64_t)i), &lp)]++;
+    assert_true(counts[1] > 1800 && counts[1] < 2200 && counts[0] > 850 && counts[2] > 850);
+    assert_true(ppo_action_draw(7, 1, 3) == ppo_action_draw(7, 1, 3));
+    assert_true(ppo_action_draw(7, 1, 3) != ppo_action_draw(7, 2, 3));
+}
+
+/* r = change in the number of walls: the return of an episode is the final
+ * wall count minus the starting one, so writing WALL everywhere pays. */
+static float wall_delta(const level_t *prev, const level_t *curr, void *ctx)
+{
+    (void)ctx;
+    return (float)(lv_count(curr, TILE_WALL) - lv_count(prev, TILE_WALL));
+}
+
+static void tiny_config(ppo_config *c, uint64_t seed)
+{
+    ppo_config_default(c);
+    snprintf(c->preset, sizeof c->preset, "small");
+    c->n_envs = 4;
+    c->n_steps = 16;
+    c->n_epochs = 2;
+    c->n_minibatches = 2;
+    c->chunk = 12; /* minibatches of 32 in chunks of 12, 12, 8 */
+    c->seed = seed;
+}
+
+static void train(ppo_t *p, int updates)
+{
+    ppo_metrics m;
+    for (int i = 0; i < updates; i++) assert_int_equal(ppo_train_update(p, &m), 0);
+}
+
+static void assert_same_state(const ppo_t *a, const ppo_t *b)
+{
+    assert_int_equal((int)a->nn.n_params, (int)b->nn.n_params);
+    assert_memory_equal(a->nn.params, b->nn.params, a->nn.n_params * sizeof(float));
+    assert_memory_equal(a->adam_m, b->adam_m, a->nn.n_params * sizeof(float));
+    assert_memory_equal(a->adam_v, b->adam_v, a->nn.n_params * sizeof(float));
+    assert_true(a->adam_t == b->adam_t && a->step == b->step && a->update == b->update);
+    assert_memory_equal(a->env.maps, b->env.maps, (size_t)a->env.n * a->env.cells);
+    assert_memory_equal(a->env.frozen, b->env.frozen, (size_t)a->env.n * a->env.cells);
+    assert_memory_equal(a->env.obs, b->env.obs, (size_t)a->env.n * a->env.obs_size);
+    assert_memory_equal(a->env.steps, b->env.steps, sizeof(int) * (size_t)a->env.n);
+    assert_memory_equal(a->env.rng_pos, b->env.rng_pos, sizeof(uint64_t) * (size_t)a->env.n);
+}
+
+static void ppo_checkpoint_round_trip(void **state)
+{
+    (void)state;
+    ppo_config c;
+    tiny_config(&c, 5);
+    ppo_t a, b;
+    char err[512], path[512];
+    assert_int_equal(ppo_init(&a, &c, wall_delta, NULL, err, sizeof err), 0);
+    train(&a, 1);
+    snprintf(path, sizeof path, "%s/round.ckpt", pcg_test_tmpdir());
+    assert_int_equal(checkpoint_save(&a, path, err, sizeof err), 0);
+    assert_int_equal(checkpoint_load(&b, path, wall_delta, NULL, err, sizeof err), 0);
+    assert_memory_equal(&a.cfg, &b.cfg, sizeof a.cfg);
+    assert_same_state(&a, &b);
+    assert_int_equal((int)b.update, 1);
+    ppo_config pc;
+    nn_t nn;
+    int64_t step;
+    assert_int_equal(checkpoint_load_policy(path, &pc, &nn, &step, err, sizeof err), 0);
+    assert_memory_equal(nn.params, a.nn.params, nn.n_params * sizeof(float));
+    assert_true(step == a.step && step == 16 * 4);
+    nn_free(&nn);
+    ppo_free(&a);
+    ppo_free(&b);
+}
+
+/* k updates, save, load, n-k more == n updates without a stop. */
+static void ppo_resume_equals_uninterrupted(void **state)
+{
+    (void)state;
+    ppo_config c;
+    tiny_config(&c, 9);
+    c.n_steps = 200; /* episodes of 768 steps end (and reset) inside the run */
+    c.n_envs = 2;
+    c.n_epochs = 1;
+    c.chunk = 100;
+    ppo_t full, part, resumed;
+    char err[512], path[512];
+    assert_int_equal(ppo_init(&full, &c, wall_delta, NULL, err, sizeof err), 0);
+    train(&full, 5);
+    assert_int_equal(ppo_init(&part, &c, wall_delta, NULL, err, sizeof err), 0);
+    train(&part, 3);
+    snprintf(path, sizeof path, "%s/resume.ckpt", pcg_test_tmpdir());
+    assert_int_equal(checkpoint_save(&part, path, err, sizeof err), 0);
+    ppo_free(&part);
+    assert_int_equal(checkpoint_load(&resumed, path, wall_delta, NULL, err, sizeof err), 0);
+    train(&resumed, 2);
+    assert_same_state(&full, &resumed);
+    assert_true(full.last_episode_reward == resumed.last_episode_reward); /* an episode ended at step 768 */
+    assert_false(isnan(full.last_episode_reward));
+    /* and training did move the parameters */
+    ppo_t fresh;
+    assert_int_equal(ppo_init(&fresh, &c, wall_delta, NULL, err, sizeof err), 0);
+    assert_true(memcmp(fresh.nn.params, full.nn.params, full.nn.n_params * sizeof(float)) != 0);
+    ppo_free(&fresh);
+    ppo_free(&full);
+    ppo_free(&resumed);
+}
+
+static void write_bytes(const char *path, const unsigned char *p, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal((int)fwrite(p, 1, n, f), (int)n);
+    fclose(f);
+}
+
+static void expect_refused(const char *path, const char *needle)
+{
+    ppo_t p;
+    char err[512] = "";
+    assert_int_equal(checkpoint_load(&p, path, wall_delta, NULL, err, sizeof err), -1);
+    if (!strstr(err, needle)) {
+        print_error("error '%s' does not say '%s'\n", err, needle);
+        fail();
+    }
+    assert_null(strchr(err, '\n'));
+    nn_t nn;
+    ppo_config c;
+    assert_int_equal(checkpoint_load_policy(path, &c, &nn, NULL, err, sizeof err), -1);
+}
+
+static void ppo_checkpoint_damaged_refused(void **state)
+{
+    (void)state;
+    ppo_config c;
+    tiny_config(&c, 3);
+    ppo_t a;
+    char err[512], path[512], bad[512];
+    assert_int_equal(ppo_init(&a, &c, wall_delta, NULL, err, sizeof err), 0);
+    train(&a, 1);
+    snprintf(path, sizeof path, "%s/good.ckpt", pcg_test_tmpdir());
+    snprintf(bad, sizeof bad, "%s/bad.ckpt", pcg_test_tmpdir());
+    assert_int_equal(checkpoint_save(&a, path, err, sizeof err), 0);
+    ppo_free(&a);
+    long len;
+    unsigned char *raw = (unsigned char *)read_file(path, 1l << 30, &len, err, sizeof err);
+    assert_non_null(raw);
+    /* truncated anywhere */
+    long cuts[] = {0, 5, 23, 100, len / 2, len - 1};
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+        write_bytes(bad, raw, (size_t)cuts[i]);
+        expect_refused(bad, cuts[i] < 24 ? "not a pcgrllm checkpoint" : "truncated");
+    }
+    /* one flipped bit in the parameters, the config, the env block */
+    long flips[] = {30, 200, len / 2, len - 20};
+    for (size_t i = 0; i < sizeof flips / sizeof flips[0]; i++) {
+        raw[flips[i]] ^= 0x04;
+        write_bytes(bad, raw, (size_t)len);
+        expect_refused(bad, "checksum");
+        raw[flips[i]] ^= 0x04;
+    }
+    /* another format version */
+    raw[8] = CHECKPOINT_VERSION + 1;
+    write_bytes(bad, raw, (size_t)len);
+    expect_refused(bad, "version");
+    raw[8] = CHECKPOINT_VERSION;
+    /* not a checkpoint, missing file, trailing garbage */
+    write_bytes(bad, (const unsigned char *)"hello world, this is not a checkpoint", 37);
+    expect_refused(bad, "not a pcgrllm checkpoint");
+    expect_refused("/nonexistent/x.ckpt", "cannot open");
+    unsigned char *longer = malloc((size_t)len + 4);
+    memcpy(longer, raw, (size_t)len);
+    memset(longer + len, 0, 4);
+    write_bytes(bad, longer, (size_t)len + 4);
+    expect_refused(bad, "corrupt");
+    /* the untouched bytes still load */
+    write_bytes(bad, raw, (size_t)len);
+    assert_int_equal(checkpoint_load(&a, bad, wall_delta, NULL, err, sizeof err), 0);
+    ppo_free(&a);
+    free(longer);
+    free(raw);
+}
+
+/* Learning: the small preset on the wall reward beats the random policy by
+ * a wide margin after a short run.  The random policy ends with about a
+ * sixth of the cells as walls (return about -65 on 16x16 maps); a policy
+ * that writes WALL everywhere gets about +130. */
+static void ppo_learns_wall_reward(void **state)
+{
+    (void)state;
+    const int n_eval = 16;
+    float rnd[16], pol[16];
+    uint64_t seeds[2] = {1, 2};
+    for (int s = 0; s < 2; s++) {
+        ppo_config c;
+        ppo_config_default(&c);
+        snprintf(c.preset, sizeof c.preset, "small");
+        c.n_envs = 8;
+        c.n_epochs = 4;
+        c.lr = 1e-3f;
+        c.seed = seeds[s];
+        ppo_t p;
+        char err[256];
+        assert_int_equal(ppo_init(&p, &c, wall_delta, NULL, err, sizeof err), 0);
+        double t0 = now_seconds();
+        train(&p, 8);
+        double secs = now_seconds() - t0;
+        assert_int_equal(ppo_play_episode(&p.nn, n_eval, 16, 16, VARIANT_DUNGEON, 1000 + s, 77, wall_delta, NULL,
+                                          NULL, pol),
+                         0);
+        assert_int_equal(
+            ppo_play_episode(NULL, n_eval, 16, 16, VARIANT_DUNGEON, 1000 + s, 77, wall_delta, NULL, NULL, rnd), 0);
+        double mr = 0, mp = 0;
+        for (int i = 0; i < n_eval; i++) mr += rnd[i] / n_eval, mp += pol[i] / n_eval;
+        print_message("seed %llu: %lld steps in %.1f s; mean episode return random %.1f, trained %.1f\n",
+                      (unsigned long long)c.seed, (long long)p.step, secs, mr, mp);
+        assert_true(mr < -40);       /* the random policy loses walls */
+        assert_true(mp > mr + 80);   /* the trained one gains them */
+        ppo_free(&p);
+    }
+}
+
+PCG_TESTS(ppo, cmocka_unit_test(ppo_gae_hand_example), cmocka_unit_test(ppo_sample_inverse_cdf),
+          cmocka_unit_test(ppo_checkpoint_round_trip), cmocka_unit_test(ppo_resume_equals_uninterrupted),
+          cmocka_unit_test(ppo_checkpoint_damaged_refused), cmocka_unit_test(ppo_learns_wall_reward))
