@@ -267,6 +267,64 @@ static void ppo_learns_wall_reward(void **state)
     }
 }
 
+/* The CLI end to end: train a tiny run, resume it, generate levels from
+ * it, refuse a damaged checkpoint with one line. */
+static void ppo_cli_train_resume_generate(void **state)
+{
+    (void)state;
+    const char *bin = pcg_test_binary(), *tmp = pcg_test_tmpdir();
+    char out[8192], path[1024];
+    snprintf(path, sizeof path, "%s/walls.c", tmp);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("float compute_reward(const level_t *prev, const level_t *curr)\n"
+          "{ return (float)(count_tiles(curr, WALL) - count_tiles(prev, WALL)); }\n", f);
+    fclose(f);
+    int rc = pcg_test_sh(out, sizeof out,
+                         "%s train --reward %s/walls.c --scenario 1 --steps 64 --envs 2 --rollout 16 --epochs 1 "
+                         "--preset small --threads 1 --out %s/run",
+                         bin, tmp, tmp);
+    if (rc) print_error("%s\n", out);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "trained 64 steps"));
+    assert_int_equal(pcg_test_sh(out, sizeof out, "wc -l < %s/run/metrics.jsonl", tmp), 0);
+    assert_int_equal(atoi(out), 2);
+    assert_int_equal(pcg_test_sh(out, sizeof out, "%s train --resume --out %s/run --steps 96 --threads 1", bin, tmp), 0);
+    assert_int_equal(pcg_test_sh(out, sizeof out, "tail -n 1 %s/run/metrics.jsonl", tmp), 0);
+    assert_non_null(strstr(out, "{\"update\":3,\"step\":96,"));
+    assert_non_null(strstr(out, "\"approx_kl\":"));
+    assert_non_null(strstr(out, "\"clip_frac\":"));
+    rc = pcg_test_sh(out, sizeof out, "%s generate --policy %s/run --n 3 --out %s/levels && ls %s/levels", bin, tmp,
+                     tmp, tmp);
+    if (rc) print_error("%s\n", out);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "level_002.txt"));
+    assert_non_null(strstr(out, "level_002.png"));
+    assert_non_null(strstr(out, "levels.png"));
+    /* the same maps and actions give the same levels */
+    assert_int_equal(pcg_test_sh(out, sizeof out, "%s generate --policy %s/run --n 3 --out %s/levels2 && "
+                                 "cmp %s/levels/level_001.txt %s/levels2/level_001.txt", bin, tmp, tmp, tmp, tmp), 0);
+    assert_int_equal(pcg_test_sh(out, sizeof out, "%s eval --scenario 1 %s/levels/level_*.txt", bin, tmp), 0);
+    assert_non_null(strstr(out, "fitness"));
+    /* a damaged checkpoint: one line, exit 1 */
+    assert_int_equal(pcg_test_sh(out, sizeof out, "printf 'x' | dd of=%s/run/checkpoint.bin bs=1 seek=100 "
+                                 "conv=notrunc 2>/dev/null", tmp), 0);
+    rc = pcg_test_sh(out, sizeof out, "%s generate --policy %s/run --n 3 --out %s/levels3", bin, tmp, tmp);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(out, "checksum"));
+    assert_true(strchr(out, '\n') == out + strlen(out) - 1); /* exactly one line */
+    rc = pcg_test_sh(out, sizeof out, "%s train --resume --out %s/run --steps 200", bin, tmp);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(out, "checksum"));
+    /* usage errors */
+    assert_int_equal(pcg_test_sh(out, sizeof out, "%s train --reward %s/walls.c --scenario 9 --steps 5 --out %s/x",
+                                 bin, tmp, tmp), 2);
+    assert_int_equal(pcg_test_sh(out, sizeof out, "%s train --reward %s/walls.c --scenario 1 --steps 5 --envs 3 "
+                                 "--minibatches 7 --out %s/x", bin, tmp, tmp), 2);
+    assert_non_null(strstr(out, "minibatches must divide"));
+}
+
 PCG_TESTS(ppo, cmocka_unit_test(ppo_gae_hand_example), cmocka_unit_test(ppo_sample_inverse_cdf),
           cmocka_unit_test(ppo_checkpoint_round_trip), cmocka_unit_test(ppo_resume_equals_uninterrupted),
-          cmocka_unit_test(ppo_checkpoint_damaged_refused), cmocka_unit_test(ppo_learns_wall_reward))
+          cmocka_unit_test(ppo_checkpoint_damaged_refused), cmocka_unit_test(ppo_cli_train_resume_generate),
+          cmocka_unit_test(ppo_learns_wall_reward))
