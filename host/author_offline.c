@@ -499,16 +499,30 @@ int author_align(author_reward *r, const author_stats *s, char *note, int len)
 /* Feedback and refinement                                            */
 
 typedef struct {
-    int kind, tile, levels;
+    const author_reward *r;
+    int kind, tile, levels, changes;
     char problem[240], change[240];
 } diagnosis;
 
+static int term_changes(const author_reward *r, int kind, int tile)
+{
+    for (int i = 0; i < r->n; i++)
+        if (r->term[i].kind == kind && r->term[i].tile == tile) return r->term[i].changes;
+    return 0;
+}
+
+/* The problem affecting the most levels wins; on a tie, the one whose term
+ * has been changed less often (so a failure that refining one term did not
+ * fix does not hide an equal one), then the one listed first. */
 static void consider(diagnosis *best, int kind, int tile, int levels, const char *problem, const char *change)
 {
-    if (levels <= best->levels) return; /* ties keep the earlier (listed first) problem */
+    if (levels <= 0 || levels < best->levels) return;
+    int changes = term_changes(best->r, kind, tile);
+    if (levels == best->levels && changes >= best->changes) return;
     best->kind = kind;
     best->tile = tile;
     best->levels = levels;
+    best->changes = changes;
     snprintf(best->problem, sizeof best->problem, "%s", problem);
     snprintf(best->change, sizeof best->change, "%s", change);
 }
@@ -517,6 +531,7 @@ static void diagnose(const author_reward *r, const author_metrics *m, diagnosis 
 {
     char p[240], c[240];
     memset(d, 0, sizeof *d);
+    d->r = r;
     d->kind = -1;
     int n = m->n;
     if (r->target.kind == TARGET_KEYDOOR) {

@@ -413,6 +413,15 @@ static void author_feedback_and_refine(void **state)
     author_feedback(&r, &m, fb, sizeof fb);
     assert_non_null(strstr(fb, "SPIDER, which the story does not ask for, is met in 15 of the 26"));
     assert_non_null(strstr(fb, "term=enemy_away:SPIDER"));
+    /* A tie between SCORPION and SPIDER: the term changed less often wins,
+     * so refining one does not hide the other. */
+    m.met[1] = 15;
+    author_feedback(&r, &m, fb, sizeof fb);
+    assert_non_null(strstr(fb, "term=enemy_away:SCORPION"));
+    assert_int_equal(author_refine(&r, fb, note, sizeof note), 1);
+    author_feedback(&r, &m, fb, sizeof fb);
+    assert_non_null(strstr(fb, "term=enemy_away:SPIDER"));
+    m.met[1] = 0;
     /* Most levels without a key: key_count. */
     m.solved = 10;
     m.no_key = 20;
