@@ -66,10 +66,10 @@ void author_initial(const target_t *t, author_reward *r)
     for (int e = 0; e < TARGET_N_ENEMIES; e++) {
         int tile = TILE_BAT + e;
         if (t->enemies[e]) {
-            add_term(r, AT_ENEMY_COUNT, tile, 0.5f, AF_BINARY, 1);
+            add_term(r, AT_ENEMY_COUNT, tile, 1.0f, AF_BINARY, 1);
             add_term(r, AT_ENEMY_NEAR, tile, 2.0f, AF_BINARY, 2);
         } else {
-            add_term(r, AT_ENEMY_NONE, tile, 0.5f, AF_BINARY, 0);
+            add_term(r, AT_ENEMY_NONE, tile, 1.0f, AF_BINARY, 0);
             add_term(r, AT_ENEMY_AWAY, tile, 1.0f, AF_BINARY, 2);
         }
     }
@@ -163,7 +163,7 @@ static void emit_count(sbuf *b, const author_term *t, const char *count, int wan
 {
     char w[40];
     out(b, "        /* %s: %s */\n", author_term_name(t->kind), what);
-    out(b, "        v += %s * -fminf(fabsf((float)%s - %d.0f) / quarter, 1.0f);\n", flit(t->weight, w), count, want);
+    out(b, "        v += %s * -fminf(fabsf((float)%s - %d.0f), quarter) / 4.0f;\n", flit(t->weight, w), count, want);
 }
 
 static void emit_encounter_terms(sbuf *b, const author_reward *r)
@@ -176,7 +176,7 @@ static void emit_encounter_terms(sbuf *b, const author_reward *r)
             tile >= TILE_BAT && tile <= TILE_SPIDER)
             want_detour[tile - TILE_BAT] = 1;
     }
-    out(b, "        /* counts are measured against a quarter of the map */\n");
+    out(b, "        /* each tile too many or too few costs a quarter, up to a quarter of the map */\n");
     out(b, "        float quarter = (float)(level_height(l) * level_width(l)) / 4.0f;\n");
     out(b, "        int pr[1], pc[1], dr[1], dc[1], kr[4], kc[4];\n");
     out(b, "        int players = find_tiles(l, PLAYER, pr, pc, 1);\n");
@@ -222,7 +222,7 @@ static void emit_encounter_terms(sbuf *b, const author_reward *r)
             break;
         case AT_ENEMY_NONE:
             out(b, "        /* enemy_none: no %s on the map */\n", n);
-            out(b, "        v += %s * -fminf((float)n_%s / quarter, 1.0f);\n", flit(t->weight, w), n);
+            out(b, "        v += %s * -fminf((float)n_%s, quarter) / 4.0f;\n", flit(t->weight, w), n);
             break;
         case AT_ENEMY_AWAY:
             out(b, "        /* enemy_away (%s): no %s within %d extra steps of the route */\n",
@@ -242,7 +242,7 @@ static void emit_encounter_terms(sbuf *b, const author_reward *r)
 static void emit_keydoor_terms(sbuf *b, const author_reward *r)
 {
     const char *g = tname(r->target.gate);
-    out(b, "        /* counts are measured against a quarter of the map */\n");
+    out(b, "        /* each tile too many or too few costs a quarter, up to a quarter of the map */\n");
     out(b, "        float quarter = (float)(level_height(l) * level_width(l)) / 4.0f;\n");
     out(b, "        int pr[1], pc[1], tr[1], tc[1], dr[4], dc[4], gr[4], gc[4];\n");
     out(b, "        int players = find_tiles(l, PLAYER, pr, pc, 1);\n");

@@ -16,18 +16,20 @@
 #include "story.h"
 #include <stddef.h>
 
-/* Term kinds.  Features are in [-1, 1]; "route" is Player -> Key -> Door
+/* Term kinds.  Presence features are 0/1 (or in [-1, 1] when shaped); count
+ * features cost 1/4 per tile off target, up to cells/4 tiles; "route" is
+ * Player -> Key -> Door
  * (or Player -> Door when there is no reachable key). */
 enum {
-    AT_KEY_COUNT,      /* -min(|keys - 1| / (cells/4), 1) */
+    AT_KEY_COUNT,      /* -min(|keys - 1|, cells/4)/4 */
     AT_PLAYER_KEY,     /* a key is reachable from the player */
     AT_KEY_DOOR,       /* the door is reachable from that key */
-    AT_ENEMY_COUNT,    /* required enemy: -min(|count - param| / (cells/4), 1) */
+    AT_ENEMY_COUNT,    /* required enemy: -min(|count - param|, cells/4)/4 */
     AT_ENEMY_NEAR,     /* required enemy within detour param of the route */
-    AT_ENEMY_NONE,     /* unwanted enemy: -min(count / (cells/4), 1) */
+    AT_ENEMY_NONE,     /* unwanted enemy: -min(count, cells/4)/4 */
     AT_ENEMY_AWAY,     /* unwanted enemy: penalty within detour param of the route */
-    AT_GATE_COUNT,     /* key-door: -min(|gates - 1| / (cells/4), 1) */
-    AT_DOOR_COUNT,     /* key-door: -min(|doors - 1| / (cells/4), 1) */
+    AT_GATE_COUNT,     /* key-door: -min(|gates - 1|, cells/4)/4 */
+    AT_DOOR_COUNT,     /* key-door: -min(|doors - 1|, cells/4)/4 */
     AT_PLAYER_GATE,    /* key-door: a gate reachable, nearer than the door */
     AT_GATE_DOOR,      /* key-door: a door reachable from that gate */
     AT_DOOR_SEPARATES, /* key-door: the way to the treasure runs through the door */
