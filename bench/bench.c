@@ -14,6 +14,7 @@ static const struct {
     {"env", bench_env, "environment steps/s, random actions, observation written every step"},
     {"eval", bench_eval, "levels scored per second by the evaluator"},
     {"reward", bench_reward, "reward calls/s: libtcc vs gcc -O2, libtcc and NVRTC compile times"},
+    {"train", bench_train, "PPO training steps/s for both presets at 64 and 600 envs, GFLOP/s vs sgemm"},
 };
 #define N_BENCH (int)(sizeof benches / sizeof benches[0])
 

@@ -4,5 +4,6 @@
 
 int bench_env(int argc, char **argv);
 int bench_eval(int argc, char **argv);
+int bench_train(int argc, char **argv);
 
 #endif

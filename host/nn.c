@@ -2,9 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
 #include <omp.h>
-#endif
 #include "philox.h"
 
 #define NN_REAL float
@@ -72,8 +70,18 @@ size_t nn_param_layout(const nn_config *c, size_t *size, size_t *off)
     return total;
 }
 
+/* The network's OpenMP regions split every matrix product across threads,
+ * each calling OpenBLAS single-threaded; OpenBLAS's own pool would
+ * otherwise compete with OpenMP's for the same cores. */
+static void blas_single_thread(void)
+{
+    static int done;
+    if (!done) openblas_set_num_threads(1), done = 1;
+}
+
 int nn_alloc(nn_t *nn, const nn_config *cfg)
 {
+    blas_single_thread();
     memset(nn, 0, sizeof *nn);
     nn->cfg = *cfg;
     nn->n_params = nn_param_layout(cfg, nn->size, nn->off);
@@ -230,9 +238,6 @@ double nn_macs_executed(const nn_config *c, double nz)
 
 void nn_set_threads(int threads)
 {
-    if (threads <= 0) return;
-#ifdef _OPENMP
-    omp_set_num_threads(threads);
-#endif
-    openblas_set_num_threads(threads);
+    blas_single_thread();
+    if (threads > 0) omp_set_num_threads(threads);
 }

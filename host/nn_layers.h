@@ -10,6 +10,7 @@
  * row; images are HWC.  Backward passes add into parameter gradients. */
 #include <cblas.h>
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #include "dungeon.h"
@@ -32,23 +33,49 @@ static inline void NN_FN(relu_backward)(NN_REAL *dx, const NN_REAL *y, size_t n)
         if (!(y[i] > 0)) dx[i] = 0;
 }
 
+/* ---- matrix products ----
+ * C[M][N] = alpha op(A) op(B) + beta C, row-major, with the M rows of C
+ * split across the OpenMP threads, each calling a single-threaded BLAS
+ * (see nn_set_threads): one thread pool for the whole network. */
+
+static inline void NN_FN(gemm)(int transA, int transB, int M, int N, int K, NN_REAL alpha, const NN_REAL *A, int lda,
+                               const NN_REAL *B, int ldb, NN_REAL beta, NN_REAL *C, int ldc)
+{
+    CBLAS_TRANSPOSE ta = transA ? CblasTrans : CblasNoTrans, tb = transB ? CblasTrans : CblasNoTrans;
+    if ((double)M * N * K < 4e6 || M < 32) {
+        NN_GEMM(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+#pragma omp parallel
+    {
+        int nt = omp_get_num_threads(), id = omp_get_thread_num();
+        int per = ((M + nt - 1) / nt + 7) & ~7;
+        int m0 = id * per, m1 = m0 + per < M ? m0 + per : M;
+        if (m0 < m1) {
+            /* rows m0.. of op(A): row offset of A, or column offset of A^T */
+            const NN_REAL *a = transA ? A + m0 : A + (size_t)m0 * lda;
+            NN_GEMM(CblasRowMajor, ta, tb, m1 - m0, N, K, alpha, a, lda, B, ldb, beta, C + (size_t)m0 * ldc, ldc);
+        }
+    }
+}
+
 /* ---- dense: out[B][O] = in[B][I] W[I][O] + b ---- */
 
 static inline void NN_FN(dense_forward)(NN_REAL *out, const NN_REAL *in, const NN_REAL *W, const NN_REAL *b, int B,
                                         int In, int O)
 {
     for (int n = 0; n < B; n++) memcpy(out + (size_t)n * O, b, sizeof(NN_REAL) * (size_t)O);
-    NN_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, O, In, 1, in, In, W, O, 1, out, O);
+    NN_FN(gemm)(0, 0, B, O, In, 1, in, In, W, O, 1, out, O);
 }
 
 /* din (may be NULL) = dout W^T; dW += in^T dout; db += sum of dout rows. */
 static inline void NN_FN(dense_backward)(NN_REAL *din, NN_REAL *dW, NN_REAL *db, const NN_REAL *dout,
                                          const NN_REAL *in, const NN_REAL *W, int B, int In, int O)
 {
-    NN_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, In, O, B, 1, in, In, dout, O, 1, dW, O);
+    NN_FN(gemm)(1, 0, In, O, B, 1, in, In, dout, O, 1, dW, O);
     for (int n = 0; n < B; n++)
         for (int o = 0; o < O; o++) db[o] += dout[(size_t)n * O + o];
-    if (din) NN_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, B, In, O, 1, dout, O, W, O, 0, din, In);
+    if (din) NN_FN(gemm)(0, 1, B, In, O, 1, dout, O, W, O, 0, din, In);
 }
 
 /* ---- dense on the one-hot observation: a gather of weight rows ----
@@ -265,7 +292,7 @@ static inline void NN_FN(conv_backward)(NN_REAL *din, NN_REAL *dW, NN_REAL *db, 
     int rows = B * s->OH * s->OW, K = s->k * s->k * s->C;
     NN_FN(dense_backward)(NULL, dW, db, dout, col, W, rows, K, s->O);
     if (!din) return;
-    NN_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, rows, K, s->O, 1, dout, s->O, W, s->O, 0, col, K);
+    NN_FN(gemm)(0, 1, rows, K, s->O, 1, dout, s->O, W, s->O, 0, col, K);
     NN_FN(col2im)(din, col, B, s);
 }
 
