@@ -620,6 +620,12 @@ int author_feedback(const author_reward *r, const author_metrics *m, char *buf, 
 
 int author_refine(author_reward *r, const char *feedback, char *note, int len)
 {
+    return author_refine_branch(r, feedback, 0, note, len);
+}
+
+int author_refine_branch(author_reward *r, const char *feedback, int branch, char *note, int len)
+{
+    if (branch < 0) branch = 0;
     const char *tag = feedback ? strstr(feedback, "[offline-author term=") : NULL;
     char kind[32], tile[32];
     if (!tag || sscanf(tag, "[offline-author term=%31[a-z_]:%31[A-Z]", kind, tile) != 2) {
@@ -645,8 +651,10 @@ int author_refine(author_reward *r, const char *feedback, char *note, int len)
         return 1;
     }
     /* Even-numbered changes double the weight, odd ones change the form;
-     * a form that cannot change any more falls back to the weight. */
-    int form_change = tm->changes % 2 == 1;
+     * a form that cannot change any more falls back to the weight.  An odd
+     * branch (a second child of the same parent) takes the other change, so
+     * siblings differ. */
+    int form_change = (tm->changes + branch) % 2 == 1;
     tm->changes++;
     r->revision++;
     if (form_change) {
@@ -667,7 +675,9 @@ int author_refine(author_reward *r, const char *feedback, char *note, int len)
         }
     }
     float old = tm->weight;
-    tm->weight = fminf(tm->weight * 2.0f, AUTHOR_WEIGHT_MAX);
+    /* branch b multiplies by 2 + b: siblings never take the same step */
+    float factor = 2.0f + (float)branch;
+    tm->weight = fminf(tm->weight * factor, AUTHOR_WEIGHT_MAX);
     if (tm->weight == old) {
         say(note, len, "%s %s: weight already at its maximum %.4g", kind, tile, (double)old);
         return 1; /* revision and change count moved */

@@ -108,6 +108,12 @@ int author_feedback(const author_reward *r, const author_metrics *m, char *buf, 
  * a tag (generic or none) leaves the terms as they are.  Returns 1 if the
  * reward changed, 0 if not; note says what was done. */
 int author_refine(author_reward *r, const char *feedback, char *note, int len);
+/* The same for the branch-th child of one parent (ToT/GoT, branch = the
+ * parent's children before this one): an odd branch takes the other kind of
+ * change (form first, weight second), and weights grow by 2 + branch
+ * instead of 2, so siblings do not get the same reward (unless the weight is
+ * already at its maximum).  Branch 0 is author_refine. */
+int author_refine_branch(author_reward *r, const char *feedback, int branch, char *note, int len);
 
 /* GoT: combine with the reference rewards (the two best other nodes).  For
  * each of r's terms, the best-scoring reference that scored above the

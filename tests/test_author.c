@@ -466,6 +466,51 @@ static void author_feedback_and_refine(void **state)
     free(code);
 }
 
+/* Siblings of one parent (ToT/GoT) get different rewards. */
+static void author_refine_branches_differ(void **state)
+{
+    (void)state;
+    char note[300];
+    static const struct {
+        int scenario;
+        const char *fb;
+    } cases[] = {
+        {1, "P.\n[offline-author term=enemy_near:BAT levels=20/30]\n"},
+        {1, "P.\n[offline-author term=enemy_away:SPIDER levels=20/30]\n"},
+        {1, "P.\n[offline-author term=player_key:KEY levels=20/30]\n"},
+        {1, "P.\n[offline-author term=key_count:KEY levels=20/30]\n"},
+        {3, "P.\n[offline-author term=door_separates:DOOR levels=27/30]\n"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        target_t t;
+        target_scenario(cases[c].scenario, &t);
+        author_reward base;
+        author_initial(&t, &base);
+        char *codes[3];
+        for (int b = 0; b < 3; b++) {
+            author_reward r = base;
+            assert_int_equal(author_refine_branch(&r, cases[c].fb, b, note, sizeof note), 1);
+            codes[b] = code_for(&r);
+        }
+        author_reward r0 = base;
+        author_refine(&r0, cases[c].fb, note, sizeof note);
+        char *plain = code_for(&r0);
+        assert_string_equal(plain, codes[0]); /* branch 0 is author_refine */
+        assert_string_not_equal(codes[0], codes[1]);
+        assert_string_not_equal(codes[0], codes[2]);
+        assert_string_not_equal(codes[1], codes[2]);
+        free(plain);
+        for (int b = 0; b < 3; b++) free(codes[b]);
+    }
+    /* Branch 1 of a fresh enemy_near term tightens the radius first. */
+    target_t t;
+    target_scenario(1, &t);
+    author_reward r;
+    author_initial(&t, &r);
+    author_refine_branch(&r, cases[0].fb, 1, note, sizeof note);
+    assert_non_null(strstr(note, "radius tightened to 1"));
+}
+
 /* GoT: refinements of better references are taken over, others are not. */
 static void author_merge_references(void **state)
 {
@@ -656,5 +701,6 @@ static void author_code_compiles_nvrtc(void **state)
 PCG_TESTS(author, cmocka_unit_test(author_code_compiles), cmocka_unit_test(author_code_compiles_nvrtc), cmocka_unit_test(author_encounter_reward_direction),
           cmocka_unit_test(author_keydoor_reward_direction), cmocka_unit_test(author_parse_round_trip),
           cmocka_unit_test(author_align_rescales), cmocka_unit_test(author_align_with_sandbox_stats),
-          cmocka_unit_test(author_feedback_and_refine), cmocka_unit_test(author_merge_references), cmocka_unit_test(author_metrics_from_levels),
+          cmocka_unit_test(author_feedback_and_refine), cmocka_unit_test(author_refine_branches_differ),
+          cmocka_unit_test(author_merge_references), cmocka_unit_test(author_metrics_from_levels),
           cmocka_unit_test(author_deterministic))
