@@ -72,7 +72,7 @@ typedef struct {
 } nn_acts;
 
 /* Preset by name: "paper" (SPEC §4: 64/64 filters, 64 units) or "small"
- * (16/16 filters, 64 units; about a tenth of the paper preset's work).
+ * (16/16 filters, 64 units; a sixth of the paper preset's multiply-adds).
  * Returns 0, or -1 for an unknown name. */
 int nn_preset_config(const char *preset, int crop_h, int crop_w, int n_actions, nn_config *cfg);
 /* Fill derived sizes (h1, w1, h2, w2) from the rest; -1 if inconsistent. */
