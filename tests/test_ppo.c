@@ -306,6 +306,24 @@ static void ppo_cli_train_resume_generate(void **state)
                                  "cmp %s/levels/level_001.txt %s/levels2/level_001.txt", bin, tmp, tmp, tmp, tmp), 0);
     assert_int_equal(pcg_test_sh(out, sizeof out, "%s eval --scenario 1 %s/levels/level_*.txt", bin, tmp), 0);
     assert_non_null(strstr(out, "fitness"));
+    /* Ctrl-C (SIGINT to the process group) during a run: exit 130, a
+     * checkpoint that resumes */
+    rc = pcg_test_sh(out, sizeof out,
+                     "setsid %s train --reward %s/walls.c --scenario 1 --steps 1000000 --envs 2 --rollout 16 "
+                     "--epochs 1 --preset small --threads 1 --quiet --out %s/intr > %s/intr.log 2>&1 & pid=$!; "
+                     "i=0; while [ ! -s %s/intr/metrics.jsonl ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; "
+                     "kill -INT -$pid; "
+                     "i=0; while kill -0 $pid 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; "
+                     "kill -KILL -$pid 2>/dev/null; wait $pid; echo rc=$?; tail -n 2 %s/intr.log",
+                     bin, tmp, tmp, tmp, tmp, tmp);
+    assert_int_equal(rc, 0);
+    if (!strstr(out, "rc=130")) print_error("%s\n", out);
+    assert_non_null(strstr(out, "rc=130"));
+    assert_non_null(strstr(out, "interrupted: the checkpoint of update"));
+    rc = pcg_test_sh(out, sizeof out, "%s train --resume --out %s/intr --steps 640 --threads 1 --quiet", bin, tmp);
+    if (rc) print_error("%s\n", out);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "trained 640 steps"));
     /* a damaged checkpoint: one line, exit 1 */
     assert_int_equal(pcg_test_sh(out, sizeof out, "printf 'x' | dd of=%s/run/checkpoint.bin bs=1 seek=100 "
                                  "conv=notrunc 2>/dev/null", tmp), 0);
