@@ -24,7 +24,7 @@ static void generate_usage(FILE *f)
             "  --n N            levels (default 30)\n"
             "  --seed S         seed of the starting maps (default %llu, the fixed evaluation seed)\n"
             "  --action-seed A  seed of the sampled actions (default 0)\n"
-            "  --threads T      OpenMP and OpenBLAS threads (default: all cores)\n",
+            "  --threads T      OpenMP threads (default: all cores)\n",
             (unsigned long long)PPO_EVAL_SEED);
 }
 

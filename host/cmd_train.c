@@ -39,7 +39,7 @@ static void train_usage(FILE *f)
             "  --envs E            parallel environments (default 600)\n"
             "  --preset P          network: paper (SPEC 4, default) or small (16/16 filters)\n"
             "  --seed K            seed of maps, actions, initialisation and shuffles (default 0)\n"
-            "  --threads T         OpenMP and OpenBLAS threads (default: all cores)\n"
+            "  --threads T         OpenMP threads, each running OpenBLAS single-threaded (default: all cores)\n"
             "  PPO settings (defaults are the paper's):\n"
             "  --lr X (1e-4)  --rollout N (128)  --epochs N (10)  --minibatches N (4)  --gamma X (0.99)\n"
             "  --gae-lambda X (0.95)  --clip X (0.2)  --ent-coef X (0.01)  --vf-coef X (0.5)\n"

@@ -117,7 +117,9 @@ double nn_ppo_loss(nn_acts *a, int B, int n_actions, const int *act, const float
 double nn_macs_dense(const nn_config *cfg);
 double nn_macs_executed(const nn_config *cfg, double nonzero_per_cell);
 
-/* Threads for OpenMP and OpenBLAS (0: leave as is).  See docs/training.md. */
+/* OpenMP threads for the network (0: leave as is).  OpenBLAS is set to
+ * one thread: the layers split their matrix products across the OpenMP
+ * threads themselves (nn_alloc sets this too).  See docs/training.md. */
 void nn_set_threads(int threads);
 
 #endif
