@@ -176,8 +176,26 @@ static char *offline_generate(run_state *R, int node, char *err, int errlen)
     int rc = author_parse(parent, &r, err, errlen);
     free(parent);
     if (rc) return NULL;
+    if (R->c->pe == PE_GOT && nd->n_refs > 0) {
+        /* the references lend the parent their further refined terms */
+        author_reward refs[GRAPH_MAX_REFS];
+        double fit[GRAPH_MAX_REFS];
+        int n = 0;
+        for (int k = 0; k < nd->n_refs; k++) {
+            char *code = node_code(R, nd->refs[k]);
+            char why[256];
+            if (code && author_parse(code, &refs[n], why, sizeof why) == 0) fit[n++] = nd->ref_fitness[k];
+            free(code);
+        }
+        author_merge(&r, R->g.nodes[nd->parent].fitness, refs, fit, n, note, sizeof note);
+        run_say(R, "  offline author, references: %s", note);
+    }
+    /* the b-th child of a parent takes a different change than its siblings */
+    int kids[GRAPH_MAX_NODES], branch = 0;
+    int nk = graph_children(&R->g, nd->parent, kids, GRAPH_MAX_NODES);
+    while (branch < nk && kids[branch] != node) branch++;
     const char *fb = R->g.nodes[nd->parent].feedback;
-    author_refine(&r, fb ? fb : "", note, sizeof note);
+    author_refine_branch(&r, fb ? fb : "", branch, note, sizeof note);
     run_say(R, "  offline author: %s", note);
     return offline_code(&r, err, errlen);
 }
