@@ -92,9 +92,10 @@ int cmd_run(int argc, char **argv)
     char err[512];
     int ch, idx;
     optind = 1;
+    opterr = 0; /* one line of our own for a bad flag, below */
     c.scenario = -1;
 #define BAD(...) return die_msg("run: " __VA_ARGS__), 2
-    while ((ch = getopt_long(argc, argv, "", opts, &idx)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":", opts, &idx)) != -1) {
         switch (ch) {
         case O_SCENARIO:
             if (parse_int(optarg, 1, 4, &v)) BAD("--scenario must be 1, 2, 3 or 4 (or use --story)");
@@ -220,7 +221,8 @@ int cmd_run(int argc, char **argv)
             if (!strcmp(opts[idx].name, "base-url")) base_url_set = 1;
             break;
         }
-        default: run_usage(stderr); return 2;
+        case ':': BAD("%s needs a value (pcgrllm run --help)", argv[optind - 1]);
+        default: BAD("unknown option '%s' (pcgrllm run --help)", argv[optind - 1]);
         }
     }
     if (optind < argc) BAD("unexpected argument '%s'", argv[optind]);

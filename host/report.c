@@ -146,13 +146,13 @@ static int write_html(const char *dir, json_t *cfg, const thought_graph *g, int 
                "<th>fitness</th><th>reward bytes</th><th>tokens</th><th>wall s</th></tr>\n");
     for (int i = 0; i < g->n; i++) {
         const thought_node *nd = &g->nodes[i];
-        char rp[1400];
+        char rp[1400], par[16];
         snprintf(rp, sizeof rp, "%s/nodes/%03d/reward.c", dir, i);
-        fprintf(f, "<tr><td><a href='#node%d'>%d</a></td><td>%d</td><td>%s%d</td><td>%s</td><td>%.3f</td><td>%ld</td>"
+        snprintf(par, sizeof par, nd->parent < 0 ? "&ndash;" : "%d", nd->parent);
+        fprintf(f, "<tr><td><a href='#node%d'>%d</a></td><td>%d</td><td>%s</td><td>%s</td><td>%.3f</td><td>%ld</td>"
                    "<td>%ld</td><td>%.1f</td></tr>\n",
-                i, i, nd->iteration, nd->parent < 0 ? "&ndash;" : "", nd->parent < 0 ? 0 : nd->parent,
-                status_name(nd->status), nd->fitness, file_size(rp), nd->tokens_prompt + nd->tokens_completion,
-                nd->wall_s);
+                i, i, nd->iteration, par, status_name(nd->status), nd->fitness, file_size(rp),
+                nd->tokens_prompt + nd->tokens_completion, nd->wall_s);
     }
     fprintf(f, "</table>\n");
     for (int i = 0; i < g->n; i++) {

@@ -1,8 +1,10 @@
 /* The reward-design loop: run directory, thought nodes, resume.  See run.h. */
 #include "run.h"
+#include "checkpoint.h"
 #include "child.h"
 #include "dungeon.h"
 #include "levelio.h"
+#include "ppo.h"
 #include "prompts.h"
 #include "render.h"
 #include "reward_jit.h"
@@ -47,7 +49,7 @@ void run_config_defaults(run_config *c)
     c->seed = 0;
     c->train_timeout = 0;
     c->n_levels = 30;
-    c->eval_seed = 20250101;
+    c->eval_seed = PPO_EVAL_SEED;
     c->check_envs = 64;
     c->check_timeout = 60;
 }
@@ -606,7 +608,7 @@ static int step_train(run_state *R, int id, const char *ndir, char *reason, int 
     argv[n++] = "--out";
     argv[n++] = out;
     char ckpt[2200];
-    path_join(ckpt, sizeof ckpt, out, "checkpoint.bin");
+    path_join(ckpt, sizeof ckpt, out, "%s", CHECKPOINT_FILE);
     if (file_exists(ckpt)) argv[n++] = "--resume";
     argv[n++] = "--quiet";
     argv[n] = NULL;
@@ -620,7 +622,7 @@ static int step_train(run_state *R, int id, const char *ndir, char *reason, int 
 /* Step 4: generate the evaluation levels from the trained policy. */
 static int step_generate_levels(run_state *R, const char *ndir, char *reason, int len)
 {
-    char done[2048], policy[2048], out[2048], log[2048], n[16], seed[32];
+    char done[2048], policy[2048], out[2048], log[2048], n[16], seed[32], threads[32];
     path_join(done, sizeof done, ndir, "levels.done");
     if (file_exists(done)) return 0;
     path_join(policy, sizeof policy, ndir, "train");
@@ -628,7 +630,9 @@ static int step_generate_levels(run_state *R, const char *ndir, char *reason, in
     path_join(log, sizeof log, ndir, "generate.log");
     snprintf(n, sizeof n, "%d", R->c->n_levels);
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)R->c->eval_seed);
-    char *argv[] = {"pcgrllm", "generate", "--policy", policy, "--n", n, "--seed", seed, "--out", out, NULL};
+    snprintf(threads, sizeof threads, "%d", R->c->threads);
+    char *argv[] = {"pcgrllm", "generate", "--policy", policy, "--n", n, "--seed", seed, "--out", out,
+                    R->c->threads > 0 ? "--threads" : NULL, threads, NULL};
     if (run_self(R, argv, log, 3600, reason, len)) return -1;
     return run_write_text(done, "ok\n");
 }
@@ -719,7 +723,10 @@ static void run_node(run_state *R, int id)
         graph_set_feedback(&R->g, id, fb);
         run_say(R, "  fitness %.4f (playable %d/%d, diversity %.1f)", fitness, ls->sum.n_playable, ls->n,
                 ls->sum.diversity);
-        if (fb) run_say(R, "  feedback: %.200s%s", fb, strlen(fb) > 200 ? "..." : "");
+        if (fb) {
+            int n = (int)strcspn(fb, "\n"); /* its first line; feedback.txt holds the rest */
+            run_say(R, "  feedback: %.*s%s", n < 300 ? n : 300, fb, fb[n] && fb[n + 1] ? " ..." : "");
+        }
     } else {
         nd->reward_path[0] = 0;
         graph_finish(&R->g, id, NODE_FAILED, 0);
@@ -788,20 +795,14 @@ static int setup_target(run_state *R)
             rc = au_target(R, c->out, &R->target, reason, sizeof reason);
         if (rc == 3) {
             fprintf(stderr, "pcgrllm: story refused: %s\n", reason);
-            run_say(R, "story refused: %s", reason);
+            if (R->log) fprintf(R->log, "story refused: %s\n", reason);
             return 3;
         }
         if (rc) {
             die_msg("run: target extraction failed: %s", reason);
             return 1;
         }
-        memset(&R->esc, 0, sizeof R->esc);
-        R->esc.number = 0;
-        R->esc.story = c->story;
-        R->esc.variant = R->target.variant;
-        R->esc.kind = R->target.kind == TARGET_KEYDOOR ? EVAL_KEYDOOR : EVAL_ENCOUNTER;
-        for (int e = 0; e < 3; e++) R->esc.enemies[e] = R->target.enemies[e];
-        R->esc.gate = R->target.gate;
+        target_to_scenario(&R->target, c->story, &R->esc);
     }
     target_describe(&R->target, R->flow, sizeof R->flow);
     R->esc.flow = R->flow;
@@ -826,10 +827,6 @@ int run_main(run_config *c)
         die_msg("run: %s", err);
         return 1;
     }
-    if (make_dirs(c->out)) {
-        die_msg("run: cannot create the run directory %s", c->out);
-        return 1;
-    }
     snprintf(path, sizeof path, "%s/config.json", c->out);
     if (c->resume) {
         json_t *j = json_load_file(path, 0, NULL);
@@ -849,6 +846,12 @@ int run_main(run_config *c)
         stored.quiet = c->quiet;
         *c = stored;
     } else {
+        if (c->scenario >= 1) /* the prompts quote the paper's story */
+            snprintf(c->story, sizeof c->story, "%s", story_scenario_text(c->scenario));
+        if (make_dirs(c->out)) {
+            die_msg("run: cannot create the run directory %s", c->out);
+            return 1;
+        }
         if (file_exists(path)) {
             die_msg("run: %s already holds a run; continue it with --resume or choose another --out", c->out);
             return 1;
