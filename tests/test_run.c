@@ -1,0 +1,659 @@
+/* `pcgrllm run` end to end: stories refused before training, whole offline
+ * runs for CoT, ToT and GoT with their graph, summary and report, resume
+ * after kill -9 at several points, a run against the scripted
+ * OpenAI-compatible fake server (tests/fake_openai.py), flag errors.
+ * Budgets are tiny (small preset, 512 steps on 2 environments, 4 levels):
+ * these tests check the loop, not what it learns. */
+#define _GNU_SOURCE /* nftw */
+#include "harness.h"
+#include "graph.h"
+#include "util.h"
+#include <dirent.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Every offline run of these tests: 3 nodes, each trained for two PPO
+ * updates of 256 steps on one thread (bit-for-bit reproducible). */
+#define TINY                                                                                               \
+    "--preset small --steps 512 --envs 2 --threads 1 --align 1 --check-envs 4 --levels 4 --iterations 3 " \
+    "--quiet"
+#define KEY_ENV "PCG_RUN_TEST_KEY"
+#define TEST_KEY "sk-runtest-7c1e5a9b3d2f4e6a8b0c1d2e3f4a5b6c"
+
+static void use_source_prompts(void)
+{
+    char cwd[PATH_MAX - 16], dir[PATH_MAX];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    snprintf(dir, sizeof dir, "%s/prompts", cwd);
+    setenv("PCGRLLM_PROMPTS", dir, 1);
+}
+
+static int exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+static char *slurp(const char *path)
+{
+    long len;
+    char err[256];
+    return read_file(path, 1L << 26, &len, err, sizeof err);
+}
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+static int count_of(const char *s, const char *needle)
+{
+    int n = 0;
+    for (const char *p = strstr(s, needle); p; p = strstr(p + 1, needle)) n++;
+    return n;
+}
+
+static void load_graph(const char *dir, thought_graph *g)
+{
+    char path[PATH_MAX], err[512];
+    snprintf(path, sizeof path, "%s/graph.json", dir);
+    if (graph_load(path, g, err, sizeof err)) fail_msg("%s", err);
+}
+
+static char *node_file(const char *dir, int id, const char *name)
+{
+    char path[2 * PATH_MAX];
+    snprintf(path, sizeof path, "%s/nodes/%03d/%s", dir, id, name);
+    return slurp(path);
+}
+
+/* ---- offline runs, each made once and shared by the tests that need it ---- */
+
+static char ref_dirs[3][PATH_MAX];
+
+static const char *offline_run(int pe)
+{
+    if (ref_dirs[pe][0]) return ref_dirs[pe];
+    use_source_prompts();
+    snprintf(ref_dirs[pe], sizeof ref_dirs[pe], "%s/run-%s", pcg_test_tmpdir(), graph_pe_name(pe));
+    char out[8192];
+    int rc = pcg_test_sh(out, sizeof out, "%s run --scenario 1 --llm offline --pe %s " TINY " --out %s",
+                         pcg_test_binary(), graph_pe_name(pe), ref_dirs[pe]);
+    if (rc != 0) fail_msg("run --pe %s exited %d: %s", graph_pe_name(pe), rc, out);
+    return ref_dirs[pe];
+}
+
+/* The node table, summary and report of a finished 3-node offline run. */
+static void check_offline_run(int pe)
+{
+    const char *dir = offline_run(pe);
+    thought_graph g;
+    load_graph(dir, &g);
+    assert_int_equal(g.pe, pe);
+    assert_int_equal(g.n, 3);
+    for (int i = 0; i < 3; i++) {
+        const thought_node *nd = &g.nodes[i];
+        assert_int_equal(nd->iteration, i + 1);
+        assert_int_equal(nd->status, NODE_OK);
+        assert_true(nd->fitness >= 0 && nd->fitness <= 1);
+        assert_non_null(nd->feedback);
+        assert_non_null(strstr(nd->feedback, "Problem:"));
+        char expect[64];
+        snprintf(expect, sizeof expect, "nodes/%03d/reward.c", i);
+        assert_string_equal(nd->reward_path, expect);
+        /* what the node trained on, its levels and its score */
+        char *code = node_file(dir, i, "reward.c");
+        assert_non_null(code);
+        assert_non_null(strstr(code, "compute_reward"));
+        char *trained = node_file(dir, i, "train/reward.c");
+        assert_non_null(trained);
+        assert_string_equal(code, trained);
+        free(trained);
+        free(code);
+        char *ev = node_file(dir, i, "eval.json");
+        assert_non_null(ev);
+        json_t *j = json_loads(ev, 0, NULL);
+        assert_non_null(j);
+        assert_true(fabs(json_number_value(json_object_get(j, "fitness")) - nd->fitness) < 1e-9);
+        assert_int_equal(json_array_size(json_object_get(j, "levels")), 4);
+        json_decref(j);
+        free(ev);
+        for (int k = 0; k < 4; k++) {
+            char name[64];
+            snprintf(name, sizeof name, "levels/level_%03d.txt", k);
+            char *lv = node_file(dir, i, name);
+            assert_non_null(lv);
+            free(lv);
+        }
+        char *fb = node_file(dir, i, "feedback.txt");
+        assert_non_null(fb);
+        assert_string_equal(fb, nd->feedback);
+        free(fb);
+    }
+    /* parents (SPEC 6): node 1 refines node 0, the only node; then CoT
+     * takes the latest node, ToT and GoT the fittest with a free slot
+     * (node 0 has one child of two), ties to the oldest */
+    assert_int_equal(g.nodes[0].parent, -1);
+    assert_int_equal(g.nodes[1].parent, 0);
+    int p2 = pe == PE_COT ? 1 : g.nodes[1].fitness > g.nodes[0].fitness ? 1 : 0;
+    assert_int_equal(g.nodes[2].parent, p2);
+    /* GoT shows the best other valid node (the parent excluded) */
+    for (int i = 0; i < 3; i++) {
+        int want = pe == PE_GOT && i == 2 ? 1 : 0;
+        assert_int_equal(g.nodes[i].n_refs, want);
+    }
+    if (pe == PE_GOT) {
+        assert_int_equal(g.nodes[2].refs[0], p2 == 0 ? 1 : 0);
+        assert_true(g.nodes[2].ref_fitness[0] == g.nodes[g.nodes[2].refs[0]].fitness);
+    }
+    if (p2 == 0) { /* siblings refined from the same feedback differ */
+        char *a = node_file(dir, 1, "reward_gen.c"), *b = node_file(dir, 2, "reward_gen.c");
+        assert_non_null(a);
+        assert_non_null(b);
+        assert_string_not_equal(a, b);
+        free(a);
+        free(b);
+    }
+    int best = 0;
+    for (int i = 1; i < 3; i++)
+        if (g.nodes[i].fitness > g.nodes[best].fitness) best = i;
+
+    /* summary.txt */
+    char path[PATH_MAX], want[256];
+    snprintf(path, sizeof path, "%s/summary.txt", dir);
+    char *sum = slurp(path);
+    assert_non_null(sum);
+    snprintf(want, sizeof want, "best_node %d\nbest_fitness %.6f\n", best, g.nodes[best].fitness);
+    assert_non_null(strstr(sum, want));
+    assert_non_null(strstr(sum, "\nnodes 3\n"));
+    const char *bp = best == 0 ? "best_path 0\n" : best == 1 ? "best_path 0 -> 1\n"
+                     : p2 == 1                  ? "best_path 0 -> 1 -> 2\n"
+                                                : "best_path 0 -> 2\n";
+    assert_non_null(strstr(sum, bp));
+    free(sum);
+
+    /* report.html: self-contained, one row, section and picture per node */
+    snprintf(path, sizeof path, "%s/report.html", dir);
+    char *html = slurp(path);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "<svg"));
+    assert_non_null(strstr(html, "rule-based offline author"));
+    assert_int_equal(count_of(html, "data:image/png;base64,"), 3);
+    assert_null(strstr(html, "src='http"));
+    assert_null(strstr(html, "src=\"http"));
+    for (int i = 0; i < 3; i++) {
+        const thought_node *nd = &g.nodes[i];
+        char row[256], par[16];
+        snprintf(par, sizeof par, nd->parent < 0 ? "&ndash;" : "%d", nd->parent);
+        snprintf(row, sizeof row, "<tr><td><a href='#node%d'>%d</a></td><td>%d</td><td>%s</td><td>ok</td><td>%.3f</td>",
+                 i, i, i + 1, par, nd->fitness);
+        if (!strstr(html, row)) fail_msg("report.html lacks the row %s", row);
+        snprintf(row, sizeof row, "<div class='node' id='node%d'>", i);
+        assert_non_null(strstr(html, row));
+    }
+    assert_int_equal(count_of(html, "float compute_reward(const level_t *prev, const level_t *curr)"), 3);
+    assert_int_equal(count_of(html, "stroke-dasharray"), pe == PE_GOT ? 1 : 0);
+    free(html);
+
+    /* `pcgrllm report DIR` prints the same table again */
+    char out[8192];
+    assert_int_equal(pcg_test_sh(out, sizeof out, "%s report %s", pcg_test_binary(), dir), 0);
+    snprintf(want, sizeof want, "best: node %d, fitness %.4f", best, g.nodes[best].fitness);
+    assert_non_null(strstr(out, want));
+    snprintf(want, sizeof want, "%-5d %-9d %-6d %-8s %8.3f", 2, 3, p2, "ok", g.nodes[2].fitness);
+    assert_non_null(strstr(out, want));
+    graph_free(&g);
+}
+
+static void run_offline_cot(void **state)
+{
+    (void)state;
+    check_offline_run(PE_COT);
+}
+
+static void run_offline_tot(void **state)
+{
+    (void)state;
+    check_offline_run(PE_TOT);
+}
+
+static void run_offline_got(void **state)
+{
+    (void)state;
+    check_offline_run(PE_GOT);
+}
+
+/* ---- refusals and flag errors -------------------------------------------------- */
+
+static void run_story_refused_before_training(void **state)
+{
+    (void)state;
+    use_source_prompts();
+    char dir[PATH_MAX], path[PATH_MAX + 16], out[4096];
+    snprintf(dir, sizeof dir, "%s/refused", pcg_test_tmpdir());
+    int rc = pcg_test_sh(out, sizeof out, "%s run --llm offline --story 'A dragon guards the door' " TINY " --out %s",
+                         pcg_test_binary(), dir);
+    assert_int_equal(rc, 3);
+    assert_int_equal(count_lines(out), 1);
+    assert_non_null(strstr(out, "story refused"));
+    assert_non_null(strstr(out, "dragon"));
+    snprintf(path, sizeof path, "%s/nodes", dir);
+    assert_false(exists(path));
+    snprintf(path, sizeof path, "%s/graph.json", dir);
+    assert_false(exists(path));
+    /* a story that asks for a choice of monsters cannot be measured */
+    snprintf(dir, sizeof dir, "%s/refused2", pcg_test_tmpdir());
+    rc = pcg_test_sh(out, sizeof out,
+                     "%s run --llm offline --story 'The player must meet a bat or a spider before the door' " TINY
+                     " --out %s",
+                     pcg_test_binary(), dir);
+    assert_int_equal(rc, 3);
+    assert_int_equal(count_lines(out), 1);
+    snprintf(path, sizeof path, "%s/nodes", dir);
+    assert_false(exists(path));
+}
+
+static void run_flag_errors_one_line(void **state)
+{
+    (void)state;
+    use_source_prompts();
+    const char *tmp = pcg_test_tmpdir();
+    const char *bad[] = {
+        "",
+        "--scenario 5",
+        "--scenario 1 --story 'meet a bat'",
+        "--scenario 1 --pe bfs",
+        "--scenario 1 --iterations 0",
+        "--scenario 1 --align -1",
+        "--scenario 1 --ablation most",
+        "--scenario 1 --feedback loud",
+        "--scenario 1 --fitness vibes",
+        "--scenario 1 --steps 0",
+        "--scenario 1 --envs x",
+        "--scenario 1 --preset huge",
+        "--scenario 1 --backend tpu",
+        "--scenario 1 --llm gpt",
+        "--scenario 1 --target-fitness 2",
+        "--scenario 1 --levels 0",
+        "--scenario 1 --temperature hot",
+        "--scenario 1 --no-such-flag",
+        "--scenario 1 --steps",
+        "--scenario 1 extra",
+        "--story ''",
+        "--story-file /nonexistent/story.txt",
+    };
+    char out[4096], dir[PATH_MAX];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(dir, sizeof dir, "%s/flags-%zu", tmp, i);
+        int rc = pcg_test_sh(out, sizeof out, "%s run --out %s %s", pcg_test_binary(), dir, bad[i]);
+        if (rc != 2 || count_lines(out) != 1 || !strstr(out, "pcgrllm: run: "))
+            fail_msg("run %s: exit %d, output: %s", bad[i], rc, out);
+        assert_false(exists(dir)); /* nothing written */
+    }
+    /* --resume needs the directory */
+    int rc = pcg_test_sh(out, sizeof out, "%s run --resume", pcg_test_binary());
+    assert_int_equal(rc, 2);
+    assert_int_equal(count_lines(out), 1);
+    /* --resume of a directory that holds no run: one line, nothing created */
+    snprintf(dir, sizeof dir, "%s/not-a-run", tmp);
+    rc = pcg_test_sh(out, sizeof out, "%s run --resume --out %s", pcg_test_binary(), dir);
+    assert_int_equal(rc, 1);
+    assert_int_equal(count_lines(out), 1);
+    assert_non_null(strstr(out, "holds no run"));
+    assert_false(exists(dir));
+    assert_int_equal(mkdir(dir, 0755), 0);
+    rc = pcg_test_sh(out, sizeof out, "%s run --resume --out %s", pcg_test_binary(), dir);
+    assert_int_equal(rc, 1);
+    assert_int_equal(count_lines(out), 1);
+    assert_non_null(strstr(out, "holds no run"));
+    rc = pcg_test_sh(out, sizeof out, "%s report %s", pcg_test_binary(), dir);
+    assert_int_equal(rc, 1);
+    assert_int_equal(count_lines(out), 1);
+    /* a damaged config is named, in one line */
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    assert_int_equal(write_file_atomic(path, "{\"format\": 1}\n", 14), 0);
+    rc = pcg_test_sh(out, sizeof out, "%s run --resume --out %s", pcg_test_binary(), dir);
+    assert_int_equal(rc, 1);
+    assert_int_equal(count_lines(out), 1);
+    assert_non_null(strstr(out, "config.json"));
+}
+
+/* ---- resume after kill -9 ------------------------------------------------------------ */
+
+/* Start `sh -c 'exec CMD'` (so the pid is the command's), output to log. */
+static pid_t spawn(const char *cmd, const char *log)
+{
+    char full[4 * PATH_MAX + 64];
+    snprintf(full, sizeof full, "exec %s >>%s 2>&1", cmd, log);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", full, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Poll for path; 1 once it exists, 0 if the process ended first. */
+static int wait_for(const char *path, pid_t pid, int *status)
+{
+    for (int i = 0; i < 60000; i++) {
+        if (exists(path)) return 1;
+        if (waitpid(pid, status, WNOHANG) == pid) return 0;
+        usleep(2000);
+    }
+    fail_msg("%s did not appear within two minutes", path);
+    return 0;
+}
+
+/* Processes (other than this one) whose command line mentions s. */
+static int processes_mentioning(const char *s)
+{
+    DIR *d = opendir("/proc");
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 0 || pid == (long)getpid()) continue;
+        char path[64], buf[8192];
+        snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
+        int fd = open(path, O_RDONLY);
+        if (fd < 0) continue;
+        ssize_t got = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (got <= 0) continue; /* a zombie has no command line */
+        for (ssize_t k = 0; k < got; k++)
+            if (!buf[k]) buf[k] = ' ';
+        buf[got] = 0;
+        if (strstr(buf, s)) n++;
+    }
+    closedir(d);
+    return n;
+}
+
+static void assert_no_strays(const char *dir)
+{
+    int n = 0;
+    for (int i = 0; i < 250 && (n = processes_mentioning(dir)) > 0; i++) usleep(20000);
+    if (n) fail_msg("%d processes of the killed run in %s are still alive", n, dir);
+}
+
+/* Same graph: statuses, parents, references, fitness, feedback and the
+ * reward each node trained on (wall times may differ). */
+static void assert_same_run(const char *a_dir, const char *b_dir)
+{
+    thought_graph a, b;
+    load_graph(a_dir, &a);
+    load_graph(b_dir, &b);
+    assert_int_equal(a.n, b.n);
+    assert_int_equal(a.pe, b.pe);
+    for (int i = 0; i < a.n; i++) {
+        const thought_node *x = &a.nodes[i], *y = &b.nodes[i];
+        assert_int_equal(x->status, y->status);
+        assert_int_equal(x->iteration, y->iteration);
+        assert_int_equal(x->parent, y->parent);
+        assert_int_equal(x->n_refs, y->n_refs);
+        for (int k = 0; k < x->n_refs; k++) {
+            assert_int_equal(x->refs[k], y->refs[k]);
+            assert_true(x->ref_fitness[k] == y->ref_fitness[k]);
+        }
+        if (x->fitness != y->fitness) fail_msg("node %d: fitness %.17g vs %.17g", i, x->fitness, y->fitness);
+        assert_string_equal(x->reward_path, y->reward_path);
+        assert_string_equal(x->feedback ? x->feedback : "", y->feedback ? y->feedback : "");
+        char *ra = node_file(a_dir, i, "reward.c"), *rb = node_file(b_dir, i, "reward.c");
+        assert_non_null(ra);
+        assert_non_null(rb);
+        assert_string_equal(ra, rb);
+        free(ra);
+        free(rb);
+    }
+    graph_free(&a);
+    graph_free(&b);
+}
+
+static void run_resume_after_kill9_same_graph(void **state)
+{
+    (void)state;
+    const char *ref = offline_run(PE_GOT);
+    char dir[PATH_MAX], log[PATH_MAX + 16], cmd[3 * PATH_MAX], path[PATH_MAX + 64];
+    snprintf(dir, sizeof dir, "%s/killed", pcg_test_tmpdir());
+    snprintf(log, sizeof log, "%s.log", dir);
+    /* kill points, in order: during the first reward check, during the
+     * first training (after its first checkpoint), between nodes, after a
+     * node's levels, during the second node's training */
+    const char *points[] = {"nodes/000/reward_t1_f0.c", "nodes/000/train/checkpoint.bin", "nodes/001",
+                            "nodes/001/levels.done", "nodes/002/train/checkpoint.bin"};
+    int kills = 0;
+    for (size_t k = 0; k <= sizeof points / sizeof points[0]; k++) {
+        if (k == 0)
+            snprintf(cmd, sizeof cmd, "%s run --scenario 1 --llm offline --pe got " TINY " --out %s",
+                     pcg_test_binary(), dir);
+        else
+            snprintf(cmd, sizeof cmd, "%s run --resume --out %s --quiet", pcg_test_binary(), dir);
+        pid_t pid = spawn(cmd, log);
+        int status = 0;
+        if (k < sizeof points / sizeof points[0]) {
+            snprintf(path, sizeof path, "%s/%s", dir, points[k]);
+            if (wait_for(path, pid, &status)) {
+                kill(pid, SIGKILL);
+                assert_int_equal(waitpid(pid, &status, 0), pid);
+                assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+                kills++;
+                assert_no_strays(dir);
+                continue;
+            }
+            fail_msg("the run ended before %s appeared", points[k]);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            char *t = slurp(log);
+            fail_msg("resumed run failed: %s", t ? t : "");
+        }
+    }
+    assert_int_equal(kills, 5);
+    assert_no_strays(dir);
+    assert_same_run(ref, dir);
+    snprintf(path, sizeof path, "%s/run.log", dir);
+    char *runlog = slurp(path);
+    assert_non_null(runlog);
+    assert_int_equal(count_of(runlog, "resuming run"), 5);
+    free(runlog);
+    /* resuming a finished run changes nothing */
+    char out[8192];
+    assert_int_equal(pcg_test_sh(out, sizeof out, "%s run --resume --out %s --quiet", pcg_test_binary(), dir), 0);
+    assert_same_run(ref, dir);
+}
+
+/* ---- against the fake OpenAI-compatible server --------------------------------------- */
+
+typedef struct {
+    pid_t pid;
+    int port;
+    char log[PATH_MAX];
+} fake_srv;
+
+static void srv_start(fake_srv *s, const char *script_path, const char *name)
+{
+    memset(s, 0, sizeof *s);
+    char port_path[PATH_MAX];
+    snprintf(port_path, sizeof port_path, "%s/%s.port", pcg_test_tmpdir(), name);
+    snprintf(s->log, sizeof s->log, "%s/%s.requests.jsonl", pcg_test_tmpdir(), name);
+    assert_int_equal(access("tests/fake_openai.py", R_OK), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0) dup2(devnull, 1);
+        execlp("python3", "python3", "tests/fake_openai.py", "--script", script_path, "--log", s->log, "--port-file",
+               port_path, "--key-env", KEY_ENV, "--max-seconds", "300", (char *)NULL);
+        _exit(127);
+    }
+    s->pid = pid;
+    for (int i = 0; i < 400 && !s->port; i++) {
+        FILE *f = fopen(port_path, "r");
+        if (f) {
+            if (fscanf(f, "%d", &s->port) != 1) s->port = 0;
+            fclose(f);
+        }
+        if (!s->port) usleep(25000);
+    }
+    assert_true(s->port > 0);
+}
+
+static void srv_stop(fake_srv *s)
+{
+    if (s->pid > 0) {
+        kill(s->pid, SIGTERM);
+        waitpid(s->pid, NULL, 0);
+        s->pid = 0;
+    }
+}
+
+static const char *key_hit; /* a file of the run directory holding the key */
+static char key_hit_path[PATH_MAX];
+
+static int find_key(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    if (type != FTW_F) return 0;
+    char *t = slurp(path);
+    if (t && (strstr(t, TEST_KEY) || strstr(t, TEST_KEY + 10))) {
+        snprintf(key_hit_path, sizeof key_hit_path, "%s", path);
+        key_hit = key_hit_path;
+    }
+    free(t);
+    return 0;
+}
+
+static void run_openai_fake_server(void **state)
+{
+    (void)state;
+    use_source_prompts();
+    setenv(KEY_ENV, TEST_KEY, 1);
+    fake_srv s;
+    srv_start(&s, "tests/fake_openai_run.json", "run-openai");
+    char dir[PATH_MAX], path[PATH_MAX + 64];
+    snprintf(dir, sizeof dir, "%s/openai", pcg_test_tmpdir());
+    static char out[1 << 16];
+    int rc = pcg_test_sh(out, sizeof out,
+                         "%s run --llm openai --base-url http://127.0.0.1:%d/v1 --model fake-coder --api-key-env %s "
+                         "--llm-retries 1 --llm-backoff 0.01 --llm-timeout 20 "
+                         "--story 'The player must meet a bat before picking up the key and leaving through the door' "
+                         "--pe got --preset small --steps 512 --envs 2 --threads 1 --align 1 --check-envs 4 "
+                         "--levels 4 --iterations 3 --out %s",
+                         pcg_test_binary(), s.port, KEY_ENV, dir);
+    srv_stop(&s);
+    if (rc != 0) fail_msg("run --llm openai exited %d: %s", rc, out);
+    /* the key was sent to the server, and written nowhere */
+    assert_null(strstr(out, TEST_KEY));
+    key_hit = NULL;
+    assert_int_equal(nftw(dir, find_key, 16, FTW_PHYS), 0);
+    if (key_hit) fail_msg("the API key appears in %s", key_hit);
+    char *reqs = slurp(s.log);
+    assert_non_null(reqs);
+    int n_req = count_lines(reqs);
+    assert_true(n_req >= 10);
+    assert_int_equal(count_of(reqs, "\"auth\": \"match\""), n_req);
+    free(reqs);
+    /* the target came from the model's reply */
+    snprintf(path, sizeof path, "%s/target.json", dir);
+    char *t = slurp(path);
+    assert_non_null(t);
+    assert_non_null(strstr(t, "BAT"));
+    free(t);
+    snprintf(path, sizeof path, "%s/llm/target.reply.txt", dir);
+    assert_true(exists(path));
+    /* node 0: the first reward fails the sandbox, the fix is accepted */
+    char *j0 = node_file(dir, 0, "reward_t1_f0.json");
+    assert_non_null(j0);
+    assert_non_null(strstr(j0, "\"accepted\": false"));
+    assert_non_null(strstr(j0, "rand"));
+    free(j0);
+    char *j1 = node_file(dir, 0, "reward_t1_f1.json");
+    assert_non_null(j1);
+    assert_non_null(strstr(j1, "\"accepted\": true"));
+    free(j1);
+    char *fix = node_file(dir, 0, "llm/fix_t1_f1.request.json");
+    assert_non_null(fix);
+    assert_non_null(strstr(fix, "rand"));
+    free(fix);
+    /* every node trained and got the model's feedback */
+    thought_graph g;
+    load_graph(dir, &g);
+    assert_int_equal(g.n, 3);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(g.nodes[i].status, NODE_OK);
+        assert_non_null(g.nodes[i].feedback);
+        assert_non_null(strstr(g.nodes[i].feedback, "Problem: most levels have no bat"));
+        assert_true(g.nodes[i].tokens_prompt > 0 && g.nodes[i].tokens_completion > 0);
+    }
+    /* GoT: the third node's prompt shows the other reward with its fitness */
+    assert_int_equal(g.nodes[2].n_refs, 1);
+    char *req = node_file(dir, 2, "llm/generate_1.request.json");
+    assert_non_null(req);
+    assert_non_null(strstr(req, "Other reward functions tried so far"));
+    assert_non_null(strstr(req, "iteration 3 of 3"));
+    free(req);
+    graph_free(&g);
+    snprintf(path, sizeof path, "%s/usage.json", dir);
+    char *u = slurp(path);
+    assert_non_null(u);
+    json_t *uj = json_loads(u, 0, NULL);
+    assert_non_null(uj);
+    assert_true(json_integer_value(json_object_get(uj, "total_tokens")) > 0);
+    json_decref(uj);
+    free(u);
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    char *cfg = slurp(path);
+    assert_non_null(cfg);
+    assert_non_null(strstr(cfg, KEY_ENV));
+    assert_non_null(strstr(cfg, "\"author\": \"openai\""));
+    free(cfg);
+}
+
+/* A model that refuses the story: exit 3 with its reason, nothing trained. */
+static void run_openai_story_refused(void **state)
+{
+    (void)state;
+    use_source_prompts();
+    setenv(KEY_ENV, TEST_KEY, 1);
+    char script[PATH_MAX], dir[PATH_MAX], path[PATH_MAX + 16], out[4096];
+    snprintf(script, sizeof script, "%s/refuse.json", pcg_test_tmpdir());
+    const char *text = "{\"rules\": [{\"match\": \"# Read the target of a story\", \"response\": {\"content\": "
+                       "\"{\\\"refuse\\\": \\\"the story asks for a dragon, which no level can hold\\\"}\"}}]}\n";
+    assert_int_equal(write_file_atomic(script, text, strlen(text)), 0);
+    fake_srv s;
+    srv_start(&s, script, "run-refuse");
+    snprintf(dir, sizeof dir, "%s/openai-refused", pcg_test_tmpdir());
+    int rc = pcg_test_sh(out, sizeof out,
+                         "%s run --llm openai --base-url http://127.0.0.1:%d/v1 --api-key-env %s "
+                         "--story 'A dragon guards the door' " TINY " --out %s",
+                         pcg_test_binary(), s.port, KEY_ENV, dir);
+    srv_stop(&s);
+    assert_int_equal(rc, 3);
+    assert_int_equal(count_lines(out), 1);
+    assert_non_null(strstr(out, "dragon"));
+    snprintf(path, sizeof path, "%s/nodes", dir);
+    assert_false(exists(path));
+}
+
+PCG_TESTS(run, cmocka_unit_test(run_flag_errors_one_line), cmocka_unit_test(run_story_refused_before_training),
+          cmocka_unit_test(run_openai_story_refused), cmocka_unit_test(run_offline_cot),
+          cmocka_unit_test(run_offline_tot), cmocka_unit_test(run_offline_got),
+          cmocka_unit_test(run_resume_after_kill9_same_graph), cmocka_unit_test(run_openai_fake_server))
