@@ -184,42 +184,58 @@ static inline void NN_FN(conv_onehot_forward)(NN_REAL *out, const unsigned char 
     free(table);
 }
 
-/* Threads own taps (their rows of dW): deterministic whatever the thread
- * count.  Sums per byte class first, then folds the classes into the tile
- * and frozen rows.  No input gradient: the input is the observation. */
+/* Each thread sums its share of the samples into its own table of fused
+ * rows (taps x byte classes), read once through dout; the tables are then
+ * folded, in thread order, into the tile and frozen rows of dW.  The same
+ * thread count gives the same bits.  No input gradient: the input is the
+ * observation. */
 static inline void NN_FN(conv_onehot_backward)(NN_REAL *dW, NN_REAL *db, const NN_REAL *dout,
                                                const unsigned char *obs, int B, const NN_FN(conv_shape) * s)
 {
     const int O = s->O, C = s->C, k = s->k, NC = 2 * (C - 1);
+    const size_t tsz = (size_t)k * k * NC * O;
+    int max_t = omp_get_max_threads(), used = 1;
+    NN_REAL *acc = calloc((size_t)max_t * tsz, sizeof(NN_REAL));
+    if (!acc) abort();
+#pragma omp parallel
+    {
+        int id = omp_get_thread_num(), nt = omp_get_num_threads();
+        if (id == 0) used = nt;
+        NN_REAL *tab = acc + (size_t)id * tsz;
+        for (int n = (int)((long)B * id / nt); n < (int)((long)B * (id + 1) / nt); n++) {
+            const unsigned char *x = obs + (size_t)n * s->H * s->W;
+            for (int oy = 0; oy < s->OH; oy++)
+                for (int ox = 0; ox < s->OW; ox++) {
+                    const NN_REAL *g = dout + (((size_t)n * s->OH + oy) * s->OW + ox) * O;
+                    for (int ky = 0; ky < k; ky++) {
+                        int iy = oy * s->stride - s->pad + ky;
+                        if (iy < 0 || iy >= s->H) continue;
+                        for (int kx = 0; kx < k; kx++) {
+                            int ix = ox * s->stride - s->pad + kx;
+                            if (ix < 0 || ix >= s->W) continue;
+                            NN_REAL *w =
+                                tab + ((size_t)(ky * k + kx) * NC + NN_FN(onehot_class)(x[iy * s->W + ix], C)) * O;
+#pragma omp simd
+                            for (int o = 0; o < O; o++) w[o] += g[o];
+                        }
+                    }
+                }
+        }
+    }
 #pragma omp parallel for schedule(static)
     for (int tap = 0; tap < k * k; tap++) {
-        int ky = tap / k, kx = tap % k;
-        NN_REAL *acc = calloc((size_t)NC * O, sizeof(NN_REAL));
-        if (!acc) abort();
-        for (int n = 0; n < B; n++) {
-            const unsigned char *x = obs + (size_t)n * s->H * s->W;
-            for (int oy = 0; oy < s->OH; oy++) {
-                int iy = oy * s->stride - s->pad + ky;
-                if (iy < 0 || iy >= s->H) continue;
-                for (int ox = 0; ox < s->OW; ox++) {
-                    int ix = ox * s->stride - s->pad + kx;
-                    if (ix < 0 || ix >= s->W) continue;
-                    const NN_REAL *g = dout + (((size_t)n * s->OH + oy) * s->OW + ox) * O;
-                    NN_REAL *w = acc + (size_t)NN_FN(onehot_class)(x[iy * s->W + ix], C) * O;
-#pragma omp simd
-                    for (int o = 0; o < O; o++) w[o] += g[o];
-                }
-            }
-        }
         NN_REAL *wt = dW + (size_t)tap * C * O, *wf = wt + (size_t)(C - 1) * O;
-        for (int t = 0; t < C - 1; t++)
-            for (int o = 0; o < O; o++) {
-                NN_REAL plain = acc[(size_t)t * O + o], frozen = acc[(size_t)(t + C - 1) * O + o];
-                wt[(size_t)t * O + o] += plain + frozen;
-                wf[o] += frozen;
-            }
-        free(acc);
+        for (int id = 0; id < used; id++) {
+            const NN_REAL *t = acc + (size_t)id * tsz + (size_t)tap * NC * O;
+            for (int c = 0; c < C - 1; c++)
+                for (int o = 0; o < O; o++) {
+                    NN_REAL plain = t[(size_t)c * O + o], frozen = t[(size_t)(c + C - 1) * O + o];
+                    wt[(size_t)c * O + o] += plain + frozen;
+                    wf[o] += frozen;
+                }
+        }
     }
+    free(acc);
     for (size_t i = 0; i < (size_t)B * s->OH * s->OW; i++)
         for (int o = 0; o < O; o++) db[o] += dout[i * O + o];
 }
