@@ -235,6 +235,8 @@ int cmd_run(int argc, char **argv)
             const char *key = getenv(c.llm.api_key_env[0] ? c.llm.api_key_env : "OPENAI_API_KEY");
             c.offline = !(base_url_set || (key && *key));
         }
+        if (c.offline && c.fitness_mode == FIT_LLM)
+            BAD("--fitness llm asks a language model to judge the levels; use it with --llm openai");
         if (!c.out[0]) {
             time_t now = time(NULL);
             struct tm tm;

@@ -55,43 +55,42 @@ static void fitness_colour(double f, char *buf, size_t len)
 
 static void write_svg(FILE *f, const thought_graph *g, int best)
 {
-    /* x by iteration, y by the order of nodes within an iteration */
-    int col[GRAPH_MAX_NODES], row[GRAPH_MAX_NODES], rows_in[GRAPH_MAX_NODES + 1] = {0}, max_rows = 1, max_it = 1;
+    /* a tree drawn left to right: column = depth below the root it refines
+     * (parents come before their children), row = order within the column */
+    int col[GRAPH_MAX_NODES], row[GRAPH_MAX_NODES], rows_in[GRAPH_MAX_NODES] = {0}, max_rows = 1, max_col = 0;
     for (int i = 0; i < g->n; i++) {
-        int it = g->nodes[i].iteration;
-        if (it > GRAPH_MAX_NODES) it = GRAPH_MAX_NODES;
-        col[i] = it - 1;
-        row[i] = rows_in[it]++;
-        if (rows_in[it] > max_rows) max_rows = rows_in[it];
-        if (it > max_it) max_it = it;
+        int p = g->nodes[i].parent;
+        col[i] = p >= 0 && p < i ? col[p] + 1 : 0;
+        row[i] = rows_in[col[i]]++;
+        if (rows_in[col[i]] > max_rows) max_rows = rows_in[col[i]];
+        if (col[i] > max_col) max_col = col[i];
     }
-    int w = 40 + max_it * 150, h = 40 + max_rows * 90;
+    int w = 60 + (max_col + 1) * 170, h = 40 + max_rows * 90;
     fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' class='graph'>\n", w, h);
-#define NX(i) (30 + col[i] * 150)
+#define NX(i) (30 + col[i] * 170)
 #define NY(i) (20 + row[i] * 90)
+    /* lines first, centre to centre, so that the boxes cover their ends */
     for (int i = 0; i < g->n; i++) {
         const thought_node *nd = &g->nodes[i];
         if (nd->parent >= 0)
-            fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='#333' stroke-width='2'/>\n", NX(nd->parent) + 100,
-                    NY(nd->parent) + 28, NX(i), NY(i) + 28);
+            fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='#333' stroke-width='2'/>\n", NX(nd->parent) + 55,
+                    NY(nd->parent) + 30, NX(i) + 55, NY(i) + 30);
         for (int k = 0; k < nd->n_refs; k++)
-            fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='#36c' stroke-dasharray='5,4'/>\n",
-                    NX(nd->refs[k]) + 50, NY(nd->refs[k]) + 56, NX(i) + 50, NY(i) + 56);
+            fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='#36c' stroke-width='2' stroke-dasharray='5,4'/>\n",
+                    NX(nd->refs[k]) + 55, NY(nd->refs[k]) + 30, NX(i) + 55, NY(i) + 30);
     }
     for (int i = 0; i < g->n; i++) {
         const thought_node *nd = &g->nodes[i];
-        char colour[32];
+        char colour[32], line2[64];
         fitness_colour(nd->status == NODE_OK ? nd->fitness : 0, colour, sizeof colour);
+        if (nd->status == NODE_OK) snprintf(line2, sizeof line2, "f = %.3f", nd->fitness);
+        else snprintf(line2, sizeof line2, "%s", status_name(nd->status));
         fprintf(f,
-                "<a href='#node%d'><rect x='%d' y='%d' width='100' height='56' rx='8' fill='%s' stroke='%s' "
-                "stroke-width='%d'/>\n<text x='%d' y='%d' font-size='13' text-anchor='middle'>node %d</text>\n"
+                "<a href='#node%d'><rect x='%d' y='%d' width='110' height='60' rx='8' fill='%s' stroke='%s' "
+                "stroke-width='%d'/>\n<text x='%d' y='%d' font-size='13' text-anchor='middle'>node %d (it. %d)</text>\n"
                 "<text x='%d' y='%d' font-size='13' text-anchor='middle'>%s</text></a>\n",
                 i, NX(i), NY(i), nd->status == NODE_OK ? colour : "#ccc", i == best ? "#000" : "#666",
-                i == best ? 3 : 1, NX(i) + 50, NY(i) + 22, i, NX(i) + 50, NY(i) + 42,
-                nd->status == NODE_OK ? "" : status_name(nd->status));
-        if (nd->status == NODE_OK)
-            fprintf(f, "<text x='%d' y='%d' font-size='13' text-anchor='middle'>f = %.3f</text>\n", NX(i) + 50,
-                    NY(i) + 42, nd->fitness);
+                i == best ? 3 : 1, NX(i) + 55, NY(i) + 24, i, nd->iteration, NX(i) + 55, NY(i) + 44, line2);
     }
 #undef NX
 #undef NY
@@ -139,7 +138,15 @@ static int write_html(const char *dir, json_t *cfg, const thought_graph *g, int 
             json_string_value(json_object_get(cfg, "pe")), json_integer_value(json_object_get(cfg, "iterations")),
             json_integer_value(json_object_get(cfg, "breadth")), json_string_value(json_object_get(cfg, "ablation")),
             json_string_value(json_object_get(cfg, "feedback")));
-    fprintf(f, "<h2>Graph of thoughts</h2>\n<p>Solid lines: parent to child; dashed: references shown to the author. "
+    if (best >= 0) {
+        char bp[1024];
+        best_path(g, best, bp, sizeof bp);
+        fprintf(f, "<p><b>Best:</b> <a href='#node%d'>node %d</a>, fitness %.3f; path %s</p>\n", best, best,
+                g->nodes[best].fitness, bp);
+    } else
+        fprintf(f, "<p><b>Best:</b> none (no node produced a valid reward)</p>\n");
+    fprintf(f, "<h2>Graph of thoughts</h2>\n<p>Each column refines the one before it, from the empty template on "
+               "the left. Solid lines: parent to child; dashed: references shown to the author. "
                "Colour: fitness (red 0, green 1); the best node has a thick border.</p>\n");
     write_svg(f, g, best);
     fprintf(f, "<h2>Nodes</h2>\n<table><tr><th>node</th><th>iteration</th><th>parent</th><th>status</th>"
@@ -171,23 +178,23 @@ static int write_html(const char *dir, json_t *cfg, const thought_graph *g, int 
             fprintf(f, "</p>\n");
             free(failed);
         }
-        snprintf(p, sizeof p, "%s/nodes/%03d/reward.c", dir, i);
-        char *code = run_read_text(p);
-        if (code) {
-            fprintf(f, "<h4>Reward</h4><pre>");
-            html_escape(f, code);
-            fprintf(f, "</pre>\n");
-            free(code);
+        snprintf(p, sizeof p, "%s/nodes/%03d/levels.png", dir, i);
+        if (file_size(p) > 0) {
+            fprintf(f, "<h4>Generated levels</h4>\n");
+            write_img(f, p);
         }
         if (nd->feedback) {
             fprintf(f, "<h4>Feedback</h4><pre>");
             html_escape(f, nd->feedback);
             fprintf(f, "</pre>\n");
         }
-        snprintf(p, sizeof p, "%s/nodes/%03d/levels.png", dir, i);
-        if (file_size(p) > 0) {
-            fprintf(f, "<h4>Generated levels</h4>\n");
-            write_img(f, p);
+        snprintf(p, sizeof p, "%s/nodes/%03d/reward.c", dir, i);
+        char *code = run_read_text(p);
+        if (code) {
+            fprintf(f, "<details><summary><b>Reward</b> (%zu bytes)</summary><pre>", strlen(code));
+            html_escape(f, code);
+            fprintf(f, "</pre></details>\n");
+            free(code);
         }
         fprintf(f, "</div>\n");
     }

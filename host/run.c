@@ -308,14 +308,20 @@ static int exec_self(void *arg)
 }
 
 /* Run `pcgrllm ARGS...` (this same binary) with output appended to log_path.
- * 0, or -1 with a one-line reason (including the last line of the log). */
+ * 0, or -1 with a one-line reason (including the last line of the log), or
+ * RUN_FATAL when the command refused its flags (exit status 2): the loop
+ * called it wrongly, and every further node would fail the same way. */
+#define RUN_FATAL (-2)
 static int run_self(run_state *R, char **argv, const char *log_path, double timeout_s, char *reason, int len)
 {
     exec_args a = {argv, log_path};
     child_opts o = {timeout_s, 0, 0};
     fflush(NULL);
-    int rc = child_run_ex(exec_self, &a, &o, NULL, NULL, reason, len);
+    char why[512];
+    int rc = child_run_ex(exec_self, &a, &o, NULL, NULL, why, sizeof why);
     if (rc == 0) return 0;
+    rc = strcmp(why, "exited with status 2") ? -1 : RUN_FATAL;
+    snprintf(reason, (size_t)len, "pcgrllm %s %s", argv[1], why);
     /* the child's last words are usually the useful part */
     char *log = run_read_text(log_path);
     if (log) {
@@ -333,7 +339,7 @@ static int run_self(run_state *R, char **argv, const char *log_path, double time
         free(log);
     }
     (void)R;
-    return -1;
+    return rc;
 }
 
 /* ---------------------------------------------------------------- levels */
@@ -614,7 +620,8 @@ static int step_train(run_state *R, int id, const char *ndir, char *reason, int 
     argv[n] = NULL;
     double t0 = now_seconds();
     run_say(R, "  training: %s steps, %s envs, preset %s, backend %s", steps, envs, R->c->preset, R->c->backend);
-    if (run_self(R, argv, log, R->c->train_timeout, reason, len)) return -1;
+    int rc = run_self(R, argv, log, R->c->train_timeout, reason, len);
+    if (rc) return rc;
     run_say(R, "  trained in %.1f s", now_seconds() - t0);
     return run_write_text(done, "ok\n");
 }
@@ -633,7 +640,8 @@ static int step_generate_levels(run_state *R, const char *ndir, char *reason, in
     snprintf(threads, sizeof threads, "%d", R->c->threads);
     char *argv[] = {"pcgrllm", "generate", "--policy", policy, "--n", n, "--seed", seed, "--out", out,
                     R->c->threads > 0 ? "--threads" : NULL, threads, NULL};
-    if (run_self(R, argv, log, 3600, reason, len)) return -1;
+    int rc = run_self(R, argv, log, 3600, reason, len);
+    if (rc) return rc;
     return run_write_text(done, "ok\n");
 }
 
@@ -690,26 +698,34 @@ static char *step_feedback(run_state *R, int id, const char *ndir, const level_s
     return fb;
 }
 
-/* One thought node, from whatever step it had reached. */
-static void run_node(run_state *R, int id)
+/* One thought node, from whatever step it had reached.  0, or RUN_FATAL
+ * (reason printed; the node stays pending for a --resume). */
+static int run_node(run_state *R, int id)
 {
     thought_node *nd = &R->g.nodes[id];
     char ndir[1200], reason[2048];
     snprintf(ndir, sizeof ndir, "%s/nodes/%03d", R->c->out, id);
     make_dirs(ndir);
     double t0 = now_seconds();
-    long tok0 = R->usage.prompt_tokens + R->usage.completion_tokens;
     llm_usage u0 = R->usage;
     run_say(R, "node %d: iteration %d of %d, %s", id, nd->iteration, R->c->iterations,
             nd->parent < 0 ? "from the empty template" : "refining a parent");
     if (nd->parent >= 0) run_say(R, "  parent node %d (fitness %.3f)", nd->parent, R->g.nodes[nd->parent].fitness);
     level_set *ls = calloc(1, sizeof *ls);
     double fitness = 0;
-    int ok = ls && step_generate(R, id, ndir, reason, sizeof reason) == 0 &&
-             step_align(R, id, ndir, reason, sizeof reason) == 0 && step_train(R, id, ndir, reason, sizeof reason) == 0 &&
-             step_generate_levels(R, ndir, reason, sizeof reason) == 0 &&
-             step_fitness(R, id, ndir, ls, &fitness, reason, sizeof reason) == 0;
-    if (!ls) snprintf(reason, sizeof reason, "out of memory");
+    int rc = ls ? 0 : (snprintf(reason, sizeof reason, "out of memory"), -1);
+    if (!rc) rc = step_generate(R, id, ndir, reason, sizeof reason);
+    if (!rc) rc = step_align(R, id, ndir, reason, sizeof reason);
+    if (!rc) rc = step_train(R, id, ndir, reason, sizeof reason);
+    if (!rc) rc = step_generate_levels(R, ndir, reason, sizeof reason);
+    if (!rc) rc = step_fitness(R, id, ndir, ls, &fitness, reason, sizeof reason);
+    if (rc == RUN_FATAL) {
+        run_say(R, "  stopping: %s", reason);
+        die_msg("run: node %d: %s", id, reason);
+        free(ls);
+        return RUN_FATAL;
+    }
+    int ok = rc == 0;
     char *fb = NULL;
     if (ok && (R->c->ablation == ABL_FB || R->c->ablation == ABL_FULL)) {
         fb = step_feedback(R, id, ndir, ls, reason, sizeof reason);
@@ -740,8 +756,8 @@ static void run_node(run_state *R, int id)
     free(ls);
     nd->tokens_prompt += R->usage.prompt_tokens - u0.prompt_tokens;
     nd->tokens_completion += R->usage.completion_tokens - u0.completion_tokens;
-    (void)tok0;
     nd->wall_s += now_seconds() - t0;
+    return 0;
 }
 
 /* ---------------------------------------------------------------- usage */
@@ -916,7 +932,12 @@ int run_main(run_config *c)
             }
             graph_save(&R->g, path); /* the parent choice survives a kill */
         }
-        run_node(R, id);
+        if (run_node(R, id) == RUN_FATAL) {
+            save_usage(R);
+            fclose(R->log);
+            graph_free(&R->g);
+            return 1;
+        }
         save_usage(R);
         if (graph_save(&R->g, path)) {
             die_msg("run: cannot write %s", path);

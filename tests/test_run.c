@@ -280,6 +280,7 @@ static void run_flag_errors_one_line(void **state)
         "--scenario 1 --ablation most",
         "--scenario 1 --feedback loud",
         "--scenario 1 --fitness vibes",
+        "--scenario 1 --llm offline --fitness llm",
         "--scenario 1 --steps 0",
         "--scenario 1 --envs x",
         "--scenario 1 --preset huge",
