@@ -242,7 +242,7 @@ static int train_child(void *arg)
     if (rc == 130)
         printf("interrupted: the checkpoint of update %lld (step %lld) is in %s; continue with "
                "pcgrllm train --resume --out %s --steps %lld\n",
-               (long long)(p.update - (p.step > ps.step ? 1 : 0)), (long long)ps.step, path, j->out,
+               (long long)p.update, (long long)ps.step, path, j->out,
                (long long)j->steps);
     else if (rc == 0)
         printf("trained %lld steps; checkpoint %s\n", (long long)p.step, path);
