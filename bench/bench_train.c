@@ -116,6 +116,9 @@ int bench_train(int argc, char **argv)
     double conv2 = sgemm_rate(64 * 64, 64, 3136);
     openblas_set_num_threads(1);
     double peak1 = sgemm_rate(1024, 1024, 1024);
+    /* on a shared machine two threads can measure below one: compare with
+     * the best rate seen */
+    double best = fmax(peak, peak1);
     printf("training throughput (CPU, %s reward; rollout 128, 10 epochs x 4 minibatches; see docs/training.md)\n",
            reward_name);
     printf("sgemm (OpenBLAS, %d threads): %.1f GFLOP/s at 1024^3, %.1f GFLOP/s at conv2's shape (4096 x 3136 x 64); "
@@ -184,14 +187,14 @@ int bench_train(int argc, char **argv)
             double rew_ms = isnan(t_noreward) ? NAN : fmax(0, per_step_env - t_noreward) * 1e3;
             printf("%-6s %5d %9.0f %8.2f %8.2f %8.2f %8.1f %8.3f %9.1f %8.1f %6.0f%% %6.0f%%\n", presets[pi],
                    cfg.n_envs, sps, per_step_fwd * 1e3, per_step_env * 1e3, rew_ms, t_upd / T * 1e3,
-                   flops_step / 1e9, gf, gx, 100 * gf / peak, 100 * gx / peak);
+                   flops_step / 1e9, gf, gx, 100 * gf / best, 100 * gx / best);
             fflush(stdout);
             ppo_free(&p);
         }
     printf("fwd/env/rew/upd_ms: per rollout step of all envs (policy forward, env step incl. reward, reward alone,\n"
            "update time per rollout step); GF/step: model GFLOP per environment step (one-hot layers counted as\n"
-           "dense products); GFLOP/s and %%sgemm: that rate against sgemm at 1024^3; exec_GF and %%exec: the\n"
-           "multiply-adds actually executed (one-hot layers as gathers)\n");
+           "dense products); GFLOP/s and %%sgemm: that rate against the best sgemm rate at 1024^3; exec_GF and\n"
+           "%%exec: the multiply-adds actually executed (one-hot layers as gathers)\n");
     if (prog) reward_prog_free(prog);
     return 0;
 }
