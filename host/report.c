@@ -65,19 +65,27 @@ static void write_svg(FILE *f, const thought_graph *g, int best)
         if (rows_in[col[i]] > max_rows) max_rows = rows_in[col[i]];
         if (col[i] > max_col) max_col = col[i];
     }
-    int w = 60 + (max_col + 1) * 170, h = 40 + max_rows * 90;
+    int w = 60 + (max_col + 1) * 170, h = 60 + max_rows * 90;
     fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' class='graph'>\n", w, h);
 #define NX(i) (30 + col[i] * 170)
 #define NY(i) (20 + row[i] * 90)
-    /* lines first, centre to centre, so that the boxes cover their ends */
+    /* lines first, centre to centre, so that the boxes cover their ends;
+     * references bow below the straight line, so that they never hide a
+     * parent-to-child line, which is drawn over them */
+    for (int i = 0; i < g->n; i++) {
+        const thought_node *nd = &g->nodes[i];
+        for (int k = 0; k < nd->n_refs; k++) {
+            int x1 = NX(nd->refs[k]) + 55, y1 = NY(nd->refs[k]) + 30, x2 = NX(i) + 55, y2 = NY(i) + 30;
+            fprintf(f, "<path d='M %d %d Q %d %d %d %d' fill='none' stroke='#36c' stroke-width='2' "
+                       "stroke-dasharray='5,4'/>\n",
+                    x1, y1, (x1 + x2) / 2 + (y2 - y1) / 3, (y1 + y2) / 2 + 45 + abs(x2 - x1) / 6, x2, y2);
+        }
+    }
     for (int i = 0; i < g->n; i++) {
         const thought_node *nd = &g->nodes[i];
         if (nd->parent >= 0)
             fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='#333' stroke-width='2'/>\n", NX(nd->parent) + 55,
                     NY(nd->parent) + 30, NX(i) + 55, NY(i) + 30);
-        for (int k = 0; k < nd->n_refs; k++)
-            fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='#36c' stroke-width='2' stroke-dasharray='5,4'/>\n",
-                    NX(nd->refs[k]) + 55, NY(nd->refs[k]) + 30, NX(i) + 55, NY(i) + 30);
     }
     for (int i = 0; i < g->n; i++) {
         const thought_node *nd = &g->nodes[i];
