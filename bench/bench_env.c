@@ -4,7 +4,6 @@
 #include "bench_util.h"
 #include "env.h"
 #include "util.h"
-#include <getopt.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,19 +41,9 @@ static double env_rate(int n, int threads, double seconds)
 
 int bench_env(int argc, char **argv)
 {
-    static const struct option opts[] = {{"seconds", required_argument, 0, 's'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    double seconds = 1.0;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        if (c == 's') {
-            if (parse_double(optarg, 0.01, 600, &seconds)) return die_msg("bench env: --seconds must be 0.01..600"), 2;
-        } else if (c == 'h') {
-            printf("usage: pcgrllm bench env [--seconds S]   (time per cell, default 1)\n");
-            return 0;
-        } else
-            return 2;
-    }
+    double seconds;
+    int rc = bench_seconds_opts(argc, argv, "env", &seconds);
+    if (rc >= 0) return rc;
     int maxt = omp_get_max_threads();
     int counts[4] = {1, 64, 1024, 4096};
     printf("\nenvironment steps/s (dungeon 16x16, random actions, 31x31 compact observation each step, no reward)\n");

@@ -5,7 +5,6 @@
 #include "env.h"
 #include "eval.h"
 #include "util.h"
-#include <getopt.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,19 +39,9 @@ static double eval_rate(const eval_scenario_t *s, const level_t *levels, int n, 
 
 int bench_eval(int argc, char **argv)
 {
-    static const struct option opts[] = {{"seconds", required_argument, 0, 's'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    double seconds = 1.0;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        if (c == 's') {
-            if (parse_double(optarg, 0.01, 600, &seconds)) return die_msg("bench eval: --seconds must be 0.01..600"), 2;
-        } else if (c == 'h') {
-            printf("usage: pcgrllm bench eval [--seconds S]   (time per cell, default 1)\n");
-            return 0;
-        } else
-            return 2;
-    }
+    double seconds;
+    int rc = bench_seconds_opts(argc, argv, "eval", &seconds);
+    if (rc >= 0) return rc;
     enum { N = 4096 };
     level_t *levels = malloc(sizeof(level_t) * N);
     float *scores = malloc(sizeof(float) * N);
