@@ -23,7 +23,7 @@ static const struct {
     {"levels", cmd_levels, "write starting maps, or maps after an episode of random play"},
     {"show", cmd_show, "print a level in the terminal with a legend"},
     {"render", cmd_render, "draw a level as a PNG"},
-    {"bench", cmd_bench, "throughput benchmarks (environment, evaluator)"},
+    {"bench", cmd_bench, "throughput tables: environment, evaluator, reward JIT, training"},
     {"device", cmd_device, "the compute backend (--backend cpu|cuda|auto), its GPU, device env steps/s"},
 };
 #define N_COMMANDS (int)(sizeof commands / sizeof commands[0])
