@@ -436,8 +436,10 @@ static int check_reward(run_state *R, const char *ndir, const char *name, const 
     char path[2048];
     path_join(path, sizeof path, ndir, "%s.c", name);
     run_write_text(path, code);
-    int rc = reward_validate(code, R->esc.variant, R->c->check_envs, R->c->seed + 1, R->c->check_timeout, st, reason,
-                             len);
+    /* a run that may train on the GPU also needs the reward to compile with NVRTC */
+    int gpu = strcmp(R->c->backend, "cpu") != 0, gpu_checked = 0;
+    int rc = reward_validate_both(code, R->esc.variant, R->c->check_envs, R->c->seed + 1, R->c->check_timeout, gpu, st,
+                                  &gpu_checked, reason, len);
     path_join(path, sizeof path, ndir, "%s.json", name);
     write_json(path, check_json(rc == 0, reason, st));
     return rc;
