@@ -312,7 +312,7 @@ static int exec_self(void *arg)
  * RUN_FATAL when the command refused its flags (exit status 2): the loop
  * called it wrongly, and every further node would fail the same way. */
 #define RUN_FATAL (-2)
-static int run_self(run_state *R, char **argv, const char *log_path, double timeout_s, char *reason, int len)
+static int run_self(char **argv, const char *log_path, double timeout_s, char *reason, int len)
 {
     exec_args a = {argv, log_path};
     child_opts o = {timeout_s, 0, 0};
@@ -338,7 +338,6 @@ static int run_self(run_state *R, char **argv, const char *log_path, double time
         }
         free(log);
     }
-    (void)R;
     return rc;
 }
 
@@ -622,7 +621,7 @@ static int step_train(run_state *R, int id, const char *ndir, char *reason, int 
     argv[n] = NULL;
     double t0 = now_seconds();
     run_say(R, "  training: %s steps, %s envs, preset %s, backend %s", steps, envs, R->c->preset, R->c->backend);
-    int rc = run_self(R, argv, log, R->c->train_timeout, reason, len);
+    int rc = run_self(argv, log, R->c->train_timeout, reason, len);
     if (rc) return rc;
     run_say(R, "  trained in %.1f s", now_seconds() - t0);
     return run_write_text(done, "ok\n");
@@ -642,7 +641,7 @@ static int step_generate_levels(run_state *R, const char *ndir, char *reason, in
     snprintf(threads, sizeof threads, "%d", R->c->threads);
     char *argv[] = {"pcgrllm", "generate", "--policy", policy, "--n", n, "--seed", seed, "--out", out,
                     R->c->threads > 0 ? "--threads" : NULL, threads, NULL};
-    int rc = run_self(R, argv, log, 3600, reason, len);
+    int rc = run_self(argv, log, 3600, reason, len);
     if (rc) return rc;
     return run_write_text(done, "ok\n");
 }
@@ -734,7 +733,6 @@ static int run_node(run_state *R, int id)
         if (!fb) ok = 0;
     }
     char path[1400];
-    snprintf(path, sizeof path, "%s/reward.c", ndir);
     if (ok) {
         snprintf(nd->reward_path, sizeof nd->reward_path, "nodes/%03d/reward.c", id);
         graph_finish(&R->g, id, NODE_OK, fitness);
