@@ -154,7 +154,7 @@ static const pcg_cuda_api table = {
     pcg_sgemm_nn,
     pcg_sgemm_nt,
     pcg_sgemm_tn,
-    pcg_blas_set_tf32,
+    pcg_blas_set_math,
     pcg_nn_acts_alloc,
     pcg_nn_forward,
     pcg_nn_backward,
@@ -172,7 +172,7 @@ static const pcg_cuda_api table = {
     pcg_curand_draws,
 };
 
-extern "C" __attribute__((visibility("default"))) const pcg_cuda_api *pcg_cuda_backend_v1(void)
+extern "C" __attribute__((visibility("default"))) const pcg_cuda_api *pcg_cuda_backend_v2(void)
 {
     return &table;
 }

@@ -1,11 +1,13 @@
 /* The three row-major sgemm wrappers every matmul of the backend goes
  * through (cuBLAS is column-major: a row-major C = A*B is the column-major
- * C^T = B^T * A^T, so the operands swap), and the TF32 switch. */
+ * C^T = B^T * A^T, so the operands swap), and the matmul mode: plain fp32,
+ * TF32 tensor cores, or bf16 tensor cores.  Storage stays fp32 in every
+ * mode; only the products inside cuBLAS are rounded. */
 #include "common.cuh"
 #include <cublas_v2.h>
 
 static cublasHandle_t handle;
-static bool tf32;
+static int math_mode = PCG_MATH_FP32;
 
 static cublasHandle_t blas(void)
 {
@@ -25,7 +27,7 @@ static cublasHandle_t blas(void)
             handle = NULL;
             return NULL;
         }
-        cublasSetMathMode(handle, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
+        cublasSetMathMode(handle, math_mode == PCG_MATH_TF32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
     }
     return handle;
 }
@@ -39,11 +41,29 @@ static cublasHandle_t blas(void)
         }                                                                                  \
     } while (0)
 
-extern "C" int pcg_blas_set_tf32(int on)
+extern "C" int pcg_blas_set_math(int mode)
 {
-    tf32 = on != 0;
+    if (mode != PCG_MATH_FP32 && mode != PCG_MATH_TF32 && mode != PCG_MATH_BF16) {
+        pcg_cuda_set_error("blas_set_math: unknown matmul mode %d", mode);
+        return -1;
+    }
+    math_mode = mode;
     if (handle)
-        BLAS_CK(cublasSetMathMode(handle, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+        BLAS_CK(cublasSetMathMode(handle, mode == PCG_MATH_TF32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+    return 0;
+}
+
+/* Column-major C = op(A) op(B) in the current mode: cublasSgemm for fp32
+ * and TF32 (the handle's math mode), cublasGemmEx with fp32 storage and
+ * bf16 tensor-core products for bf16. */
+static int gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, float alpha,
+                const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc)
+{
+    if (math_mode == PCG_MATH_BF16)
+        BLAS_CK(cublasGemmEx(h, ta, tb, m, n, k, &alpha, A, CUDA_R_32F, lda, B, CUDA_R_32F, ldb, &beta, C, CUDA_R_32F,
+                             ldc, CUBLAS_COMPUTE_32F_FAST_16BF, CUBLAS_GEMM_DEFAULT));
+    else
+        BLAS_CK(cublasSgemm(h, ta, tb, m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc));
     return 0;
 }
 
@@ -52,8 +72,7 @@ extern "C" int pcg_sgemm_nn(int m, int n, int k, float alpha, const float *A, co
 {
     cublasHandle_t h = blas();
     if (!h) return -1;
-    BLAS_CK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, B, n, A, k, &beta, C, n));
-    return 0;
+    return gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, alpha, B, n, A, k, beta, C, n);
 }
 
 /* C[m,n] = alpha * A[m,k] B[n,k]^T + beta * C */
@@ -61,8 +80,7 @@ extern "C" int pcg_sgemm_nt(int m, int n, int k, float alpha, const float *A, co
 {
     cublasHandle_t h = blas();
     if (!h) return -1;
-    BLAS_CK(cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &alpha, B, k, A, k, &beta, C, n));
-    return 0;
+    return gemm(h, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, alpha, B, k, A, k, beta, C, n);
 }
 
 /* C[m,n] = alpha * A[k,m]^T B[k,n] + beta * C */
@@ -70,6 +88,5 @@ extern "C" int pcg_sgemm_tn(int m, int n, int k, float alpha, const float *A, co
 {
     cublasHandle_t h = blas();
     if (!h) return -1;
-    BLAS_CK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, n, m, k, &alpha, B, n, A, m, &beta, C, n));
-    return 0;
+    return gemm(h, CUBLAS_OP_N, CUBLAS_OP_T, n, m, k, alpha, B, n, A, m, beta, C, n);
 }

@@ -55,7 +55,7 @@ int pcg_curand_draws(uint64_t seed, uint64_t subseq, uint64_t offset, int count,
 int pcg_sgemm_nn(int m, int n, int k, float alpha, const float *A, const float *B, float beta, float *C);
 int pcg_sgemm_nt(int m, int n, int k, float alpha, const float *A, const float *B, float beta, float *C);
 int pcg_sgemm_tn(int m, int n, int k, float alpha, const float *A, const float *B, float beta, float *C);
-int pcg_blas_set_tf32(int on);
+int pcg_blas_set_math(int mode);
 int pcg_nn_acts_alloc(nn_acts *a, const nn_config *cfg, int cap);
 int pcg_nn_forward(const nn_config *cfg, const size_t *off, const float *P, nn_acts *a, const unsigned char *obs,
                    int B);

@@ -49,8 +49,8 @@ const char *backend_cuda_path(void);
 
 /* ---- the ABI of libpcgrllm_cuda.so ---- */
 
-#define PCG_CUDA_ABI_VERSION 1
-#define PCG_CUDA_ENTRY "pcg_cuda_backend_v1"
+#define PCG_CUDA_ABI_VERSION 2
+#define PCG_CUDA_ENTRY "pcg_cuda_backend_v2"
 #define PCG_CUDA_LIB "libpcgrllm_cuda.so"
 
 /* Reward kernels.  A reward module (a cubin, fatbin or PTX image, e.g. the
@@ -69,6 +69,10 @@ const char *backend_cuda_path(void);
  * --bench`): one thread per environment inside the step kernel, or a
  * separate kernel with one warp per environment. */
 enum { PCG_OBS_THREAD = 0, PCG_OBS_WARP = 1 };
+
+/* Matmul modes of the device sgemm: fp32 (default), TF32 tensor cores
+ * (10-bit mantissa products), bf16 tensor cores (8-bit mantissa products). */
+enum { PCG_MATH_FP32 = 0, PCG_MATH_TF32 = 1, PCG_MATH_BF16 = 2 };
 
 typedef struct pcg_cuda_env pcg_cuda_env; /* opaque, device-resident */
 typedef struct pcg_cuda_ppo pcg_cuda_ppo; /* opaque, device-resident */
@@ -169,7 +173,8 @@ typedef struct pcg_cuda_api {
     int (*sgemm_nn)(int m, int n, int k, float alpha, const float *A, const float *B, float beta, float *C);
     int (*sgemm_nt)(int m, int n, int k, float alpha, const float *A, const float *B, float beta, float *C);
     int (*sgemm_tn)(int m, int n, int k, float alpha, const float *A, const float *B, float beta, float *C);
-    int (*blas_set_tf32)(int on); /* TF32 tensor-core math for sgemm */
+    /* matmul mode of every sgemm (PCG_MATH_*); storage stays fp32 */
+    int (*blas_set_math)(int mode);
 
     /* The network of host/nn.h on the device: the same config, parameter
      * layout (off[]) and activation layout; P, G, obs and every nn_acts

@@ -15,24 +15,28 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The matmul modes, indexed by PCG_MATH_*. */
+enum { N_MATH = 3 };
+static const char *const math_names[N_MATH] = {"fp32", "tf32", "bf16"};
+
 static void device_usage(FILE *f)
 {
     fprintf(f,
             "usage: pcgrllm device [--backend cpu|cuda|auto] [--bench] [--envs N,N,...] [--mapping thread|warp|both]\n"
             "                      [--reward MODULE] [--seconds S] [--seed S] [--sgemm] [--train]\n"
-            "                      [--compare-tf32 SCENARIO [--steps N] [--seeds K]]\n"
+            "                      [--compare-math SCENARIO [--steps N] [--seeds K]]\n"
             "  Prints the backend --backend selects and its device.  --bench measures device\n"
             "  environment steps/s with random actions (compact observation every step) for\n"
             "  each environment count and observation thread mapping; --reward adds a reward\n"
             "  module launched every step: a reward source (.c, compiled with NVRTC for the\n"
             "  device) or a cubin/fatbin/PTX image defining " PCG_REWARD_KERNEL ".\n"
-            "  --sgemm measures the sgemm rate (fp32 and TF32) at the shape of the paper\n"
+            "  --sgemm measures the sgemm rate (fp32, TF32, bf16) at the shape of the paper\n"
             "  preset's conv 2 and at 4096^3.  --train measures the device trainer's\n"
             "  steps/s (rollout + update, paper PPO settings) for both presets at 600\n"
-            "  (128-step rollouts) and 4096 environments (16-step rollouts), fp32 and TF32,\n"
+            "  (128-step rollouts) and 4096 environments (16-step rollouts) in each matmul mode,\n"
             "  with the projected time of 50M steps and the share of the sgemm rate.\n"
-            "  --compare-tf32 trains the paper preset (600 envs, human reward of the\n"
-            "  scenario) with fp32 and with TF32 matmuls for K seeds and compares the\n"
+            "  --compare-math trains the paper preset (600 envs, human reward of the\n"
+            "  scenario) with fp32, TF32 and bf16 matmuls for K seeds and compares the\n"
             "  fitness of the generated levels (defaults --steps 2000000 --seeds 2).\n"
             "  defaults: --backend auto --envs 600,4096,65536 --mapping both --seconds 0.5\n");
 }
@@ -85,8 +89,9 @@ out:
     return rate;
 }
 
-/* GFLOP/s of sgemm_nn at m x n x k (fp32 or TF32); -1 on failure. */
-static double sgemm_rate(const pcg_cuda_api *api, int m, int n, int k, int tf32, double seconds, char *err, int errlen)
+/* GFLOP/s of sgemm_nn at m x n x k in matmul mode math (PCG_MATH_*); -1 on
+ * failure. */
+static double sgemm_rate(const pcg_cuda_api *api, int m, int n, int k, int math, double seconds, char *err, int errlen)
 {
     size_t mark = api->arena_mark(), sz[3] = {(size_t)m * k, (size_t)k * n, (size_t)m * n};
     float *buf[3];
@@ -105,7 +110,8 @@ static double sgemm_rate(const pcg_cuda_api *api, int m, int n, int k, int tf32,
             if (api->copy_to_device(buf[b] + o, host, (sz[b] - o < CHUNK ? sz[b] - o : CHUNK) * sizeof(float)))
                 goto out;
     }
-    if (api->blas_set_tf32(tf32) || api->sgemm_nn(m, n, k, 1, buf[0], buf[1], 0, buf[2]) || api->sync()) goto out;
+    if (api->blas_set_math(math) || api->sgemm_nn(m, n, k, 1, buf[0], buf[1], 0, buf[2]) || api->sync())
+        goto out;
     {
         long calls = 0, chunk = 1;
         double t0 = now_seconds(), el = 0;
@@ -121,7 +127,7 @@ static double sgemm_rate(const pcg_cuda_api *api, int m, int n, int k, int tf32,
     }
 out:
     if (rate < 0) snprintf(err, (size_t)errlen, "%s", api->last_error());
-    api->blas_set_tf32(0);
+    api->blas_set_math(PCG_MATH_FP32);
     api->arena_release(mark);
     free(host);
     return rate;
@@ -131,7 +137,7 @@ out:
  * settings except the rollout length); -1 on failure.  *flops_per_step is
  * what one environment step costs in matmul/gather work (forward in the
  * rollout, forward + backward in each epoch). */
-static double train_rate(const pcg_cuda_api *api, const char *preset, int envs, int steps, int tf32,
+static double train_rate(const pcg_cuda_api *api, const char *preset, int envs, int steps, int math,
                          const void *reward, double seconds, double *flops_per_step, char *err, int errlen)
 {
     ppo_config cfg;
@@ -151,7 +157,7 @@ static double train_rate(const pcg_cuda_api *api, const char *preset, int envs, 
     size_t mark = api->arena_mark();
     pcg_cuda_ppo *p = NULL;
     ppo_metrics m;
-    if (api->blas_set_tf32(tf32)) goto out;
+    if (api->blas_set_math(math)) goto out;
     p = api->ppo_init(&cfg, &nc, nn.off, nn.n_params, nn.params, reward);
     if (!p || api->ppo_train_update(p, &m)) goto out; /* warm-up */
     {
@@ -167,7 +173,7 @@ static double train_rate(const pcg_cuda_api *api, const char *preset, int envs, 
 out:
     if (rate < 0) snprintf(err, (size_t)errlen, "%s", api->last_error());
     if (p) api->ppo_free(p);
-    api->blas_set_tf32(0);
+    api->blas_set_math(PCG_MATH_FP32);
     api->arena_release(mark);
     nn_free(&nn);
     return rate;
@@ -180,11 +186,11 @@ out:
 #define COMPARE_EVAL_SEED 20250101ull
 #endif
 
-/* Learning with fp32 and TF32 matmuls: the paper preset trained on the
+/* Learning with fp32, TF32 and bf16 matmuls: the paper preset trained on the
  * device with the human reward of a scenario for `steps` steps per seed,
  * then 30 levels generated on the CPU from the evaluation seed and scored.
  * Prints one row per run and the mean and spread per math mode. */
-static int compare_tf32(const pcg_cuda_api *api, const pcg_cuda_device_info *info, int scenario, long steps,
+static int compare_math(const pcg_cuda_api *api, const pcg_cuda_device_info *info, int scenario, long steps,
                         int seeds, int envs)
 {
     const eval_scenario_t *sc = eval_scenario(scenario);
@@ -195,7 +201,7 @@ static int compare_tf32(const pcg_cuda_api *api, const pcg_cuda_device_info *inf
     size_t cubin_len = 0;
     snprintf(arch, sizeof arch, "sm_%d%d", info->major, info->minor);
     if (!src || reward_compile_nvrtc(src, arch, &cubin, &cubin_len, err, sizeof err)) {
-        die_msg("device: --compare-tf32: %s: %s", path, err);
+        die_msg("device: --compare-math: %s: %s", path, err);
         free(src);
         return 1;
     }
@@ -203,10 +209,10 @@ static int compare_tf32(const pcg_cuda_api *api, const pcg_cuda_device_info *inf
     printf("\nlearning, paper preset, %d envs, %ld steps, human reward of scenario %d, fitness of 30 levels\n", envs,
            steps, scenario);
     printf("%-5s %-5s %10s %9s %12s %8s\n", "seed", "math", "steps", "time (s)", "ep. return", "fitness");
-    double sum[2] = {0, 0}, sq[2] = {0, 0};
+    double sum[N_MATH] = {0}, sq[N_MATH] = {0};
     int rc = 0;
     for (int seed = 1; seed <= seeds && !rc; seed++)
-        for (int tf = 0; tf < 2 && !rc; tf++) {
+        for (int tf = 0; tf < N_MATH && !rc; tf++) {
             ppo_config cfg;
             ppo_config_default(&cfg);
             cfg.n_envs = envs;
@@ -226,7 +232,7 @@ static int compare_tf32(const pcg_cuda_api *api, const pcg_cuda_device_info *inf
             ppo_metrics m;
             memset(&m, 0, sizeof m);
             double t0 = now_seconds(), ret = NAN;
-            if (api->blas_set_tf32(tf) ||
+            if (api->blas_set_math(tf) ||
                 !(p = api->ppo_init(&cfg, &nc, nn.off, nn.n_params, nn.params, cubin)))
                 rc = 1;
             while (!rc && m.step < steps) {
@@ -237,10 +243,10 @@ static int compare_tf32(const pcg_cuda_api *api, const pcg_cuda_device_info *inf
             memset(&st, 0, sizeof st);
             st.params = nn.params;
             if (!rc && api->ppo_get_state(p, &st)) rc = 1;
-            if (rc) die_msg("device: --compare-tf32: %s", api->last_error());
+            if (rc) die_msg("device: --compare-math: %s", api->last_error());
             if (p) api->ppo_free(p);
             api->arena_release(mark);
-            api->blas_set_tf32(0);
+            api->blas_set_math(PCG_MATH_FP32);
             double el = now_seconds() - t0;
             if (!rc) {
                 enum { NLEV = 30 };
@@ -260,7 +266,7 @@ static int compare_tf32(const pcg_cuda_api *api, const pcg_cuda_device_info *inf
                     eval_levels(sc, lv, NLEV, NULL, &es);
                     sum[tf] += es.fitness;
                     sq[tf] += es.fitness * es.fitness;
-                    printf("%-5d %-5s %10lld %9.1f %12.3f %8.3f\n", seed, tf ? "tf32" : "fp32", (long long)m.step, el,
+                    printf("%-5d %-5s %10lld %9.1f %12.3f %8.3f\n", seed, math_names[tf], (long long)m.step, el,
                            ret, es.fitness);
                     fflush(stdout);
                 }
@@ -269,9 +275,9 @@ static int compare_tf32(const pcg_cuda_api *api, const pcg_cuda_device_info *inf
             nn_free(&nn);
         }
     if (!rc)
-        for (int tf = 0; tf < 2; tf++) {
+        for (int tf = 0; tf < N_MATH; tf++) {
             double mean = sum[tf] / seeds, var = seeds > 1 ? (sq[tf] - seeds * mean * mean) / (seeds - 1) : 0;
-            printf("%-5s fitness %.3f +- %.3f over %d seeds\n", tf ? "tf32" : "fp32", mean, sqrt(var > 0 ? var : 0),
+            printf("%-5s fitness %.3f +- %.3f over %d seeds\n", math_names[tf], mean, sqrt(var > 0 ? var : 0),
                    seeds);
         }
     free(cubin);
@@ -303,6 +309,7 @@ int cmd_device(int argc, char **argv)
                                          {"reward", required_argument, 0, 'r'},  {"seconds", required_argument, 0, 't'},
                                          {"seed", required_argument, 0, 's'},    {"help", no_argument, 0, 'h'},
                                          {"sgemm", no_argument, 0, 'g'},         {"train", no_argument, 0, 'T'},
+                                         {"compare-math", required_argument, 0, 'C'},
                                          {"compare-tf32", required_argument, 0, 'C'},
                                          {"steps", required_argument, 0, 'S'},  {"seeds", required_argument, 0, 'K'},
                                          {0, 0, 0, 0}};
@@ -337,7 +344,7 @@ int cmd_device(int argc, char **argv)
         case 'C': {
             long v;
             if (parse_int(optarg, 1, eval_n_scenarios(), &v)) {
-                die_msg("device: --compare-tf32 wants a scenario 1..%d, got '%s'", eval_n_scenarios(), optarg);
+                die_msg("device: --compare-math wants a scenario 1..%d, got '%s'", eval_n_scenarios(), optarg);
                 return EXIT_USAGE;
             }
             compare = (int)v;
@@ -402,13 +409,13 @@ int cmd_device(int argc, char **argv)
         die_msg("device: %s", api->last_error());
         return 1;
     }
-    double conv2_rate[2] = {0, 0};
+    double conv2_rate[N_MATH] = {0};
     if (sgemm || train) {
         /* conv 2 of the paper preset on 256 observations: rows x filters x k*k*c1 */
         int shapes[2][3] = {{256 * 64, 64, 7 * 7 * 64}, {4096, 4096, 4096}};
         printf("\n%-22s %-6s %12s\n", "sgemm m x n x k", "math", "GFLOP/s");
         for (int sh = 0; sh < 2; sh++)
-            for (int tf = 0; tf < 2; tf++) {
+            for (int tf = 0; tf < N_MATH; tf++) {
                 char name[40];
                 snprintf(name, sizeof name, "%dx%dx%d", shapes[sh][0], shapes[sh][1], shapes[sh][2]);
                 double r = sgemm_rate(api, shapes[sh][0], shapes[sh][1], shapes[sh][2], tf, seconds, err, sizeof err);
@@ -417,11 +424,11 @@ int cmd_device(int argc, char **argv)
                     return 1;
                 }
                 if (sh == 0) conv2_rate[tf] = r;
-                printf("%-22s %-6s %12.0f\n", name, tf ? "tf32" : "fp32", r);
+                printf("%-22s %-6s %12.0f\n", name, math_names[tf], r);
                 fflush(stdout);
             }
     }
-    if (compare && compare_tf32(api, &info, compare, compare_steps, compare_seeds, 600)) return 1;
+    if (compare && compare_math(api, &info, compare, compare_steps, compare_seeds, 600)) return 1;
     if (!bench && !train) return 0;
 
     void *reward = NULL;
@@ -456,7 +463,7 @@ int cmd_device(int argc, char **argv)
         int cfgs[2][2] = {{600, 128}, {4096, 16}};
         for (int pi = 0; pi < 2; pi++)
             for (int ci = 0; ci < 2; ci++)
-                for (int tf = 0; tf < 2; tf++) {
+                for (int tf = 0; tf < N_MATH; tf++) {
                     double fps = 0;
                     double r = train_rate(api, presets[pi], cfgs[ci][0], cfgs[ci][1], tf, reward, seconds, &fps, err,
                                           sizeof err);
@@ -467,7 +474,7 @@ int cmd_device(int argc, char **argv)
                     }
                     double gf = r * fps / 1e9;
                     printf("%-7s %-6d %-6d %-6s %-14.14s %12.0f %10.1f %10.0f %7.0f%%\n", presets[pi], cfgs[ci][0],
-                           cfgs[ci][1], tf ? "tf32" : "fp32", label_t, r, 50e6 / r / 60, gf,
+                           cfgs[ci][1], math_names[tf], label_t, r, 50e6 / r / 60, gf,
                            conv2_rate[tf] > 0 ? 100 * gf / conv2_rate[tf] : 0);
                     fflush(stdout);
                 }

@@ -813,7 +813,7 @@ static void cuda_sgemm_matches_cpu(void **state)
         float *dA = api->arena_alloc(sa * 4), *dB = api->arena_alloc(sb * 4), *dC = api->arena_alloc(sc * 4);
         assert_true(dA && dB && dC);
         for (int variant = 0; variant < 3; variant++)
-            for (int tf32 = 0; tf32 < 2; tf32++) {
+            for (int mode = PCG_MATH_FP32; mode <= PCG_MATH_BF16; mode++) {
                 /* variant 0: A m x k, B k x n; 1: B stored n x k; 2: A stored k x m.  The
                  * same buffers are reinterpreted, so the reference reads them the same way. */
                 for (int i = 0; i < m; i++)
@@ -829,7 +829,7 @@ static void cuda_sgemm_matches_cpu(void **state)
                 assert_int_equal(api->copy_to_device(dA, A, sa * 4), 0);
                 assert_int_equal(api->copy_to_device(dB, B, sb * 4), 0);
                 assert_int_equal(api->copy_to_device(dC, C, sc * 4), 0);
-                assert_int_equal(api->blas_set_tf32(tf32), 0);
+                assert_int_equal(api->blas_set_math(mode), 0);
                 int rc = variant == 0   ? api->sgemm_nn(m, n, k, 0.5f, dA, dB, -2.0f, dC)
                          : variant == 1 ? api->sgemm_nt(m, n, k, 0.5f, dA, dB, -2.0f, dC)
                                         : api->sgemm_tn(m, n, k, 0.5f, dA, dB, -2.0f, dC);
@@ -837,13 +837,14 @@ static void cuda_sgemm_matches_cpu(void **state)
                 float *G = malloc(sc * 4);
                 assert_non_null(G);
                 assert_int_equal(api->copy_to_host(G, dC, sc * 4), 0);
-                double err = max_rel_err(G, W, sc), tol = tf32 ? 1e-2 : 1e-4;
+                /* products rounded to 10 (TF32) or 7 (bf16) mantissa bits */
+                double err = max_rel_err(G, W, sc), tol = mode == PCG_MATH_BF16 ? 5e-2 : mode == PCG_MATH_TF32 ? 1e-2 : 1e-4;
                 if (err > tol)
                     fail_msg("sgemm %s %dx%dx%d %s: relative error %.3g > %.0g", variant == 0 ? "nn" : variant == 1 ? "nt" : "tn",
-                             m, n, k, tf32 ? "tf32" : "fp32", err, tol);
+                             m, n, k, mode == PCG_MATH_BF16 ? "bf16" : mode == PCG_MATH_TF32 ? "tf32" : "fp32", err, tol);
                 free(G);
             }
-        api->blas_set_tf32(0);
+        api->blas_set_math(PCG_MATH_FP32);
         api->arena_release(mark);
         free(A);
         free(B);
