@@ -4,6 +4,7 @@
 #define PCG_COMMANDS_H
 
 int cmd_run(int argc, char **argv);
+int cmd_grid(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_ask(int argc, char **argv);
 int cmd_eval(int argc, char **argv);

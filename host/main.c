@@ -14,6 +14,7 @@ static const struct {
     const char *help;
 } commands[] = {
     {"run", cmd_run, "design rewards for a story: generate, align, train, evaluate, feed back, search"},
+    {"grid", cmd_grid, "many runs at once: scenarios x pe x ablations x repeats, on CPUs or GPUs, summarised"},
     {"report", cmd_report, "print a run's node table again and write its HTML report"},
     {"ask", cmd_ask, "send one prompt to the configured language model server and print the reply"},
     {"eval", cmd_eval, "score level files against a scenario (fitness, per-level metrics)"},
