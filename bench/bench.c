@@ -1,4 +1,10 @@
-/* pcgrllm bench [env|eval|all]: throughput tables. */
+/* pcgrllm bench [all|env|eval|reward|train] [--backend cpu|cuda|auto]:
+ * throughput tables.  The CPU backend (default) prints the tables of
+ * bench/; the CUDA backend prints the device's environment and training
+ * tables instead, measured by `pcgrllm device` (host/cmd_device.c: device
+ * env steps/s, sgemm rate, device trainer steps/s), while eval and reward
+ * measure work that runs on the host with every backend and stay the CPU's. */
+#include "backend.h"
 #include "bench.h"
 #include "commands.h"
 #include "reward_jit.h"
@@ -17,33 +23,134 @@ static const struct {
     {"train", bench_train, "PPO training steps/s for both presets at 64 and 600 envs, GFLOP/s vs sgemm"},
 };
 #define N_BENCH (int)(sizeof benches / sizeof benches[0])
+#define MAX_ARGS 64
+
+/* Options of `pcgrllm device` that the device tables take from bench's
+ * command line (each with a value); the rest are the CPU tables'. */
+static const char *const device_opts[] = {"--seconds", "--envs", "--mapping", "--reward", "--seed"};
+
+/* The device tables for the selected benchmarks: env -> device --bench,
+ * train -> device --sgemm --train (the sgemm rate is the train table's
+ * reference), in one call so that the arena is sized for the trainer. */
+static int device_tables(int env, int train, int argc, char **argv, int first)
+{
+    char *sub[MAX_ARGS + 8];
+    int n = 0;
+    sub[n++] = "device";
+    sub[n++] = "--backend";
+    sub[n++] = "cuda";
+    if (env) sub[n++] = "--bench";
+    if (train) {
+        sub[n++] = "--sgemm";
+        sub[n++] = "--train";
+    }
+    for (int k = first; k < argc && n < MAX_ARGS + 6; k++) {
+        if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
+            sub[n++] = argv[k];
+            continue;
+        }
+        for (size_t o = 0; o < sizeof device_opts / sizeof device_opts[0]; o++) {
+            size_t len = strlen(device_opts[o]);
+            if (strncmp(argv[k], device_opts[o], len)) continue;
+            if (argv[k][len] == '=') {
+                sub[n++] = argv[k];
+            } else if (!argv[k][len] && k + 1 < argc) {
+                sub[n++] = argv[k];
+                sub[n++] = argv[++k];
+            }
+            break;
+        }
+    }
+    sub[n] = NULL;
+    return cmd_device(n, sub);
+}
 
 int cmd_bench(int argc, char **argv)
 {
+    /* --backend NAME (or --backend=NAME) anywhere after the command; the
+     * rest goes to the benchmarks as before */
+    char *args[MAX_ARGS];
+    int nargs = 0;
+    const char *backend_arg = NULL;
+    for (int k = 0; k < argc; k++) {
+        if (k > 0 && !strcmp(argv[k], "--backend")) {
+            if (k + 1 >= argc) {
+                die_msg("bench: --backend wants cpu, cuda or auto");
+                return 2;
+            }
+            backend_arg = argv[++k];
+        } else if (k > 0 && !strncmp(argv[k], "--backend=", 10)) {
+            backend_arg = argv[k] + 10;
+        } else if (nargs < MAX_ARGS - 1) {
+            args[nargs++] = argv[k];
+        } else {
+            die_msg("bench: too many arguments");
+            return 2;
+        }
+    }
+    args[nargs] = NULL;
+    argc = nargs;
+    argv = args;
     if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
         printf("usage: pcgrllm bench [all");
         for (int i = 0; i < N_BENCH; i++) printf("|%s", benches[i].name);
-        printf("] [options]\n");
+        printf("] [--backend cpu|cuda|auto] [options]\n");
         for (int i = 0; i < N_BENCH; i++) printf("  %-6s %s\n", benches[i].name, benches[i].help);
+        printf("  --backend cpu (default) measures the CPU.  cuda (an error without a usable device), or auto\n"
+               "  with one, prints the device's tables instead: env is `pcgrllm device --bench` (device env\n"
+               "  steps/s), train is `pcgrllm device --sgemm --train` (sgemm rate, device trainer steps/s);\n"
+               "  they take device's --seconds, --envs, --mapping, --reward and --seed.  eval and reward run\n"
+               "  on the host with every backend and print their CPU tables.  auto without a device measures\n"
+               "  the CPU.\n");
         printf("  pcgrllm bench NAME --help shows a benchmark's options.\n");
         return 0;
     }
     const char *what = argc > 1 && argv[1][0] != '-' ? argv[1] : "all";
     int shift = argc > 1 && argv[1][0] != '-' ? 1 : 0;
-    int rc = 0, found = 0;
-    for (int i = 0; i < N_BENCH; i++) {
-        if (strcmp(what, "all") && strcmp(what, benches[i].name)) continue;
-        found = 1;
-        char *sub[64];
-        int n = 0;
-        sub[n++] = (char *)benches[i].name;
-        for (int k = 1 + shift; k < argc && n < 63; k++) sub[n++] = argv[k];
-        sub[n] = NULL;
-        rc |= benches[i].fn(n, sub);
-    }
+    int selected[N_BENCH], found = 0;
+    for (int i = 0; i < N_BENCH; i++) found += selected[i] = !strcmp(what, "all") || !strcmp(what, benches[i].name);
     if (!found) {
         die_msg("bench: unknown benchmark '%s' (pcgrllm bench --help)", what);
         return 2;
+    }
+    int backend = BACKEND_CPU;
+    if (backend_arg) {
+        char err[600];
+        backend = backend_select(backend_arg, err, sizeof err);
+        if (backend < 0) {
+            die_msg("bench: %s", err);
+            return strncmp(err, "unknown backend", 15) ? 1 : 2;
+        }
+        /* the device tables print their own backend and device lines */
+        int device_call = 0;
+        for (int i = 0; i < N_BENCH; i++)
+            device_call |= backend == BACKEND_CUDA && selected[i] &&
+                           (benches[i].fn == bench_env || benches[i].fn == bench_train);
+        if (!device_call) printf("backend: %s\n", backend_name(backend));
+        fflush(stdout);
+    }
+    int rc = 0;
+    if (backend == BACKEND_CUDA) {
+        int env = 0, train = 0;
+        for (int i = 0; i < N_BENCH; i++) {
+            if (!selected[i]) continue;
+            if (benches[i].fn == bench_env) env = 1, selected[i] = 0;
+            if (benches[i].fn == bench_train) train = 1, selected[i] = 0;
+        }
+        if (env || train) rc |= device_tables(env, train, argc, argv, 1 + shift);
+    }
+    for (int i = 0; i < N_BENCH; i++) {
+        if (!selected[i]) continue;
+        if (backend == BACKEND_CUDA) {
+            printf("\n%s: host work with every backend, measured on the CPU\n", benches[i].name);
+            fflush(stdout);
+        }
+        char *sub[MAX_ARGS];
+        int n = 0;
+        sub[n++] = (char *)benches[i].name;
+        for (int k = 1 + shift; k < argc && n < MAX_ARGS - 1; k++) sub[n++] = argv[k];
+        sub[n] = NULL;
+        rc |= benches[i].fn(n, sub);
     }
     return rc;
 }
