@@ -170,6 +170,7 @@ static const pcg_cuda_api table = {
     pcg_ppo_env,
     philox_host,
     pcg_curand_draws,
+    pcg_play_episode,
 };
 
 extern "C" __attribute__((visibility("default"))) const pcg_cuda_api *pcg_cuda_backend_v2(void)

@@ -74,6 +74,8 @@ pcg_cuda_env *pcg_ppo_env(pcg_cuda_ppo *p);
 int pcg_nn_ppo_loss(nn_acts *a, int B, int n_actions, const int *act, const float *old_logp, const float *adv,
                     const float *old_value, const float *ret, double clip_eps, double vf_coef, double ent_coef,
                     double scale, double *out);
+int pcg_play_episode(const nn_config *nc, const size_t *off, size_t n_params, const float *params, int n, int h,
+                     int w, int variant, uint64_t seed, uint64_t action_seed, unsigned char *final_maps);
 }
 
 #endif

@@ -222,6 +222,16 @@ typedef struct pcg_cuda_api {
      * and count cuRAND draws after curand_init(seed, subseq, offset) */
     void (*philox_host)(uint64_t seed, uint64_t subseq, uint64_t block, uint32_t out[4]);
     int (*curand_draws)(uint64_t seed, uint64_t subseq, uint64_t offset, int count, uint32_t *out);
+
+    /* Level generation (SPEC §5) on the device: ppo_play_episode (host/ppo.c)
+     * without a reward.  n environments reset from seed (as env_alloc), each
+     * action sampled from the policy with ppo_action_draw(action_seed, env, t),
+     * the last edit applied without the auto-reset.  The network is nc, off[]
+     * and params (host memory, n_params floats, e.g. nn_t's), run in the
+     * current matmul mode; final_maps (host, n*h*w tile ids) receive the
+     * levels.  Device memory comes from the arena and is released. */
+    int (*play_episode)(const nn_config *nc, const size_t *off, size_t n_params, const float *params, int n, int h,
+                        int w, int variant, uint64_t seed, uint64_t action_seed, unsigned char *final_maps);
 } pcg_cuda_api;
 
 typedef const pcg_cuda_api *(*pcg_cuda_entry_fn)(void);

@@ -639,8 +639,27 @@ static int step_generate_levels(run_state *R, const char *ndir, char *reason, in
     snprintf(n, sizeof n, "%d", R->c->n_levels);
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)R->c->eval_seed);
     snprintf(threads, sizeof threads, "%d", R->c->threads);
-    char *argv[] = {"pcgrllm", "generate", "--policy", policy, "--n", n, "--seed", seed, "--out", out,
-                    R->c->threads > 0 ? "--threads" : NULL, threads, NULL};
+    char *argv[16];
+    int k = 0;
+    argv[k++] = "pcgrllm";
+    argv[k++] = "generate";
+    argv[k++] = "--policy";
+    argv[k++] = policy;
+    argv[k++] = "--n";
+    argv[k++] = n;
+    argv[k++] = "--seed";
+    argv[k++] = seed;
+    argv[k++] = "--out";
+    argv[k++] = out;
+    if (strcmp(R->c->backend, "cpu")) { /* the episode on the run's backend, as its training */
+        argv[k++] = "--backend";
+        argv[k++] = R->c->backend;
+    }
+    if (R->c->threads > 0) {
+        argv[k++] = "--threads";
+        argv[k++] = threads;
+    }
+    argv[k] = NULL;
     int rc = run_self(argv, log, 3600, reason, len);
     if (rc) return rc;
     return run_write_text(done, "ok\n");

@@ -853,10 +853,247 @@ static void cuda_sgemm_matches_cpu(void **state)
     }
 }
 
+/* cuda/play.cu's episode with the kernels' per-environment code run on the
+ * host in kernel order (reset, then per step: policy forward, the sampled
+ * action, edit + finish; the last step the edit alone, as play_last_kernel)
+ * gives ppo_play_episode's levels byte for byte, both variants, and leaves
+ * every environment at step episode_len - 1 (no auto-reset). */
+static void cuda_generate_rules_on_host(void **state)
+{
+    (void)state;
+    for (int variant = VARIANT_DUNGEON; variant <= VARIANT_TREASURE; variant++) {
+        const int n = 5, h = 7, w = 5;
+        const uint64_t seed = 61 + (uint64_t)variant, action_seed = 4;
+        env_t e;
+        assert_int_equal(env_alloc(&e, n, h, w, variant, seed), 0);
+        host_copy hc;
+        host_copy_alloc(&hc, &e);
+        size_t N = (size_t)n;
+        unsigned int *counts = calloc(N * 2, sizeof(unsigned int));
+        double *ep_ret = calloc(N, sizeof(double));
+        assert_true(counts && ep_ret);
+        env_dev d;
+        memset(&d, 0, sizeof d);
+        dungeon_cfg_init(&d.c, h, w, variant, seed);
+        d.n = n;
+        d.cells = h * w;
+        d.obs_size = d.c.crop_h * d.c.crop_w;
+        d.pad_size = d.c.pad_h * d.c.pad_w;
+        d.maps = hc.maps, d.frozen = hc.frozen, d.prev = hc.prev, d.pad = hc.pad, d.obs = hc.obs, d.dones = hc.dones;
+        d.steps = hc.steps, d.actions = hc.actions, d.rng_pos = (unsigned long long *)hc.rng_pos;
+        d.rewards = hc.rewards, d.returns = hc.returns;
+        d.episodes = counts, d.changed = counts + N, d.episode_return = ep_ret;
+        memset(hc.rng_pos, 0, N * 8);
+        memset(hc.rewards, 0, N * sizeof(float));
+        memset(hc.dones, 0, N);
+        for (int i = 0; i < n; i++) envd_init(&d, i, 1, 1);
+        nn_config cfg;
+        assert_int_equal(nn_preset_config("small", d.c.crop_h, d.c.crop_w, d.c.n_actions, &cfg), 0);
+        nn_t nn;
+        assert_int_equal(nn_alloc(&nn, &cfg), 0);
+        nn_init(&nn, 8);
+        nn_acts a;
+        assert_int_equal(nn_acts_alloc(&a, &cfg, n), 0);
+        int A = d.c.n_actions, T = d.c.episode_len;
+        for (int t = 0; t < T; t++) {
+            nn_forward(&nn, &a, d.obs, n);
+            for (int i = 0; i < n; i++) {
+                float lp;
+                d.actions[i] = ppo_sample(a.logits + (size_t)i * A, A, ppo_action_draw(action_seed, i, (uint64_t)t), &lp);
+                envd_edit(&d, i, 0, 0, 0, 0);
+                if (t < T - 1) envd_finish(&d, i, 0.0f, 1);
+            }
+        }
+        unsigned char *want = malloc(N * d.cells);
+        assert_non_null(want);
+        assert_int_equal(ppo_play_episode(&nn, n, h, w, variant, seed, action_seed, NULL, NULL, want, NULL), 0);
+        assert_memory_equal(hc.maps, want, N * d.cells);
+        for (int i = 0; i < n; i++) assert_int_equal(hc.steps[i], T - 1);
+        free(want);
+        nn_acts_free(&a);
+        nn_free(&nn);
+        free(counts);
+        free(ep_ret);
+        free(hc.block);
+        env_free(&e);
+    }
+}
+
+/* Device generation (play_episode) against ppo_play_episode: the small
+ * preset with a random-initialised network, 30 levels of one episode (768
+ * steps each).
+ *
+ * The criterion.  Environments are independent and the device environment
+ * is bit-exact (cuda_env_matches_cpu), so level i depends only on env i's
+ * draws and on the logits its observations get.  The two runs can part only
+ * where the device's logits for an observation sample another action than
+ * the CPU's with the same draw (a float difference in the logits carrying
+ * the draw across a sampling boundary); from that step on the episode, and
+ * so the level, legitimately differs.  The test replays the CPU episode step
+ * by step, forwards each of its observations on the device too, and marks
+ * the levels where such a flip occurs.  Every unmarked level must be
+ * identical byte for byte.  In fp32 the logits agree to about 1e-6, so a
+ * flip needs a draw that close to a boundary: about 1e-5 per step, a few
+ * hundredths of a level per run; more than 2 flipped levels of 30 means
+ * the device network or the matmul mode is off, and fails too. */
+static void cuda_generate_matches_cpu(void **state)
+{
+    (void)state;
+    const char *test = "cuda_generate_matches_cpu";
+    const pcg_cuda_api *api = device_or_skip(test);
+    enum { N = 30 };
+    const int h = 16, w = 16;
+    const uint64_t seed = PPO_EVAL_SEED, action_seed = 5;
+    env_t e;
+    assert_int_equal(env_alloc(&e, N, h, w, VARIANT_DUNGEON, seed), 0);
+    nn_config cfg;
+    assert_int_equal(nn_preset_config("small", e.cfg.crop_h, e.cfg.crop_w, e.cfg.n_actions, &cfg), 0);
+    nn_t nn;
+    assert_int_equal(nn_alloc(&nn, &cfg), 0);
+    nn_init(&nn, 21);
+    size_t cells = (size_t)h * w, os = (size_t)e.obs_size, pad = (size_t)e.cfg.pad_h * e.cfg.pad_w;
+    int A = e.cfg.n_actions, T = e.cfg.episode_len;
+    unsigned char *cpu = malloc(N * cells), *gpu = malloc(N * cells);
+    float *glogits = malloc(sizeof(float) * N * A);
+    int *act = malloc(sizeof(int) * N), flipped[N] = {0};
+    assert_true(cpu && gpu && glogits && act);
+    assert_int_equal(api->blas_set_math(PCG_MATH_FP32), 0);
+    if (api->play_episode(&nn.cfg, nn.off, nn.n_params, nn.params, N, h, w, VARIANT_DUNGEON, seed, action_seed, gpu))
+        fail_msg("play_episode: %s", api->last_error());
+    assert_int_equal(ppo_play_episode(&nn, N, h, w, VARIANT_DUNGEON, seed, action_seed, NULL, NULL, cpu, NULL), 0);
+
+    /* the CPU episode again, with the device's logits beside the CPU's */
+    nn_acts a, da;
+    assert_int_equal(nn_acts_alloc(&a, &cfg, N), 0);
+    size_t mark = api->arena_mark();
+    float *dP = to_device(api, nn.params, nn.n_params * sizeof(float));
+    unsigned char *dobs = api->arena_alloc(N * os);
+    assert_non_null(dobs);
+    if (api->nn_acts_alloc(&da, &cfg, N)) fail_msg("nn_acts_alloc: %s", api->last_error());
+    for (int t = 0; t < T; t++) {
+        nn_forward(&nn, &a, e.obs, N);
+        assert_int_equal(api->copy_to_device(dobs, e.obs, N * os), 0);
+        if (api->nn_forward(&cfg, nn.off, dP, &da, dobs, N)) fail_msg("nn_forward: %s", api->last_error());
+        assert_int_equal(api->copy_to_host(glogits, da.logits, sizeof(float) * N * A), 0);
+        for (int i = 0; i < N; i++) {
+            float lp, u = ppo_action_draw(action_seed, i, (uint64_t)t);
+            act[i] = ppo_sample(a.logits + (size_t)i * A, A, u, &lp);
+            if (ppo_sample(glogits + (size_t)i * A, A, u, &lp) != act[i]) flipped[i] = 1;
+        }
+        if (t < T - 1) {
+            env_step(&e, act);
+            continue;
+        }
+        for (int i = 0; i < N; i++) /* the last edit without the reset, as ppo_play_episode */
+            dungeon_apply(&e.cfg, T - 1, act[i], e.maps + i * cells, e.frozen + i * cells, e.pad + i * pad);
+    }
+    api->arena_release(mark);
+    /* the replay is ppo_play_episode itself */
+    assert_memory_equal(e.maps, cpu, N * cells);
+    int n_flipped = 0, n_same = 0;
+    for (int i = 0; i < N; i++) {
+        int same = !memcmp(gpu + i * cells, cpu + i * cells, cells);
+        n_flipped += flipped[i];
+        n_same += same;
+        if (!same && !flipped[i])
+            fail_msg("level %d: the device's level differs from the CPU's, yet no action of its episode is near a "
+                     "sampling boundary", i);
+    }
+    if (n_flipped > 2)
+        fail_msg("%d of %d levels have an action that the device's logits sample differently (fp32 expects at most "
+                 "a rare one)", n_flipped, N);
+    if (n_same < N) printf("%s: %d of %d levels identical, the rest flipped at a sampling boundary\n", test, n_same, N);
+    /* a network that does not fit the environment is one line of error */
+    nn_config bad = nn.cfg;
+    bad.n_actions = A + 1;
+    assert_int_equal(api->play_episode(&bad, nn.off, nn.n_params, nn.params, N, h, w, VARIANT_DUNGEON, seed,
+                                       action_seed, gpu), -1);
+    assert_true(one_line(api->last_error()));
+    assert_int_equal(api->arena_mark(), mark);
+    nn_acts_free(&a);
+    nn_free(&nn);
+    env_free(&e);
+    free(cpu);
+    free(gpu);
+    free(glogits);
+    free(act);
+}
+
+/* generate and bench --backend from the command line: without a device,
+ * cuda is one line of error (exit 1) and auto runs on the CPU (the same
+ * levels as --backend cpu); with one, generate --backend cuda runs on the
+ * device.  An unknown backend is a usage error. */
+static void cuda_cli_generate_bench_backend(void **state)
+{
+    (void)state;
+    const char *bin = pcg_test_binary(), *tmp = pcg_test_tmpdir();
+    char out[8192], path[1024], why[300];
+    int devices = backend_cuda_devices(why, sizeof why);
+    snprintf(path, sizeof path, "%s/gen_walls.c", tmp);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("float compute_reward(const level_t *prev, const level_t *curr)\n"
+          "{ return (float)(count_tiles(curr, WALL) - count_tiles(prev, WALL)); }\n", f);
+    fclose(f);
+    int rc = pcg_test_sh(out, sizeof out,
+                         "%s train --reward %s --scenario 1 --steps 32 --envs 2 --rollout 16 --epochs 1 "
+                         "--preset small --threads 1 --quiet --out %s/gen_run",
+                         bin, path, tmp);
+    if (rc) print_error("%s\n", out);
+    assert_int_equal(rc, 0);
+    rc = pcg_test_sh(out, sizeof out, "%s generate --policy %s/gen_run --n 1 --threads 1 --out %s/gen_cpu", bin, tmp,
+                     tmp);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "generated on the cpu backend"));
+    rc = pcg_test_sh(out, sizeof out,
+                     "%s generate --policy %s/gen_run --n 1 --threads 1 --backend cuda --out %s/gen_cuda", bin, tmp,
+                     tmp);
+    if (devices <= 0) {
+        assert_int_equal(rc, 1);
+        assert_true(one_line(out));
+        assert_non_null(strstr(out, "no usable CUDA device"));
+    } else {
+        if (rc) print_error("%s\n", out);
+        assert_int_equal(rc, 0);
+        assert_non_null(strstr(out, "generated on the cuda backend"));
+    }
+    rc = pcg_test_sh(out, sizeof out,
+                     "%s generate --policy %s/gen_run --n 1 --threads 1 --backend auto --out %s/gen_auto", bin, tmp,
+                     tmp);
+    assert_int_equal(rc, 0);
+    if (devices <= 0) {
+        assert_non_null(strstr(out, "generated on the cpu backend"));
+        assert_int_equal(pcg_test_sh(out, sizeof out, "cmp %s/gen_cpu/level_000.txt %s/gen_auto/level_000.txt", tmp,
+                                     tmp), 0);
+    }
+    rc = pcg_test_sh(out, sizeof out, "%s generate --policy %s/gen_run --out %s/gen_x --backend tpu", bin, tmp, tmp);
+    assert_int_equal(rc, 2);
+    assert_true(one_line(out));
+    /* bench: its help names the flag; cuda without a device is one line;
+     * auto without one is the CPU (the env table's help: nothing measured) */
+    assert_int_equal(pcg_test_sh(out, sizeof out, "%s bench --help", bin), 0);
+    assert_non_null(strstr(out, "--backend cpu|cuda|auto"));
+    if (devices <= 0) {
+        rc = pcg_test_sh(out, sizeof out, "%s bench env --backend cuda", bin);
+        assert_int_equal(rc, 1);
+        assert_true(one_line(out));
+        assert_non_null(strstr(out, "no usable CUDA device"));
+        rc = pcg_test_sh(out, sizeof out, "%s bench env --backend auto --help", bin);
+        assert_int_equal(rc, 0);
+        assert_non_null(strstr(out, "backend: cpu"));
+        assert_non_null(strstr(out, "usage: pcgrllm bench env"));
+    }
+    rc = pcg_test_sh(out, sizeof out, "%s bench train --backend=tpu", bin);
+    assert_int_equal(rc, 2);
+    assert_true(one_line(out));
+}
+
 PCG_TESTS(cuda, cmocka_unit_test(cuda_library_exports), cmocka_unit_test(cuda_backend_select),
           cmocka_unit_test(cuda_cli_backend_flag), cmocka_unit_test(cuda_env_rules_on_host),
           cmocka_unit_test(cuda_curand_matches_philox),
           cmocka_unit_test(cuda_env_matches_cpu), cmocka_unit_test(cuda_env_reward_matches_cpu),
           cmocka_unit_test(cuda_human_rewards_nvrtc_match_libtcc),
           cmocka_unit_test(cuda_sgemm_matches_cpu), cmocka_unit_test(cuda_nn_matches_cpu),
-          cmocka_unit_test(cuda_ppo_matches_cpu), cmocka_unit_test(cuda_ppo_resume_from_cpu_state))
+          cmocka_unit_test(cuda_ppo_matches_cpu), cmocka_unit_test(cuda_ppo_resume_from_cpu_state),
+          cmocka_unit_test(cuda_generate_rules_on_host), cmocka_unit_test(cuda_generate_matches_cpu),
+          cmocka_unit_test(cuda_cli_generate_bench_backend))
