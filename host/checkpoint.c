@@ -99,28 +99,36 @@ static void get_config(rbuf *r, ppo_config *c)
     c->seed = get_u64(r);
 }
 
-int checkpoint_save(const ppo_t *p, const char *path, char *err, int errlen)
+size_t checkpoint_param_count(const ppo_config *cfg)
+{
+    nn_config nc;
+    size_t size[NN_NTENSORS], off[NN_NTENSORS];
+    int n_actions = cfg->variant == VARIANT_TREASURE ? 7 : 6;
+    if (nn_preset_config(cfg->preset, 2 * cfg->map_h - 1, 2 * cfg->map_w - 1, n_actions, &nc)) return 0;
+    return nn_param_layout(&nc, size, off);
+}
+
+int checkpoint_write(const checkpoint_state *s, const char *path, char *err, int errlen)
 {
     wbuf b = {0};
-    const env_t *e = &p->env;
-    size_t np = p->nn.n_params, cells = (size_t)e->n * e->cells;
+    size_t np = s->n_params, cells = (size_t)s->n_envs * s->cells;
     put(&b, MAGIC, 8);
     put_u32(&b, CHECKPOINT_VERSION);
     put_u32(&b, 0);
     put_u64(&b, 0); /* size, patched below */
-    put_config(&b, &p->cfg);
+    put_config(&b, &s->cfg);
     put_u64(&b, np);
-    put(&b, p->nn.params, np * sizeof(float));
-    put(&b, p->adam_m, np * sizeof(float));
-    put(&b, p->adam_v, np * sizeof(float));
-    put_i64(&b, p->adam_t), put_i64(&b, p->step), put_i64(&b, p->update);
-    put_f64(&b, p->last_episode_reward);
-    put_i32(&b, e->n), put_i32(&b, e->cells);
-    put(&b, e->maps, cells);
-    put(&b, e->frozen, cells);
-    for (int i = 0; i < e->n; i++) put_i32(&b, e->steps[i]);
-    for (int i = 0; i < e->n; i++) put_u64(&b, e->rng_pos[i]);
-    for (int i = 0; i < e->n; i++) put_f32(&b, e->returns[i]);
+    put(&b, s->params, np * sizeof(float));
+    put(&b, s->adam_m, np * sizeof(float));
+    put(&b, s->adam_v, np * sizeof(float));
+    put_i64(&b, s->adam_t), put_i64(&b, s->step), put_i64(&b, s->update);
+    put_f64(&b, s->last_episode_reward);
+    put_i32(&b, s->n_envs), put_i32(&b, s->cells);
+    put(&b, s->maps, cells);
+    put(&b, s->frozen, cells);
+    for (int i = 0; i < s->n_envs; i++) put_i32(&b, s->steps[i]);
+    for (int i = 0; i < s->n_envs; i++) put_u64(&b, s->rng_pos[i]);
+    for (int i = 0; i < s->n_envs; i++) put_f32(&b, s->returns[i]);
     put_u64(&b, 0); /* checksum, patched below */
     if (b.oom) {
         free(b.p);
@@ -138,6 +146,16 @@ int checkpoint_save(const ppo_t *p, const char *path, char *err, int errlen)
         return -1;
     }
     return 0;
+}
+
+int checkpoint_save(const ppo_t *p, const char *path, char *err, int errlen)
+{
+    const env_t *e = &p->env;
+    checkpoint_state s = {p->cfg,         p->nn.n_params, p->nn.params, p->adam_m,   p->adam_v,
+                          p->adam_t,      p->step,        p->update,    p->last_episode_reward,
+                          e->n,           e->cells,       e->maps,      e->frozen,   e->steps,
+                          e->rng_pos,     e->returns};
+    return checkpoint_write(&s, path, err, errlen);
 }
 
 /* Read and check the file; on success r covers the body after the header. */
@@ -197,61 +215,126 @@ static int read_config(rbuf *r, const char *path, ppo_config *cfg, char *err, in
     return 0;
 }
 
-int checkpoint_load(ppo_t *p, const char *path, reward_fn reward, void *ctx, char *err, int errlen)
+void checkpoint_state_free(checkpoint_state *s)
 {
+    free(s->params), free(s->adam_m), free(s->adam_v);
+    free(s->maps), free(s->frozen), free(s->steps), free(s->rng_pos), free(s->returns);
+    memset(s, 0, sizeof *s);
+}
+
+int checkpoint_state_alloc(checkpoint_state *s, const ppo_config *cfg)
+{
+    memset(s, 0, sizeof *s);
+    size_t np = checkpoint_param_count(cfg);
+    if (!np || ppo_config_check(cfg)) return -1;
+    s->cfg = *cfg;
+    s->n_params = np;
+    s->n_envs = cfg->n_envs;
+    s->cells = cfg->map_h * cfg->map_w;
+    s->last_episode_reward = NAN;
+    size_t n = (size_t)s->n_envs, cells = n * (size_t)s->cells;
+    s->params = calloc(np, sizeof(float));
+    s->adam_m = calloc(np, sizeof(float));
+    s->adam_v = calloc(np, sizeof(float));
+    s->maps = calloc(cells, 1);
+    s->frozen = calloc(cells, 1);
+    s->steps = calloc(n, sizeof(int));
+    s->rng_pos = calloc(n, sizeof(uint64_t));
+    s->returns = calloc(n, sizeof(float));
+    if (!s->params || !s->adam_m || !s->adam_v || !s->maps || !s->frozen || !s->steps || !s->rng_pos || !s->returns) {
+        checkpoint_state_free(s);
+        return -1;
+    }
+    return 0;
+}
+
+#define CORRUPT(...)                                                       \
+    do {                                                                   \
+        snprintf(err, (size_t)errlen, "%s: corrupt checkpoint (", path);   \
+        size_t at_ = strlen(err);                                          \
+        snprintf(err + at_, (size_t)errlen - at_, __VA_ARGS__);            \
+        at_ = strlen(err);                                                 \
+        snprintf(err + at_, (size_t)errlen - at_, ")");                    \
+        goto bad;                                                          \
+    } while (0)
+
+int checkpoint_read(checkpoint_state *s, const char *path, char *err, int errlen)
+{
+    memset(s, 0, sizeof *s);
     rbuf r;
     unsigned char *raw = read_checked(path, &r, err, errlen);
     if (!raw) return -1;
-    ppo_config cfg;
-    if (read_config(&r, path, &cfg, err, errlen)) goto bad;
-    if (ppo_init(p, &cfg, reward, ctx, err, errlen)) goto bad;
-    env_t *e = &p->env;
-    size_t np = p->nn.n_params;
-    if (get_u64(&r) != np) {
-        snprintf(err, (size_t)errlen, "%s: corrupt checkpoint (parameter count does not match its preset)", path);
-        goto bad_p;
+    if (read_config(&r, path, &s->cfg, err, errlen)) goto bad;
+    ppo_config cfg = s->cfg;
+    size_t np = checkpoint_param_count(&cfg);
+    if (get_u64(&r) != np || np == 0) CORRUPT("parameter count does not match its preset");
+    /* the arrays are sized by the settings; the file must hold exactly them */
+    size_t n = (size_t)cfg.n_envs, cells = n * (size_t)cfg.map_h * cfg.map_w;
+    size_t body = 3 * np * sizeof(float) + 3 * 8 + 8 + 2 * 4 + 2 * cells + n * (4 + 8 + 4);
+    if (body != r.n - r.at) CORRUPT("%s", body > r.n - r.at ? "cut short" : "trailing bytes");
+    if (checkpoint_state_alloc(s, &cfg)) {
+        snprintf(err, (size_t)errlen, "%s: out of memory reading the checkpoint", path);
+        goto bad;
     }
-    get(&r, p->nn.params, np * sizeof(float));
-    get(&r, p->adam_m, np * sizeof(float));
-    get(&r, p->adam_v, np * sizeof(float));
-    p->adam_t = get_i64(&r), p->step = get_i64(&r), p->update = get_i64(&r);
-    p->last_episode_reward = get_f64(&r);
-    int n = get_i32(&r), cells = get_i32(&r);
-    if (n != e->n || cells != e->cells) {
-        snprintf(err, (size_t)errlen, "%s: corrupt checkpoint (environment block does not match the settings)", path);
-        goto bad_p;
-    }
-    get(&r, e->maps, (size_t)n * cells);
-    get(&r, e->frozen, (size_t)n * cells);
-    for (int i = 0; i < n; i++) e->steps[i] = get_i32(&r);
-    for (int i = 0; i < n; i++) e->rng_pos[i] = get_u64(&r);
-    for (int i = 0; i < n; i++) e->returns[i] = get_f32(&r);
-    if (r.bad || r.at != r.n) {
-        snprintf(err, (size_t)errlen, "%s: corrupt checkpoint (%s)", path, r.bad ? "cut short" : "trailing bytes");
-        goto bad_p;
-    }
-    for (size_t i = 0; i < (size_t)n * cells; i++)
-        if (e->maps[i] < TILE_EMPTY || e->maps[i] >= N_TILES || e->frozen[i] > 1) {
-            snprintf(err, (size_t)errlen, "%s: corrupt checkpoint (bad tile in a map)", path);
-            goto bad_p;
-        }
-    for (int i = 0; i < n; i++)
-        if (e->steps[i] < 0 || e->steps[i] >= e->cfg.episode_len) {
-            snprintf(err, (size_t)errlen, "%s: corrupt checkpoint (bad episode step)", path);
-            goto bad_p;
-        }
-    if (p->adam_t < 0 || p->step < 0 || p->update < 0) {
-        snprintf(err, (size_t)errlen, "%s: corrupt checkpoint (negative counter)", path);
-        goto bad_p;
-    }
-    ppo_env_rebuild(e);
+    get(&r, s->params, np * sizeof(float));
+    get(&r, s->adam_m, np * sizeof(float));
+    get(&r, s->adam_v, np * sizeof(float));
+    s->adam_t = get_i64(&r), s->step = get_i64(&r), s->update = get_i64(&r);
+    s->last_episode_reward = get_f64(&r);
+    s->n_envs = get_i32(&r), s->cells = get_i32(&r);
+    if (r.bad) CORRUPT("cut short");
+    if (s->n_envs != cfg.n_envs || s->cells != cfg.map_h * cfg.map_w)
+        CORRUPT("environment block does not match the settings");
+    get(&r, s->maps, cells);
+    get(&r, s->frozen, cells);
+    for (size_t i = 0; i < n; i++) s->steps[i] = get_i32(&r);
+    for (size_t i = 0; i < n; i++) s->rng_pos[i] = get_u64(&r);
+    for (size_t i = 0; i < n; i++) s->returns[i] = get_f32(&r);
+    if (r.bad || r.at != r.n) CORRUPT("%s", r.bad ? "cut short" : "trailing bytes");
+    for (size_t i = 0; i < cells; i++)
+        if (s->maps[i] < TILE_EMPTY || s->maps[i] >= N_TILES || s->frozen[i] > 1) CORRUPT("bad tile in a map");
+    int episode_len = 3 * s->cfg.map_h * s->cfg.map_w;
+    for (size_t i = 0; i < n; i++)
+        if (s->steps[i] < 0 || s->steps[i] >= episode_len) CORRUPT("bad episode step");
+    if (s->adam_t < 0 || s->step < 0 || s->update < 0) CORRUPT("negative counter");
     free(raw);
     return 0;
-bad_p:
-    ppo_free(p);
 bad:
+    checkpoint_state_free(s);
     free(raw);
     return -1;
+}
+#undef CORRUPT
+
+int checkpoint_load(ppo_t *p, const char *path, reward_fn reward, void *ctx, char *err, int errlen)
+{
+    checkpoint_state s;
+    if (checkpoint_read(&s, path, err, errlen)) return -1;
+    if (ppo_init(p, &s.cfg, reward, ctx, err, errlen)) {
+        checkpoint_state_free(&s);
+        return -1;
+    }
+    env_t *e = &p->env;
+    if (p->nn.n_params != s.n_params || e->n != s.n_envs || e->cells != s.cells) {
+        snprintf(err, (size_t)errlen, "%s: corrupt checkpoint (sizes do not match the settings)", path);
+        ppo_free(p);
+        checkpoint_state_free(&s);
+        return -1;
+    }
+    size_t np = s.n_params, cells = (size_t)s.n_envs * s.cells;
+    memcpy(p->nn.params, s.params, np * sizeof(float));
+    memcpy(p->adam_m, s.adam_m, np * sizeof(float));
+    memcpy(p->adam_v, s.adam_v, np * sizeof(float));
+    p->adam_t = s.adam_t, p->step = s.step, p->update = s.update;
+    p->last_episode_reward = s.last_episode_reward;
+    memcpy(e->maps, s.maps, cells);
+    memcpy(e->frozen, s.frozen, cells);
+    memcpy(e->steps, s.steps, sizeof(int) * (size_t)s.n_envs);
+    memcpy(e->rng_pos, s.rng_pos, sizeof(uint64_t) * (size_t)s.n_envs);
+    memcpy(e->returns, s.returns, sizeof(float) * (size_t)s.n_envs);
+    checkpoint_state_free(&s);
+    ppo_env_rebuild(e);
+    return 0;
 }
 
 int checkpoint_load_policy(const char *path, ppo_config *cfg, nn_t *nn, int64_t *step, char *err, int errlen)

@@ -22,6 +22,36 @@
 #define CHECKPOINT_VERSION 1
 #define CHECKPOINT_FILE "checkpoint.bin"
 
+/* A trainer's resumable state, whichever backend holds it (the CUDA
+ * trainer copies its device state into one of these). */
+typedef struct {
+    ppo_config cfg;
+    size_t n_params;
+    float *params, *adam_m, *adam_v; /* n_params each */
+    int64_t adam_t, step, update;
+    double last_episode_reward;
+    int n_envs, cells;
+    unsigned char *maps, *frozen; /* n_envs * cells each */
+    int *steps;
+    uint64_t *rng_pos;
+    float *returns;
+} checkpoint_state;
+
+/* The parameter count of cfg's network, 0 if cfg names no usable preset. */
+size_t checkpoint_param_count(const ppo_config *cfg);
+
+/* Write a state to path atomically.  0, or -1 with one line in err. */
+int checkpoint_write(const checkpoint_state *s, const char *path, char *err, int errlen);
+/* Read and check a whole state (arrays malloc'ed; free with
+ * checkpoint_state_free).  0, or -1 with one line in err (missing, not a
+ * checkpoint, other version, truncated, corrupt, settings or sizes that do
+ * not agree, tiles or counters out of range). */
+int checkpoint_read(checkpoint_state *s, const char *path, char *err, int errlen);
+void checkpoint_state_free(checkpoint_state *s);
+/* Allocate a state's arrays for cfg (zeroed; counters zero, no episode
+ * return yet).  0, or -1 (unusable settings or out of memory). */
+int checkpoint_state_alloc(checkpoint_state *s, const ppo_config *cfg);
+
 /* Write p to path atomically.  0, or -1 with one line in err. */
 int checkpoint_save(const ppo_t *p, const char *path, char *err, int errlen);
 /* Build a trainer from a checkpoint (same as ppo_init, then the stored

@@ -19,7 +19,7 @@ static const struct {
     {"ask", cmd_ask, "send one prompt to the configured language model server and print the reply"},
     {"eval", cmd_eval, "score level files against a scenario (fitness, per-level metrics)"},
     {"check-reward", cmd_check_reward, "compile a reward, validate it in the sandbox, print its statistics"},
-    {"train", cmd_train, "train a PPO level generator on a reward (CPU), with checkpoints and metrics"},
+    {"train", cmd_train, "train a PPO level generator on a reward (CPU or GPU), with checkpoints and metrics"},
     {"generate", cmd_generate, "levels from a trained policy: one episode on the fixed evaluation maps"},
     {"levels", cmd_levels, "write starting maps, or maps after an episode of random play"},
     {"show", cmd_show, "print a level in the terminal with a legend"},

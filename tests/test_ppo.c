@@ -116,6 +116,27 @@ static void ppo_checkpoint_round_trip(void **state)
     assert_memory_equal(nn.params, a.nn.params, nn.n_params * sizeof(float));
     assert_true(step == a.step && step == 16 * 4);
     nn_free(&nn);
+    /* the backend-neutral state (what the CUDA trainer writes through):
+     * read, it holds the trainer's arrays; written again, the same bytes */
+    checkpoint_state st;
+    assert_int_equal(checkpoint_read(&st, path, err, sizeof err), 0);
+    assert_true(st.n_params == a.nn.n_params && st.n_envs == a.env.n && st.cells == a.env.cells);
+    assert_memory_equal(st.adam_v, a.adam_v, st.n_params * sizeof(float));
+    assert_memory_equal(st.maps, a.env.maps, (size_t)st.n_envs * st.cells);
+    assert_memory_equal(st.rng_pos, a.env.rng_pos, (size_t)st.n_envs * sizeof(uint64_t));
+    assert_true(st.step == a.step && st.update == a.update && st.adam_t == a.adam_t);
+    char path2[600], out[256];
+    snprintf(path2, sizeof path2, "%s.again", path);
+    assert_int_equal(checkpoint_write(&st, path2, err, sizeof err), 0);
+    assert_int_equal(pcg_test_sh(out, sizeof out, "cmp %s %s", path, path2), 0);
+    /* settings that do not match the arrays written with them: refused */
+    st.cfg.n_envs += 1;
+    assert_int_equal(checkpoint_write(&st, path2, err, sizeof err), 0);
+    checkpoint_state bad;
+    assert_int_equal(checkpoint_read(&bad, path2, err, sizeof err), -1);
+    assert_non_null(strstr(err, "corrupt checkpoint"));
+    assert_null(bad.params);
+    checkpoint_state_free(&st);
     ppo_free(&a);
     ppo_free(&b);
 }
@@ -319,7 +340,7 @@ static void ppo_cli_train_resume_generate(void **state)
     assert_int_equal(rc, 0);
     if (!strstr(out, "rc=130")) print_error("%s\n", out);
     assert_non_null(strstr(out, "rc=130"));
-    assert_non_null(strstr(out, "interrupted: the checkpoint of update"));
+    assert_non_null(strstr(out, "interrupted: the checkpoint at step"));
     rc = pcg_test_sh(out, sizeof out, "%s train --resume --out %s/intr --steps 640 --threads 1 --quiet", bin, tmp);
     if (rc) print_error("%s\n", out);
     assert_int_equal(rc, 0);
