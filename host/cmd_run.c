@@ -41,6 +41,7 @@ static void run_usage(FILE *f)
             "training, for every node:\n"
             "  --steps S (50000000)  --envs E (600)  --preset paper|small (paper)\n"
             "  --backend cpu|cuda|auto (cpu)  --seed K (0)  --threads T (all)\n"
+            "  --matmul fp32|tf32|bf16  matmuls of the device trainer (fp32)\n"
             "  --train-timeout SEC   end a node's training after SEC seconds (none)\n"
             "  --levels N            levels generated per node (30)   --eval-seed S\n"
             "  --check-envs E        environments of the reward check (64)\n"
@@ -59,7 +60,7 @@ int cmd_run(int argc, char **argv)
     enum {
         O_SCENARIO = 256, O_STORY, O_STORY_FILE, O_LLM, O_PE, O_ITER, O_ALIGN, O_BREADTH, O_ABL, O_FB, O_FIT,
         O_FBIN, O_TRIALS, O_FIXES, O_TARGET, O_STEPS, O_ENVS, O_PRESET, O_BACKEND, O_SEED, O_THREADS, O_TTIMEOUT,
-        O_LEVELS, O_EVALSEED, O_CENVS, O_CTIMEOUT, O_OUT, O_RESUME, O_QUIET, O_HELP
+        O_LEVELS, O_EVALSEED, O_CENVS, O_CTIMEOUT, O_OUT, O_RESUME, O_QUIET, O_HELP, O_MATMUL
     };
     static const struct option opts[] = {
         {"scenario", required_argument, 0, O_SCENARIO}, {"story", required_argument, 0, O_STORY},
@@ -77,6 +78,7 @@ int cmd_run(int argc, char **argv)
         {"check-envs", required_argument, 0, O_CENVS}, {"check-timeout", required_argument, 0, O_CTIMEOUT},
         {"out", required_argument, 0, O_OUT}, {"resume", no_argument, 0, O_RESUME},
         {"quiet", no_argument, 0, O_QUIET}, {"help", no_argument, 0, O_HELP},
+        {"matmul", required_argument, 0, O_MATMUL},
         /* LLM flags, handed to llm_config_flag */
         {"base-url", required_argument, 0, 'L'}, {"model", required_argument, 0, 'L'},
         {"api-key-env", required_argument, 0, 'L'}, {"temperature", required_argument, 0, 'L'},
@@ -180,6 +182,11 @@ int cmd_run(int argc, char **argv)
                 BAD("--backend must be cpu, cuda or auto");
             snprintf(c.backend, sizeof c.backend, "%s", optarg);
             break;
+        case O_MATMUL:
+            if (strcmp(optarg, "fp32") && strcmp(optarg, "tf32") && strcmp(optarg, "bf16"))
+                BAD("--matmul must be fp32, tf32 or bf16");
+            snprintf(c.matmul, sizeof c.matmul, "%s", optarg);
+            break;
         case O_SEED:
             if (parse_u64(optarg, &c.seed) || c.seed > (1ull << 62)) BAD("--seed must be a non-negative integer");
             break;
@@ -235,6 +242,8 @@ int cmd_run(int argc, char **argv)
             const char *key = getenv(c.llm.api_key_env[0] ? c.llm.api_key_env : "OPENAI_API_KEY");
             c.offline = !(base_url_set || (key && *key));
         }
+        if (strcmp(c.matmul, "fp32") && !strcmp(c.backend, "cpu"))
+            BAD("--matmul %s needs the CUDA trainer (--backend cuda or auto); the CPU computes in fp32", c.matmul);
         if (c.offline && c.fitness_mode == FIT_LLM)
             BAD("--fitness llm asks a language model to judge the levels; use it with --llm openai");
         if (!c.out[0]) {

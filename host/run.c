@@ -46,6 +46,7 @@ void run_config_defaults(run_config *c)
     c->threads = 0;
     snprintf(c->preset, sizeof c->preset, "paper");
     snprintf(c->backend, sizeof c->backend, "cpu");
+    snprintf(c->matmul, sizeof c->matmul, "fp32");
     c->seed = 0;
     c->train_timeout = 0;
     c->n_levels = 30;
@@ -176,6 +177,7 @@ static json_t *config_json(const run_config *c)
     json_object_set_new(o, "threads", json_integer(c->threads));
     json_object_set_new(o, "preset", json_string(c->preset));
     json_object_set_new(o, "backend", json_string(c->backend));
+    json_object_set_new(o, "matmul", json_string(c->matmul));
     json_object_set_new(o, "seed", json_integer((json_int_t)c->seed));
     json_object_set_new(o, "train_timeout", json_real(c->train_timeout));
     json_object_set_new(o, "levels", json_integer(c->n_levels));
@@ -270,6 +272,13 @@ static int config_from_json(json_t *o, run_config *c, char *err, int errlen)
     }
     snprintf(c->preset, sizeof c->preset, "%s", json_string_value(p));
     snprintf(c->backend, sizeof c->backend, "%s", json_string_value(b));
+    json_t *mm = json_object_get(o, "matmul"); /* absent in runs made before the option */
+    const char *mms = json_is_string(mm) ? json_string_value(mm) : "fp32";
+    if (strcmp(mms, "fp32") && strcmp(mms, "tf32") && strcmp(mms, "bf16")) {
+        snprintf(err, (size_t)errlen, "config.json: 'matmul' must be fp32, tf32 or bf16");
+        return -1;
+    }
+    snprintf(c->matmul, sizeof c->matmul, "%s", mms);
     GET_INT("seed", v, 0, LLONG_MAX);
     c->seed = (uint64_t)v;
     GET_REAL("train_timeout", d);
@@ -608,6 +617,10 @@ static int step_train(run_state *R, int id, const char *ndir, char *reason, int 
     argv[n++] = seed;
     argv[n++] = "--backend";
     argv[n++] = R->c->backend;
+    if (strcmp(R->c->backend, "cpu") && strcmp(R->c->matmul, "fp32")) {
+        argv[n++] = "--matmul";
+        argv[n++] = R->c->matmul;
+    }
     if (R->c->threads > 0) {
         argv[n++] = "--threads";
         argv[n++] = threads;

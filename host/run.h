@@ -35,6 +35,7 @@ typedef struct {
     long long steps;
     int envs, threads;
     char preset[16], backend[16];
+    char matmul[8];            /* fp32, tf32 or bf16: the device trainer's matmuls */
     uint64_t seed;
     double train_timeout;      /* seconds per node's training, 0 = none */
     int n_levels;              /* levels generated per node (30) */
