@@ -93,12 +93,12 @@ static float *checkpoint_params(const char *dir, size_t *n, int64_t *step)
  * CPU adds in another order than the device, and cuBLAS may pick other
  * kernels in another process);
  * generate and eval read it. */
-static void train_cuda_cli(void **state)
+static void cuda_train_cli(void **state)
 {
     (void)state;
     char why[300];
     if (backend_cuda_devices(why, sizeof why) <= 0) {
-        printf("train_cuda_cli: skipped, no CUDA device (%s)\n", why);
+        printf("cuda_train_cli: skipped, no CUDA device (%s)\n", why);
         skip();
     }
     const char *bin = pcg_test_binary(), *tmp = pcg_test_tmpdir(), *reward = walls_reward();
@@ -153,4 +153,4 @@ static void train_cuda_cli(void **state)
     assert_non_null(strstr(out, "fitness"));
 }
 
-PCG_TESTS(train_backend, cmocka_unit_test(train_backend_flags), cmocka_unit_test(train_cuda_cli))
+PCG_TESTS(train_backend, cmocka_unit_test(train_backend_flags), cmocka_unit_test(cuda_train_cli))
