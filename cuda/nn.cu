@@ -470,7 +470,13 @@ extern "C" int pcg_nn_backward(const nn_config *c, const size_t *off, const floa
     return add_col_sums(G + off[NN_V1B], a->dv1, B, c->critic_hidden);
 }
 
-/* ---- PPO loss (nn_layers.h's ppo_loss, one thread per sample, in double) ---- */
+/* ---- PPO loss (host/ppo_loss.h, one thread per sample, in double) ---- */
+
+#define PPO_REAL float
+#define PPO_FN(name) name##_dev
+#include "ppo_loss.h"
+#undef PPO_REAL
+#undef PPO_FN
 
 __global__ static void ppo_loss_kernel(const float *logits, const float *value, const int *act,
                                        const float *old_logp, const float *adv, const float *old_value,
@@ -479,41 +485,8 @@ __global__ static void ppo_loss_kernel(const float *logits, const float *value, 
 {
     int n = blockIdx.x * blockDim.x + threadIdx.x;
     if (n >= B) return;
-    const float *z = logits + (size_t)n * A;
-    float *dz = dlogits + (size_t)n * A;
-    double mx = z[0];
-    for (int j = 1; j < A; j++)
-        if (z[j] > mx) mx = z[j];
-    double sum = 0;
-    for (int j = 0; j < A; j++) sum += exp(z[j] - mx);
-    double lse = mx + log(sum), H = 0;
-    for (int j = 0; j < A; j++) {
-        double lp = z[j] - lse;
-        H -= exp(lp) * lp;
-    }
-    double logp = z[act[n]] - lse, logr = logp - old_logp[n], r = exp(logr), A_ = adv[n];
-    double rc = r < 1 - clip_eps ? 1 - clip_eps : r > 1 + clip_eps ? 1 + clip_eps : r;
-    double pg1 = -A_ * r, pg2 = -A_ * rc, pg = pg1 >= pg2 ? pg1 : pg2;
-    double dpg_dr = pg1 >= pg2 ? -A_ : (rc == r ? -A_ : 0);
-    double dlogp = dpg_dr * r;
-    double v = value[n], ov = old_value[n], R = ret[n];
-    double dv = v - ov, dvc = dv < -clip_eps ? -clip_eps : dv > clip_eps ? clip_eps : dv;
-    double vc = ov + dvc, e1 = (v - R) * (v - R), e2 = (vc - R) * (vc - R);
-    double vl = 0.5 * (e1 >= e2 ? e1 : e2);
-    double dvl = e1 >= e2 ? (v - R) : (dvc == dv ? (vc - R) : 0);
-    for (int j = 0; j < A; j++) {
-        double lp = z[j] - lse, p = exp(lp);
-        double g = dlogp * ((j == act[n]) - p) - ent_coef * (-p * (lp + H));
-        dz[j] = (float)(scale * g);
-    }
-    dvalue[n] = (float)(scale * vf_coef * dvl);
-    double *t = terms + (size_t)n * 6;
-    t[0] = pg + vf_coef * vl - ent_coef * H;
-    t[1] = pg;
-    t[2] = vl;
-    t[3] = H;
-    t[4] = (r - 1) - logr;
-    t[5] = fabs(r - 1) > clip_eps;
+    ppo_loss_one_dev(logits + (size_t)n * A, A, act[n], old_logp[n], adv[n], value[n], old_value[n], ret[n], clip_eps,
+                     vf_coef, ent_coef, scale, dlogits + (size_t)n * A, dvalue + n, terms + (size_t)n * 6);
 }
 
 /* out[k] = sum over samples of terms[n][k] in sample order (out[0] scaled). */

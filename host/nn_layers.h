@@ -384,50 +384,29 @@ static inline void NN_FN(net_backward)(const nn_config *c, const size_t *off, co
  * scale) to stats: policy, value, entropy, approx KL ((r-1) - log r),
  * clipped count.  Returns the loss. */
 
+#define PPO_REAL NN_REAL
+#define PPO_FN NN_FN
+#include "ppo_loss.h"
+#undef PPO_REAL
+#undef PPO_FN
+
 static inline double NN_FN(ppo_loss)(const NN_REAL *logits, const NN_REAL *value, const int *act,
                                      const NN_REAL *old_logp, const NN_REAL *adv, const NN_REAL *old_value,
                                      const NN_REAL *ret, int B, int A, double clip_eps, double vf_coef,
                                      double ent_coef, double scale, NN_REAL *dlogits, NN_REAL *dvalue,
                                      nn_loss_stats *st)
 {
-    double total = 0;
+    double total = 0, t[6];
     for (int n = 0; n < B; n++) {
-        const NN_REAL *z = logits + (size_t)n * A;
-        NN_REAL *dz = dlogits + (size_t)n * A;
-        double mx = z[0];
-        for (int j = 1; j < A; j++)
-            if (z[j] > mx) mx = z[j];
-        double sum = 0;
-        for (int j = 0; j < A; j++) sum += exp(z[j] - mx);
-        double lse = mx + log(sum), H = 0;
-        for (int j = 0; j < A; j++) {
-            double lp = z[j] - lse;
-            H -= exp(lp) * lp;
-        }
-        double logp = z[act[n]] - lse, logr = logp - old_logp[n], r = exp(logr), A_ = adv[n];
-        double rc = r < 1 - clip_eps ? 1 - clip_eps : r > 1 + clip_eps ? 1 + clip_eps : r;
-        double pg1 = -A_ * r, pg2 = -A_ * rc, pg = pg1 >= pg2 ? pg1 : pg2;
-        /* d pg / d r: the unclipped branch, or the clipped one if r is inside */
-        double dpg_dr = pg1 >= pg2 ? -A_ : (rc == r ? -A_ : 0);
-        double dlogp = dpg_dr * r;
-        double v = value[n], ov = old_value[n], R = ret[n];
-        double dv = v - ov, dvc = dv < -clip_eps ? -clip_eps : dv > clip_eps ? clip_eps : dv;
-        double vc = ov + dvc, e1 = (v - R) * (v - R), e2 = (vc - R) * (vc - R);
-        double vl = 0.5 * (e1 >= e2 ? e1 : e2);
-        double dvl = e1 >= e2 ? (v - R) : (dvc == dv ? (vc - R) : 0);
-        total += pg + vf_coef * vl - ent_coef * H;
-        for (int j = 0; j < A; j++) {
-            double lp = z[j] - lse, p = exp(lp);
-            double g = dlogp * ((j == act[n]) - p) - ent_coef * (-p * (lp + H));
-            dz[j] = (NN_REAL)(scale * g);
-        }
-        dvalue[n] = (NN_REAL)(scale * vf_coef * dvl);
+        NN_FN(ppo_loss_one)(logits + (size_t)n * A, A, act[n], old_logp[n], adv[n], value[n], old_value[n], ret[n],
+                            clip_eps, vf_coef, ent_coef, scale, dlogits + (size_t)n * A, dvalue + n, t);
+        total += t[0];
         if (st) {
-            st->policy += pg;
-            st->value += vl;
-            st->entropy += H;
-            st->approx_kl += (r - 1) - logr;
-            st->clipped += fabs(r - 1) > clip_eps;
+            st->policy += t[1];
+            st->value += t[2];
+            st->entropy += t[3];
+            st->approx_kl += t[4];
+            st->clipped += t[5];
         }
     }
     return scale * total;
