@@ -834,6 +834,23 @@ static void eval_cli_json(void **state)
     assert_true(json_is_number(json_object_get(doc, "diversity")));
     json_decref(doc);
 
+    /* a directory stands for its *.txt files in name order */
+    rc = pcg_test_sh(out, sizeof out,
+                     "d=%s/eval_dir && rm -rf $d && mkdir -p $d/empty && cp %s $d/level_1.txt && cp %s $d/level_0.txt && "
+                     "touch $d/notes.md && %s eval --scenario 1 --json $d 2>/dev/null",
+                     pcg_test_tmpdir(), a, b, pcg_test_binary());
+    assert_int_equal(rc, 0);
+    doc = json_loads(out, 0, &jerr);
+    if (!doc) fail_msg("eval --json DIR printed invalid JSON: %s\n%s", jerr.text, out);
+    levels = json_object_get(doc, "levels");
+    assert_int_equal(json_array_size(levels), 2);
+    assert_non_null(strstr(json_string_value(json_object_get(json_array_get(levels, 0), "file")), "level_0.txt"));
+    assert_near(json_real_value(json_object_get(json_array_get(levels, 1), "score")), 2 * third, 1e-12);
+    assert_near(json_real_value(json_object_get(doc, "fitness")), third, 1e-12);
+    json_decref(doc);
+    rc = pcg_test_sh(out, sizeof out, "%s eval --scenario 1 %s/eval_dir/empty", pcg_test_binary(), pcg_test_tmpdir());
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(out, "holds no level files"));
     /* the table names the files and the fitness */
     rc = pcg_test_sh(out, sizeof out, "%s eval --scenario 2 %s", pcg_test_binary(), a);
     assert_int_equal(rc, 0);
