@@ -8,8 +8,14 @@ POST .../chat/completions from a JSON script file:
     {
       "rules":     [{"match": "TEXT", "response": RESPONSE, "times": N}, ...],
       "responses": [RESPONSE, ...],
-      "default":   RESPONSE
+      "default":   RESPONSE,
+      "extends":   "other_script.json"
     }
+
+"extends" (optional) names another script, relative to this one's
+directory: its rules are tried after this script's own, and its
+"responses" and "default" are used where this script has none.  So a
+script can change a few answers of an existing one.
 
 For each request the first rule whose "match" text occurs in the request's
 message texts answers (a rule with "times" stops after that many answers);
@@ -71,6 +77,25 @@ class Script:
             if self.default is not None:
                 return n, "default", self.default
             return n, "exhausted", {"status": 500, "body": {"error": {"message": "fake server: script exhausted"}}}
+
+
+def load_script(path, depth=0):
+    """The script at path, with the scripts it extends merged in."""
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    base_name = data.get("extends")
+    if not base_name:
+        return data
+    if depth >= 8:
+        raise ValueError("%s: \"extends\" nested too deeply" % path)
+    base = load_script(os.path.join(os.path.dirname(os.path.abspath(path)), base_name), depth + 1)
+    merged = {"rules": list(data.get("rules", [])) + list(base.get("rules", []))}
+    for key in ("responses", "default"):
+        if key in data:
+            merged[key] = data[key]
+        elif key in base:
+            merged[key] = base[key]
+    return merged
 
 
 def message_text(body):
@@ -191,8 +216,7 @@ def main():
     ap.add_argument("--key-env", help="environment variable holding the expected API key")
     ap.add_argument("--max-seconds", type=float, default=120.0, help="stop after this long")
     args = ap.parse_args()
-    with open(args.script, encoding="utf-8") as f:
-        script = Script(json.load(f))
+    script = Script(load_script(args.script))
     server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(script, args.log, args.key_env, threading.Lock()))
     server.daemon_threads = True
     port = server.server_address[1]

@@ -1,12 +1,15 @@
 /* `pcgrllm run` end to end: stories refused before training, whole offline
- * runs for CoT, ToT and GoT with their graph, summary and report, resume
- * after kill -9 at several points, a run against the scripted
- * OpenAI-compatible fake server (tests/fake_openai.py), flag errors.
+ * runs for CoT, ToT and GoT with their graph, summary and report, the
+ * ablations zs, sa and fb, resume after kill -9 at several points, runs
+ * against the scripted OpenAI-compatible fake server (tests/fake_openai.py)
+ * including --fitness llm and --feedback-input image, flag errors.
  * Budgets are tiny (small preset, 512 steps on 2 environments, 4 levels):
  * these tests check the loop, not what it learns. */
 #define _GNU_SOURCE /* nftw */
 #include "harness.h"
 #include "graph.h"
+#include "levelio.h"
+#include "llm.h"
 #include "util.h"
 #include <dirent.h>
 #include <fcntl.h>
@@ -24,9 +27,8 @@
 
 /* Every offline run of these tests: 3 nodes, each trained for two PPO
  * updates of 256 steps on one thread (bit-for-bit reproducible). */
-#define TINY                                                                                               \
-    "--preset small --steps 512 --envs 2 --threads 1 --align 1 --check-envs 4 --levels 4 --iterations 3 " \
-    "--quiet"
+#define TINY_BUDGET "--preset small --steps 512 --envs 2 --threads 1 --align 1 --check-envs 4"
+#define TINY TINY_BUDGET " --levels 4 --iterations 3 --quiet"
 #define KEY_ENV "PCG_RUN_TEST_KEY"
 #define TEST_KEY "sk-runtest-7c1e5a9b3d2f4e6a8b0c1d2e3f4a5b6c"
 
@@ -233,6 +235,133 @@ static void run_offline_got(void **state)
 {
     (void)state;
     check_offline_run(PE_GOT);
+}
+
+/* ---- ablations (SPEC 6, the paper's Table II) ------------------------------------------ */
+
+/* DIR/config.json records want as the string member key. */
+static void assert_config(const char *dir, const char *key, const char *want)
+{
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    json_t *j = json_load_file(path, 0, NULL);
+    assert_non_null(j);
+    const char *v = json_string_value(json_object_get(j, key));
+    assert_string_equal(v ? v : "", want);
+    json_decref(j);
+}
+
+/* DIR/name holds want. */
+static void assert_file_has(const char *dir, const char *name, const char *want)
+{
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    char *t = slurp(path);
+    if (!t) fail_msg("%s is missing", path);
+    if (!strstr(t, want)) fail_msg("%s lacks \"%s\"", path, want);
+    free(t);
+}
+
+/* An offline run with --ablation abl and --iterations 3 (the ablations
+ * without feedback make one node whatever Y is) or 2, checked for what
+ * the ablation must and must not do: the number of nodes, alignment
+ * rounds (align_K.c/.json, the author's "align" lines in run.log, reward.c
+ * being the aligned reward), feedback (feedback.txt, the graph's feedback,
+ * refinement from a parent), and the ablation recorded in config.json,
+ * run.log and report.html. */
+static void check_ablation(const char *abl, int iterations, int want_nodes, int aligned, int feedback)
+{
+    use_source_prompts();
+    char dir[PATH_MAX], path[PATH_MAX + 64], out[8192], want[128];
+    snprintf(dir, sizeof dir, "%s/ablation-%s", pcg_test_tmpdir(), abl);
+    int rc = pcg_test_sh(out, sizeof out,
+                         "%s run --scenario 1 --llm offline --ablation %s " TINY_BUDGET
+                         " --levels 4 --iterations %d --quiet --out %s",
+                         pcg_test_binary(), abl, iterations, dir);
+    if (rc != 0) fail_msg("run --ablation %s exited %d: %s", abl, rc, out);
+    assert_config(dir, "ablation", abl);
+    thought_graph g;
+    load_graph(dir, &g);
+    assert_int_equal(g.n, want_nodes);
+    for (int i = 0; i < g.n; i++) {
+        const thought_node *nd = &g.nodes[i];
+        assert_int_equal(nd->status, NODE_OK);
+        assert_int_equal(nd->parent, i - 1);
+        char *code = node_file(dir, i, "reward.c"), *gen = node_file(dir, i, "reward_gen.c");
+        char *al = node_file(dir, i, "align_1.c"), *al_json = node_file(dir, i, "align_1.json");
+        char *fb = node_file(dir, i, "feedback.txt");
+        assert_non_null(code);
+        assert_non_null(gen);
+        snprintf(path, sizeof path, "%s/nodes/%03d/align_2.c", dir, i);
+        assert_false(exists(path)); /* --align 1: one round at most */
+        if (aligned) {
+            assert_non_null(al);
+            assert_non_null(al_json);
+            assert_non_null(strstr(al_json, "\"stats\""));
+            assert_string_equal(code, al); /* trained on the aligned reward */
+        } else {
+            assert_null(al);
+            assert_null(al_json);
+            assert_string_equal(code, gen); /* trained on the generated reward */
+        }
+        if (feedback) {
+            assert_non_null(fb);
+            assert_non_null(strstr(fb, "Problem:"));
+            assert_non_null(nd->feedback);
+            assert_string_equal(nd->feedback, fb);
+        } else {
+            assert_null(fb);
+            assert_null(nd->feedback);
+        }
+        if (i > 0) { /* refined from the parent's feedback: a changed reward */
+            char *parent = node_file(dir, i - 1, "reward.c");
+            assert_non_null(parent);
+            assert_string_not_equal(gen, parent);
+            free(parent);
+        }
+        free(code);
+        free(gen);
+        free(al);
+        free(al_json);
+        free(fb);
+    }
+    graph_free(&g);
+    snprintf(path, sizeof path, "%s/nodes/%03d", dir, want_nodes);
+    assert_false(exists(path));
+    snprintf(want, sizeof want, "%d iteration%s, align 1, breadth 2, ablation %s,", want_nodes,
+             want_nodes == 1 ? "" : "s", abl);
+    assert_file_has(dir, "run.log", want);
+    snprintf(path, sizeof path, "%s/run.log", dir);
+    char *log = slurp(path);
+    assert_non_null(log);
+    assert_int_equal(count_of(log, "offline author, align 1:"), aligned ? want_nodes : 0);
+    assert_int_equal(count_of(log, "  feedback: "), feedback ? want_nodes : 0);
+    free(log);
+    snprintf(want, sizeof want, "\nnodes %d\n", want_nodes);
+    assert_file_has(dir, "summary.txt", want);
+    snprintf(want, sizeof want, "ablation %s,", abl);
+    assert_file_has(dir, "report.html", want);
+}
+
+/* zero-shot: one reward, trained as generated, no feedback */
+static void run_ablation_zs(void **state)
+{
+    (void)state;
+    check_ablation("zs", 3, 1, 0, 0);
+}
+
+/* self-alignment only: one node, aligned, no feedback */
+static void run_ablation_sa(void **state)
+{
+    (void)state;
+    check_ablation("sa", 3, 1, 1, 0);
+}
+
+/* feedback only: Y nodes, each refined from its parent's feedback, none aligned */
+static void run_ablation_fb(void **state)
+{
+    (void)state;
+    check_ablation("fb", 2, 2, 0, 1);
 }
 
 /* ---- refusals and flag errors -------------------------------------------------- */
@@ -654,7 +783,224 @@ static void run_openai_story_refused(void **state)
     assert_false(exists(path));
 }
 
+/* ---- --fitness llm and --feedback-input image, against the fake server ------------------ */
+
+/* One ToT run of three nodes with 12 levels each, shared by the tests
+ * below.  tests/fake_openai_judge.json answers the three judgements with
+ * 0.25 (an explicit "fitness"), 0.95 (the mean of the "scores" alone) and
+ * a reply without JSON. */
+static char judge_dir[PATH_MAX], judge_log[PATH_MAX];
+static char judge_out[1 << 16];
+static int judge_rc = -1;
+
+#define JUDGE_LEVELS 12
+
+static void judge_start(void)
+{
+    use_source_prompts();
+    setenv(KEY_ENV, TEST_KEY, 1);
+    fake_srv s;
+    srv_start(&s, "tests/fake_openai_judge.json", "run-judge");
+    snprintf(judge_log, sizeof judge_log, "%s", s.log);
+    snprintf(judge_dir, sizeof judge_dir, "%s/openai-judge", pcg_test_tmpdir());
+    judge_rc = pcg_test_sh(judge_out, sizeof judge_out,
+                           "%s run --llm openai --base-url http://127.0.0.1:%d/v1 --model fake-vision --api-key-env %s "
+                           "--llm-retries 1 --llm-backoff 0.01 --llm-timeout 20 "
+                           "--story 'The player must meet a bat before picking up the key and leaving through the "
+                           "door' --pe tot --fitness llm --feedback-input image " TINY_BUDGET
+                           " --levels %d --iterations 3 --out %s",
+                           pcg_test_binary(), s.port, KEY_ENV, JUDGE_LEVELS, judge_dir);
+    srv_stop(&s);
+}
+
+static const char *judge_run(void)
+{
+    if (!judge_dir[0]) judge_start();
+    if (judge_rc != 0) fail_msg("run --fitness llm --feedback-input image exited %d: %s", judge_rc, judge_out);
+    return judge_dir;
+}
+
+/* The requests the fake server received whose user message starts with
+ * heading, in order: up to max, each the user message's text and, when
+ * it has one, its image_url (NULL otherwise); returns the count. */
+typedef struct {
+    char *text;
+    char *image_url;
+} user_msg;
+
+static int requests_with(const char *log, const char *heading, user_msg *out, int max)
+{
+    FILE *f = fopen(log, "r");
+    assert_non_null(f);
+    int n = 0;
+    char *line = NULL;
+    size_t cap = 0;
+    while (getline(&line, &cap, f) > 0) {
+        json_t *e = json_loads(line, 0, NULL);
+        assert_non_null(e);
+        json_t *msgs = json_object_get(json_object_get(e, "body"), "messages"), *m;
+        size_t i;
+        json_array_foreach(msgs, i, m) {
+            const char *role = json_string_value(json_object_get(m, "role"));
+            if (!role || strcmp(role, "user")) continue;
+            json_t *c = json_object_get(m, "content"), *part;
+            const char *text = json_string_value(c), *url = NULL;
+            size_t k;
+            json_array_foreach(c, k, part) { /* a content list: text and image parts */
+                const char *type = json_string_value(json_object_get(part, "type"));
+                if (type && !strcmp(type, "text")) text = json_string_value(json_object_get(part, "text"));
+                if (type && !strcmp(type, "image_url"))
+                    url = json_string_value(json_object_get(json_object_get(part, "image_url"), "url"));
+            }
+            if (text && !strncmp(text, heading, strlen(heading))) {
+                assert_true(n < max);
+                out[n].text = strdup(text);
+                out[n].image_url = url ? strdup(url) : NULL;
+                n++;
+            }
+        }
+        json_decref(e);
+    }
+    free(line);
+    fclose(f);
+    return n;
+}
+
+static void free_msgs(user_msg *m, int n)
+{
+    for (int i = 0; i < n; i++) {
+        free(m[i].text);
+        free(m[i].image_url);
+    }
+}
+
+/* The shared run, with config.json's key set to value and exactly want
+ * requests headed heading (in m, up to 8) received by the server. */
+static const char *judge_requests(const char *key, const char *value, const char *heading, user_msg *m, int want)
+{
+    const char *dir = judge_run();
+    assert_config(dir, key, value);
+    assert_int_equal(requests_with(judge_log, heading, m, 8), want);
+    return dir;
+}
+
+/* --fitness llm: the judgement prompt holds the first ten of the node's
+ * twelve levels, the replies become the nodes' fitness (not the
+ * evaluator's), and that fitness picks the parent. */
+static void run_openai_fitness_llm(void **state)
+{
+    (void)state;
+    user_msg m[8];
+    int n = 3; /* one judgement per node */
+    const char *dir = judge_requests("fitness", "llm", "# Judge generated levels", m, n);
+    for (int i = 0; i < n; i++) {
+        assert_non_null(strstr(m[i].text, "(10 levels)"));
+        assert_null(m[i].image_url);
+        assert_null(strstr(m[i].text, "\nLevel 11:\n"));
+        /* levels 1..10 are the node's level_000..009, as text grids */
+        for (int k = 0; k < 10; k++) {
+            char path[PATH_MAX + 64], grid[2 * PCG_MAX_CELLS + 64], err[256];
+            unsigned char tiles[PCG_MAX_CELLS];
+            level_t lv;
+            snprintf(path, sizeof path, "%s/nodes/%03d/levels/level_%03d.txt", dir, i, k);
+            if (level_read(path, &lv, tiles, err, sizeof err)) fail_msg("%s", err);
+            int len = snprintf(grid, sizeof grid, "\nLevel %d:\n", k + 1);
+            for (int r = 0; r < lv.h; r++) {
+                for (int c = 0; c < lv.w; c++) grid[len++] = tile_char(lv.t[r * lv.w + c]);
+                grid[len++] = '\n';
+            }
+            grid[len] = 0;
+            if (!strstr(m[i].text, grid)) fail_msg("node %d's judgement prompt lacks its level %d", i, k);
+        }
+    }
+    free_msgs(m, n);
+    /* the nodes' fitness is the model's, parsed from its reply */
+    thought_graph g;
+    load_graph(dir, &g);
+    assert_int_equal(g.n, 3);
+    assert_int_equal(g.nodes[0].status, NODE_OK);
+    assert_int_equal(g.nodes[1].status, NODE_OK);
+    assert_true(fabs(g.nodes[0].fitness - 0.25) < 1e-9);
+    assert_true(fabs(g.nodes[1].fitness - 0.95) < 1e-9);
+    /* eval.json keeps the evaluator's score, all twelve levels */
+    char *ev = node_file(dir, 0, "eval.json");
+    assert_non_null(ev);
+    json_t *j = json_loads(ev, 0, NULL);
+    assert_non_null(j);
+    assert_int_equal(json_array_size(json_object_get(j, "levels")), JUDGE_LEVELS);
+    double heuristic = json_number_value(json_object_get(j, "fitness"));
+    assert_true(fabs(heuristic - 0.25) > 1e-6);
+    json_decref(j);
+    free(ev);
+    /* ToT: node 2 refines the best judged node with a free slot (the
+     * evaluator scores nodes 0 and 1 alike in this run, so by its fitness
+     * the tie would go to node 0) */
+    assert_int_equal(g.nodes[2].parent, 1);
+    graph_free(&g);
+    char want[128];
+    snprintf(want, sizeof want, "fitness (model's judgement) 0.250; heuristic %.3f", heuristic);
+    assert_file_has(dir, "run.log", want);
+}
+
+/* --feedback-input image: the feedback request carries the node's
+ * levels.png as a data URL in an image_url part, not the levels as text. */
+static void run_openai_feedback_image(void **state)
+{
+    (void)state;
+    user_msg m[8];
+    int n = 2; /* nodes 0 and 1; node 2 failed before its feedback */
+    const char *dir = judge_requests("feedback_input", "image", "# Feedback on generated levels", m, n);
+    for (int i = 0; i < n; i++) {
+        assert_non_null(m[i].image_url);
+        assert_non_null(strstr(m[i].text, "attached image"));
+        assert_null(strstr(m[i].text, "\nLevel 1:\n"));
+        char path[PATH_MAX + 64], err[256];
+        snprintf(path, sizeof path, "%s/nodes/%03d/levels.png", dir, i);
+        long len;
+        char *png = read_file(path, 1L << 26, &len, err, sizeof err);
+        assert_non_null(png);
+        assert_true(len > 8 && !memcmp(png, "\x89PNG\r\n\x1a\n", 8));
+        char *b64 = llm_base64(png, (size_t)len);
+        assert_non_null(b64);
+        assert_true(!strncmp(m[i].image_url, "data:image/png;base64,", 22));
+        if (strcmp(m[i].image_url + 22, b64)) fail_msg("node %d: the image sent is not its levels.png", i);
+        free(b64);
+        free(png);
+        char *fb = node_file(dir, i, "feedback.txt");
+        assert_non_null(fb);
+        assert_non_null(strstr(fb, "Problem: most levels have no bat"));
+        free(fb);
+    }
+    free_msgs(m, n);
+}
+
+/* A judgement reply without the JSON object fails its node with the
+ * reason (fitness 0, failed.txt, no feedback); the run goes on and ends
+ * normally with the best valid node. */
+static void run_openai_fitness_llm_malformed(void **state)
+{
+    (void)state;
+    const char *dir = judge_run();
+    thought_graph g;
+    load_graph(dir, &g);
+    assert_int_equal(g.n, 3);
+    assert_int_equal(g.nodes[2].status, NODE_FAILED);
+    assert_true(g.nodes[2].fitness == 0);
+    assert_null(g.nodes[2].feedback);
+    graph_free(&g);
+    assert_file_has(dir, "nodes/002/failed.txt", "fitness judgement: fitness reply:");
+    assert_file_has(dir, "nodes/002/failed.txt", "(expected {\"scores\": [...], \"fitness\": F})\n");
+    assert_file_has(dir, "nodes/002/llm/fitness.reply.txt", "seven out of ten"); /* kept for inspection */
+    char *fb = node_file(dir, 2, "feedback.txt");
+    assert_null(fb);
+    assert_non_null(strstr(judge_out, "node 2 failed: fitness judgement: fitness reply:"));
+    assert_file_has(dir, "summary.txt", "best_node 1\nbest_fitness 0.950000\nbest_path 0 -> 1\nnodes 3\n");
+}
+
 PCG_TESTS(run, cmocka_unit_test(run_flag_errors_one_line), cmocka_unit_test(run_story_refused_before_training),
           cmocka_unit_test(run_openai_story_refused), cmocka_unit_test(run_offline_cot),
           cmocka_unit_test(run_offline_tot), cmocka_unit_test(run_offline_got),
-          cmocka_unit_test(run_resume_after_kill9_same_graph), cmocka_unit_test(run_openai_fake_server))
+          cmocka_unit_test(run_resume_after_kill9_same_graph), cmocka_unit_test(run_openai_fake_server),
+          cmocka_unit_test(run_ablation_zs), cmocka_unit_test(run_ablation_sa), cmocka_unit_test(run_ablation_fb),
+          cmocka_unit_test(run_openai_fitness_llm), cmocka_unit_test(run_openai_feedback_image),
+          cmocka_unit_test(run_openai_fitness_llm_malformed))
