@@ -367,6 +367,11 @@ static int load_levels(const char *dir, int n, level_set *ls, char *err, int err
 }
 
 /* Levels as text grids with a legend, for prompts. */
+int run_node_count(const run_config *c)
+{
+    return c->ablation == ABL_ZS || c->ablation == ABL_SA ? 1 : c->iterations;
+}
+
 char *run_levels_text(const level_t *levels, int n)
 {
     size_t cap = 512 + (size_t)n * (PCG_MAX_CELLS * 2 + 64);
@@ -741,7 +746,7 @@ static int run_node(run_state *R, int id)
     make_dirs(ndir);
     double t0 = now_seconds();
     llm_usage u0 = R->usage;
-    run_say(R, "node %d: iteration %d of %d, %s", id, nd->iteration, R->c->iterations,
+    run_say(R, "node %d: iteration %d of %d, %s", id, nd->iteration, run_node_count(R->c),
             nd->parent < 0 ? "from the empty template" : "refining a parent");
     if (nd->parent >= 0) run_say(R, "  parent node %d (fitness %.3f)", nd->parent, R->g.nodes[nd->parent].fitness);
     level_set *ls = calloc(1, sizeof *ls);
@@ -917,7 +922,7 @@ int run_main(run_config *c)
         if (R->log) fclose(R->log);
         return rc;
     }
-    int iterations = (c->ablation == ABL_ZS || c->ablation == ABL_SA) ? 1 : c->iterations;
+    int iterations = run_node_count(c);
     run_say(R, "%s run %s: %s", c->resume ? "resuming" : "starting", c->out, R->flow);
     run_say(R, "author: %s; search %s, %d iteration%s, align %d, breadth %d, ablation %s, feedback %s",
             c->offline ? "rule-based offline author (baseline, not a language model)" : c->llm.model,

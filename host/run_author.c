@@ -106,7 +106,7 @@ static char *llm_generate(run_state *R, int node, const char *ndir, int trial, c
     if (!api) return NULL;
     char it[16], its[16], name[64], pfit[32];
     snprintf(it, sizeof it, "%d", nd->iteration);
-    snprintf(its, sizeof its, "%d", R->c->iterations);
+    snprintf(its, sizeof its, "%d", run_node_count(R->c));
     snprintf(name, sizeof name, "generate_%d", trial);
     char *code = NULL;
     if (nd->parent < 0) {

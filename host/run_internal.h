@@ -37,6 +37,9 @@ int run_parse_feedback_input(const char *s);
 char *run_read_text(const char *path);
 int run_write_text(const char *path, const char *text);
 char *run_levels_text(const level_t *levels, int n);
+/* Thought nodes the run makes: 1 for the zs and sa ablations (one reward,
+ * no feedback), else --iterations.  What "iteration y of Y" counts. */
+int run_node_count(const run_config *c);
 void run_say(run_state *R, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The author: a language model through prompts/, or the rule-based offline

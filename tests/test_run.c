@@ -336,6 +336,9 @@ static void check_ablation(const char *abl, int iterations, int want_nodes, int 
     assert_non_null(log);
     assert_int_equal(count_of(log, "offline author, align 1:"), aligned ? want_nodes : 0);
     assert_int_equal(count_of(log, "  feedback: "), feedback ? want_nodes : 0);
+    /* "iteration y of Y" counts the nodes the run makes, not --iterations */
+    snprintf(want, sizeof want, "node 0: iteration 1 of %d,", want_nodes);
+    assert_non_null(strstr(log, want));
     free(log);
     snprintf(want, sizeof want, "\nnodes %d\n", want_nodes);
     assert_file_has(dir, "summary.txt", want);
