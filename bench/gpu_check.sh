@@ -4,8 +4,10 @@
 # device environment steps/s with random actions and the compact observation
 # written every step, at 600, 4096 and 65536 environments, for both
 # observation thread mappings, without a reward, with a human reward and with
-# the prebuilt sample reward module; then the sgemm rate (fp32, TF32) and
-# the device trainer's steps/s with the projected time of 50M steps.
+# the prebuilt sample reward module; then the sgemm rate (fp32, TF32, bf16),
+# the device trainer's steps/s with the projected time of 50M steps, one
+# `train --backend cuda` + `generate` + `eval` through the command line, and
+# the learning comparison of the matmul modes.
 # Sized for a few minutes on one GPU; on a machine without a device it
 # builds, runs the tests (which skip) and says "no CUDA device".
 #
@@ -59,5 +61,33 @@ for reward in rewards/human/scenario1.c "$BUILD/cuda/reward_sample.fatbin"; do
     fi
 done
 # the matmul rate, then the device trainer (both presets, 600 and 4096
-# envs, fp32 and TF32, with the human reward) against it
+# envs, each matmul mode, with the human reward) against it
 "$BINX" device --backend cuda --train --reward rewards/human/scenario1.c --seconds 1 | sed -n '/^sgemm/,$p'
+
+# the command line end to end: train the paper preset on the device with
+# scenario 1's human reward, generate on the device, score (E2E_STEPS=0
+# skips it)
+E2E_STEPS=${E2E_STEPS:-2000000}
+if [ "$E2E_STEPS" -gt 0 ]; then
+    e2e=$(mktemp -d /tmp/gpu_check_e2e.XXXXXX)
+    t0=$(date +%s)
+    if "$BINX" train --backend cuda --reward rewards/human/scenario1.c --scenario 1 --preset paper --envs 600 \
+        --steps "$E2E_STEPS" --quiet --out "$e2e/train" >"$log" 2>&1 &&
+        "$BINX" generate --backend cuda --policy "$e2e/train" --n 30 --out "$e2e/levels" >>"$log" 2>&1; then
+        t1=$(date +%s)
+        fit=$("$BINX" eval --scenario 1 "$e2e/levels" | sed -n 's/^fitness \([0-9.]*\).*/\1/p')
+        echo
+        printf 'train --backend cuda, paper preset, 600 envs, %s steps + generate: %d s, fitness %s\n' \
+            "$E2E_STEPS" "$((t1 - t0))" "$fit"
+    else
+        cat "$log"; step "FAILED: train/generate --backend cuda"
+    fi
+    rm -rf "$e2e"
+fi
+
+# learning with fp32, TF32 and bf16 matmuls: the same seeds, the fitness of
+# the generated levels per mode (LEARN_STEPS=0 skips it)
+LEARN_STEPS=${LEARN_STEPS:-1000000}
+if [ "$LEARN_STEPS" -gt 0 ]; then
+    "$BINX" device --backend cuda --compare-math 1 --steps "$LEARN_STEPS" --seeds 2 | sed -n '/^learning/,$p'
+fi
