@@ -16,37 +16,22 @@
 const env_dev *pcg_env_dev(const pcg_cuda_env *e);
 int pcg_env_step_device(pcg_cuda_env *e, const int *dev_actions);
 
-/* host/ppo.c's action stream (subsequence high word) */
-#define PLAY_STREAM_ACTIONS (3ull << 32)
+/* host/ppo.c's action stream and sampling */
+#include "ppo_streams.h"
 #define PLAY_THREADS 128
 /* observations per device forward: the CPU's chunk, about 250 MB of
  * activations with the paper preset (memory only: each observation's logits
  * are its own) */
 #define PLAY_CHUNK 256
 
-/* ppo_sample (host/ppo.c) with ppo_action_draw(seed, env, t). */
+/* ppo_sample (host/ppo_streams.h) with ppo_action_draw(seed, env, t). */
 __global__ static void play_sample_kernel(const float *logits, int A, int n, unsigned long long seed,
                                           unsigned long long t, int *act)
 {
     int e = blockIdx.x * blockDim.x + threadIdx.x;
     if (e >= n) return;
-    pcg_u32x4 b = philox_block(seed, PLAY_STREAM_ACTIONS + (pcg_u64)e, t >> 2);
-    float u = philox_unit(b.v[t & 3]);
-    const float *z = logits + (size_t)e * A;
-    double mx = z[0], sum = 0;
-    for (int j = 1; j < A; j++)
-        if (z[j] > mx) mx = z[j];
-    for (int j = 0; j < A; j++) sum += exp(z[j] - mx);
-    double target = u * sum, acc = 0;
-    int a = A - 1;
-    for (int j = 0; j < A; j++) {
-        acc += exp(z[j] - mx);
-        if (target < acc) {
-            a = j;
-            break;
-        }
-    }
-    act[e] = a;
+    float logp;
+    act[e] = ppo_stream_sample(logits + (size_t)e * A, A, ppo_stream_draw(seed, e, t), &logp);
 }
 
 /* The episode's last step as ppo_play_episode applies it: the edit at step

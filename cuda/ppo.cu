@@ -20,9 +20,8 @@
 const env_dev *pcg_env_dev(const pcg_cuda_env *e);
 int pcg_env_step_device(pcg_cuda_env *e, const int *dev_actions);
 
-/* host/ppo.c's stream subsequences (high word) */
-#define STREAM_ACTIONS (3ull << 32)
-#define STREAM_SHUFFLE (4ull << 32)
+/* host/ppo.c's streams and action sampling */
+#include "ppo_streams.h"
 
 #define PPO_THREADS 256
 #define RED_THREADS 256
@@ -159,30 +158,13 @@ static int reduce(F f, size_t n, double div, int accumulate, double *out, double
 
 /* ---- rollout kernels ---- */
 
-/* ppo_sample with ppo_action_draw's uniform draw (host/ppo.c). */
+/* ppo_sample with ppo_action_draw's uniform draw (host/ppo_streams.h). */
 __global__ static void sample_kernel(const float *logits, int A, int E, unsigned long long seed,
                                      unsigned long long n, int *act, float *logp)
 {
     int e = blockIdx.x * blockDim.x + threadIdx.x;
     if (e >= E) return;
-    pcg_u32x4 b = philox_block(seed, STREAM_ACTIONS + (pcg_u64)e, n >> 2);
-    float u = philox_unit(b.v[n & 3]);
-    const float *z = logits + (size_t)e * A;
-    double mx = z[0], sum = 0;
-    for (int j = 1; j < A; j++)
-        if (z[j] > mx) mx = z[j];
-    for (int j = 0; j < A; j++) sum += exp(z[j] - mx);
-    double target = u * sum, acc = 0;
-    int a = A - 1;
-    for (int j = 0; j < A; j++) {
-        acc += exp(z[j] - mx);
-        if (target < acc) {
-            a = j;
-            break;
-        }
-    }
-    act[e] = a;
-    logp[e] = (float)(z[a] - mx - log(sum));
+    act[e] = ppo_stream_sample(logits + (size_t)e * A, A, ppo_stream_draw(seed, e, n), logp + e);
 }
 
 /* ppo_gae, one thread per environment. */
@@ -271,20 +253,6 @@ __global__ static void adam_kernel(float *w, const float *g, float *m, float *v,
 }
 
 /* ---- host side ---- */
-
-/* host/ppo.c's shuffle: Fisher-Yates from one Philox subsequence. */
-static void shuffle(uint32_t *perm, size_t N, uint64_t seed, uint64_t subseq)
-{
-    philox_stream s;
-    philox_stream_init(&s, seed, subseq, 0);
-    for (size_t i = 0; i < N; i++) perm[i] = (uint32_t)i;
-    for (size_t i = N - 1; i > 0; i--) {
-        size_t j = philox_below(philox_next(&s), (pcg_u32)(i + 1));
-        uint32_t tmp = perm[i];
-        perm[i] = perm[j];
-        perm[j] = tmp;
-    }
-}
 
 extern "C" void pcg_ppo_free(pcg_cuda_ppo *p)
 {
@@ -464,7 +432,8 @@ extern "C" int pcg_ppo_update(pcg_cuda_ppo *p, ppo_metrics *m)
     for (int ep = 0; ep < c->n_epochs; ep++) {
         /* the previous epoch's permutation may still be read by the device */
         PCG_CK(cudaStreamSynchronize(s), -1);
-        shuffle(p->perm_h, N, c->seed, STREAM_SHUFFLE + (uint64_t)p->update * (uint64_t)c->n_epochs + (uint64_t)ep);
+        ppo_stream_shuffle(p->perm_h, N, c->seed,
+                           PPO_STREAM_SHUFFLE + (uint64_t)p->update * (uint64_t)c->n_epochs + (uint64_t)ep);
         PCG_CK(cudaMemcpyAsync(p->perm_d, p->perm_h, N * sizeof(uint32_t), cudaMemcpyHostToDevice, s), -1);
         for (int mb = 0; mb < c->n_minibatches; mb++) {
             const uint32_t *idx = p->perm_d + (size_t)mb * S;

@@ -5,12 +5,11 @@
 #include <string.h>
 #include "dungeon.h"
 #include "philox.h"
+#include "ppo_streams.h"
 #include "util.h"
 
-/* Philox subsequences (high word) of the trainer's streams; the env uses 0
- * (maps) and 1 (random actions). */
-#define STREAM_ACTIONS (3ull << 32)
-#define STREAM_SHUFFLE (4ull << 32)
+/* The trainer's streams (actions, shuffles) are in ppo_streams.h; the env
+ * uses subsequences 0 (maps) and 1 (random actions). */
 
 void ppo_config_default(ppo_config *c)
 {
@@ -134,27 +133,12 @@ oom:
 
 float ppo_action_draw(uint64_t seed, int e, uint64_t n)
 {
-    pcg_u32x4 b = philox_block(seed, STREAM_ACTIONS + (uint64_t)e, n >> 2);
-    return philox_unit(b.v[n & 3]);
+    return ppo_stream_draw(seed, e, n);
 }
 
 int ppo_sample(const float *logits, int A, float u, float *logp)
 {
-    double mx = logits[0], sum = 0;
-    for (int j = 1; j < A; j++)
-        if (logits[j] > mx) mx = logits[j];
-    for (int j = 0; j < A; j++) sum += exp(logits[j] - mx);
-    double target = u * sum, acc = 0;
-    int a = A - 1;
-    for (int j = 0; j < A; j++) {
-        acc += exp(logits[j] - mx);
-        if (target < acc) {
-            a = j;
-            break;
-        }
-    }
-    *logp = (float)(logits[a] - mx - log(sum));
-    return a;
+    return ppo_stream_sample(logits, A, u, logp);
 }
 
 void ppo_gae(int T, int E, const float *rewards, const float *values, const unsigned char *dones,
@@ -242,19 +226,6 @@ int ppo_rollout(ppo_t *p, ppo_metrics *m)
 }
 
 /* Fisher-Yates permutation of 0..N-1 from one Philox subsequence. */
-static void shuffle(uint32_t *perm, size_t N, uint64_t seed, uint64_t subseq)
-{
-    philox_stream s;
-    philox_stream_init(&s, seed, subseq, 0);
-    for (size_t i = 0; i < N; i++) perm[i] = (uint32_t)i;
-    for (size_t i = N - 1; i > 0; i--) {
-        size_t j = philox_below(philox_next(&s), (pcg_u32)(i + 1));
-        uint32_t tmp = perm[i];
-        perm[i] = perm[j];
-        perm[j] = tmp;
-    }
-}
-
 static void adam_step(ppo_t *p)
 {
     const ppo_config *c = &p->cfg;
@@ -299,7 +270,8 @@ int ppo_update(ppo_t *p, ppo_metrics *m)
     double loss = 0, gnorm = 0;
     int n_mb = 0;
     for (int ep = 0; ep < c->n_epochs; ep++) {
-        shuffle(p->perm, N, c->seed, STREAM_SHUFFLE + (uint64_t)p->update * (uint64_t)c->n_epochs + (uint64_t)ep);
+        ppo_stream_shuffle(p->perm, N, c->seed,
+                           PPO_STREAM_SHUFFLE + (uint64_t)p->update * (uint64_t)c->n_epochs + (uint64_t)ep);
         for (int mb = 0; mb < c->n_minibatches; mb++) {
             if (p->stop && *p->stop) return -1;
             const uint32_t *idx = p->perm + (size_t)mb * S;
