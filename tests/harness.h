@@ -25,5 +25,10 @@ const char *pcg_test_tmpdir(void);
 const char *pcg_test_binary(void);
 /* Run a shell command, capture stdout+stderr into out (may be NULL); returns exit code. */
 int pcg_test_sh(char *out, size_t outlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Point PCGRLLM_PROMPTS at the source tree's prompts/ (tests run from the
+ * repository root), so subprocesses find the templates wherever the binary is. */
+void pcg_test_use_source_prompts(void);
+/* 1 if path exists (any kind of file). */
+int pcg_test_exists(const char *path);
 
 #endif

@@ -4,8 +4,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+void pcg_test_use_source_prompts(void)
+{
+    char cwd[PATH_MAX - 16], dir[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd)) {
+        fprintf(stderr, "tests: cannot read the working directory\n");
+        abort();
+    }
+    snprintf(dir, sizeof dir, "%s/prompts", cwd);
+    setenv("PCGRLLM_PROMPTS", dir, 1);
+}
+
+int pcg_test_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
 
 static struct CMUnitTest *all;
 static size_t n_all, cap_all;

@@ -20,19 +20,7 @@
 #define TINY_CELL                                                                                            \
     "--llm offline --preset small --steps 256 --envs 2 --align 0 --check-envs 4 --levels 4 --iterations 1"
 
-static void use_source_prompts(void)
-{
-    char cwd[PATH_MAX - 16], dir[PATH_MAX];
-    assert_non_null(getcwd(cwd, sizeof cwd));
-    snprintf(dir, sizeof dir, "%s/prompts", cwd);
-    setenv("PCGRLLM_PROMPTS", dir, 1);
-}
 
-static int exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
-}
 
 static int count_of(const char *s, const char *needle)
 {
@@ -221,7 +209,7 @@ static long mtime_ns(const char *path)
 static void grid_two_cells_jobs2_then_rerun_skips(void **state)
 {
     (void)state;
-    use_source_prompts();
+    pcg_test_use_source_prompts();
     char dir[PATH_MAX], path[PATH_MAX + 64], out[16384];
     snprintf(dir, sizeof dir, "%s/grid-two", pcg_test_tmpdir());
     int rc = pcg_test_sh(out, sizeof out, "%s grid --out %s --scenarios 1,2 --ablations zs --jobs 2 -- " TINY_CELL,
@@ -267,9 +255,9 @@ static void grid_two_cells_jobs2_then_rerun_skips(void **state)
     free(txt);
     /* each cell's log, and the grid's own */
     snprintf(path, sizeof path, "%s/cells/s2-cot-zs-r0.log", dir);
-    assert_true(exists(path));
+    assert_true(pcg_test_exists(path));
     snprintf(path, sizeof path, "%s/grid.log", dir);
-    assert_true(exists(path));
+    assert_true(pcg_test_exists(path));
     /* the same command again: nothing new */
     snprintf(path, sizeof path, "%s/cells/s1-cot-zs-r0/summary.txt", dir);
     long before = mtime_ns(path);
@@ -289,7 +277,7 @@ static void grid_two_cells_jobs2_then_rerun_skips(void **state)
 static void grid_list_cell_and_definition_refused(void **state)
 {
     (void)state;
-    use_source_prompts();
+    pcg_test_use_source_prompts();
     char dir[PATH_MAX], path[PATH_MAX + 64], out[16384];
     snprintf(dir, sizeof dir, "%s/grid-cell", pcg_test_tmpdir());
     const char *def = "--scenarios 1 --ablations zs --repeats 2", *flags = "-- " TINY_CELL " --seed 5";
@@ -302,9 +290,9 @@ static void grid_list_cell_and_definition_refused(void **state)
     rc = pcg_test_sh(out, sizeof out, "%s grid --out %s %s --cell 1 %s", pcg_test_binary(), dir, def, flags);
     if (rc != 0) fail_msg("--cell 1 exited %d: %s", rc, out);
     snprintf(path, sizeof path, "%s/cells/s1-cot-zs-r1/summary.txt", dir);
-    assert_true(exists(path));
+    assert_true(pcg_test_exists(path));
     snprintf(path, sizeof path, "%s/cells/s1-cot-zs-r0", dir);
-    assert_false(exists(path));
+    assert_false(pcg_test_exists(path));
     snprintf(path, sizeof path, "%s/cells/s1-cot-zs-r1/config.json", dir);
     json_t *cfg = json_load_file(path, 0, NULL);
     assert_non_null(cfg);
@@ -350,7 +338,7 @@ static void grid_gpus_needs_a_gpu(void **state)
     assert_int_equal(count_lines(out), 1);
     if (n == 0) assert_non_null(strstr(out, "no usable GPU"));
     else assert_non_null(strstr(out, "only"));
-    assert_false(exists(dir)); /* refused before anything is written */
+    assert_false(pcg_test_exists(dir)); /* refused before anything is written */
 }
 
 static void grid_flag_errors_exit_2(void **state)
@@ -381,7 +369,7 @@ static void grid_flag_errors_exit_2(void **state)
         if (rc != 2 || count_lines(out) != 1) fail_msg("'%s': exit %d, output: %s", cases[i], rc, out);
         assert_non_null(strstr(out, "grid: "));
     }
-    assert_false(exists(dir));
+    assert_false(pcg_test_exists(dir));
     char out[8192];
     assert_int_equal(pcg_test_sh(out, sizeof out, "%s grid --help", pcg_test_binary()), 0);
     assert_non_null(strstr(out, "--cell K"));

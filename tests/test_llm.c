@@ -117,13 +117,6 @@ static void test_config(llm_config *c, const fake_srv *s)
     setenv(KEY_ENV, TEST_KEY, 1);
 }
 
-static void use_source_prompts(void)
-{
-    char cwd[PATH_MAX - 16], dir[PATH_MAX];
-    assert_non_null(getcwd(cwd, sizeof cwd));
-    snprintf(dir, sizeof dir, "%s/prompts", cwd);
-    setenv("PCGRLLM_PROMPTS", dir, 1);
-}
 
 static const llm_message two_msgs[] = {
     {"system", "You write reward functions.", NULL, 0},
@@ -848,7 +841,7 @@ static void llm_ask_command(void **state)
 static void llm_fake_run_script_routes_each_prompt(void **state)
 {
     (void)state;
-    use_source_prompts();
+    pcg_test_use_source_prompts();
     long len;
     char err[512];
     char *script = read_file("tests/fake_openai_run.json", 1 << 20, &len, err, sizeof err);
@@ -1057,13 +1050,13 @@ static void prompts_found_beside_the_binary(void **state)
     assert_non_null(strstr(err, "reward_init"));
     assert_null(prompt_load("../system", err, sizeof err));
     assert_non_null(strstr(err, "bad prompt template name"));
-    use_source_prompts();
+    pcg_test_use_source_prompts();
 }
 
 static void prompts_templates_check_and_render(void **state)
 {
     (void)state;
-    use_source_prompts();
+    pcg_test_use_source_prompts();
     char err[512];
     if (prompts_check(err, sizeof err) != 0) fail_msg("%s", err);
     /* every template renders with the whole vocabulary */
@@ -1127,13 +1120,13 @@ static void prompts_check_catches_edited_templates(void **state)
     assert_int_equal(pcg_test_sh(out, sizeof out, "%s", cmd), 0);
     assert_int_equal(prompts_check(err, sizeof err), -1);
     assert_non_null(strstr(err, "fitness_llm"));
-    use_source_prompts();
+    pcg_test_use_source_prompts();
 }
 
 static void prompts_got_references(void **state)
 {
     (void)state;
-    use_source_prompts();
+    pcg_test_use_source_prompts();
     char err[256];
     const char *codes[] = {"float compute_reward(const level_t *a, const level_t *b) { return 1.0f; }",
                            "float compute_reward(const level_t *a, const level_t *b)\n{ return 2.0f; }\n"};

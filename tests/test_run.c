@@ -32,19 +32,7 @@
 #define KEY_ENV "PCG_RUN_TEST_KEY"
 #define TEST_KEY "sk-runtest-7c1e5a9b3d2f4e6a8b0c1d2e3f4a5b6c"
 
-static void use_source_prompts(void)
-{
-    char cwd[PATH_MAX - 16], dir[PATH_MAX];
-    assert_non_null(getcwd(cwd, sizeof cwd));
-    snprintf(dir, sizeof dir, "%s/prompts", cwd);
-    setenv("PCGRLLM_PROMPTS", dir, 1);
-}
 
-static int exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
-}
 
 static char *slurp(const char *path)
 {
@@ -88,7 +76,7 @@ static char ref_dirs[3][PATH_MAX];
 static const char *offline_run(int pe)
 {
     if (ref_dirs[pe][0]) return ref_dirs[pe];
-    use_source_prompts();
+    pcg_test_use_source_prompts();
     snprintf(ref_dirs[pe], sizeof ref_dirs[pe], "%s/run-%s", pcg_test_tmpdir(), graph_pe_name(pe));
     char out[8192];
     int rc = pcg_test_sh(out, sizeof out, "%s run --scenario 1 --llm offline --pe %s " TINY " --out %s",
@@ -271,7 +259,7 @@ static void assert_file_has(const char *dir, const char *name, const char *want)
  * run.log and report.html. */
 static void check_ablation(const char *abl, int iterations, int want_nodes, int aligned, int feedback)
 {
-    use_source_prompts();
+    pcg_test_use_source_prompts();
     char dir[PATH_MAX], path[PATH_MAX + 64], out[8192], want[128];
     snprintf(dir, sizeof dir, "%s/ablation-%s", pcg_test_tmpdir(), abl);
     int rc = pcg_test_sh(out, sizeof out,
@@ -293,7 +281,7 @@ static void check_ablation(const char *abl, int iterations, int want_nodes, int 
         assert_non_null(code);
         assert_non_null(gen);
         snprintf(path, sizeof path, "%s/nodes/%03d/align_2.c", dir, i);
-        assert_false(exists(path)); /* --align 1: one round at most */
+        assert_false(pcg_test_exists(path)); /* --align 1: one round at most */
         if (aligned) {
             assert_non_null(al);
             assert_non_null(al_json);
@@ -327,7 +315,7 @@ static void check_ablation(const char *abl, int iterations, int want_nodes, int 
     }
     graph_free(&g);
     snprintf(path, sizeof path, "%s/nodes/%03d", dir, want_nodes);
-    assert_false(exists(path));
+    assert_false(pcg_test_exists(path));
     snprintf(want, sizeof want, "%d iteration%s, align 1, breadth 2, ablation %s,", want_nodes,
              want_nodes == 1 ? "" : "s", abl);
     assert_file_has(dir, "run.log", want);
@@ -372,7 +360,7 @@ static void run_ablation_fb(void **state)
 static void run_story_refused_before_training(void **state)
 {
     (void)state;
-    use_source_prompts();
+    pcg_test_use_source_prompts();
     char dir[PATH_MAX], path[PATH_MAX + 16], out[4096];
     snprintf(dir, sizeof dir, "%s/refused", pcg_test_tmpdir());
     int rc = pcg_test_sh(out, sizeof out, "%s run --llm offline --story 'A dragon guards the door' " TINY " --out %s",
@@ -382,9 +370,9 @@ static void run_story_refused_before_training(void **state)
     assert_non_null(strstr(out, "story refused"));
     assert_non_null(strstr(out, "dragon"));
     snprintf(path, sizeof path, "%s/nodes", dir);
-    assert_false(exists(path));
+    assert_false(pcg_test_exists(path));
     snprintf(path, sizeof path, "%s/graph.json", dir);
-    assert_false(exists(path));
+    assert_false(pcg_test_exists(path));
     /* a story that asks for a choice of monsters cannot be measured */
     snprintf(dir, sizeof dir, "%s/refused2", pcg_test_tmpdir());
     rc = pcg_test_sh(out, sizeof out,
@@ -394,13 +382,13 @@ static void run_story_refused_before_training(void **state)
     assert_int_equal(rc, 3);
     assert_int_equal(count_lines(out), 1);
     snprintf(path, sizeof path, "%s/nodes", dir);
-    assert_false(exists(path));
+    assert_false(pcg_test_exists(path));
 }
 
 static void run_flag_errors_one_line(void **state)
 {
     (void)state;
-    use_source_prompts();
+    pcg_test_use_source_prompts();
     const char *tmp = pcg_test_tmpdir();
     const char *bad[] = {
         "",
@@ -433,7 +421,7 @@ static void run_flag_errors_one_line(void **state)
         int rc = pcg_test_sh(out, sizeof out, "%s run --out %s %s", pcg_test_binary(), dir, bad[i]);
         if (rc != 2 || count_lines(out) != 1 || !strstr(out, "pcgrllm: run: "))
             fail_msg("run %s: exit %d, output: %s", bad[i], rc, out);
-        assert_false(exists(dir)); /* nothing written */
+        assert_false(pcg_test_exists(dir)); /* nothing written */
     }
     /* --resume needs the directory */
     int rc = pcg_test_sh(out, sizeof out, "%s run --resume", pcg_test_binary());
@@ -445,7 +433,7 @@ static void run_flag_errors_one_line(void **state)
     assert_int_equal(rc, 1);
     assert_int_equal(count_lines(out), 1);
     assert_non_null(strstr(out, "holds no run"));
-    assert_false(exists(dir));
+    assert_false(pcg_test_exists(dir));
     assert_int_equal(mkdir(dir, 0755), 0);
     rc = pcg_test_sh(out, sizeof out, "%s run --resume --out %s", pcg_test_binary(), dir);
     assert_int_equal(rc, 1);
@@ -484,7 +472,7 @@ static pid_t spawn(const char *cmd, const char *log)
 static int wait_for(const char *path, pid_t pid, int *status)
 {
     for (int i = 0; i < 60000; i++) {
-        if (exists(path)) return 1;
+        if (pcg_test_exists(path)) return 1;
         if (waitpid(pid, status, WNOHANG) == pid) return 0;
         usleep(2000);
     }
@@ -677,7 +665,7 @@ static int find_key(const char *path, const struct stat *st, int type, struct FT
 static void run_openai_fake_server(void **state)
 {
     (void)state;
-    use_source_prompts();
+    pcg_test_use_source_prompts();
     setenv(KEY_ENV, TEST_KEY, 1);
     fake_srv s;
     srv_start(&s, "tests/fake_openai_run.json", "run-openai");
@@ -711,7 +699,7 @@ static void run_openai_fake_server(void **state)
     assert_non_null(strstr(t, "BAT"));
     free(t);
     snprintf(path, sizeof path, "%s/llm/target.reply.txt", dir);
-    assert_true(exists(path));
+    assert_true(pcg_test_exists(path));
     /* node 0: the first reward fails the sandbox, the fix is accepted */
     char *j0 = node_file(dir, 0, "reward_t1_f0.json");
     assert_non_null(j0);
@@ -764,7 +752,7 @@ static void run_openai_fake_server(void **state)
 static void run_openai_story_refused(void **state)
 {
     (void)state;
-    use_source_prompts();
+    pcg_test_use_source_prompts();
     setenv(KEY_ENV, TEST_KEY, 1);
     char script[PATH_MAX], dir[PATH_MAX], path[PATH_MAX + 16], out[4096];
     snprintf(script, sizeof script, "%s/refuse.json", pcg_test_tmpdir());
@@ -783,7 +771,7 @@ static void run_openai_story_refused(void **state)
     assert_int_equal(count_lines(out), 1);
     assert_non_null(strstr(out, "dragon"));
     snprintf(path, sizeof path, "%s/nodes", dir);
-    assert_false(exists(path));
+    assert_false(pcg_test_exists(path));
 }
 
 /* ---- --fitness llm and --feedback-input image, against the fake server ------------------ */
@@ -800,7 +788,7 @@ static int judge_rc = -1;
 
 static void judge_start(void)
 {
-    use_source_prompts();
+    pcg_test_use_source_prompts();
     setenv(KEY_ENV, TEST_KEY, 1);
     fake_srv s;
     srv_start(&s, "tests/fake_openai_judge.json", "run-judge");
