@@ -196,6 +196,29 @@ static void host_copy_alloc(host_copy *h, const env_t *e)
     h->dones = p;
 }
 
+/* An env_dev over host arrays, as the kernels see one environment batch,
+ * with its episode log in counts[2n] and ep_ret[n] and the streams, rewards,
+ * dones and previous maps cleared (envd_init comes next). */
+static void host_env_view(env_dev *d, host_copy *hc, int n, int h, int w, int variant, uint64_t seed,
+                          unsigned int *counts, double *ep_ret)
+{
+    size_t N = (size_t)n;
+    memset(d, 0, sizeof *d);
+    dungeon_cfg_init(&d->c, h, w, variant, seed);
+    d->n = n;
+    d->cells = h * w;
+    d->obs_size = d->c.crop_h * d->c.crop_w;
+    d->pad_size = d->c.pad_h * d->c.pad_w;
+    d->maps = hc->maps, d->frozen = hc->frozen, d->prev = hc->prev, d->pad = hc->pad, d->obs = hc->obs;
+    d->dones = hc->dones, d->steps = hc->steps, d->actions = hc->actions;
+    d->rng_pos = (unsigned long long *)hc->rng_pos, d->rewards = hc->rewards, d->returns = hc->returns;
+    d->episodes = counts, d->changed = counts + N, d->episode_return = ep_ret;
+    memset(hc->rng_pos, 0, N * 8);
+    memset(hc->prev, 0, N * d->cells);
+    memset(hc->rewards, 0, N * sizeof(float));
+    memset(hc->dones, 0, N);
+}
+
 /* Everything the GPU holds equals the CPU env; rewards within tolerance. */
 static void compare_arrays(const env_t *e, const host_copy *h, const int *actions, int with_reward, const char *what)
 {
@@ -260,20 +283,7 @@ static void emulate_on_host(int n, int h, int w, int variant, int mapping, int r
     int *actions = malloc(N * sizeof(int));
     assert_true(counts && ep_ret && actions);
     env_dev d;
-    memset(&d, 0, sizeof d);
-    dungeon_cfg_init(&d.c, h, w, variant, seed);
-    d.n = n;
-    d.cells = h * w;
-    d.obs_size = d.c.crop_h * d.c.crop_w;
-    d.pad_size = d.c.pad_h * d.c.pad_w;
-    d.maps = hc.maps, d.frozen = hc.frozen, d.prev = hc.prev, d.pad = hc.pad, d.obs = hc.obs, d.dones = hc.dones;
-    d.steps = hc.steps, d.actions = hc.actions, d.rng_pos = (unsigned long long *)hc.rng_pos;
-    d.rewards = hc.rewards, d.returns = hc.returns;
-    d.episodes = counts, d.changed = counts + N, d.episode_return = ep_ret;
-    memset(hc.rng_pos, 0, N * 8);
-    memset(hc.prev, 0, N * d.cells);
-    memset(hc.rewards, 0, N * sizeof(float));
-    memset(hc.dones, 0, N);
+    host_env_view(&d, &hc, n, h, w, variant, seed, counts, ep_ret);
     int thread_obs = mapping == PCG_OBS_THREAD;
     for (int i = 0; i < n; i++) envd_init(&d, i, 1, thread_obs);
     if (!thread_obs)
@@ -873,19 +883,7 @@ static void cuda_generate_rules_on_host(void **state)
         double *ep_ret = calloc(N, sizeof(double));
         assert_true(counts && ep_ret);
         env_dev d;
-        memset(&d, 0, sizeof d);
-        dungeon_cfg_init(&d.c, h, w, variant, seed);
-        d.n = n;
-        d.cells = h * w;
-        d.obs_size = d.c.crop_h * d.c.crop_w;
-        d.pad_size = d.c.pad_h * d.c.pad_w;
-        d.maps = hc.maps, d.frozen = hc.frozen, d.prev = hc.prev, d.pad = hc.pad, d.obs = hc.obs, d.dones = hc.dones;
-        d.steps = hc.steps, d.actions = hc.actions, d.rng_pos = (unsigned long long *)hc.rng_pos;
-        d.rewards = hc.rewards, d.returns = hc.returns;
-        d.episodes = counts, d.changed = counts + N, d.episode_return = ep_ret;
-        memset(hc.rng_pos, 0, N * 8);
-        memset(hc.rewards, 0, N * sizeof(float));
-        memset(hc.dones, 0, N);
+        host_env_view(&d, &hc, n, h, w, variant, seed, counts, ep_ret);
         for (int i = 0; i < n; i++) envd_init(&d, i, 1, 1);
         nn_config cfg;
         assert_int_equal(nn_preset_config("small", d.c.crop_h, d.c.crop_w, d.c.n_actions, &cfg), 0);
