@@ -1,15 +1,26 @@
-/* Run a function in a forked child process under a watchdog.  A crash, a
- * hang or a kill ends only the child; the caller gets a one-line reason.
+/* Run a function in a child process under a watchdog.  A crash, a hang or a
+ * kill ends only the child; the caller gets a one-line reason.
  *
- * The child may send messages back through a pipe: child_send() a result
- * blob (the last one wins), child_fail() a reason, child_heartbeat() to show
- * it is alive.  The child runs in its own process group; on timeout the
- * whole group is killed, and the child dies with its parent.
+ * Process layout: the caller (the watcher) forks a small reaper process,
+ * which marks itself a child subreaper and forks the child proper.  When
+ * the child ends, or the watcher asks (timeout), the reaper kills every
+ * process the child left behind -- also one that changed its session or
+ * process group, since orphans are re-parented to the reaper -- and then
+ * exits with the child's own exit status or signal.  Every process of the
+ * chain dies with its parent (PR_SET_PDEATHSIG).
+ *
+ * The child sends messages back through a pipe: child_send() a result blob
+ * (the last one wins), child_send_data() a frame of the caller's own
+ * protocol (handed to opts.on_data as it arrives), child_fail() a reason,
+ * child_heartbeat() to show it is alive.
+ *
+ * A child that runs untrusted code (opts.untrusted) is not believed: its
+ * failure texts and result blobs are dropped, so that the reason says only
+ * how it ended, and the caller's on_data decides what its frames mean.
  *
  * OpenMP: libgomp's thread pool does not survive fork.  If the parent has
  * run OpenMP parallel regions, set opts.single_thread so that the child runs
- * them on one thread (otherwise the child would hang and be killed by the
- * watchdog). */
+ * them on one thread, or exec a fresh process (host/worker.h). */
 #ifndef PCG_CHILD_H
 #define PCG_CHILD_H
 #include <stddef.h>
@@ -18,6 +29,13 @@ typedef struct {
     double timeout_s;      /* whole run; 0 = no limit */
     double idle_timeout_s; /* longest silence (no message, no heartbeat); 0 = no limit */
     int single_thread;     /* child: omp_set_num_threads(1) */
+    /* Each child_send_data frame, as it arrives.  A nonzero return stops
+     * the child; child_run_ex then fails with the text written into why. */
+    int (*on_data)(void *ctx, const unsigned char *data, size_t len, char *why, int whylen);
+    void *data_ctx;
+    int untrusted;           /* see above */
+    size_t max_frame;        /* largest frame accepted; 0 = 256 MiB */
+    volatile int *interrupt; /* when it turns nonzero, SIGINT is passed on to the child once */
 } child_opts;
 
 /* fn returns the child's exit status (0 = success).  Returns 0 when the
@@ -29,13 +47,22 @@ int child_run_ex(int (*fn)(void *arg), void *arg, const child_opts *opts, void *
                  char *reason, int reason_len);
 int child_run(int (*fn)(void *arg), void *arg, double timeout_s, char *reason, int reason_len);
 
-/* In the child: send a result blob / a failure reason / a heartbeat.
- * Async-signal-safe (usable from a signal handler).  0 ok, -1 error. */
+/* In the child: send a result blob / a frame of the caller's protocol / a
+ * failure reason / a heartbeat.  Async-signal-safe (usable from a signal
+ * handler).  0 ok, -1 error. */
 int child_send(const void *data, size_t len);
+int child_send_data(const void *data, size_t len);
 int child_fail(const char *reason);
 int child_heartbeat(void);
 /* The pipe descriptor the child writes to (-1 outside a child). */
 int child_fd(void);
+/* In a process exec'ed by a child: write to fd from now on. */
+void child_attach(int fd);
+
+/* In a child: replace the process with path, with exactly envp as its
+ * environment and no open descriptor but 0-2, the message pipe and
+ * keep_fd (-1 for none).  Returns only on failure (errno set). */
+int child_exec(const char *path, char *const argv[], char *const envp[], int keep_fd);
 
 /* "SIGSEGV (invalid memory access)" */
 const char *child_signal_name(int sig);

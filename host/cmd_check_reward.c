@@ -5,6 +5,7 @@
 #include "child.h"
 #include "commands.h"
 #include "env.h"
+#include "reward_gpu.h"
 #include "reward_jit.h"
 #include "util.h"
 #include <getopt.h>
@@ -46,114 +47,6 @@ static void json_string(FILE *f, const char *s)
     }
     fputc('"', f);
 }
-
-/* ---- --backend cuda on a machine with a GPU ----
- * In a child (CUDA must not be initialised in a process that forks, and a
- * runaway kernel is only stopped by ending the process): the reward runs on
- * the device environments and on the CPU ones in lockstep, with the same
- * maps and random actions, and every reward is compared. */
-
-typedef struct {
-    const char *src;
-    int variant, n;
-    uint64_t seed;
-    double timeout;
-} gpu_job;
-
-enum { GPU_RAN = 0, GPU_NO_DEVICE = 1 };
-
-typedef struct {
-    int status;
-    char device[256], arch[16];
-    reward_stats stats;
-    double max_diff;
-    long diff_step;
-    char msg[1024];
-} gpu_result;
-
-static int gpu_fail(gpu_result *r, const char *fmt, const char *a, const char *b)
-{
-    snprintf(r->msg, sizeof r->msg, fmt, a, b ? b : "");
-    child_fail(r->msg);
-    return 1;
-}
-
-static int gpu_child(void *arg)
-{
-    const gpu_job *j = arg;
-    static gpu_result r;
-    memset(&r, 0, sizeof r);
-    char err[600];
-    if (backend_cuda_devices(err, sizeof err) <= 0) {
-        r.status = GPU_NO_DEVICE;
-        snprintf(r.msg, sizeof r.msg, "%s", err);
-        child_send(&r, sizeof r);
-        return 0;
-    }
-    const pcg_cuda_api *api = backend_cuda_load(err, sizeof err);
-    if (!api) {
-        r.status = GPU_NO_DEVICE;
-        snprintf(r.msg, sizeof r.msg, "%s", err);
-        child_send(&r, sizeof r);
-        return 0;
-    }
-    pcg_cuda_device_info info;
-    if (api->device_info(0, &info)) return gpu_fail(&r, "GPU: %s%s", api->last_error(), NULL);
-    snprintf(r.device, sizeof r.device, "%s", info.name);
-    snprintf(r.arch, sizeof r.arch, "sm_%d%d", info.major, info.minor);
-    char *cubin = NULL;
-    size_t len = 0;
-    if (reward_compile_nvrtc(j->src, r.arch, &cubin, &len, err, sizeof err))
-        return gpu_fail(&r, "the GPU compiler (NVRTC, %s) refuses it: %s", r.arch, err);
-    reward_prog *prog = reward_compile_cpu(j->src, err, sizeof err);
-    if (!prog) return gpu_fail(&r, "the CPU compiler refuses it: %s%s", err, NULL);
-    pcg_cuda_env *ge = api->env_alloc(j->n, PCG_DEFAULT_SIDE, PCG_DEFAULT_SIDE, j->variant, j->seed, PCG_OBS_THREAD);
-    if (!ge || api->env_set_reward(ge, cubin)) return gpu_fail(&r, "GPU: %s%s", api->last_error(), NULL);
-    env_t ce;
-    if (env_alloc(&ce, j->n, PCG_DEFAULT_SIDE, PCG_DEFAULT_SIDE, j->variant, j->seed))
-        return gpu_fail(&r, "out of memory%s%s", "", NULL);
-    env_set_reward(&ce, reward_prog_call, prog);
-    int *acts = malloc(sizeof(int) * (size_t)j->n);
-    float *grew = malloc(sizeof(float) * (size_t)j->n);
-    if (!acts || !grew) return gpu_fail(&r, "out of memory%s%s", "", NULL);
-    reward_acc acc;
-    reward_acc_init(&acc);
-    for (int t = 0; t < ce.cfg.episode_len; t++) {
-        env_random_actions(&ce, j->seed, (uint64_t)t, acts);
-        env_step(&ce, acts);
-        double t0 = now_seconds();
-        if (api->env_step_random(ge, j->seed, (uint64_t)t, 1) || api->sync_timeout(j->timeout))
-            return gpu_fail(&r, "on the GPU: %s%s", api->last_error(), NULL);
-        acc.seconds += now_seconds() - t0;
-        pcg_cuda_env_host h;
-        memset(&h, 0, sizeof h);
-        h.rewards = grew;
-        if (api->env_copy(ge, &h)) return gpu_fail(&r, "GPU: %s%s", api->last_error(), NULL);
-        for (int i = 0; i < j->n; i++) {
-            if (!isfinite(grew[i])) {
-                char b[64];
-                snprintf(b, sizeof b, "%g at step %d", (double)grew[i], t);
-                return gpu_fail(&r, "returned %s on the GPU%s", b, NULL);
-            }
-            double d = fabs((double)grew[i] - (double)ce.rewards[i]) / (1.0 + fabs((double)ce.rewards[i]));
-            if (d > r.max_diff) {
-                r.max_diff = d;
-                r.diff_step = t;
-            }
-            reward_acc_add(&acc, grew[i]);
-        }
-        child_heartbeat();
-    }
-    reward_acc_finish(&acc, &r.stats);
-    /* per environment step on the device, the step kernels included */
-    r.stats.us_per_call = acc.seconds * 1e6 / ((double)ce.cfg.episode_len * j->n);
-    r.status = GPU_RAN;
-    child_send(&r, sizeof r);
-    return 0;
-}
-
-/* Tolerance between the backends (relative, per reward). */
-#define GPU_CPU_TOLERANCE 1e-4
 
 int cmd_check_reward(int argc, char **argv)
 {
@@ -230,8 +123,20 @@ int cmd_check_reward(int argc, char **argv)
     int gpu_checked = 0;
     char reason[1536];
     double t0 = now_seconds();
-    int rc = reward_validate_both(src, variant, (int)envs, seed, timeout, 1, &st, &gpu_checked, reason,
+    /* --backend cuda compares the device's rewards with these */
+    int steps = 3 * PCG_DEFAULT_SIDE * PCG_DEFAULT_SIDE;
+    float *cpu_values = cuda ? malloc(sizeof(float) * (size_t)envs * steps) : NULL;
+    int rc;
+    if (cuda && !cpu_values) {
+        snprintf(reason, sizeof reason, "out of memory for %ld environments", envs);
+        rc = -1;
+    } else if (cuda) {
+        rc = reward_validate_values(src, variant, (int)envs, seed, timeout, &st, cpu_values, reason, sizeof reason);
+        gpu_checked = 1;
+    } else {
+        rc = reward_validate_both(src, variant, (int)envs, seed, timeout, 1, &st, &gpu_checked, reason,
                                   sizeof reason);
+    }
     double t_check = now_seconds() - t0;
     /* --backend cuda: every GPU architecture the engine builds for */
     static const char *archs[] = REWARD_GPU_ARCHS;
@@ -240,8 +145,7 @@ int cmd_check_reward(int argc, char **argv)
     if (rc == 0 && cuda) {
         for (int a = 0; a < n_archs && rc == 0; a++) {
             double ta = now_seconds();
-            size_t n = 0;
-            int r = reward_compile_nvrtc(src, archs[a], NULL, &n, err, sizeof err);
+            int r = reward_compile_nvrtc(src, archs[a], NULL, NULL, err, sizeof err);
             arch_s[a] = now_seconds() - ta;
             if (r) {
                 snprintf(reason, sizeof reason, "the GPU compiler (NVRTC, %s) refuses it: %s", archs[a], err);
@@ -249,33 +153,18 @@ int cmd_check_reward(int argc, char **argv)
             }
         }
     }
-    gpu_result gres;
+    reward_gpu_result gres;
     memset(&gres, 0, sizeof gres);
-    gres.status = -1;
     if (rc == 0 && cuda) {
-        gpu_job gj = {src, variant, (int)envs, seed, timeout};
-        child_opts o = {timeout * 2 + 60, 0, 1};
-        void *blob = NULL;
-        size_t blen = 0;
-        char why[600];
-        if (child_run_ex(gpu_child, &gj, &o, &blob, &blen, why, sizeof why)) {
-            snprintf(reason, sizeof reason, "%s", why);
+        rc = reward_gpu_check(src, variant, (int)envs, seed, timeout, cpu_values, &gres, reason, sizeof reason);
+        if (rc == 0 && gres.ran && gres.max_diff > REWARD_GPU_TOLERANCE) {
+            snprintf(reason, sizeof reason,
+                     "the GPU and CPU rewards differ (relative difference %.3g at step %ld, tolerance %g)",
+                     gres.max_diff, gres.diff_step, REWARD_GPU_TOLERANCE);
             rc = -1;
-        } else if (!blob || blen != sizeof gres) {
-            snprintf(reason, sizeof reason, "the GPU check returned no result");
-            rc = -1;
-        } else {
-            memcpy(&gres, blob, sizeof gres);
-            gres.msg[sizeof gres.msg - 1] = gres.device[sizeof gres.device - 1] = gres.arch[sizeof gres.arch - 1] = 0;
-            if (gres.status == GPU_RAN && gres.max_diff > GPU_CPU_TOLERANCE) {
-                snprintf(reason, sizeof reason,
-                         "the GPU and CPU rewards differ (relative difference %.3g at step %ld, tolerance %g)",
-                         gres.max_diff, gres.diff_step, GPU_CPU_TOLERANCE);
-                rc = -1;
-            }
         }
-        free(blob);
     }
+    free(cpu_values);
     free(src);
     const char *vname = variant == VARIANT_TREASURE ? "treasure" : "dungeon";
     if (rc) {
@@ -304,7 +193,7 @@ int cmd_check_reward(int argc, char **argv)
                     printf("%s{\"arch\": \"%s\", \"compile_s\": %.3f}", a ? ", " : "", archs[a], arch_s[a]);
             else printf("{\"arch\": \"sm_90\"}");
             printf("]");
-            if (cuda && gres.status == GPU_RAN) {
+            if (cuda && gres.ran) {
                 reward_stats_json(&gres.stats, buf, sizeof buf);
                 printf(", \"device\": ");
                 json_string(stdout, gres.device);
@@ -312,7 +201,7 @@ int cmd_check_reward(int argc, char **argv)
                        gres.max_diff);
             } else if (cuda) {
                 printf(", \"device\": null, \"why\": ");
-                json_string(stdout, gres.msg);
+                json_string(stdout, gres.why);
             }
             printf("}");
         } else {
@@ -332,14 +221,14 @@ int cmd_check_reward(int argc, char **argv)
         printf("gpu: compiled with NVRTC %s for", reward_nvrtc_version());
         for (int a = 0; a < n_archs; a++) printf(" %s (%.2f s)", archs[a], arch_s[a]);
         printf("\n");
-        if (gres.status == GPU_RAN) {
+        if (gres.ran) {
             const reward_stats *g = &gres.stats;
             printf("gpu: ran on %s (%s): mean %.6g, std %.6g, min %.6g, max %.6g, zero rewards %.1f%%, "
                    "%.3f us per environment step; largest relative difference from the CPU %.3g\n",
                    gres.device, gres.arch, g->mean, g->std, g->min, g->max, 100.0 * g->zero_share, g->us_per_call,
                    gres.max_diff);
         } else {
-            printf("gpu: NVRTC compile only, not run: %s\n", gres.msg);
+            printf("gpu: NVRTC compile only, not run: %s\n", gres.why);
         }
     } else {
         printf("gpu: compiles with NVRTC %s (sm_90)\n", reward_nvrtc_version());

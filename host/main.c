@@ -1,6 +1,7 @@
 /* pcgrllm: LLM-designed rewards for PCGRL, trained and proved on CPU or GPU.
  * Every command is listed here. */
 #include "commands.h"
+#include "worker.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -39,6 +40,8 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    int w = worker_dispatch(argc, argv); /* the engine's own worker processes */
+    if (w >= 0) return w;
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -3,6 +3,7 @@
  * cubin with NVRTC.  libnvrtc is loaded with dlopen on first use, so the
  * engine builds and runs where CUDA is absent.  Compiling needs no GPU. */
 #include "reward_jit.h"
+#include "jit_internal.h"
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -169,14 +170,8 @@ static void first_error(const char *log, char *err, int errlen)
     }
 }
 
-int reward_compile_nvrtc(const char *src, const char *arch, char **cubin, size_t *cubin_len, char *err,
-                         int errlen)
-{
-    return reward_compile_nvrtc_ex(src, arch, 0, cubin, cubin_len, err, errlen);
-}
-
-int reward_compile_nvrtc_ex(const char *src, const char *arch, int max_side, char **cubin, size_t *cubin_len,
-                            char *err, int errlen)
+int nvrtc_compile_here(const char *src, const char *arch, int max_side, char **cubin, size_t *cubin_len, char *err,
+                       int errlen)
 {
     if (cubin) *cubin = NULL;
     if (cubin_len) *cubin_len = 0;
@@ -212,7 +207,8 @@ int reward_compile_nvrtc_ex(const char *src, const char *arch, int max_side, cha
     snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", arch);
     char sideopt[48];
     snprintf(sideopt, sizeof sideopt, "-DPCG_MAX_SIDE=%d", max_side ? max_side : PCG_MAX_SIDE);
-    const char *opts[] = {archopt, "-default-device", "--fmad=false", "-w", sideopt};
+    /* no include path at all, not even the source's own directory */
+    const char *opts[] = {archopt, "-default-device", "--fmad=false", "-w", sideopt, "--no-source-include"};
     r = nv.CompileProgram(prog, (int)(sizeof opts / sizeof opts[0]), opts);
     if (r) {
         size_t ls = 0;

@@ -23,7 +23,9 @@ int reward_scan(const char *src, char *err, int errlen);
 /* ---- CPU backend (libtcc) ---- */
 
 typedef struct reward_prog reward_prog;
-/* Compile in memory.  NULL and a one-line error carrying the source's own
+/* Compile in memory, in this process: only a confined worker (or a test
+ * or benchmark of the engine's own rewards) may call it -- the compiled
+ * reward runs with this process's rights.  NULL and a one-line error carrying the source's own
  * line numbers on failure.  The program image is read-only once compiled
  * (a reward cannot keep state between calls) and its data is not
  * executable.  Thread-safe; the returned program may be called from many
@@ -44,8 +46,10 @@ void reward_prog_image(const reward_prog *p, const void **lo, size_t *len);
 #define REWARD_KERNEL_NAME "pcg_reward_kernel"
 /* Architectures the GPU backend builds for. */
 #define REWARD_GPU_ARCHS {"sm_75", "sm_86", "sm_89", "sm_90"}
-/* Compile for arch ("sm_90").  0 ok (*cubin malloc'ed), -1 compile error
- * (one line in err, the source's line numbers), -2 NVRTC not available. */
+/* Compile for arch ("sm_90") in a confined worker process (NVRTC runs
+ * under seccomp once its libraries are loaded, with memory and CPU limits
+ * and no include path).  0 ok (*cubin malloc'ed), -1 compile error (one
+ * line in err, the source's line numbers), -2 NVRTC not available. */
 int reward_compile_nvrtc(const char *src, const char *arch, char **cubin, size_t *cubin_len, char *err,
                          int errlen);
 /* The same with the level core's largest side set to max_side (5..64; 0 =
@@ -66,20 +70,40 @@ typedef struct {
     long n;
 } reward_stats;
 
-/* Sandboxed check (forked child, seccomp, rlimits, wall-clock timeout):
+/* The libtcc compile alone, in a confined worker process (the compiler
+ * never runs in the caller).  0, or -1 with the compiler's one line. */
+int reward_check_compile_cpu(const char *src, double timeout_s, char *err, int errlen);
+
+/* Sandboxed check (confined worker processes, reward_jit/sandbox.c):
  * compiles src with libtcc and runs it on one episode of random play on
  * n_envs environments of the variant (VARIANT_DUNGEON / VARIANT_TREASURE);
- * timeout_s <= 0 means 30 s.
+ * timeout_s <= 0 means 30 s.  Everything the worker reports is checked
+ * here, and the statistics and call times are computed here.
  * 0 = accepted and stats filled; -1 = rejected with a one-line reason fit
  * for the model. */
 int reward_validate(const char *src, int variant, int n_envs, uint64_t seed, double timeout_s,
                     reward_stats *stats, char *reason, int reason_len);
+/* The same, also giving every transition's reward: values[i*steps + t] for
+ * environment i at step t of the episode (n_envs * 3*16*16 floats). */
+int reward_validate_values(const char *src, int variant, int n_envs, uint64_t seed, double timeout_s,
+                           reward_stats *stats, float *values, char *reason, int reason_len);
 
-/* Self-test of the sandbox: sets up the validation child exactly as for a
- * reward, then makes one forbidden system call.  0 when the filter stopped
- * it (reason: "made a forbidden system call (number N)..."), -1 otherwise. */
-enum { REWARD_PROBE_OPEN = 1, REWARD_PROBE_FORK, REWARD_PROBE_WRITE, REWARD_PROBE_EXEC, REWARD_PROBE_SOCKET };
+/* Self-test of the sandbox: sets up the validation worker exactly as for a
+ * reward, then makes one forbidden system call (or asks for executable
+ * memory).  0 when the filter stopped it (reason: "made a forbidden system
+ * call; ..."), -1 otherwise. */
+enum {
+    REWARD_PROBE_OPEN = 1, REWARD_PROBE_FORK, REWARD_PROBE_WRITE, REWARD_PROBE_EXEC, REWARD_PROBE_SOCKET,
+    REWARD_PROBE_EXEC_MEMORY
+};
 int reward_sandbox_probe(int probe, char *reason, int reason_len);
+
+/* Worker roles (host/worker.h): libtcc compile, NVRTC compile, validation. */
+int reward_worker_compile_c(const unsigned char *job, size_t job_len);
+int reward_worker_compile_cuda(const unsigned char *job, size_t job_len);
+int reward_worker_validate(const unsigned char *job, size_t job_len);
+/* The device side of check-reward --backend cuda (host/reward_gpu.c). */
+int reward_worker_gpu_rewards(const unsigned char *job, size_t job_len);
 
 /* reward_validate on the CPU, then (when NVRTC is available and gpu != 0)
  * an NVRTC compile for sm_90 in a child with a timeout.  A source that one

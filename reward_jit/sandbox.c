@@ -1,32 +1,38 @@
-/* Sandboxed validation of untrusted reward code.
+/* Validation of untrusted reward code in confined worker processes.
  *
- * The parent plays one episode of random actions on n environments (the
- * trusted env code) and forks.  The child drops to a seccomp allow-list
- * (write to its result pipe, memory management, signal return, exit), with
- * rlimits on CPU time, address space, core and file size, then compiles the
- * reward with libtcc and replays the episode, calling the reward on every
- * transition with the levels mapped read-only.  Faults are classified by a
- * signal handler on an alternate stack and reported as one line; the parent
- * kills the child at the wall-clock timeout.  See docs/sandbox.md. */
+ * Three workers (host/worker.h: fresh processes started with exec, a
+ * scrubbed environment, the job in a sealed memory file):
+ *   compile-c     libtcc compiles the source and says yes or why not;
+ *   compile-cuda  NVRTC does the same for one GPU architecture;
+ *   validate      compiles the source again and scores one episode of
+ *                 random play, sending back nothing but the raw rewards
+ *                 (or the kind of fault that ended it).
+ * Compilers are trusted code working on hostile input: their messages,
+ * cleaned to printable text, go back to the model.  Once reward code has
+ * run in a process, that process is believed in nothing: the caller
+ * checks the number of values, their finiteness and repeatability,
+ * computes the statistics and times the calls itself, and every reason it
+ * gives is a fixed text with numbers it computed.  See docs/sandbox.md. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
-#include <seccomp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 #include "child.h"
+#include "confine.h"
 #include "env.h"
+#include "jit_internal.h"
 #include "reward_jit.h"
+#include "worker.h"
 
 /* Mean time per call above which a reward is refused. */
 #define SLOW_LIMIT_US 1000.0
@@ -34,131 +40,91 @@
 #define DOUBLE_EVERY 4
 /* Transitions of environment 0 scored again at the end. */
 #define RECHECK 256
+/* Values per message from the validation worker, and the longest it waits
+ * before sending what it has (so that a slow reward is seen as slow soon). */
+#define VALUES_PER_FRAME 256
+#define FRAME_EVERY_S 0.05
+/* Address space a compiler or a validation may add to what it maps. */
+#define CPU_EXTRA_BYTES (1ull << 30)
+#define NVRTC_EXTRA_BYTES (3ull << 30)
+
+/* ---- faults: classified in the worker, worded by the caller ---- */
+
+enum {
+    FAULT_NONE,
+    FAULT_COMPILER,    /* the compiler crashed on this source */
+    FAULT_SYSCALL,
+    FAULT_CPU_LIMIT,
+    FAULT_DIV_ZERO,
+    FAULT_DIV_OVERFLOW,
+    FAULT_ARITHMETIC,
+    FAULT_LEVEL_WRITE,
+    FAULT_STATE_WRITE,
+    FAULT_EXEC_DATA,
+    FAULT_NULL,
+    FAULT_STACK,
+    FAULT_BAD_ADDRESS,
+    FAULT_SIGNAL,      /* another signal; its number follows */
+    FAULT_SETUP,       /* the worker could not confine itself */
+    FAULT_NO_COMPILE,  /* accepted by the compile worker, refused here */
+    N_FAULTS
+};
+
+/* Tags of the validation worker's messages. */
+enum { MSG_COMPILED = 'C', MSG_VALUES = 'V', MSG_FAULT = 'F' };
 
 typedef struct {
-    const char *src;
-    dungeon_cfg cfg;
-    int n, steps, cells;
-    const unsigned char *maps0, *frozen0; /* n*cells after reset */
-    const unsigned char *actions;         /* steps*n */
-    double timeout_s;
-    int probe; /* reward_sandbox_probe: a system call to try instead */
-} sb_job;
-
-enum { SB_OK = 0, SB_COMPILE = 1, SB_RUNTIME = 2 };
-
-typedef struct {
-    int status;
-    reward_stats stats;
-    char msg[768];
-} sb_result;
-
-/* ---- fault classification (async-signal-safe) ---- */
+    unsigned char tag;
+    unsigned char kind;
+    unsigned char sig;
+} fault_msg;
 
 static const char *g_img_lo;
 static size_t g_img_len;
-static const char *g_lvl_lo;
-static size_t g_lvl_len;
+static const char *g_job_lo, *g_hdr_lo;
+static size_t g_job_len, g_hdr_len;
 static const char *g_stack_top;
 static volatile sig_atomic_t g_phase; /* 0 setup, 1 compiling, 2 running the reward */
 static char g_altstack[65536];
 
-static size_t cat(char *buf, size_t at, size_t cap, const char *s)
-{
-    while (*s && at + 1 < cap) buf[at++] = *s++;
-    buf[at] = 0;
-    return at;
-}
-
-static size_t cat_hex(char *buf, size_t at, size_t cap, unsigned long v)
-{
-    char tmp[24];
-    int n = 0;
-    do {
-        tmp[n++] = "0123456789abcdef"[v & 15];
-        v >>= 4;
-    } while (v);
-    at = cat(buf, at, cap, "0x");
-    while (n > 0 && at + 1 < cap) buf[at++] = tmp[--n];
-    buf[at] = 0;
-    return at;
-}
-
-static size_t cat_dec(char *buf, size_t at, size_t cap, long v)
-{
-    char tmp[24];
-    int n = 0;
-    if (v < 0) {
-        at = cat(buf, at, cap, "-");
-        v = -v;
-    }
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    while (n > 0 && at + 1 < cap) buf[at++] = tmp[--n];
-    buf[at] = 0;
-    return at;
-}
-
 static int in_range(const char *a, const char *lo, size_t len) { return lo && a >= lo && a < lo + len; }
 
-static void on_fault(int sig, siginfo_t *si, void *uc_)
+static int classify(int sig, const siginfo_t *si, const void *uc_)
 {
-    char m[400];
-    size_t k = 0;
     const char *addr = si->si_addr;
     int write_fault = 0, exec_fault = 0;
 #if defined(__x86_64__)
-    ucontext_t *uc = uc_;
+    const ucontext_t *uc = uc_;
     long errcode = uc->uc_mcontext.gregs[REG_ERR];
     write_fault = (errcode & 2) != 0;
     exec_fault = (errcode & 16) != 0;
 #else
     (void)uc_;
 #endif
-    if (g_phase == 1) {
-        k = cat(m, k, sizeof m, "the compiler failed on this source (");
-        k = cat(m, k, sizeof m, child_signal_name(sig));
-        k = cat(m, k, sizeof m, "); simplify the code");
-    } else if (sig == SIGSYS) {
-        k = cat(m, k, sizeof m, "made a forbidden system call (number ");
-        k = cat_dec(m, k, sizeof m, si->si_syscall);
-        k = cat(m, k, sizeof m, "); reward code may only compute");
-    } else if (sig == SIGXCPU) {
-        k = cat(m, k, sizeof m, "used up its CPU time limit (an infinite loop?)");
-    } else if (sig == SIGFPE) {
-        k = cat(m, k, sizeof m, "crashed with SIGFPE: ");
-        k = cat(m, k, sizeof m,
-                si->si_code == FPE_INTDIV   ? "integer division by zero; check divisors before dividing"
-                : si->si_code == FPE_INTOVF ? "integer overflow in a division"
-                                            : "arithmetic exception");
-    } else if (sig == SIGSEGV && in_range(addr, g_lvl_lo, g_lvl_len)) {
-        k = cat(m, k, sizeof m, "writes into the level: the levels passed to compute_reward are read-only");
-    } else if (sig == SIGSEGV && in_range(addr, g_img_lo, g_img_len) && (write_fault || !exec_fault)) {
-        k = cat(m, k, sizeof m,
-                "writes to a static or global variable: a reward must not keep state between calls; use "
-                "local variables");
-    } else if (sig == SIGSEGV && exec_fault) {
-        k = cat(m, k, sizeof m, "crashed with SIGSEGV: jumped to data that is not code (address ");
-        k = cat_hex(m, k, sizeof m, (unsigned long)addr);
-        k = cat(m, k, sizeof m, ")");
-    } else if (sig == SIGSEGV && (unsigned long)addr < 65536) {
-        k = cat(m, k, sizeof m, "crashed with SIGSEGV: null pointer dereference (address ");
-        k = cat_hex(m, k, sizeof m, (unsigned long)addr);
-        k = cat(m, k, sizeof m, ")");
-    } else if (sig == SIGSEGV && g_stack_top && addr < g_stack_top && addr > g_stack_top - (256L << 20)) {
-        k = cat(m, k, sizeof m, "crashed with SIGSEGV: stack overflow (unbounded recursion or a huge local array?)");
-    } else if (sig == SIGSEGV) {
-        k = cat(m, k, sizeof m, "crashed with SIGSEGV: invalid memory access at address ");
-        k = cat_hex(m, k, sizeof m, (unsigned long)addr);
-        k = cat(m, k, sizeof m, " (an index out of range or a bad pointer?)");
-    } else {
-        k = cat(m, k, sizeof m, "crashed with ");
-        k = cat(m, k, sizeof m, child_signal_name(sig));
-    }
-    (void)k;
-    child_fail(m);
+    if (g_phase == 1) return FAULT_COMPILER;
+    if (sig == SIGSYS) return FAULT_SYSCALL;
+    if (sig == SIGXCPU) return FAULT_CPU_LIMIT;
+    if (sig == SIGFPE)
+        return si->si_code == FPE_INTDIV ? FAULT_DIV_ZERO : si->si_code == FPE_INTOVF ? FAULT_DIV_OVERFLOW
+                                                                                    : FAULT_ARITHMETIC;
+    if (sig != SIGSEGV) return FAULT_SIGNAL;
+    if (in_range(addr, g_job_lo, g_job_len) || in_range(addr, g_hdr_lo, g_hdr_len)) return FAULT_LEVEL_WRITE;
+    if (in_range(addr, g_img_lo, g_img_len) && (write_fault || !exec_fault)) return FAULT_STATE_WRITE;
+    if (exec_fault) return FAULT_EXEC_DATA;
+    if ((unsigned long)addr < 65536) return FAULT_NULL;
+    if (g_stack_top && addr < g_stack_top && addr > g_stack_top - (256L << 20)) return FAULT_STACK;
+    return FAULT_BAD_ADDRESS;
+}
+
+static void send_fault(int kind, int sig)
+{
+    fault_msg m = {MSG_FAULT, (unsigned char)kind, (unsigned char)sig};
+    child_send_data(&m, sizeof m);
+}
+
+static void on_fault(int sig, siginfo_t *si, void *uc)
+{
+    send_fault(classify(sig, si, uc), sig);
     _exit(3);
 }
 
@@ -177,47 +143,144 @@ static int install_handlers(void)
     return 0;
 }
 
-static void set_limit(int res, rlim_t soft, rlim_t hard)
+/* The reason a fault gets, fit for the model. */
+static void fault_text(int kind, int sig, char *buf, int len)
 {
-    struct rlimit rl = {soft, hard};
-    setrlimit(res, &rl);
+    switch (kind) {
+    case FAULT_COMPILER: snprintf(buf, (size_t)len, "the compiler failed on this source; simplify the code"); break;
+    case FAULT_SYSCALL: snprintf(buf, (size_t)len, "made a forbidden system call; reward code may only compute"); break;
+    case FAULT_CPU_LIMIT: snprintf(buf, (size_t)len, "used up its CPU time limit (an infinite loop?)"); break;
+    case FAULT_DIV_ZERO:
+        snprintf(buf, (size_t)len, "crashed with SIGFPE: integer division by zero; check divisors before dividing");
+        break;
+    case FAULT_DIV_OVERFLOW: snprintf(buf, (size_t)len, "crashed with SIGFPE: integer overflow in a division"); break;
+    case FAULT_ARITHMETIC: snprintf(buf, (size_t)len, "crashed with SIGFPE: arithmetic exception"); break;
+    case FAULT_LEVEL_WRITE:
+        snprintf(buf, (size_t)len, "writes into the level: the levels passed to compute_reward are read-only");
+        break;
+    case FAULT_STATE_WRITE:
+        snprintf(buf, (size_t)len, "writes to a static or global variable: a reward must not keep state between "
+                                   "calls; use local variables");
+        break;
+    case FAULT_EXEC_DATA: snprintf(buf, (size_t)len, "crashed with SIGSEGV: jumped to data that is not code"); break;
+    case FAULT_NULL: snprintf(buf, (size_t)len, "crashed with SIGSEGV: null pointer dereference"); break;
+    case FAULT_STACK:
+        snprintf(buf, (size_t)len, "crashed with SIGSEGV: stack overflow (unbounded recursion or a huge local array?)");
+        break;
+    case FAULT_BAD_ADDRESS:
+        snprintf(buf, (size_t)len,
+                 "crashed with SIGSEGV: invalid memory access (an index out of range or a bad pointer?)");
+        break;
+    case FAULT_SIGNAL:
+        snprintf(buf, (size_t)len, "crashed with %s", sig > 0 && sig < 65 ? child_signal_name(sig) : "a signal");
+        break;
+    case FAULT_SETUP: snprintf(buf, (size_t)len, "sandbox: the validation process could not confine itself"); break;
+    case FAULT_NO_COMPILE:
+        snprintf(buf, (size_t)len, "sandbox: the compiler accepted the source, the validation process did not");
+        break;
+    default: snprintf(buf, (size_t)len, "the validation process ended abnormally"); break;
+    }
 }
 
-static void set_limits(double timeout_s)
+/* Compiler messages go back to the model: printable text, one line. */
+static void clean_text(char *s, size_t max)
 {
-    set_limit(RLIMIT_CORE, 0, 0);
-    set_limit(RLIMIT_FSIZE, 0, 0);
-    set_limit(RLIMIT_NPROC, 0, 0);
-    rlim_t cpu = (rlim_t)ceil(timeout_s) + 1;
-    set_limit(RLIMIT_CPU, cpu, cpu + 2);
-    /* address space: what the process already maps plus 1 GiB */
-    FILE *f = fopen("/proc/self/statm", "r");
-    unsigned long pages = 0;
-    if (f) {
-        if (fscanf(f, "%lu", &pages) != 1) pages = 0;
-        fclose(f);
-    }
-    if (pages) {
-        rlim_t as = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + (1ull << 30);
-        set_limit(RLIMIT_AS, as, as);
-    }
+    size_t i = 0;
+    for (; s[i] && i < max; i++)
+        if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] > 0x7e) s[i] = '?';
+    s[i] = 0;
 }
 
-static int install_seccomp(int fd)
+/* ---- the compile workers ---- */
+
+static char *job_text(const unsigned char *p, size_t n)
 {
-    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_TRAP);
-    if (!ctx) return -1;
-    int rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(write), 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fd));
-    int allow[] = {SCMP_SYS(exit_group), SCMP_SYS(exit),         SCMP_SYS(brk),           SCMP_SYS(mmap),
-                   SCMP_SYS(munmap),     SCMP_SYS(mprotect),     SCMP_SYS(mremap),        SCMP_SYS(madvise),
-                   SCMP_SYS(rt_sigreturn), SCMP_SYS(rt_sigprocmask), SCMP_SYS(clock_gettime),
-                   SCMP_SYS(gettimeofday), SCMP_SYS(futex)};
-    for (size_t i = 0; i < sizeof allow / sizeof allow[0] && rc == 0; i++)
-        rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allow[i], 0);
-    if (rc == 0) rc = seccomp_load(ctx);
-    seccomp_release(ctx);
-    return rc;
+    char *s = malloc(n + 1);
+    if (!s) return NULL;
+    memcpy(s, p, n);
+    s[n] = 0;
+    return s;
 }
+
+int reward_worker_compile_c(const unsigned char *job, size_t job_len)
+{
+    char *src = job_text(job, job_len), err[700];
+    char top;
+    g_stack_top = &top;
+    confine_limits(30, CPU_EXTRA_BYTES, 1);
+    if (!src || install_handlers() || confine_seccomp(CONFINE_COMPILE, child_fd(), 0)) {
+        child_fail("sandbox: the compiler process could not confine itself");
+        return 1;
+    }
+    g_phase = 1;
+    reward_prog *p = reward_compile_cpu(src, err, sizeof err);
+    g_phase = 0;
+    if (p) return child_send("", 0) ? 1 : 0;
+    clean_text(err, 600);
+    child_fail(err);
+    return 1;
+}
+
+typedef struct {
+    char arch[16];
+    int32_t max_side;
+    double timeout_s;
+} nvrtc_job;
+
+int reward_worker_compile_cuda(const unsigned char *job, size_t job_len)
+{
+    nvrtc_job j;
+    char err[700];
+    if (job_len < sizeof j) return 2;
+    memcpy(&j, job, sizeof j);
+    j.arch[sizeof j.arch - 1] = 0;
+    char *src = job_text(job + sizeof j, job_len - sizeof j);
+    if (!src) return 1;
+    /* NVRTC loads its libraries and built-in headers on first use: one
+     * trusted compile before the filter, so that the reward's compile
+     * needs no file */
+    char *warm = NULL;
+    size_t warm_len = 0;
+    int r = nvrtc_compile_here("float compute_reward(const level_t *p, const level_t *c) { return 0.0f; }", j.arch,
+                               j.max_side, &warm, &warm_len, err, sizeof err);
+    free(warm);
+    if (r == -2) {
+        child_fail(err);
+        return 2;
+    }
+    confine_limits(j.timeout_s, NVRTC_EXTRA_BYTES, 0);
+    if (confine_seccomp(CONFINE_NVRTC, child_fd(), 1)) {
+        child_fail("sandbox: the GPU compiler process could not confine itself");
+        return 1;
+    }
+    char *cubin = NULL;
+    size_t n = 0;
+    r = nvrtc_compile_here(src, j.arch, j.max_side, &cubin, &n, err, sizeof err);
+    if (r == 0) return child_send(cubin, n) ? 1 : 0;
+    clean_text(err, 600);
+    child_fail(err);
+    return 1;
+}
+
+/* ---- the validation worker ---- */
+
+#define VJOB_MAGIC 0x4a56u /* "VJ" */
+
+/* The job: the source, every environment's starting map and frozen mask
+ * (n * h * w each) and its actions ([env][step]); the worker replays the
+ * edits with the trusted environment code, one environment at a time. */
+typedef struct {
+    uint32_t magic;
+    int32_t h, w, variant, n, steps, probe;
+    double timeout_s;
+    uint64_t src_off, src_len, maps_off, frozen_off, actions_off;
+} vjob;
+
+typedef struct {
+    unsigned char tag;
+    unsigned char pad[3];
+    float v[VALUES_PER_FRAME];
+} values_msg;
 
 static double mono(void)
 {
@@ -227,18 +290,250 @@ static double mono(void)
 }
 
 typedef struct {
-    level_t prev, curr;
-    unsigned char tiles[];
-} lvl_page;
+    values_msg m;
+    int count;
+    double last;
+} value_sender;
 
-static int fail_result(sb_result *res, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail_result(sb_result *res, int status, const char *fmt, ...)
+static void send_value(value_sender *s, float v)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    res->status = status;
-    vsnprintf(res->msg, sizeof res->msg, fmt, ap);
-    va_end(ap);
+    s->m.v[s->count++] = v;
+    double now = s->count == VALUES_PER_FRAME ? 0 : mono();
+    if (s->count == VALUES_PER_FRAME || now - s->last > FRAME_EVERY_S) {
+        child_send_data(&s->m, 4 + sizeof(float) * (size_t)s->count);
+        s->count = 0;
+        s->last = now ? now : mono();
+    }
+}
+
+static void flush_values(value_sender *s)
+{
+    if (s->count) child_send_data(&s->m, 4 + sizeof(float) * (size_t)s->count);
+    s->count = 0;
+}
+
+/* The system calls reward_sandbox_probe tries, each of which must trap. */
+static void try_probe(int probe)
+{
+    static char *const argv[] = {"/bin/true", NULL};
+    switch (probe) {
+    case REWARD_PROBE_OPEN: fopen("/etc/hostname", "r"); break;
+    case REWARD_PROBE_FORK: fork(); break;
+    case REWARD_PROBE_WRITE: write(2, "x", 1); break;
+    case REWARD_PROBE_EXEC: execv(argv[0], argv); break;
+    case REWARD_PROBE_SOCKET: socket(AF_INET, SOCK_STREAM, 0); break;
+    case REWARD_PROBE_EXEC_MEMORY: {
+        static char page[8192] __attribute__((aligned(4096)));
+        mprotect(page, 4096, PROT_READ | PROT_EXEC);
+        break;
+    }
+    }
+}
+
+/* Environment i's levels after each step (steps + 1 of them), replayed
+ * from its starting map and actions, then made read-only with their
+ * headers. */
+static void replay_env(const vjob *j, const unsigned char *job, int i, unsigned char *seq, size_t seq_len,
+                       level_t *hdr, size_t hdr_len, unsigned char *scratch)
+{
+    dungeon_cfg cfg;
+    dungeon_cfg_init(&cfg, j->h, j->w, j->variant, 0);
+    size_t cells = (size_t)j->h * j->w;
+    unsigned char *map = scratch, *frozen = scratch + cells, *pad = scratch + 2 * cells;
+    memcpy(map, job + j->maps_off + (size_t)i * cells, cells);
+    memcpy(frozen, job + j->frozen_off + (size_t)i * cells, cells);
+    dungeon_init_pad(&cfg, pad);
+    for (size_t k = 0; k < cells; k++) dungeon_set_cell(&cfg, map, frozen, pad, (int)k, map[k], frozen[k]);
+    mprotect(seq, seq_len, PROT_READ | PROT_WRITE);
+    mprotect(hdr, hdr_len, PROT_READ | PROT_WRITE);
+    memcpy(seq, map, cells);
+    const unsigned char *acts = job + j->actions_off + (size_t)i * j->steps;
+    for (int t = 0; t < j->steps; t++) {
+        dungeon_apply(&cfg, t, acts[t], map, frozen, pad);
+        memcpy(seq + (size_t)(t + 1) * cells, map, cells);
+    }
+    for (int t = 0; t <= j->steps; t++) hdr[t] = (level_t){j->h, j->w, seq + (size_t)t * cells};
+    mprotect(seq, seq_len, PROT_READ);
+    mprotect(hdr, hdr_len, PROT_READ);
+}
+
+/* Score every transition of the job's episode in the order the caller
+ * expects: per environment, per step the value (and every DOUBLE_EVERY-th
+ * step a second call), then environment 0's first RECHECK steps again. */
+static void score_episode(const vjob *j, const unsigned char *job, reward_prog *prog, unsigned char *seq,
+                          size_t seq_len, level_t *hdr, size_t hdr_len, unsigned char *scratch)
+{
+    value_sender s;
+    memset(&s, 0, sizeof s);
+    s.m.tag = MSG_VALUES;
+    s.last = mono();
+    int recheck = j->steps < RECHECK ? j->steps : RECHECK;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < (pass == 0 ? j->n : 1); i++) {
+            replay_env(j, job, i, seq, seq_len, hdr, hdr_len, scratch);
+            int steps = pass == 0 ? j->steps : recheck;
+            for (int t = 0; t < steps; t++) {
+                g_phase = 2;
+                float r = reward_prog_call(&hdr[t], &hdr[t + 1], prog);
+                send_value(&s, r);
+                if (pass == 0 && t % DOUBLE_EVERY == 0) send_value(&s, reward_prog_call(&hdr[t], &hdr[t + 1], prog));
+                g_phase = 0;
+            }
+        }
+    }
+    flush_values(&s);
+}
+
+static void *map_pages(size_t *len)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    *len = (*len + (size_t)page - 1) & ~((size_t)page - 1);
+    void *p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+int reward_worker_validate(const unsigned char *job, size_t job_len)
+{
+    vjob j;
+    if (job_len < sizeof j) return 2;
+    memcpy(&j, job, sizeof j);
+    size_t cells = (size_t)j.h * j.w;
+    if (j.magic != VJOB_MAGIC || j.n < 1 || j.steps < 1 || j.h < 5 || j.w < 5 || j.h > PCG_MAX_SIDE ||
+        j.w > PCG_MAX_SIDE || j.src_off + j.src_len > job_len || j.maps_off + (size_t)j.n * cells > job_len ||
+        j.frozen_off + (size_t)j.n * cells > job_len || j.actions_off + (size_t)j.n * j.steps > job_len)
+        return 2;
+    char top;
+    g_stack_top = &top;
+    char *src = job_text(job + j.src_off, j.src_len);
+    size_t seq_len = (size_t)(j.steps + 1) * cells, hdr_len = (size_t)(j.steps + 1) * sizeof(level_t);
+    unsigned char *seq = map_pages(&seq_len), *scratch = malloc(2 * cells + (size_t)(3 * j.h) * (3 * j.w));
+    level_t *hdr = map_pages(&hdr_len);
+    confine_limits(j.timeout_s, CPU_EXTRA_BYTES, 1);
+    if (!src || !seq || !hdr || !scratch || install_handlers() || confine_seccomp(CONFINE_COMPILE, child_fd(), 0)) {
+        send_fault(FAULT_SETUP, 0);
+        return 1;
+    }
+    g_job_lo = (const char *)seq;
+    g_job_len = seq_len;
+    g_hdr_lo = (const char *)hdr;
+    g_hdr_len = hdr_len;
+    char err[700];
+    g_phase = 1;
+    reward_prog *prog = j.probe ? NULL : reward_compile_cpu(src, err, sizeof err);
+    g_phase = 0;
+    if (!prog && !j.probe) {
+        send_fault(FAULT_NO_COMPILE, 0);
+        return 1;
+    }
+    if (prog) {
+        const void *img;
+        reward_prog_image(prog, &img, &g_img_len);
+        g_img_lo = img;
+    }
+    /* the reward's code is in place: no more executable memory */
+    if (confine_seccomp(CONFINE_RUN, child_fd(), 0)) {
+        send_fault(FAULT_SETUP, 0);
+        return 1;
+    }
+    if (j.probe) {
+        try_probe(j.probe);
+        return 4; /* the call went through */
+    }
+    unsigned char tag = MSG_COMPILED;
+    child_send_data(&tag, 1);
+    score_episode(&j, job, prog, seq, seq_len, hdr, hdr_len, scratch);
+    return 0;
+}
+
+/* ---- the caller's side ---- */
+
+/* The episode of random play every validation replays: the trusted
+ * environment's starting maps and env_random_actions' actions, in a job
+ * for the worker. */
+static unsigned char *episode_job(const char *src, int variant, int n, uint64_t seed, double timeout_s, int probe,
+                                  size_t *job_len)
+{
+    env_t e;
+    if (env_alloc(&e, n, PCG_DEFAULT_SIDE, PCG_DEFAULT_SIDE, variant, seed)) return NULL;
+    size_t cells = (size_t)e.cells, src_len = strlen(src), steps = (size_t)e.cfg.episode_len;
+    vjob j = {VJOB_MAGIC, e.cfg.h, e.cfg.w, variant, n, (int32_t)steps, probe, timeout_s, sizeof(vjob), src_len,
+              0, 0, 0};
+    j.maps_off = sizeof(vjob) + src_len;
+    j.frozen_off = j.maps_off + (size_t)n * cells;
+    j.actions_off = j.frozen_off + (size_t)n * cells;
+    *job_len = j.actions_off + (size_t)n * steps;
+    unsigned char *job = malloc(*job_len);
+    if (!job) {
+        env_free(&e);
+        return NULL;
+    }
+    memcpy(job, &j, sizeof j);
+    memcpy(job + j.src_off, src, src_len);
+    memcpy(job + j.maps_off, e.maps, (size_t)n * cells);
+    memcpy(job + j.frozen_off, e.frozen, (size_t)n * cells);
+    /* env_random_actions' draws, serially: hundreds of small OpenMP regions
+     * are slow on a loaded machine */
+    for (int i = 0; i < n; i++)
+        for (size_t t = 0; t < steps; t += 4) {
+            pcg_u32x4 b = philox_block(seed, (1ull << 32) + (pcg_u64)i, (pcg_u64)t >> 2);
+            for (size_t k = 0; k < 4 && t + k < steps; k++)
+                job[j.actions_off + (size_t)i * steps + t + k] =
+                    (unsigned char)philox_below(b.v[k], (pcg_u32)e.cfg.n_actions);
+        }
+    env_free(&e);
+    return job;
+}
+
+typedef struct {
+    float *values;
+    size_t expected, got;
+    int compiled, fault, fault_sig;
+    int stopped; /* on_values refused to go on; the reason is child_run_ex's */
+    double t_compiled, timeout_s;
+} vcollect;
+
+static int stop_values(vcollect *c) { return c->stopped = 1; }
+
+static int on_values(void *ctx, const unsigned char *data, size_t len, char *why, int whylen)
+{
+    vcollect *c = ctx;
+    if (len == 0) return 0;
+    double now = mono();
+    if (data[0] == MSG_COMPILED && len == 1 && !c->compiled) {
+        c->compiled = 1;
+        c->t_compiled = now;
+        return 0;
+    }
+    if (data[0] == MSG_FAULT && len == sizeof(fault_msg)) {
+        c->fault = data[1] < N_FAULTS ? data[1] : FAULT_SIGNAL;
+        c->fault_sig = data[2];
+        return 0;
+    }
+    if (data[0] != MSG_VALUES || !c->compiled || len < 4 || (len - 4) % sizeof(float)) {
+        snprintf(why, (size_t)whylen, "the validation process sent a malformed message");
+        return stop_values(c);
+    }
+    size_t k = (len - 4) / sizeof(float);
+    if (k > c->expected - c->got) {
+        snprintf(why, (size_t)whylen, "the validation process sent more values than there are transitions");
+        return stop_values(c);
+    }
+    memcpy(c->values + c->got, data + 4, k * sizeof(float));
+    c->got += k;
+    double us = (now - c->t_compiled) * 1e6 / (double)c->got;
+    if (c->got >= 32 && us > SLOW_LIMIT_US) {
+        snprintf(why, (size_t)whylen,
+                 "too slow: %.2f ms per call on average over %zu calls (the limit is %.0f ms; training calls the "
+                 "reward millions of times); do less path finding per call",
+                 us / 1000.0, c->got, SLOW_LIMIT_US / 1000.0);
+        return stop_values(c);
+    }
+    if (now - c->t_compiled > c->timeout_s * 0.85 && c->got < c->expected) {
+        snprintf(why, (size_t)whylen,
+                 "too slow: validation did not finish in %.0f s (%.3f ms per call on average over %zu calls)",
+                 c->timeout_s, us / 1000.0, c->got);
+        return stop_values(c);
+    }
     return 0;
 }
 
@@ -250,228 +545,123 @@ static const char *fmt_float(char *buf, size_t len, float v)
     return buf;
 }
 
-static int run_checks(const sb_job *j, sb_result *res)
+/* Check the values the worker sent, in its order, and compute the
+ * statistics; per_env (n*steps, may be NULL) receives each transition's
+ * first value.  0, or -1 with the reason. */
+static int judge_values(const float *v, int n, int steps, double seconds, reward_stats *st, float *per_env,
+                        char *reason, int len)
 {
-    char err[600];
-    g_phase = 1;
-    reward_prog *prog = reward_compile_cpu(j->src, err, sizeof err);
-    g_phase = 0;
-    if (!prog) return fail_result(res, SB_COMPILE, "%s", err);
-    const void *img;
-    reward_prog_image(prog, &img, &g_img_len);
-    g_img_lo = img;
-
-    int cells = j->cells;
-    long page = sysconf(_SC_PAGESIZE);
-    size_t lvl_len = (sizeof(lvl_page) + 2 * (size_t)cells + (size_t)page - 1) & ~((size_t)page - 1);
-    lvl_page *lp = mmap(NULL, lvl_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    size_t pad_len = (size_t)j->cfg.pad_h * j->cfg.pad_w;
-    unsigned char *map = malloc((size_t)cells), *frozen = malloc((size_t)cells), *pad = malloc(pad_len);
-    float *first = malloc(sizeof(float) * RECHECK);
-    if (lp == MAP_FAILED || !map || !frozen || !pad || !first)
-        return fail_result(res, SB_RUNTIME, "out of memory in the sandbox");
-    g_lvl_lo = (const char *)lp;
-    g_lvl_len = lvl_len;
-    lp->prev = (level_t){j->cfg.h, j->cfg.w, lp->tiles};
-    lp->curr = (level_t){j->cfg.h, j->cfg.w, lp->tiles + cells};
-
     reward_acc acc;
     reward_acc_init(&acc);
-    long calls = 0, next_check = 32;
-    double t_start = mono(), budget = j->timeout_s * 0.85;
+    float first[RECHECK];
     char b1[32], b2[32];
-    for (int pass = 0; pass < 2; pass++) {
-        /* pass 0: every environment; pass 1: environment 0's first
-         * transitions again, which must score exactly as before */
-        int n_env = pass == 0 ? j->n : 1;
-        for (int i = 0; i < n_env; i++) {
-            memcpy(map, j->maps0 + (size_t)i * cells, (size_t)cells);
-            memcpy(frozen, j->frozen0 + (size_t)i * cells, (size_t)cells);
-            int steps = pass == 0 ? j->steps : (j->steps < RECHECK ? j->steps : RECHECK);
-            for (int t = 0; t < steps; t++) {
-                if (mprotect(lp, lvl_len, PROT_READ | PROT_WRITE))
-                    return fail_result(res, SB_RUNTIME, "sandbox: mprotect failed");
-                lp->prev = (level_t){j->cfg.h, j->cfg.w, lp->tiles};
-                lp->curr = (level_t){j->cfg.h, j->cfg.w, lp->tiles + cells};
-                memcpy(lp->tiles, map, (size_t)cells);
-                dungeon_apply(&j->cfg, t, j->actions[(size_t)t * j->n + i], map, frozen, pad);
-                memcpy(lp->tiles + cells, map, (size_t)cells);
-                if (mprotect(lp, lvl_len, PROT_READ))
-                    return fail_result(res, SB_RUNTIME, "sandbox: mprotect failed");
-                g_phase = 2;
-                double t0 = mono();
-                float r = reward_prog_call(&lp->prev, &lp->curr, prog);
-                double t1 = mono();
-                float r2 = r;
-                int twice = pass == 0 && t % DOUBLE_EVERY == 0;
-                if (twice) r2 = reward_prog_call(&lp->prev, &lp->curr, prog);
-                g_phase = 0;
-                if (pass == 1) {
-                    if (memcmp(&r, &first[t], sizeof r))
-                        return fail_result(res, SB_RUNTIME,
-                                           "returns a different value for the same transition when called again "
-                                           "later (%s, then %s): the reward must depend only on prev and curr, "
-                                           "not on earlier calls",
-                                           fmt_float(b1, sizeof b1, first[t]), fmt_float(b2, sizeof b2, r));
-                    continue;
-                }
-                if (i == 0 && t < RECHECK) first[t] = r;
-                calls++;
-                acc.seconds += t1 - t0;
-                if (isnan(r) || isinf(r))
-                    return fail_result(res, SB_RUNTIME,
-                                       "returned %s (at step %d of random play): every term must stay finite; "
-                                       "guard divisions, logf/sqrtf arguments and expf/powf overflow",
-                                       fmt_float(b1, sizeof b1, r), t);
-                if (twice && memcmp(&r, &r2, sizeof r))
-                    return fail_result(res, SB_RUNTIME,
-                                       "returns different values for the same input (%s, then %s): the reward "
-                                       "must be a pure function of prev and curr",
-                                       fmt_float(b1, sizeof b1, r), fmt_float(b2, sizeof b2, r2));
-                reward_acc_add(&acc, r);
-                if (calls >= next_check) {
-                    next_check *= 2;
-                    double us = acc.seconds * 1e6 / (double)calls;
-                    if (us > SLOW_LIMIT_US)
-                        return fail_result(res, SB_RUNTIME,
-                                           "too slow: %.2f ms per call on average over %ld calls (the limit is "
-                                           "%.0f ms; training calls the reward millions of times); do less "
-                                           "path finding per call",
-                                           us / 1000.0, calls, SLOW_LIMIT_US / 1000.0);
-                    if (mono() - t_start > budget)
-                        return fail_result(res, SB_RUNTIME,
-                                           "too slow: validation did not finish in %.0f s (%.3f ms per call on "
-                                           "average over %ld calls)",
-                                           j->timeout_s, us / 1000.0, calls);
-                }
+    size_t k = 0;
+    for (int i = 0; i < n; i++)
+        for (int t = 0; t < steps; t++) {
+            float r = v[k++], r2 = t % DOUBLE_EVERY == 0 ? v[k++] : r;
+            if (i == 0 && t < RECHECK) first[t] = r;
+            if (per_env) per_env[(size_t)i * steps + t] = r;
+            if (!isfinite(r)) {
+                snprintf(reason, (size_t)len,
+                         "returned %s (at step %d of random play): every term must stay finite; guard divisions, "
+                         "logf/sqrtf arguments and expf/powf overflow",
+                         fmt_float(b1, sizeof b1, r), t);
+                return -1;
             }
+            if (memcmp(&r, &r2, sizeof r)) {
+                snprintf(reason, (size_t)len,
+                         "returns different values for the same input (%s, then %s): the reward must be a pure "
+                         "function of prev and curr",
+                         fmt_float(b1, sizeof b1, r), fmt_float(b2, sizeof b2, r2));
+                return -1;
+            }
+            reward_acc_add(&acc, r);
         }
+    for (int t = 0; t < steps && t < RECHECK; t++, k++)
+        if (memcmp(&v[k], &first[t], sizeof(float))) {
+            snprintf(reason, (size_t)len,
+                     "returns a different value for the same transition when called again later (%s, then %s): the "
+                     "reward must depend only on prev and curr, not on earlier calls",
+                     fmt_float(b1, sizeof b1, first[t]), fmt_float(b2, sizeof b2, v[k]));
+            return -1;
+        }
+    acc.seconds = seconds * (double)acc.n / (double)k; /* the first calls' share of the time */
+    reward_acc_finish(&acc, st);
+    if (st->us_per_call > SLOW_LIMIT_US) {
+        snprintf(reason, (size_t)len,
+                 "too slow: %.2f ms per call on average over %ld calls (the limit is %.0f ms); do less path finding "
+                 "per call",
+                 st->us_per_call / 1000.0, acc.n, SLOW_LIMIT_US / 1000.0);
+        return -1;
     }
-    reward_acc_finish(&acc, &res->stats);
-    if (res->stats.us_per_call > SLOW_LIMIT_US)
-        return fail_result(res, SB_RUNTIME,
-                           "too slow: %.2f ms per call on average over %ld calls (the limit is %.0f ms); do less "
-                           "path finding per call",
-                           res->stats.us_per_call / 1000.0, calls, SLOW_LIMIT_US / 1000.0);
-    res->status = SB_OK;
     return 0;
 }
 
-static int sandbox_child(void *arg)
+/* Why a validation worker ended without all its values. */
+static void explain_end(const vcollect *c, const char *why, char *reason, int len)
 {
-    const sb_job *j = arg;
-    char top;
-    g_stack_top = &top;
-    static sb_result res;
-    memset(&res, 0, sizeof res);
-    set_limits(j->timeout_s);
-    tzset();
-    if (install_handlers()) {
-        child_fail("sandbox: cannot install signal handlers");
-        return 1;
+    if (c->fault) {
+        fault_text(c->fault, c->fault_sig, reason, len);
+    } else if (!strncmp(why, "crashed with SIGSYS", 19)) {
+        fault_text(FAULT_SYSCALL, 0, reason, len);
+    } else if (why[0] && strncmp(why, "exited with status", 18)) {
+        snprintf(reason, (size_t)len, "%s", why); /* the watcher's own words (timeout, signal, ...) */
+    } else {
+        snprintf(reason, (size_t)len, "stopped after %zu of %zu values (the validation process ended early)", c->got,
+                 c->expected);
     }
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || install_seccomp(child_fd())) {
-        child_fail("sandbox: cannot install the seccomp filter");
-        return 1;
-    }
-    if (j->probe) {
-        /* each of these must end in SIGSYS from the filter */
-        static char *const argv[] = {"/bin/true", NULL};
-        switch (j->probe) {
-        case REWARD_PROBE_OPEN: fopen("/etc/hostname", "r"); break;
-        case REWARD_PROBE_FORK: fork(); break;
-        case REWARD_PROBE_WRITE: write(2, "x", 1); break;
-        case REWARD_PROBE_EXEC: execv(argv[0], argv); break;
-        case REWARD_PROBE_SOCKET: socket(AF_INET, SOCK_STREAM, 0); break;
-        }
-        child_fail("the system call was allowed");
-        return 1;
-    }
-    run_checks(j, &res);
-    if (child_send(&res, sizeof res)) return 1;
-    return 0;
 }
 
-int reward_sandbox_probe(int probe, char *reason, int reason_len)
+int reward_check_compile_cpu(const char *src, double timeout_s, char *err, int errlen)
 {
-    sb_job j;
-    memset(&j, 0, sizeof j);
-    j.timeout_s = 10;
-    j.probe = probe;
-    child_opts o = {10, 0, 0};
-    if (child_run_ex(sandbox_child, &j, &o, NULL, NULL, reason, reason_len) == 0) {
-        snprintf(reason, (size_t)reason_len, "the probe ended without a result");
-        return -1;
-    }
-    return strstr(reason, "forbidden system call") ? 0 : -1;
+    if (reward_scan(src, err, errlen)) return -1;
+    child_opts o = {.timeout_s = timeout_s > 0 ? timeout_s : 30, .max_frame = 4096};
+    char why[800];
+    if (worker_run("compile-c", src, strlen(src), &o, NULL, NULL, why, sizeof why) == 0) return 0;
+    snprintf(err, (size_t)errlen, "%s", why);
+    return -1;
 }
 
-static int sandbox_run(const char *src, int variant, int n_envs, uint64_t seed, double timeout_s,
-                       reward_stats *stats, int *kind, char *reason, int reason_len)
+/* The whole CPU validation; per_env as for judge_values.  kind: 1 when the
+ * compiler refused the source, 2 otherwise. */
+static int sandbox_run(const char *src, int variant, int n_envs, uint64_t seed, double timeout_s, int probe,
+                       reward_stats *stats, float *per_env, int *kind, char *reason, int reason_len)
 {
-    *kind = SB_RUNTIME;
-    if (reward_scan(src, reason, reason_len)) {
-        *kind = SB_COMPILE;
-        return -1;
-    }
+    *kind = 1;
+    if (!probe && reward_check_compile_cpu(src, timeout_s, reason, reason_len)) return -1;
+    *kind = 2;
     if (n_envs < 1 || n_envs > 65536) {
         snprintf(reason, (size_t)reason_len, "bad number of environments %d (1..65536)", n_envs);
         return -1;
     }
     if (!(timeout_s > 0)) timeout_s = 30;
-    env_t e;
-    if (env_alloc(&e, n_envs, PCG_DEFAULT_SIDE, PCG_DEFAULT_SIDE, variant, seed)) {
-        snprintf(reason, (size_t)reason_len, "cannot allocate %d environments", n_envs);
+    size_t job_len = 0;
+    unsigned char *job = episode_job(src, variant, n_envs, seed, timeout_s, probe, &job_len);
+    if (!job) {
+        snprintf(reason, (size_t)reason_len, "out of memory for %d environments", n_envs);
         return -1;
     }
-    sb_job j = {src, e.cfg, n_envs, e.cfg.episode_len, e.cells, NULL, NULL, NULL, timeout_s, 0};
-    unsigned char *maps0 = malloc((size_t)n_envs * e.cells * 2);
-    unsigned char *actions = malloc((size_t)j.steps * n_envs);
+    int steps = ((const vjob *)job)->steps;
+    vcollect c = {0};
+    c.expected = (size_t)n_envs * steps + (size_t)n_envs * ((steps + DOUBLE_EVERY - 1) / DOUBLE_EVERY) +
+                 (size_t)(steps < RECHECK ? steps : RECHECK);
+    c.values = malloc(c.expected * sizeof(float));
+    c.timeout_s = timeout_s;
+    child_opts o = {.timeout_s = timeout_s, .on_data = on_values, .data_ctx = &c, .max_frame = sizeof(values_msg)};
+    char why[800];
     int rc = -1;
-    if (!maps0 || !actions) {
+    if (!c.values) {
         snprintf(reason, (size_t)reason_len, "out of memory");
-        goto out;
-    }
-    memcpy(maps0, e.maps, (size_t)n_envs * e.cells);
-    memcpy(maps0 + (size_t)n_envs * e.cells, e.frozen, (size_t)n_envs * e.cells);
-    /* the actions of env_random_actions, drawn serially: hundreds of small
-     * OpenMP regions are slow on a loaded machine */
-    for (int i = 0; i < n_envs; i++)
-        for (int t = 0; t < j.steps; t += 4) {
-            pcg_u32x4 b = philox_block(seed, (1ull << 32) + (pcg_u64)i, (pcg_u64)t >> 2);
-            for (int k = 0; k < 4 && t + k < j.steps; k++)
-                actions[(size_t)(t + k) * n_envs + i] = (unsigned char)philox_below(b.v[k], (pcg_u32)e.cfg.n_actions);
-        }
-    j.maps0 = maps0;
-    j.frozen0 = maps0 + (size_t)n_envs * e.cells;
-    j.actions = actions;
-    child_opts o = {timeout_s, 0, 0};
-    void *blob = NULL;
-    size_t blob_len = 0;
-    char why[600];
-    if (child_run_ex(sandbox_child, &j, &o, &blob, &blob_len, why, sizeof why)) {
-        snprintf(reason, (size_t)reason_len, "%s", why);
-        goto out;
-    }
-    if (!blob || blob_len != sizeof(sb_result)) {
-        snprintf(reason, (size_t)reason_len, "the sandbox returned no result");
-        free(blob);
-        goto out;
-    }
-    sb_result *res = blob;
-    res->msg[sizeof res->msg - 1] = 0;
-    if (res->status != SB_OK) {
-        *kind = res->status;
-        snprintf(reason, (size_t)reason_len, "%s", res->msg);
+    } else if (worker_run("validate", job, job_len, &o, NULL, NULL, why, sizeof why) || c.got != c.expected) {
+        if (c.stopped) snprintf(reason, (size_t)reason_len, "%s", why);
+        else explain_end(&c, why, reason, reason_len);
     } else {
-        if (stats) *stats = res->stats;
-        rc = 0;
+        reward_stats st;
+        rc = judge_values(c.values, n_envs, steps, mono() - c.t_compiled, &st, per_env, reason, reason_len);
+        if (rc == 0 && stats) *stats = st;
     }
-    free(blob);
-out:
-    free(maps0);
-    free(actions);
-    env_free(&e);
+    free(c.values);
+    free(job);
     return rc;
 }
 
@@ -479,47 +669,90 @@ int reward_validate(const char *src, int variant, int n_envs, uint64_t seed, dou
                     reward_stats *stats, char *reason, int reason_len)
 {
     int kind;
-    return sandbox_run(src, variant, n_envs, seed, timeout_s, stats, &kind, reason, reason_len);
+    return sandbox_run(src, variant, n_envs, seed, timeout_s, 0, stats, NULL, &kind, reason, reason_len);
 }
 
-/* ---- NVRTC check in a child with a timeout ---- */
-
-typedef struct {
-    const char *src;
-} nv_job;
-
-static int nvrtc_child(void *arg)
+int reward_validate_values(const char *src, int variant, int n_envs, uint64_t seed, double timeout_s,
+                           reward_stats *stats, float *values, char *reason, int reason_len)
 {
-    const nv_job *j = arg;
-    set_limit(RLIMIT_CORE, 0, 0);
-    char err[600];
-    size_t n = 0;
-    int r = reward_compile_nvrtc(j->src, "sm_90", NULL, &n, err, sizeof err);
-    if (r == 0) return 0;
-    child_fail(err);
-    return r == -2 ? 2 : 1;
+    int kind;
+    return sandbox_run(src, variant, n_envs, seed, timeout_s, 0, stats, values, &kind, reason, reason_len);
+}
+
+int reward_sandbox_probe(int probe, char *reason, int reason_len)
+{
+    reward_stats st;
+    int kind;
+    if (sandbox_run("", VARIANT_DUNGEON, 1, 0, 10, probe, &st, NULL, &kind, reason, reason_len) == 0) {
+        snprintf(reason, (size_t)reason_len, "the probe ended without a verdict");
+        return -1;
+    }
+    return strstr(reason, "forbidden system call") ? 0 : -1;
+}
+
+/* ---- NVRTC in its worker ---- */
+
+int reward_compile_nvrtc_ex(const char *src, const char *arch, int max_side, char **cubin, size_t *cubin_len,
+                            char *err, int errlen)
+{
+    if (cubin) *cubin = NULL;
+    if (cubin_len) *cubin_len = 0;
+    if (!reward_nvrtc_available(err, errlen)) return -2;
+    if (reward_scan(src, err, errlen)) return -1;
+    nvrtc_job j;
+    memset(&j, 0, sizeof j);
+    snprintf(j.arch, sizeof j.arch, "%s", arch ? arch : "");
+    j.max_side = max_side;
+    j.timeout_s = 120;
+    size_t n = strlen(src);
+    unsigned char *job = malloc(sizeof j + n);
+    if (!job) {
+        snprintf(err, (size_t)errlen, "out of memory");
+        return -1;
+    }
+    memcpy(job, &j, sizeof j);
+    memcpy(job + sizeof j, src, n);
+    child_opts o = {.timeout_s = j.timeout_s, .max_frame = 64u << 20};
+    void *blob = NULL;
+    size_t len = 0;
+    char why[800];
+    int rc = worker_run("compile-cuda", job, sizeof j + n, &o, &blob, &len, why, sizeof why);
+    free(job);
+    if (rc) {
+        snprintf(err, (size_t)errlen, "%s", why);
+        free(blob);
+        return -1;
+    }
+    if (cubin) *cubin = blob;
+    else free(blob);
+    if (cubin_len) *cubin_len = len;
+    return 0;
+}
+
+int reward_compile_nvrtc(const char *src, const char *arch, char **cubin, size_t *cubin_len, char *err,
+                         int errlen)
+{
+    return reward_compile_nvrtc_ex(src, arch, 0, cubin, cubin_len, err, errlen);
 }
 
 int reward_validate_both(const char *src, int variant, int n_envs, uint64_t seed, double timeout_s, int gpu,
                          reward_stats *stats, int *gpu_checked, char *reason, int reason_len)
 {
-    int kind = SB_OK;
-    char cpu_err[600];
-    int cpu = sandbox_run(src, variant, n_envs, seed, timeout_s, stats, &kind, cpu_err, sizeof cpu_err);
+    int kind = 2;
+    char cpu_err[800];
+    int cpu = sandbox_run(src, variant, n_envs, seed, timeout_s, 0, stats, NULL, &kind, cpu_err, sizeof cpu_err);
     if (gpu_checked) *gpu_checked = 0;
     char nv_why[300];
-    int run_gpu = gpu && (cpu == 0 || kind == SB_COMPILE) && reward_nvrtc_available(nv_why, sizeof nv_why);
+    int run_gpu = gpu && (cpu == 0 || kind == 1) && reward_nvrtc_available(nv_why, sizeof nv_why);
     /* a scan error is the same for both backends */
-    if (cpu != 0 && kind == SB_COMPILE && reward_scan(src, nv_why, sizeof nv_why)) run_gpu = 0;
+    if (cpu != 0 && kind == 1 && reward_scan(src, nv_why, sizeof nv_why)) run_gpu = 0;
     if (!run_gpu) {
         if (cpu) snprintf(reason, (size_t)reason_len, "%s", cpu_err);
         return cpu;
     }
     if (gpu_checked) *gpu_checked = 1;
-    nv_job j = {src};
-    char gpu_err[600];
-    child_opts o = {timeout_s > 0 ? timeout_s : 30, 0, 0};
-    int g = child_run_ex(nvrtc_child, &j, &o, NULL, NULL, gpu_err, sizeof gpu_err);
+    char gpu_err[800];
+    int g = reward_compile_nvrtc_ex(src, "sm_90", 0, NULL, NULL, gpu_err, sizeof gpu_err);
     if (cpu == 0 && g == 0) return 0;
     if (cpu != 0 && g != 0)
         snprintf(reason, (size_t)reason_len, "%s (the GPU compiler also refuses it: %s)", cpu_err, gpu_err);

@@ -1,6 +1,7 @@
 /* Runs every registered test in one cmocka group.  An optional argument is a
  * name filter (shell pattern, e.g. "env_*"). */
 #include "harness.h"
+#include "worker.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,9 @@ int pcg_test_sh(char *out, size_t outlen, const char *fmt, ...)
 
 int main(int argc, char **argv)
 {
+    /* the engine starts its workers from this binary too */
+    int w = worker_dispatch(argc, argv);
+    if (w >= 0) return w;
     if (argc > 1) cmocka_set_test_filter(argv[1]);
     int failed = _cmocka_run_group_tests("pcgrllm", all, n_all, NULL, NULL);
     if (tmpdir[0]) {
