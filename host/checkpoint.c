@@ -108,7 +108,7 @@ size_t checkpoint_param_count(const ppo_config *cfg)
     return nn_param_layout(&nc, size, off);
 }
 
-int checkpoint_write(const checkpoint_state *s, const char *path, char *err, int errlen)
+int checkpoint_encode(const checkpoint_state *s, unsigned char **out, size_t *out_len)
 {
     wbuf b = {0};
     size_t np = s->n_params, cells = (size_t)s->n_envs * s->cells;
@@ -132,15 +132,27 @@ int checkpoint_write(const checkpoint_state *s, const char *path, char *err, int
     put_u64(&b, 0); /* checksum, patched below */
     if (b.oom) {
         free(b.p);
-        snprintf(err, (size_t)errlen, "%s: out of memory writing the checkpoint", path);
         return -1;
     }
     uint64_t size = b.n;
     memcpy(b.p + 16, &size, 8);
     uint64_t sum = fnv1a(b.p, b.n - 8);
     memcpy(b.p + b.n - 8, &sum, 8);
-    int rc = write_file_atomic(path, b.p, b.n);
-    free(b.p);
+    *out = b.p;
+    *out_len = b.n;
+    return 0;
+}
+
+int checkpoint_write(const checkpoint_state *s, const char *path, char *err, int errlen)
+{
+    unsigned char *buf;
+    size_t len;
+    if (checkpoint_encode(s, &buf, &len)) {
+        snprintf(err, (size_t)errlen, "%s: out of memory writing the checkpoint", path);
+        return -1;
+    }
+    int rc = write_file_atomic(path, buf, len);
+    free(buf);
     if (rc) {
         snprintf(err, (size_t)errlen, "%s: cannot write checkpoint: %s", path, strerror(errno));
         return -1;
@@ -148,14 +160,61 @@ int checkpoint_write(const checkpoint_state *s, const char *path, char *err, int
     return 0;
 }
 
-int checkpoint_save(const ppo_t *p, const char *path, char *err, int errlen)
+checkpoint_state checkpoint_view(const ppo_t *p)
 {
     const env_t *e = &p->env;
     checkpoint_state s = {p->cfg,         p->nn.n_params, p->nn.params, p->adam_m,   p->adam_v,
                           p->adam_t,      p->step,        p->update,    p->last_episode_reward,
                           e->n,           e->cells,       e->maps,      e->frozen,   e->steps,
                           e->rng_pos,     e->returns};
+    return s;
+}
+
+int checkpoint_save(const ppo_t *p, const char *path, char *err, int errlen)
+{
+    checkpoint_state s = checkpoint_view(p);
     return checkpoint_write(&s, path, err, errlen);
+}
+
+/* Check a checkpoint's framing (magic, version, size, checksum); on
+ * success r covers the body after the header.  name is what messages call
+ * it. */
+static int check_bytes(const unsigned char *p, size_t len, const char *name, rbuf *r, char *err, int errlen)
+{
+    if (len < HEADER_SIZE || memcmp(p, MAGIC, 8)) {
+        snprintf(err, (size_t)errlen, "%s: not a pcgrllm checkpoint (bad magic)", name);
+        return -1;
+    }
+    uint32_t version;
+    memcpy(&version, p + 8, 4);
+    if (version != CHECKPOINT_VERSION) {
+        snprintf(err, (size_t)errlen, "%s: checkpoint format version %u, this build reads version %d", name, version,
+                 CHECKPOINT_VERSION);
+        return -1;
+    }
+    uint64_t size;
+    memcpy(&size, p + 16, 8);
+    if ((uint64_t)len < size) {
+        snprintf(err, (size_t)errlen, "%s: truncated checkpoint (%zu of %llu bytes)", name, len,
+                 (unsigned long long)size);
+        return -1;
+    }
+    if ((uint64_t)len != size || size < HEADER_SIZE + 8) {
+        snprintf(err, (size_t)errlen, "%s: corrupt checkpoint (size field %llu, file %zu bytes)", name,
+                 (unsigned long long)size, len);
+        return -1;
+    }
+    uint64_t sum;
+    memcpy(&sum, p + size - 8, 8);
+    if (sum != fnv1a(p, size - 8)) {
+        snprintf(err, (size_t)errlen, "%s: corrupt checkpoint (checksum mismatch)", name);
+        return -1;
+    }
+    r->p = p;
+    r->n = size - 8;
+    r->at = HEADER_SIZE;
+    r->bad = 0;
+    return 0;
 }
 
 /* Read and check the file; on success r covers the body after the header. */
@@ -164,44 +223,19 @@ static unsigned char *read_checked(const char *path, rbuf *r, char *err, int err
     long len = 0;
     char *raw = read_file(path, MAX_CHECKPOINT, &len, err, errlen);
     if (!raw) return NULL;
-    unsigned char *p = (unsigned char *)raw;
-    if (len < HEADER_SIZE || memcmp(p, MAGIC, 8)) {
-        snprintf(err, (size_t)errlen, "%s: not a pcgrllm checkpoint (bad magic)", path);
-        goto bad;
+    if (check_bytes((unsigned char *)raw, (size_t)len, path, r, err, errlen)) {
+        free(raw);
+        return NULL;
     }
-    uint32_t version;
-    memcpy(&version, p + 8, 4);
-    if (version != CHECKPOINT_VERSION) {
-        snprintf(err, (size_t)errlen, "%s: checkpoint format version %u, this build reads version %d", path, version,
-                 CHECKPOINT_VERSION);
-        goto bad;
-    }
-    uint64_t size;
-    memcpy(&size, p + 16, 8);
-    if ((uint64_t)len < size) {
-        snprintf(err, (size_t)errlen, "%s: truncated checkpoint (%ld of %llu bytes)", path, len,
-                 (unsigned long long)size);
-        goto bad;
-    }
-    if ((uint64_t)len != size || size < HEADER_SIZE + 8) {
-        snprintf(err, (size_t)errlen, "%s: corrupt checkpoint (size field %llu, file %ld bytes)", path,
-                 (unsigned long long)size, len);
-        goto bad;
-    }
-    uint64_t sum;
-    memcpy(&sum, p + size - 8, 8);
-    if (sum != fnv1a(p, size - 8)) {
-        snprintf(err, (size_t)errlen, "%s: corrupt checkpoint (checksum mismatch)", path);
-        goto bad;
-    }
-    r->p = p;
-    r->n = size - 8;
-    r->at = HEADER_SIZE;
-    r->bad = 0;
-    return p;
-bad:
-    free(raw);
-    return NULL;
+    return (unsigned char *)raw;
+}
+
+/* Index of the first non-finite value of a[0..n), or n. */
+static size_t first_non_finite(const float *a, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(a[i])) return i;
+    return n;
 }
 
 static int read_config(rbuf *r, const char *path, ppo_config *cfg, char *err, int errlen)
@@ -258,12 +292,12 @@ int checkpoint_state_alloc(checkpoint_state *s, const ppo_config *cfg)
         goto bad;                                                          \
     } while (0)
 
-int checkpoint_read(checkpoint_state *s, const char *path, char *err, int errlen)
+int checkpoint_decode(checkpoint_state *s, const unsigned char *buf, size_t len, const char *path, char *err,
+                      int errlen)
 {
     memset(s, 0, sizeof *s);
     rbuf r;
-    unsigned char *raw = read_checked(path, &r, err, errlen);
-    if (!raw) return -1;
+    if (check_bytes(buf, len, path, &r, err, errlen)) return -1;
     if (read_config(&r, path, &s->cfg, err, errlen)) goto bad;
     ppo_config cfg = s->cfg;
     size_t np = checkpoint_param_count(&cfg);
@@ -297,44 +331,64 @@ int checkpoint_read(checkpoint_state *s, const char *path, char *err, int errlen
     for (size_t i = 0; i < n; i++)
         if (s->steps[i] < 0 || s->steps[i] >= episode_len) CORRUPT("bad episode step");
     if (s->adam_t < 0 || s->step < 0 || s->update < 0) CORRUPT("negative counter");
-    free(raw);
+    if (first_non_finite(s->params, np) < np) {
+        snprintf(err, (size_t)errlen,
+                 "%s: the network weights are not finite (the training diverged); use an earlier checkpoint", path);
+        goto bad;
+    }
+    if (first_non_finite(s->adam_m, np) < np || first_non_finite(s->adam_v, np) < np ||
+        first_non_finite(s->returns, n) < n || isinf(s->last_episode_reward))
+        CORRUPT("non-finite optimiser state or returns");
     return 0;
 bad:
     checkpoint_state_free(s);
-    free(raw);
     return -1;
 }
+
+int checkpoint_read(checkpoint_state *s, const char *path, char *err, int errlen)
+{
+    memset(s, 0, sizeof *s);
+    long len = 0;
+    char *raw = read_file(path, MAX_CHECKPOINT, &len, err, errlen);
+    if (!raw) return -1;
+    int rc = checkpoint_decode(s, (unsigned char *)raw, (size_t)len, path, err, errlen);
+    free(raw);
+    return rc;
+}
+
 #undef CORRUPT
+
+int checkpoint_to_ppo(ppo_t *p, const checkpoint_state *s, reward_fn reward, void *ctx, char *err, int errlen)
+{
+    if (ppo_init(p, &s->cfg, reward, ctx, err, errlen)) return -1;
+    env_t *e = &p->env;
+    if (p->nn.n_params != s->n_params || e->n != s->n_envs || e->cells != s->cells) {
+        snprintf(err, (size_t)errlen, "corrupt checkpoint (sizes do not match the settings)");
+        ppo_free(p);
+        return -1;
+    }
+    size_t np = s->n_params, cells = (size_t)s->n_envs * s->cells;
+    memcpy(p->nn.params, s->params, np * sizeof(float));
+    memcpy(p->adam_m, s->adam_m, np * sizeof(float));
+    memcpy(p->adam_v, s->adam_v, np * sizeof(float));
+    p->adam_t = s->adam_t, p->step = s->step, p->update = s->update;
+    p->last_episode_reward = s->last_episode_reward;
+    memcpy(e->maps, s->maps, cells);
+    memcpy(e->frozen, s->frozen, cells);
+    memcpy(e->steps, s->steps, sizeof(int) * (size_t)s->n_envs);
+    memcpy(e->rng_pos, s->rng_pos, sizeof(uint64_t) * (size_t)s->n_envs);
+    memcpy(e->returns, s->returns, sizeof(float) * (size_t)s->n_envs);
+    ppo_env_rebuild(e);
+    return 0;
+}
 
 int checkpoint_load(ppo_t *p, const char *path, reward_fn reward, void *ctx, char *err, int errlen)
 {
     checkpoint_state s;
     if (checkpoint_read(&s, path, err, errlen)) return -1;
-    if (ppo_init(p, &s.cfg, reward, ctx, err, errlen)) {
-        checkpoint_state_free(&s);
-        return -1;
-    }
-    env_t *e = &p->env;
-    if (p->nn.n_params != s.n_params || e->n != s.n_envs || e->cells != s.cells) {
-        snprintf(err, (size_t)errlen, "%s: corrupt checkpoint (sizes do not match the settings)", path);
-        ppo_free(p);
-        checkpoint_state_free(&s);
-        return -1;
-    }
-    size_t np = s.n_params, cells = (size_t)s.n_envs * s.cells;
-    memcpy(p->nn.params, s.params, np * sizeof(float));
-    memcpy(p->adam_m, s.adam_m, np * sizeof(float));
-    memcpy(p->adam_v, s.adam_v, np * sizeof(float));
-    p->adam_t = s.adam_t, p->step = s.step, p->update = s.update;
-    p->last_episode_reward = s.last_episode_reward;
-    memcpy(e->maps, s.maps, cells);
-    memcpy(e->frozen, s.frozen, cells);
-    memcpy(e->steps, s.steps, sizeof(int) * (size_t)s.n_envs);
-    memcpy(e->rng_pos, s.rng_pos, sizeof(uint64_t) * (size_t)s.n_envs);
-    memcpy(e->returns, s.returns, sizeof(float) * (size_t)s.n_envs);
+    int rc = checkpoint_to_ppo(p, &s, reward, ctx, err, errlen);
     checkpoint_state_free(&s);
-    ppo_env_rebuild(e);
-    return 0;
+    return rc;
 }
 
 int checkpoint_load_policy(const char *path, ppo_config *cfg, nn_t *nn, int64_t *step, char *err, int errlen)
@@ -363,6 +417,12 @@ int checkpoint_load_policy(const char *path, ppo_config *cfg, nn_t *nn, int64_t 
     int64_t s = get_i64(&r);
     if (r.bad) {
         snprintf(err, (size_t)errlen, "%s: corrupt checkpoint (cut short)", path);
+        nn_free(nn);
+        goto bad;
+    }
+    if (first_non_finite(nn->params, nn->n_params) < nn->n_params) {
+        snprintf(err, (size_t)errlen,
+                 "%s: the network weights are not finite (the training diverged); use an earlier checkpoint", path);
         nn_free(nn);
         goto bad;
     }

@@ -42,10 +42,21 @@ size_t checkpoint_param_count(const ppo_config *cfg);
 
 /* Write a state to path atomically.  0, or -1 with one line in err. */
 int checkpoint_write(const checkpoint_state *s, const char *path, char *err, int errlen);
+/* The file's bytes for a state, malloc'ed.  0, or -1 (out of memory). */
+int checkpoint_encode(const checkpoint_state *s, unsigned char **buf, size_t *len);
+/* Parse and check a checkpoint held in memory, exactly as checkpoint_read
+ * does a file (name: what messages call it). */
+int checkpoint_decode(checkpoint_state *s, const unsigned char *buf, size_t len, const char *name, char *err,
+                      int errlen);
+/* A state whose arrays are p's own (nothing to free). */
+checkpoint_state checkpoint_view(const ppo_t *p);
+/* A trainer from a state (ppo_init, then the stored state).  0, or -1. */
+int checkpoint_to_ppo(ppo_t *p, const checkpoint_state *s, reward_fn reward, void *ctx, char *err, int errlen);
 /* Read and check a whole state (arrays malloc'ed; free with
  * checkpoint_state_free).  0, or -1 with one line in err (missing, not a
  * checkpoint, other version, truncated, corrupt, settings or sizes that do
- * not agree, tiles or counters out of range). */
+ * not agree, tiles or counters out of range, weights or optimiser state
+ * that are not finite). */
 int checkpoint_read(checkpoint_state *s, const char *path, char *err, int errlen);
 void checkpoint_state_free(checkpoint_state *s);
 /* Allocate a state's arrays for cfg (zeroed; counters zero, no episode

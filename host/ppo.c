@@ -171,6 +171,33 @@ static void forward_all(ppo_t *p, const unsigned char *obs, int n, float *logits
     }
 }
 
+const char *ppo_fault_text(int fault)
+{
+    switch (fault) {
+    case PPO_FAULT_REWARD: return "a reward is not finite (NaN or infinite)";
+    case PPO_FAULT_RETURNS:
+        return "the returns are not finite (the rewards are too large to add up; keep them within a few hundred)";
+    case PPO_FAULT_LOSS: return "the loss is not finite";
+    case PPO_FAULT_GRADIENT: return "the gradients are not finite";
+    case PPO_FAULT_WEIGHTS: return "the network weights are not finite";
+    default: return "training is unhealthy";
+    }
+}
+
+static int all_finite(const float *a, size_t n)
+{
+    int ok = 1;
+    for (size_t i = 0; i < n; i++) ok &= isfinite(a[i]) != 0;
+    return ok;
+}
+
+static int fault(ppo_t *p, int why, int64_t step)
+{
+    p->fault = why;
+    p->fault_step = step;
+    return PPO_UNHEALTHY;
+}
+
 int ppo_rollout(ppo_t *p, ppo_metrics *m)
 {
     int T = p->cfg.n_steps, E = p->cfg.n_envs, A = p->nn.cfg.n_actions;
@@ -187,7 +214,7 @@ int ppo_rollout(ppo_t *p, ppo_metrics *m)
         if (p->stop && *p->stop) {
             free(logits);
             free(last);
-            return -1;
+            return PPO_STOPPED;
         }
         size_t base = (size_t)t * E;
         memcpy(p->obs + base * os, p->env.obs, (size_t)E * os);
@@ -202,6 +229,11 @@ int ppo_rollout(ppo_t *p, ppo_metrics *m)
         ta = now_seconds();
         env_step(&p->env, p->actions + base);
         t_env += now_seconds() - ta;
+        if (!all_finite(p->env.rewards, (size_t)E)) {
+            free(logits);
+            free(last);
+            return fault(p, PPO_FAULT_REWARD, p->step + (int64_t)(t + 1) * E);
+        }
         memcpy(p->rewards + base, p->env.rewards, sizeof(float) * (size_t)E);
         memcpy(p->dones + base, p->env.dones, (size_t)E);
         for (int e = 0; e < E; e++) reward_sum += p->env.rewards[e];
@@ -211,6 +243,10 @@ int ppo_rollout(ppo_t *p, ppo_metrics *m)
     forward_all(p, p->env.obs, E, NULL, last);
     t_fwd += now_seconds() - ta;
     ppo_gae(T, E, p->rewards, p->values, p->dones, last, p->cfg.gamma, p->cfg.gae_lambda, p->adv, p->ret);
+    free(logits);
+    free(last);
+    if (!all_finite(p->adv, (size_t)T * E) || !all_finite(p->ret, (size_t)T * E))
+        return fault(p, PPO_FAULT_RETURNS, p->step + (int64_t)T * E);
     p->step += (int64_t)T * E;
     m->step = p->step;
     m->episodes = p->env.log.episodes;
@@ -220,9 +256,7 @@ int ppo_rollout(ppo_t *p, ppo_metrics *m)
     m->t_env = t_env;
     m->t_forward = t_fwd;
     m->t_rollout = now_seconds() - t0;
-    free(logits);
-    free(last);
-    return 0;
+    return PPO_DONE;
 }
 
 /* Fisher-Yates permutation of 0..N-1 from one Philox subsequence. */
@@ -243,7 +277,8 @@ static void adam_step(ppo_t *p)
     }
 }
 
-/* Global norm of the gradients; scales them to max_norm if above. */
+/* Global norm of the gradients; scales them to max_norm if above (not
+ * when the norm is not finite: the caller stops then). */
 static double clip_grad_norm(nn_t *nn, double max_norm)
 {
     double ss = 0;
@@ -252,7 +287,7 @@ static double clip_grad_norm(nn_t *nn, double max_norm)
 #pragma omp parallel for schedule(static) reduction(+ : ss)
     for (size_t i = 0; i < n; i++) ss += (double)g[i] * g[i];
     double norm = sqrt(ss);
-    if (norm > max_norm) {
+    if (isfinite(norm) && norm > max_norm) {
         float s = (float)(max_norm / norm);
 #pragma omp parallel for schedule(static)
         for (size_t i = 0; i < n; i++) g[i] *= s;
@@ -273,7 +308,7 @@ int ppo_update(ppo_t *p, ppo_metrics *m)
         ppo_stream_shuffle(p->perm, N, c->seed,
                            PPO_STREAM_SHUFFLE + (uint64_t)p->update * (uint64_t)c->n_epochs + (uint64_t)ep);
         for (int mb = 0; mb < c->n_minibatches; mb++) {
-            if (p->stop && *p->stop) return -1;
+            if (p->stop && *p->stop) return PPO_STOPPED;
             const uint32_t *idx = p->perm + (size_t)mb * S;
             double mean = 0, var = 0;
             for (size_t i = 0; i < S; i++) mean += p->adv[idx[i]];
@@ -293,11 +328,15 @@ int ppo_update(ppo_t *p, ppo_metrics *m)
                     p->mb_ret[b] = p->ret[j];
                 }
                 nn_forward(&p->nn, &p->acts, p->mb_obs, B);
-                loss += nn_ppo_loss(&p->acts, B, A, p->mb_act, p->mb_logp, p->mb_adv, p->mb_val, p->mb_ret,
-                                    c->clip_eps, c->vf_coef, c->ent_coef, 1.0 / (double)S, &st);
+                double l = nn_ppo_loss(&p->acts, B, A, p->mb_act, p->mb_logp, p->mb_adv, p->mb_val, p->mb_ret,
+                                       c->clip_eps, c->vf_coef, c->ent_coef, 1.0 / (double)S, &st);
+                if (!isfinite(l)) return fault(p, PPO_FAULT_LOSS, p->step);
+                loss += l;
                 nn_backward(&p->nn, &p->acts, p->mb_obs, B);
             }
-            gnorm += clip_grad_norm(&p->nn, c->max_grad_norm);
+            double norm = clip_grad_norm(&p->nn, c->max_grad_norm);
+            if (!isfinite(norm)) return fault(p, PPO_FAULT_GRADIENT, p->step);
+            gnorm += norm;
             adam_step(p);
             n_mb++;
             if (p->progress) p->progress(p->progress_ctx, c->n_steps + n_mb, c->n_steps + c->n_epochs * c->n_minibatches);
@@ -312,6 +351,7 @@ int ppo_update(ppo_t *p, ppo_metrics *m)
     m->loss = loss / n_mb;
     m->grad_norm = gnorm / n_mb;
     m->t_update = now_seconds() - t0;
+    if (!all_finite(p->nn.params, p->nn.n_params)) return fault(p, PPO_FAULT_WEIGHTS, p->step);
     p->update++;
     m->update = p->update;
     return 0;
@@ -320,9 +360,12 @@ int ppo_update(ppo_t *p, ppo_metrics *m)
 int ppo_train_update(ppo_t *p, ppo_metrics *m)
 {
     memset(m, 0, sizeof *m);
-    if (ppo_rollout(p, m) || ppo_update(p, m)) return -1;
+    p->fault = PPO_FAULT_NONE;
+    int rc = ppo_rollout(p, m);
+    if (rc == PPO_DONE) rc = ppo_update(p, m);
+    if (rc != PPO_DONE) return rc;
     m->sps = (double)p->cfg.n_steps * p->cfg.n_envs / (m->t_rollout + m->t_update);
-    return 0;
+    return PPO_DONE;
 }
 
 void ppo_env_rebuild(env_t *e)

@@ -67,11 +67,30 @@ typedef struct {
     int *mb_act;
     float *mb_logp, *mb_adv, *mb_val, *mb_ret;
     volatile int *stop; /* if set and non-zero, ppo_train_update gives up early */
+    int fault;          /* PPO_FAULT_* that stopped the last update, 0 if none */
+    int64_t fault_step; /* environment steps done when it was found */
     /* if set, called after every rollout step and every minibatch (done,
      * total: the update's progress in those units) */
     void (*progress)(void *ctx, int done, int total);
     void *progress_ctx;
 } ppo_t;
+
+/* What ppo_rollout, ppo_update and ppo_train_update return. */
+enum { PPO_DONE = 0, PPO_STOPPED = -1, PPO_UNHEALTHY = -2 };
+/* Why training cannot go on (ppo_t.fault): a number that is not finite.
+ * The update stops before it touches the weights with it, so the network
+ * is the last good one except for PPO_FAULT_WEIGHTS. */
+enum {
+    PPO_FAULT_NONE,
+    PPO_FAULT_REWARD,   /* a reward */
+    PPO_FAULT_RETURNS,  /* the returns or advantages (rewards too large to add up) */
+    PPO_FAULT_LOSS,     /* the loss of a minibatch */
+    PPO_FAULT_GRADIENT, /* the gradient norm */
+    PPO_FAULT_WEIGHTS,  /* the weights after an optimiser step */
+    PPO_N_FAULTS
+};
+/* "the rewards are not finite (...)": one line naming the cause. */
+const char *ppo_fault_text(int fault);
 
 void ppo_config_default(ppo_config *c);
 /* NULL if the config is usable, else a one-line reason. */
@@ -82,13 +101,15 @@ int ppo_init(ppo_t *p, const ppo_config *cfg, reward_fn reward, void *ctx, char 
 void ppo_free(ppo_t *p);
 
 /* Collect one rollout of n_steps with the current policy (fills the
- * rollout storage, advantages and returns).  0, or -1 if *stop was raised
- * (the environments are then mid-rollout). */
+ * rollout storage, advantages and returns).  PPO_DONE, PPO_STOPPED if
+ * *stop was raised (the environments are then mid-rollout), or
+ * PPO_UNHEALTHY (p->fault says why). */
 int ppo_rollout(ppo_t *p, ppo_metrics *m);
 /* n_epochs x n_minibatches of gradient steps on the stored rollout.
- * Returns 0, or -1 if *stop was raised (the network is then mid-update). */
+ * PPO_DONE, PPO_STOPPED if *stop was raised (the network is then
+ * mid-update), or PPO_UNHEALTHY (p->fault says why). */
 int ppo_update(ppo_t *p, ppo_metrics *m);
-/* Rollout and update; fills m.  0, or -1 if stopped. */
+/* Rollout and update; fills m.  PPO_DONE, PPO_STOPPED or PPO_UNHEALTHY. */
 int ppo_train_update(ppo_t *p, ppo_metrics *m);
 
 /* GAE(gamma, lambda) over [T][E] arrays: done[t][e] = 1 if the step t
