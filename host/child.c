@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <omp.h>
 #include <poll.h>
 #include <signal.h>
@@ -50,12 +51,21 @@ static int write_all(int fd, const void *data, size_t len)
 static int send_frame(int type, const void *data, size_t len)
 {
     if (g_fd < 0 || len > FRAME_MAX) return -1;
-    unsigned char hdr[5];
+    unsigned char small[PIPE_BUF];
     uint32_t n = (uint32_t)len;
+    /* a frame that fits in PIPE_BUF goes out in one write, which the pipe
+     * keeps whole even when several threads (say, crashing at once) send */
+    if (len + 5 <= sizeof small) {
+        small[0] = (unsigned char)type;
+        memcpy(small + 1, &n, 4);
+        if (len) memcpy(small + 5, data, len);
+        return write_all(g_fd, small, len + 5);
+    }
+    unsigned char hdr[5];
     hdr[0] = (unsigned char)type;
     memcpy(hdr + 1, &n, 4);
     if (write_all(g_fd, hdr, 5)) return -1;
-    return len ? write_all(g_fd, data, len) : 0;
+    return write_all(g_fd, data, len);
 }
 
 int child_send(const void *data, size_t len) { return send_frame(FRAME_RESULT, data, len); }
@@ -94,7 +104,7 @@ static double mono_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-int child_exec(const char *path, char *const argv[], char *const envp[], int keep_fd)
+int child_exec(const char *path, char *const argv[], char *const envp[], int keep_fd, int keep_pipe)
 {
     /* whatever the caller had open (log files, sockets, run state) stays
      * behind; close_range is the one call that covers every descriptor */
@@ -102,7 +112,7 @@ int child_exec(const char *path, char *const argv[], char *const envp[], int kee
         long max = sysconf(_SC_OPEN_MAX);
         for (long fd = 3; fd < (max > 0 && max < 65536 ? max : 65536); fd++) fcntl((int)fd, F_SETFD, FD_CLOEXEC);
     }
-    if (g_fd >= 0) fcntl(g_fd, F_SETFD, 0);
+    if (g_fd >= 0 && keep_pipe) fcntl(g_fd, F_SETFD, 0);
     if (keep_fd >= 0) fcntl(keep_fd, F_SETFD, 0);
     execve(path, argv, envp);
     return -1;

@@ -60,9 +60,9 @@ int child_fd(void);
 void child_attach(int fd);
 
 /* In a child: replace the process with path, with exactly envp as its
- * environment and no open descriptor but 0-2, the message pipe and
- * keep_fd (-1 for none).  Returns only on failure (errno set). */
-int child_exec(const char *path, char *const argv[], char *const envp[], int keep_fd);
+ * environment and no open descriptor but 0-2, keep_fd (-1 for none) and,
+ * if keep_pipe, the message pipe.  Returns only on failure (errno set). */
+int child_exec(const char *path, char *const argv[], char *const envp[], int keep_fd, int keep_pipe);
 
 /* "SIGSEGV (invalid memory access)" */
 const char *child_signal_name(int sig);

@@ -70,7 +70,9 @@ static void send_code(int tag, int code)
 
 static void on_crash(int sig)
 {
-    send_code(TM_CRASH, sig);
+    /* the reward runs on every thread: only the first to fault reports */
+    static volatile int reported;
+    if (!__atomic_exchange_n(&reported, 1, __ATOMIC_SEQ_CST)) send_code(TM_CRASH, sig);
     _exit(3);
 }
 

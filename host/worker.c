@@ -56,8 +56,6 @@ void worker_env_deny(const char *name)
 {
     if (!name || !*name || n_denied == MAX_DENIED) return;
     snprintf(denied[n_denied++], sizeof denied[0], "%s", name);
-    free(env_built); /* rebuilt on next use */
-    env_built = NULL;
 }
 
 static int env_keep(const char *entry)
@@ -72,7 +70,9 @@ static int env_keep(const char *entry)
 
 char *const *worker_environment(void)
 {
-    if (env_built) return env_built;
+    /* built anew each time: tests and callers may change the environment */
+    free(env_built);
+    env_built = NULL;
     size_t n = 0;
     while (environ && environ[n]) n++;
     char **e = malloc((n + 1) * sizeof *e);
@@ -117,6 +117,7 @@ typedef struct {
     char *argv[6];
     char jobfd[16], pipefd[16];
     int job;
+    char *const *envp;
 } exec_job;
 
 /* Decimal digits of v into buf (no stdio: this runs between fork and exec). */
@@ -136,7 +137,7 @@ static int exec_worker(void *arg)
 {
     exec_job *x = arg;
     put_decimal(x->pipefd, child_fd());
-    child_exec("/proc/self/exe", x->argv, worker_environment(), x->job);
+    child_exec("/proc/self/exe", x->argv, x->envp, x->job, 1);
     child_fail("cannot start the worker process (exec of /proc/self/exe failed)");
     return 127;
 }
@@ -165,7 +166,7 @@ int worker_run(const char *role, const void *job, size_t job_len, const child_op
     x.job = fd;
     char *argv[] = {"pcgrllm", WORKER_ARG, (char *)roles[r].name, x.jobfd, x.pipefd, NULL};
     memcpy(x.argv, argv, sizeof argv);
-    worker_environment();
+    x.envp = worker_environment();
     int rc = child_run_ex(exec_worker, &x, &o, blob, blob_len, reason, reason_len);
     close(fd);
     return rc;

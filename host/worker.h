@@ -25,8 +25,8 @@ int worker_run(const char *role, const void *job, size_t job_len, const child_op
 
 /* The environment a worker or any other subprocess that needs no secret
  * gets: the variables on a short allow-list (CUDA, OpenMP/OpenBLAS, locale,
- * PCGRLLM_GPU ...), never one named by worker_env_deny.  NULL-terminated,
- * built once; do not free. */
+ * PCGRLLM_GPU ...), never one named by worker_env_deny.  NULL-terminated;
+ * valid until the next call (build it before fork, use it in the child). */
 char *const *worker_environment(void);
 /* Never pass variable name on (the API key's, from --api-key-env). */
 void worker_env_deny(const char *name);

@@ -170,13 +170,13 @@ static void first_error(const char *log, char *err, int errlen)
     }
 }
 
-int nvrtc_compile_here(const char *src, const char *arch, int max_side, char **cubin, size_t *cubin_len, char *err,
-                       int errlen)
+int nvrtc_compile_here(const char *src, const char *arch, int max_side, int scan, char **cubin, size_t *cubin_len,
+                       char *err, int errlen)
 {
     if (cubin) *cubin = NULL;
     if (cubin_len) *cubin_len = 0;
     if (!reward_nvrtc_available(err, errlen)) return -2;
-    if (reward_scan(src, err, errlen)) return -1;
+    if (scan && reward_scan(src, err, errlen)) return -1;
     if (max_side != 0 && (max_side < 5 || max_side > PCG_MAX_SIDE)) {
         snprintf(err, (size_t)errlen, "bad largest level side %d (5..%d)", max_side, PCG_MAX_SIDE);
         return -1;

@@ -94,7 +94,8 @@ int reward_validate_values(const char *src, int variant, int n_envs, uint64_t se
  * call; ..."), -1 otherwise. */
 enum {
     REWARD_PROBE_OPEN = 1, REWARD_PROBE_FORK, REWARD_PROBE_WRITE, REWARD_PROBE_EXEC, REWARD_PROBE_SOCKET,
-    REWARD_PROBE_EXEC_MEMORY
+    REWARD_PROBE_EXEC_MEMORY,
+    REWARD_PROBE_FORGE_VERDICT /* no system call: sends a forged verdict, which must be refused */
 };
 int reward_sandbox_probe(int probe, char *reason, int reason_len);
 

@@ -46,7 +46,9 @@
 #define FRAME_EVERY_S 0.05
 /* Address space a compiler or a validation may add to what it maps. */
 #define CPU_EXTRA_BYTES (1ull << 30)
-#define NVRTC_EXTRA_BYTES (3ull << 30)
+#define NVRTC_EXTRA_BYTES (1ull << 30)
+/* Wall-clock and CPU seconds an NVRTC compile may take (usually under 1 s). */
+#define NVRTC_TIMEOUT_S 60
 
 /* ---- faults: classified in the worker, worded by the caller ---- */
 
@@ -221,12 +223,6 @@ int reward_worker_compile_c(const unsigned char *job, size_t job_len)
     return 1;
 }
 
-typedef struct {
-    char arch[16];
-    int32_t max_side;
-    double timeout_s;
-} nvrtc_job;
-
 int reward_worker_compile_cuda(const unsigned char *job, size_t job_len)
 {
     nvrtc_job j;
@@ -242,7 +238,7 @@ int reward_worker_compile_cuda(const unsigned char *job, size_t job_len)
     char *warm = NULL;
     size_t warm_len = 0;
     int r = nvrtc_compile_here("float compute_reward(const level_t *p, const level_t *c) { return 0.0f; }", j.arch,
-                               j.max_side, &warm, &warm_len, err, sizeof err);
+                               j.max_side, 1, &warm, &warm_len, err, sizeof err);
     free(warm);
     if (r == -2) {
         child_fail(err);
@@ -255,7 +251,7 @@ int reward_worker_compile_cuda(const unsigned char *job, size_t job_len)
     }
     char *cubin = NULL;
     size_t n = 0;
-    r = nvrtc_compile_here(src, j.arch, j.max_side, &cubin, &n, err, sizeof err);
+    r = nvrtc_compile_here(src, j.arch, j.max_side, !j.unscanned, &cubin, &n, err, sizeof err);
     if (r == 0) return child_send(cubin, n) ? 1 : 0;
     clean_text(err, 600);
     child_fail(err);
@@ -322,6 +318,16 @@ static void try_probe(int probe)
     case REWARD_PROBE_WRITE: write(2, "x", 1); break;
     case REWARD_PROBE_EXEC: execv(argv[0], argv); break;
     case REWARD_PROBE_SOCKET: socket(AF_INET, SOCK_STREAM, 0); break;
+    case REWARD_PROBE_FORGE_VERDICT: {
+        /* what a reward that found the engine's message sender could send */
+        unsigned char compiled = MSG_COMPILED;
+        float few[3] = {0, 0, 0};
+        child_send_data(&compiled, 1);
+        child_send_data(few, sizeof few);
+        child_send("accepted", 8);
+        child_fail("accepted; OPENAI_API_KEY=sk-forged");
+        _exit(0);
+    }
     case REWARD_PROBE_EXEC_MEMORY: {
         static char page[8192] __attribute__((aligned(4096)));
         mprotect(page, 4096, PROT_READ | PROT_EXEC);
@@ -604,6 +610,8 @@ static void explain_end(const vcollect *c, const char *why, char *reason, int le
         fault_text(c->fault, c->fault_sig, reason, len);
     } else if (!strncmp(why, "crashed with SIGSYS", 19)) {
         fault_text(FAULT_SYSCALL, 0, reason, len);
+    } else if (!strncmp(why, "sent ", 5)) {
+        snprintf(reason, (size_t)len, "the validation process %s", why);
     } else if (why[0] && strncmp(why, "exited with status", 18)) {
         snprintf(reason, (size_t)len, "%s", why); /* the watcher's own words (timeout, signal, ...) */
     } else {
@@ -703,7 +711,7 @@ int reward_compile_nvrtc_ex(const char *src, const char *arch, int max_side, cha
     memset(&j, 0, sizeof j);
     snprintf(j.arch, sizeof j.arch, "%s", arch ? arch : "");
     j.max_side = max_side;
-    j.timeout_s = 120;
+    j.timeout_s = NVRTC_TIMEOUT_S;
     size_t n = strlen(src);
     unsigned char *job = malloc(sizeof j + n);
     if (!job) {
