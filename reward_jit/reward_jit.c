@@ -1,7 +1,6 @@
 /* CPU reward JIT: source checks and libtcc compilation into a read-only,
  * non-writable program image that only sees the reward API. */
 #include "reward_jit.h"
-#include <ctype.h>
 #include <libtcc.h>
 #include <math.h>
 #include <pthread.h>
@@ -14,14 +13,72 @@
 extern const char pcg_embed_reward_api_h[];
 
 /* ------------------------------------------------------------------ */
-/* Source scan                                                          */
+/* Source scan
+ *
+ * The source is checked on the tokens a C preprocessor sees, following the
+ * translation phases, so that no spelling of a forbidden construct reaches
+ * either compiler:
+ *   1. trigraphs are refused outright (raw_check);
+ *   2. backslash-newline splices (also backslash + \r\n) are joined (splice);
+ *   3. each comment is one space, and space, \t, \v, \f and \r separate
+ *      tokens (scan_tokens).
+ * A line whose first token is # (or %:) is a directive, named by the next
+ * token after any whitespace or comments; only an allow-list of directive
+ * names passes (scan_check).  The scan does not evaluate #if: every group is
+ * checked, taken or not.  Where compilers read the same bytes differently
+ * (a lone \r ends a line for clang-like front ends, not for tcc), the scan
+ * takes the reading that shows more code, or refuses the spelling. */
 
-static int is_ident_start(int c) { return isalpha(c) || c == '_'; }
-static int is_ident(int c) { return isalnum(c) || c == '_'; }
+static int is_alpha_(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+static int is_digit(int c) { return c >= '0' && c <= '9'; }
+static int is_ident(int c) { return is_alpha_(c) || is_digit(c); }
+static int is_blank(int c) { return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r'; }
+
+/* Phases 1 and 2 on the raw bytes; line numbers are the model's own.
+ * Trigraphs are replaced before comments and literals exist, so a "?\?/"
+ * could end a string early or splice a // comment for a compiler that
+ * honours them: all nine are refused, wherever they are.  A backslash
+ * followed by spaces (or by a lone \r) at the end of a line is a splice for
+ * gcc and clang but a stray backslash for tcc: refused as ambiguous.  So is
+ * a backslash ending the source, which would splice the engine's own code
+ * that follows the source onto its last line. */
+static int raw_check(const char *src, char *err, int errlen)
+{
+    int line = 1;
+    for (size_t i = 0; src[i]; i++) {
+        if (src[i] == '\n') {
+            line++;
+        } else if (src[i] == '?' && src[i + 1] == '?' && src[i + 2] && strchr("=(/)'<!>-", src[i + 2])) {
+            snprintf(err, (size_t)errlen, "line %d: trigraphs (?\?%c) are not allowed in reward code", line,
+                     src[i + 2]);
+            return -1;
+        } else if (src[i] == '\\') {
+            size_t k = i + 1;
+            int cr = 0;
+            while (is_blank((unsigned char)src[k])) cr |= src[k++] == '\r';
+            int crlf = k == i + 2 && src[i + 1] == '\r' && src[k] == '\n'; /* a plain splice */
+            if (!src[k]) {
+                /* both backends append a newline and their own code */
+                snprintf(err, (size_t)errlen,
+                         "line %d: the source ends in a backslash, which would join the line after it; remove it",
+                         line);
+                return -1;
+            }
+            if (k > i + 1 && !crlf && (cr || src[k] == '\n')) {
+                snprintf(err, (size_t)errlen,
+                         "line %d: a backslash followed by spaces at the end of a line is not allowed in reward "
+                         "code; remove the spaces or the backslash",
+                         line);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
 
 typedef struct {
     char *text;  /* source with backslash-newline splices removed */
-    int *line;   /* line number (1-based) of each byte of text */
+    int *line;   /* physical line number (1-based) of each byte of text */
     size_t len;
 } spliced;
 
@@ -59,99 +116,187 @@ static int splice(const char *src, spliced *s)
     return 0;
 }
 
-/* Calls fn for each identifier outside comments, strings and character
- * constants; also reports preprocessor directives and punctuators the scan
- * cares about.  Returns the first nonzero value fn returns. */
-typedef int (*scan_fn)(void *ctx, const char *tok, size_t len, int line, int directive);
+/* What scan_tokens reports: identifiers; directive names (the token after a
+ * line-initial #, which need not be an identifier); the punctuators the
+ * checks refuse ("##", "%:", "R\"" for a raw string); problems found while
+ * lexing (tok is then the message).  The callback returns nonzero to stop
+ * the scan, zero to go on. */
+enum tok_kind { TK_IDENT, TK_DIRECTIVE, TK_PUNCT, TK_BAD };
+typedef int (*scan_fn)(void *ctx, enum tok_kind kind, const char *tok, size_t len, int line);
 
+static int report(scan_fn fn, void *ctx, enum tok_kind kind, const char *tok, int line)
+{
+    return fn(ctx, kind, tok, strlen(tok), line);
+}
+
+/* The comment at i (t[i] is '/', t[i + 1] '/' or '*'); *next is the
+ * position after it.  A // comment ends before \n or \r (a lone \r ends a
+ * line for some compilers, so what follows it is scanned as code).  A //
+ * comment that a splice continues onto the next line hides that line from
+ * a reader (and from the model) but not from the compiler: refused. */
+static int skip_comment(const spliced *s, size_t i, scan_fn fn, void *ctx, size_t *next)
+{
+    const char *t = s->text;
+    size_t n = s->len, k = i + 2;
+    if (t[i + 1] == '/') {
+        while (k < n && t[k] != '\n' && t[k] != '\r') k++;
+        *next = k;
+        if (s->line[k] != s->line[i])
+            return report(fn, ctx, TK_BAD,
+                          "a // comment ending in a backslash continues onto the next line; remove the backslash",
+                          s->line[i]);
+        return 0;
+    }
+    while (k + 1 < n && !(t[k] == '*' && t[k + 1] == '/')) k++;
+    if (k + 1 >= n) {
+        *next = n;
+        return report(fn, ctx, TK_BAD, "unterminated /* comment", s->line[i]);
+    }
+    *next = k + 2;
+    return 0;
+}
+
+/* A # (or %:, w bytes) that is the first token of its line starts a
+ * directive: report its name, the next token after whitespace and comments
+ * (a block comment is one space even across lines).  A line with only #
+ * is the null directive.  The rest of the line is scanned as usual. */
+static int scan_directive(const spliced *s, size_t i, size_t w, scan_fn fn, void *ctx, size_t *next)
+{
+    const char *t = s->text;
+    size_t n = s->len, k = i + w;
+    for (;;) {
+        while (k < n && is_blank((unsigned char)t[k])) k++;
+        if (!(t[k] == '/' && (t[k + 1] == '/' || t[k + 1] == '*'))) break;
+        int r = skip_comment(s, k, fn, ctx, &k);
+        if (r) return r;
+    }
+    *next = k;
+    if (k >= n || t[k] == '\n') return 0;
+    size_t e = k + 1;
+    if (is_alpha_((unsigned char)t[k]))
+        while (e < n && is_ident((unsigned char)t[e])) e++;
+    else /* not a name (# 1 "file" is a line marker for tcc): up to a blank */
+        while (e < n && e - k < 16 && !is_blank((unsigned char)t[e]) && t[e] != '\n') e++;
+    *next = e;
+    return fn(ctx, TK_DIRECTIVE, t + k, e - k, s->line[i]);
+}
+
+/* A # or %: token.  Outside a directive's first position, # is the
+ * stringizing operator of a macro body: harmless, because it only makes a
+ * string literal, the output of a macro is never read as a directive, and
+ * _Pragma, the one operator that runs a string, is refused by name.  ##
+ * (token pasting) could build any refused name after the scan: refused. */
+static int scan_hash(const spliced *s, size_t i, int at_bol, scan_fn fn, void *ctx, size_t *next)
+{
+    const char *t = s->text;
+    size_t w = t[i] == '#' ? 1 : 2;
+    int r;
+    if (w == 2 && (r = report(fn, ctx, TK_PUNCT, "%:", s->line[i]))) return r;
+    if (t[i + w] == '#' || (w == 2 && t[i + 2] == '%' && t[i + 3] == ':')) {
+        *next = i + 2 * w;
+        return report(fn, ctx, TK_PUNCT, "##", s->line[i]);
+    }
+    if (at_bol) return scan_directive(s, i, w, fn, ctx, next);
+    *next = i + w;
+    return 0;
+}
+
+/* A string literal or character constant from its opening quote.  It must
+ * close on its own line: compilers lex an unterminated literal (or one
+ * holding a raw \r, a line end for some) differently, so what follows could
+ * be text to the scan and code to a compiler. */
+static int scan_literal(const spliced *s, size_t i, scan_fn fn, void *ctx, size_t *next)
+{
+    const char *t = s->text;
+    size_t n = s->len, k = i + 1;
+    while (k < n && t[k] != t[i] && t[k] != '\n' && t[k] != '\r') {
+        if (t[k] == '\\' && k + 1 < n && t[k + 1] != '\n' && t[k + 1] != '\r') k++; /* an escape */
+        k++;
+    }
+    if (k < n && t[k] == t[i]) {
+        *next = k + 1;
+        return 0;
+    }
+    *next = k;
+    return report(fn, ctx, TK_BAD, t[i] == '"' ? "unterminated string literal" : "unterminated character constant",
+                  s->line[i]);
+}
+
+/* An identifier, or the encoding prefix of a literal (L"", u"", U"", u8""). */
+static int scan_ident(const spliced *s, size_t i, scan_fn fn, void *ctx, size_t *next)
+{
+    const char *t = s->text;
+    size_t e = i;
+    while (e < s->len && is_ident((unsigned char)t[e])) e++;
+    *next = e;
+    size_t len = e - i;
+    if (t[e] == '"' || t[e] == '\'') {
+        /* C++ raw strings (R"(..)", u8R"x(..)x") span lines and hold quotes
+         * in ways this scan does not follow: refuse them */
+        if (t[e] == '"' && len <= 3 && t[e - 1] == 'R') return report(fn, ctx, TK_PUNCT, "R\"", s->line[i]);
+        if ((len == 1 && strchr("LuU", t[i])) || (len == 2 && t[i] == 'u' && t[i + 1] == '8')) return 0;
+    }
+    return fn(ctx, TK_IDENT, t + i, len, s->line[i]);
+}
+
+/* A preprocessing number: digits, letters, dots, exponent signs.  A quote
+ * right after one is a digit separator for C++14 and C23 (NVRTC) but opens
+ * a character constant for tcc, so the two would lex the rest of the line
+ * differently: refused. */
+static int scan_number(const spliced *s, size_t i, scan_fn fn, void *ctx, size_t *next)
+{
+    const char *t = s->text;
+    size_t e = i + 1;
+    while (e < s->len && (is_ident((unsigned char)t[e]) || t[e] == '.' ||
+                          ((t[e] == '+' || t[e] == '-') && strchr("eEpP", t[e - 1]))))
+        e++;
+    *next = e;
+    if (t[e] == '\'')
+        return report(fn, ctx, TK_BAD, "digit separators (1'000) are not allowed in reward code", s->line[i]);
+    return 0;
+}
+
+/* Phase 3 on spliced text: calls fn for each identifier, directive name,
+ * refused punctuator and lexing problem outside comments, strings and
+ * character constants.  Returns the first nonzero value fn returns. */
 static int scan_tokens(const spliced *s, scan_fn fn, void *ctx)
 {
     const char *t = s->text;
     size_t i = 0, n = s->len;
-    int line_start = 1; /* only whitespace seen on this line so far */
+    int bol = 1; /* no token yet on this line: a # here starts a directive */
     while (i < n) {
-        char c = t[i];
-        if (c == '\n') {
-            line_start = 1;
-            i++;
-            continue;
+        int c = (unsigned char)t[i];
+        size_t next = i + 1;
+        int r = 0;
+        if (c == '\n' || c == '\r') {
+            bol = 1; /* a lone \r ends a line for some compilers: take it as one */
+        } else if (is_blank(c)) {
+            /* whitespace keeps bol: "  #include" and "\v#include" are directives */
+        } else if (c == '/' && (t[i + 1] == '/' || t[i + 1] == '*')) {
+            /* a comment keeps bol ("/ * * / #include" is a directive); one
+             * that spans lines starts a new one for the scan, though the
+             * standard says the line goes on: a # after it is then checked
+             * as a directive, whichever way a compiler reads it */
+            r = skip_comment(s, i, fn, ctx, &next);
+            for (size_t k = i; k < next && !bol; k++) bol = t[k] == '\n' || t[k] == '\r';
+        } else {
+            int at_bol = bol;
+            bol = 0;
+            if (c == '#' || (c == '%' && t[i + 1] == ':'))
+                r = scan_hash(s, i, at_bol, fn, ctx, &next);
+            else if (c == '"' || c == '\'')
+                r = scan_literal(s, i, fn, ctx, &next);
+            else if (is_alpha_(c))
+                r = scan_ident(s, i, fn, ctx, &next);
+            else if (is_digit(c) || (c == '.' && is_digit((unsigned char)t[i + 1])))
+                r = scan_number(s, i, fn, ctx, &next);
+            else if (c == '\\') /* a universal character name (\u0041) or a stray backslash */
+                r = report(fn, ctx, TK_BAD,
+                           "a backslash outside a string or character constant is not allowed in reward code",
+                           s->line[i]);
         }
-        if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
-            i++;
-            continue;
-        }
-        if (c == '/' && t[i + 1] == '/') {
-            while (i < n && t[i] != '\n') i++;
-            continue;
-        }
-        if (c == '/' && t[i + 1] == '*') {
-            size_t k = i + 2;
-            while (k < n && !(t[k] == '*' && t[k + 1] == '/')) k++;
-            if (k >= n) return fn(ctx, "/*", 2, s->line[i], -1);
-            i = k + 2;
-            continue;
-        }
-        int at_start = line_start;
-        line_start = 0;
-        if (c == '"' || c == '\'') {
-            size_t k = i + 1;
-            while (k < n && t[k] != c && t[k] != '\n') k += t[k] == '\\' ? 2 : 1;
-            i = k + 1;
-            continue;
-        }
-        if (c == '#' || (c == '%' && t[i + 1] == ':')) {
-            size_t k = i + (c == '#' ? 1 : 2);
-            if (c == '%') {
-                int r = fn(ctx, "%:", 2, s->line[i], 0);
-                if (r) return r;
-            }
-            if (t[k] == '#' || (c == '%' && t[k] == '%' && t[k + 1] == ':')) {
-                int r = fn(ctx, "##", 2, s->line[i], 0);
-                if (r) return r;
-                i = k + 1;
-                continue;
-            }
-            if (at_start) {
-                while (k < n && (t[k] == ' ' || t[k] == '\t')) k++;
-                size_t b = k;
-                while (k < n && is_ident(t[k])) k++;
-                int r = fn(ctx, t + b, k - b, s->line[i], 1);
-                if (r) return r;
-                i = k;
-                /* #include <...> / #error text: skip the rest of the line */
-                continue;
-            }
-            i = k;
-            continue;
-        }
-        if (c == '?' && t[i + 1] == '?') {
-            int r = fn(ctx, "??", 2, s->line[i], 0);
-            if (r) return r;
-        }
-        if (is_ident_start(c)) {
-            size_t b = i;
-            while (i < n && is_ident(t[i])) i++;
-            /* C++ raw strings (R"(..)", u8R"(..)") span lines and quotes
-             * in ways this scan does not follow: refuse them */
-            if (i < n && t[i] == '"' && i - b <= 3 && t[i - 1] == 'R') {
-                int r = fn(ctx, "R\"", 2, s->line[b], 0);
-                if (r) return r;
-            }
-            /* string prefixes (L"..", u8"..") */
-            if (i < n && (t[i] == '"' || t[i] == '\'') && i - b <= 2) continue;
-            int r = fn(ctx, t + b, i - b, s->line[b], 0);
-            if (r) return r;
-            continue;
-        }
-        if (isdigit((unsigned char)c) || (c == '.' && isdigit((unsigned char)t[i + 1]))) {
-            /* pp-number: digits, letters, dots, exponent signs */
-            i++;
-            while (i < n && (is_ident(t[i]) || t[i] == '.' ||
-                             ((t[i] == '+' || t[i] == '-') && strchr("eEpP", t[i - 1]))))
-                i++;
-            continue;
-        }
-        i++;
+        if (r) return r;
+        i = next;
     }
     return 0;
 }
@@ -166,30 +311,40 @@ static int tok_is(const char *tok, size_t len, const char *word)
     return strlen(word) == len && !memcmp(tok, word, len);
 }
 
-static int scan_check(void *vctx, const char *tok, size_t len, int line, int directive)
+/* The directives reward code may use: macros and conditional groups, which
+ * only choose among tokens the scan has checked.  #elifdef and #elifndef
+ * (C23) are left out: tcc ignores them with a warning, so the two backends
+ * would compile different groups.  The null directive (# alone) passes in
+ * scan_directive. */
+static int directive_check(scan_ctx *c, const char *tok, size_t len, int line)
+{
+    static const char *allowed[] = {"define", "undef", "if", "ifdef", "ifndef", "elif", "else", "endif"};
+    for (size_t k = 0; k < sizeof allowed / sizeof allowed[0]; k++)
+        if (tok_is(tok, len, allowed[k])) return 0;
+    int shown = (int)(len > 32 ? 32 : len);
+    if (tok_is(tok, len, "include") || tok_is(tok, len, "include_next") || tok_is(tok, len, "import") ||
+        tok_is(tok, len, "embed"))
+        snprintf(c->err, (size_t)c->errlen,
+                 "line %d: #%.*s is not allowed: reward code gets no headers and no C library, only the reward "
+                 "API, which is already declared",
+                 line, shown, tok);
+    else
+        snprintf(c->err, (size_t)c->errlen,
+                 "line %d: #%.*s is not allowed in reward code%s; only #define, #undef, #if, #ifdef, #ifndef, "
+                 "#elif, #else and #endif are",
+                 line, shown, tok,
+                 tok_is(tok, len, "line") ? " (it would change the line numbers of messages)" : "");
+    return 1;
+}
+
+static int scan_check(void *vctx, enum tok_kind kind, const char *tok, size_t len, int line)
 {
     scan_ctx *c = vctx;
-    if (directive == -1) {
-        snprintf(c->err, (size_t)c->errlen, "line %d: unterminated /* comment", line);
+    if (kind == TK_BAD) {
+        snprintf(c->err, (size_t)c->errlen, "line %d: %s", line, tok);
         return 1;
     }
-    if (directive == 1) {
-        static const char *refused[] = {"include", "include_next", "import", "pragma", "embed", "ident", "sccs",
-                                        "assert", "unassert"};
-        for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++)
-            if (tok_is(tok, len, refused[k])) {
-                if (k <= 2 || k == 4)
-                    snprintf(c->err, (size_t)c->errlen,
-                             "line %d: #%s is not allowed: reward code gets no headers and no C library, only the "
-                             "reward API, which is already declared",
-                             line, refused[k]);
-                else
-                    snprintf(c->err, (size_t)c->errlen, "line %d: #%s is not allowed in reward code", line,
-                             refused[k]);
-                return 1;
-            }
-        return 0;
-    }
+    if (kind == TK_DIRECTIVE) return directive_check(c, tok, len, line);
     if (tok_is(tok, len, "##")) {
         snprintf(c->err, (size_t)c->errlen, "line %d: token pasting (##) is not allowed in reward code", line);
         return 1;
@@ -202,10 +357,6 @@ static int scan_check(void *vctx, const char *tok, size_t len, int line, int dir
     if (tok_is(tok, len, "%:")) {
         snprintf(c->err, (size_t)c->errlen, "line %d: the digraph %%: is not allowed in reward code; write #",
                  line);
-        return 1;
-    }
-    if (tok_is(tok, len, "??")) {
-        snprintf(c->err, (size_t)c->errlen, "line %d: '?\?' (trigraphs) is not allowed in reward code", line);
         return 1;
     }
     static const char *words[] = {"asm", "__asm", "__asm__", "_Pragma", "__pragma", "__attribute__",
@@ -229,6 +380,7 @@ static int scan_check(void *vctx, const char *tok, size_t len, int line, int dir
         snprintf(c->err, (size_t)c->errlen, "line %d: names starting with __pcg are reserved", line);
         return 1;
     }
+    /* also __has_include and __has_include_next, which would probe files */
     if (len >= 2 && tok[0] == '_' && tok[1] == '_') {
         static const char *ok[] = {"__LINE__", "__FILE__", "__func__", "__VA_ARGS__", "__STDC__",
                                    "__STDC_VERSION__"};
@@ -275,6 +427,7 @@ int reward_scan(const char *src, char *err, int errlen)
                  REWARD_MAX_SOURCE);
         return -1;
     }
+    if (raw_check(src, err, errlen)) return -1;
     spliced s;
     if (splice(src, &s)) {
         snprintf(err, (size_t)errlen, "out of memory");
@@ -294,10 +447,10 @@ typedef struct {
     int line;
 } find_ctx;
 
-static int find_ident(void *vctx, const char *tok, size_t len, int line, int directive)
+static int find_ident(void *vctx, enum tok_kind kind, const char *tok, size_t len, int line)
 {
     find_ctx *f = vctx;
-    if (directive == 0 && tok_is(tok, len, f->name)) {
+    if (kind == TK_IDENT && tok_is(tok, len, f->name)) {
         f->line = line;
         return 1;
     }

@@ -168,11 +168,130 @@ static void jit_scan_accepts(void **state)
     static const char *good[] = {
         "/* #include <stdio.h> and asm() in a comment */\nint x;\n",
         "// #pragma once\nint y;\n",
-        "const char *s = \"#include <x> asm __attribute__ ## ?\?=\";\n",
+        /* (a trigraph is refused even here: phase 1 comes before literals) */
+        "const char *s = \"#include <x> asm __attribute__ ## ?\? %:\";\n",
         "char c = '#'; const char *r = \"R\", *q = L\"x\"; int R = 1; int xR = R;\nint plasma_asm = 1, my_attribute__ = 2, x__asm = 3;\n",
         "#define SQ(x) ((x) * (x))\n#if 1\nint z = SQ(3);\n#endif\n",
         "float f = 1.5e-3f + 0x1p+4;\n",
         "int line = __LINE__; const char *fn(void) { return __func__; }\n",
+    };
+    char err[512];
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+        if (reward_scan(good[i], err, sizeof err)) fail_msg("case %zu refused: %s", i, err);
+}
+
+/* Every spelling of a directive a preprocessor reads, and the lexing tricks
+ * that could hide one from a scan: each is refused with a message naming
+ * the model's own line (the line of the # for a directive). */
+static void jit_scan_directive_spellings_refused(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *src;
+        int line;
+        const char *what;
+    } bad[] = {
+        /* a comment or odd whitespace between # and the name */
+        {"int a;\n#/**/include <stdio.h>\n", 2, "#include is not allowed: reward code gets no headers"},
+        {"#\vinclude <stdio.h>\n", 1, "#include is not allowed"},
+        {"\n#\finclude <stdio.h>\n", 2, "#include is not allowed"},
+        {"#/**/pragma pack(1)\n", 1, "#pragma is not allowed in reward code"},
+        {"\n\n#/**/pragma comment(option, \"-run\")\n", 3, "#pragma is not allowed"},
+        {"# /* multi\nline */ include <stdio.h>\n", 1, "#include is not allowed"},
+        {"  #  /* c */\t pragma once\n", 1, "#pragma is not allowed"},
+        /* splices, also between the parts of a comment */
+        {"#inc\\\nlude <stdio.h>\n", 1, "#include is not allowed"},
+        {"int a;\n#/\\\n* c *\\\n/include <stdio.h>\n", 2, "#include is not allowed"},
+        {"#pra\\\r\ngma once\n", 1, "#pragma is not allowed"},
+        /* digraph and trigraph spellings of # */
+        {"int a;\n%:include <stdio.h>\n", 2, "the digraph %: is not allowed"},
+        {"%:/**/pragma once\n", 1, "the digraph %:"},
+        {"?\?=include <stdio.h>\n", 1, "trigraphs (?\?=)"},
+        {"int a;\nconst char *s = \"?\?/\" /* \";\n#include <stdio.h>\n/* */\n", 2, "trigraphs (?\?/)"},
+        /* what counts as the start of a line */
+        {"int a;\r#include <stdio.h>\n", 1, "#include is not allowed"},
+        {"int a;\n/**/ #include <stdio.h>\n", 2, "#include is not allowed"},
+        {"int a;\n \t/* x */ #  include <stdio.h>\n", 2, "#include is not allowed"},
+        {"int a; /*\n*/ #include <stdio.h>\n", 2, "#include is not allowed"},
+        {"// c\r#include <stdio.h>\n", 1, "#include is not allowed"},
+        {"int a;\n#\n#pragma once\n", 3, "#pragma is not allowed"},
+        /* a // comment continued by a splice */
+        {"int a;\n// a comment \\\n/*\n#include <stdio.h>\n// */\n", 2, "a // comment ending in a backslash"},
+        {"// note \\\n#include <stdio.h>\n", 1, "a // comment ending in a backslash"},
+        {"int a; \\ \n#include <stdio.h>\n", 1, "a backslash followed by spaces"},
+        {"// a \\\r#include <stdio.h>\n", 1, "a backslash followed by spaces"},
+        /* the engine appends its own code after the source: no splice onto it */
+        {"int a;\n// x \\", 2, "the source ends in a backslash"},
+        {"#define X 1 \\ ", 1, "the source ends in a backslash"},
+        /* literals: a comment opener inside one, unterminated ones */
+        {"const char *s = \"/*\";\n#include <stdio.h>\n/* */\n", 2, "#include is not allowed"},
+        {"int c = '/*';\n#include <stdio.h>\n// */\n", 2, "#include is not allowed"},
+        {"int a;\nconst char *s = \"abc;\n#include <stdio.h>\n\"\n", 2, "unterminated string literal"},
+        {"int c = 'a;\n", 1, "unterminated character constant"},
+        {"const char *s = \"a\rb\";\n", 1, "unterminated string literal"},
+        {"int a = 1'000;\n", 1, "digit separators"},
+        {"int \\u00e9a;\n", 1, "a backslash outside a string"},
+        {"#def\\u0069ne X 1\n", 1, "#def is not allowed"},
+        /* _Pragma, also through a macro; pasting */
+        {"int f(void) { _Pragma(\"once\") return 0; }\n", 1, "'_Pragma': pragmas are not allowed"},
+        {"#define P _Pragma\nP(\"once\")\n", 1, "'_Pragma'"},
+        {"#define P(x) _Pra##x\n", 1, "token pasting (##)"},
+        {"#define P(x) _Pra%:%:x\n", 1, "the digraph %:"},
+        /* file probes and every directive outside the allow-list */
+        {"#if __has_include(<stdio.h>)\n#endif\n", 1, "'__has_include'"},
+        {"\n#if __has_include_next(<stdio.h>)\n#endif\n", 2, "'__has_include_next'"},
+        {"int a;\n#line 1 \"x.c\"\n", 2, "#line is not allowed in reward code (it would change the line"},
+        {"# 7 \"x.c\"\n", 1, "#7 is not allowed"},
+        {"#error boom\n", 1, "#error is not allowed"},
+        {"#warning boom\n", 1, "#warning is not allowed"},
+        {"#ident \"x\"\n", 1, "#ident is not allowed"},
+        {"#sccs \"x\"\n", 1, "#sccs is not allowed"},
+        {"#assert machine(x86)\n", 1, "#assert is not allowed"},
+        {"#unassert machine\n", 1, "#unassert is not allowed"},
+        {"#embed \"/etc/passwd\"\n", 1, "#embed is not allowed: reward code gets no headers"},
+        {"#import <stdio.h>\n", 1, "#import is not allowed: reward code gets no headers"},
+        {"#include_next <stdio.h>\n", 1, "#include_next is not allowed: reward code gets no headers"},
+        {"#elifdef X\n", 1, "#elifdef is not allowed"},
+        {"#elifndef X\n", 1, "#elifndef is not allowed"},
+        {"#frobnicate\n", 1, "#frobnicate is not allowed in reward code; only #define"},
+        {"#\"x\"\n", 1, "#\"x\" is not allowed"},
+        /* groups not taken and macro arguments are checked all the same */
+        {"#if 0\n#include <stdio.h>\n#endif\n", 2, "#include is not allowed"},
+        {"#define S(x) #x\nconst char *s = S(\n#include <stdio.h>\n);\n", 3, "#include is not allowed"},
+    };
+    char err[512], head[32];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = 0;
+        int rc = reward_scan(bad[i].src, err, sizeof err);
+        snprintf(head, sizeof head, "line %d: ", bad[i].line);
+        if (rc != -1 || strncmp(err, head, strlen(head)) || !strstr(err, bad[i].what) || strchr(err, '\n'))
+            fail_msg("case %zu: rc %d, err '%s', expected '%s%s'", i, rc, err, head, bad[i].what);
+    }
+}
+
+/* What a preprocessor allows reward code still passes: the allow-listed
+ * directives, the null directive, stringizing, and # or directive names
+ * inside comments and literals. */
+static void jit_scan_preprocessor_accepted(void **state)
+{
+    (void)state;
+    static const char *good[] = {
+        "#define W 2\n#ifdef W\n#undef W\n#define W 3\n#elif 0\n#else\n#endif\n"
+        "#ifndef H\n#define H(x) ((x) + W)\n#endif\n"
+        "#if defined(W) && !defined(Q) && W > 1\n"
+        "float compute_reward(const level_t *prev, const level_t *curr) { return (float)H(1); }\n"
+        "#endif\n",
+        "#\nint a;\n  #  \nint b;\n# /* nothing */\n#",
+        "/* # include <stdio.h> */\nint c;\n",
+        "/* a comment\n   # include <stdio.h>\n*/\nint d;\n",
+        "const char *s = \"#include <stdio.h>\";\nchar h = '#';\n",
+        "int e; // #pragma once\n// # include <stdio.h>\n",
+        "#define STR(x) #x\nconst char *t = STR(a + b);\n",
+        "#define A 1\r\nint f = A;\r\n#define B \\\r\n  2\r\nint g = B;\r\n",
+        "const char *u = \"a\\\\\", *v = \"\\\"#include\\\"\";\nchar w = '\\'', x = '\\\\';\n",
+        "const char *y = \"what?\", *z = \"x ?\? y\";\nint q(int a) { return a ? 1 : 2; }\n",
+        "float k = 1.5e+3f, m = .5e-2f, o = 0x1p-3;\n",
+        "#define LONG_MACRO(a, b) \\\n    ((a) > (b) ? (a) : (b))\nint r = LONG_MACRO(1, 2);\n",
     };
     char err[512];
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
@@ -532,6 +651,7 @@ static void jit_nvrtc_missing_library(void **state)
 }
 
 PCG_TESTS(reward_jit, cmocka_unit_test(jit_scan_refuses), cmocka_unit_test(jit_scan_accepts),
+          cmocka_unit_test(jit_scan_directive_spellings_refused), cmocka_unit_test(jit_scan_preprocessor_accepted),
           cmocka_unit_test(jit_api_matches_level_core), cmocka_unit_test(jit_math_matches_libm),
           cmocka_unit_test(jit_codegen_helpers), cmocka_unit_test(jit_errors_carry_source_lines),
           cmocka_unit_test(jit_human_rewards_match_gcc), cmocka_unit_test(jit_in_env_step_threads),
