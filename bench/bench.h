@@ -5,5 +5,6 @@
 int bench_env(int argc, char **argv);
 int bench_eval(int argc, char **argv);
 int bench_train(int argc, char **argv);
+int bench_confine(int argc, char **argv);
 
 #endif
