@@ -88,6 +88,27 @@ char *const *worker_environment(void)
     return e;
 }
 
+void worker_scrub_environment(void)
+{
+    size_t n = 0;
+    while (environ && environ[n]) n++;
+    char **keep = calloc(n + 1, sizeof *keep);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (env_keep(environ[i])) {
+            if (keep) keep[k++] = strdup(environ[i]);
+            continue;
+        }
+        /* the bytes themselves, not only the entry: they stay in memory */
+        char *eq = strchr(environ[i], '=');
+        if (eq) memset(eq + 1, 0, strlen(eq + 1));
+    }
+    clearenv();
+    for (size_t i = 0; keep && i < k; i++)
+        if (keep[i]) putenv(keep[i]); /* putenv keeps the strings: not freed */
+    free(keep);
+}
+
 /* ---- the caller's side ---- */
 
 /* A sealed memory file holding the job; -1 with errno on failure. */

@@ -30,6 +30,10 @@ int worker_run(const char *role, const void *job, size_t job_len, const child_op
 char *const *worker_environment(void);
 /* Never pass variable name on (the API key's, from --api-key-env). */
 void worker_env_deny(const char *name);
+/* Reduce this process's own environment to worker_environment()'s, the
+ * dropped values overwritten in memory (for a command that must run
+ * reward code in process: bench reward on files the user names). */
+void worker_scrub_environment(void);
 
 /* If argv is a worker call (`BINARY __worker ROLE JOBFD PIPEFD`), run the
  * role and return its exit status; otherwise -1. */

@@ -13,6 +13,7 @@
 #include "bench_util.h"
 #include "env.h"
 #include "reward_jit.h"
+#include "worker.h"
 #include "util.h"
 
 extern const char pcg_embed_hd_h[];
@@ -188,6 +189,10 @@ int bench_reward(int argc, char **argv)
                                      "rewards/human/scenario3.c", "rewards/human/scenario4.c"};
     const char **files = optind < argc ? (const char **)(argv + optind) : defaults;
     int n_files = optind < argc ? argc - optind : 4;
+    /* the calls are timed in this process, with no sandbox around them:
+     * first nothing here worth stealing, then only rewards the sandbox
+     * accepts */
+    if (optind < argc) worker_scrub_environment();
     char tmpl[] = "/tmp/pcgrllm-bench-reward-XXXXXX";
     char *dir = mkdtemp(tmpl);
     if (!dir) return die_msg("bench reward: cannot create a temporary directory"), 1;
@@ -219,6 +224,13 @@ int bench_reward(int argc, char **argv)
         /* scenario 3-4 rewards are about the treasure variant */
         int variant = strstr(files[f], "scenario3") || strstr(files[f], "scenario4") ? VARIANT_TREASURE
                                                                                      : VARIANT_DUNGEON;
+        reward_stats vs;
+        if (optind < argc && reward_validate(src, variant, 16, 0, 60, &vs, err, sizeof err)) {
+            die_msg("bench reward: %s: refused by the sandbox: %s", files[f], err);
+            free(src);
+            rc = 1;
+            continue;
+        }
         double t0 = now_seconds();
         reward_prog *p = reward_compile_cpu(src, err, sizeof err);
         double tcc_ms = (now_seconds() - t0) * 1e3;
