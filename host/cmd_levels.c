@@ -90,7 +90,7 @@ int cmd_levels(int argc, char **argv)
                  (unsigned long long)seed, i, random_play ? "after one episode of random play" : "starting map");
         if (level_write(path, &l, comment)) {
             env_free(&e);
-            return die_msg("levels: cannot write %s", path), 1;
+            return die_msg("levels: %s", write_error()), 1;
         }
     }
     printf("wrote %ld level%s to %s\n", n, n == 1 ? "" : "s", out);

@@ -114,6 +114,9 @@ int level_write(const char *path, const level_t *l, const char *comment)
     int n = 0;
     if (comment) n = snprintf(buf, 2048, "# %.2000s\n", comment);
     int m = level_format(l, buf + n, (int)sizeof buf - n);
-    if (m < 0) return -1;
+    if (m < 0) {
+        set_write_error("level too large to format");
+        return -1;
+    }
     return write_file_atomic(path, buf, (size_t)(n + m));
 }

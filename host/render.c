@@ -3,6 +3,7 @@
 #include "levelio.h"
 #include "util.h"
 #include <cairo.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,13 +111,38 @@ static int draw_legend(cairo_t *cr, double x0, double y0, int width, int draw)
     return y + rowh - (int)y0;
 }
 
+typedef struct {
+    int fd, err; /* err: errno of the first failed write */
+} png_sink;
+
+static cairo_status_t png_write(void *closure, const unsigned char *data, unsigned int len)
+{
+    png_sink *k = closure;
+    if (write_all(k->fd, data, len) == 0) return CAIRO_STATUS_SUCCESS;
+    k->err = errno;
+    return CAIRO_STATUS_WRITE_ERROR;
+}
+
+/* The PNG goes to a temporary file beside path, then is renamed over it
+ * (the rules of write_file_atomic: a FIFO, device or directory at path is
+ * refused, a symlink replaced).  cairo's own file writer would open path
+ * directly and follow or block on whatever lies there. */
 static int write_surface(cairo_surface_t *s, const char *path)
 {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    int ok = cairo_surface_write_to_png(s, tmp) == CAIRO_STATUS_SUCCESS && rename(tmp, path) == 0;
-    if (!ok) unlink(tmp);
-    return ok ? 0 : -1;
+    char tmp[4200], err[1024];
+    if (check_output_path(path, err, sizeof err)) return set_write_error(err), -1;
+    png_sink k = {tmp_create(path, tmp, sizeof tmp, err, sizeof err), 0};
+    if (k.fd < 0) return set_write_error(err), -1;
+    cairo_status_t st = cairo_surface_write_to_png_stream(s, png_write, &k);
+    if (st != CAIRO_STATUS_SUCCESS) {
+        snprintf(err, sizeof err, "%s: cannot write: %s", path,
+                 k.err ? strerror(k.err) : cairo_status_to_string(st));
+        close(k.fd);
+        unlink(tmp);
+        return set_write_error(err), -1;
+    }
+    if (tmp_commit(k.fd, tmp, path, err, sizeof err)) return set_write_error(err), -1;
+    return 0;
 }
 
 int levels_render_grid_png(const level_t *levels, int n, int cols, const char *const *captions, const char *path,
@@ -140,7 +166,10 @@ int levels_render_grid_png(const level_t *levels, int n, int cols, const char *c
     cairo_surface_destroy(probe);
     int height = gap + rows * (title + lh * px + gap) + legend_h + gap;
     cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, width, height);
-    if (cairo_surface_status(s) != CAIRO_STATUS_SUCCESS) return -1;
+    if (cairo_surface_status(s) != CAIRO_STATUS_SUCCESS) {
+        set_write_error("cannot draw the picture: out of memory");
+        return -1;
+    }
     cairo_t *cr = cairo_create(s);
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_paint(cr);
@@ -226,7 +255,7 @@ int cmd_render(int argc, char **argv)
     level_t l;
     char err[512];
     if (level_read(argv[optind], &l, tiles, err, sizeof err)) return die_msg("%s", err), 1;
-    if (level_render_png(&l, out, (int)px)) return die_msg("render: cannot write %s", out), 1;
+    if (level_render_png(&l, out, (int)px)) return die_msg("render: %s", write_error()), 1;
     printf("wrote %s\n", out);
     return 0;
 }

@@ -120,13 +120,17 @@ static void write_img(FILE *f, const char *png_path)
     free(b64);
 }
 
-static int write_html(const char *dir, json_t *cfg, const thought_graph *g, int best, const char *target_desc)
+/* The page is built in memory and written with write_file_atomic (the
+ * output rules of docs/loop.md, "Files").  0, or -1 with one line in err. */
+static int write_html(const char *dir, json_t *cfg, const thought_graph *g, int best, const char *target_desc,
+                      char *err, int errlen)
 {
-    char path[1200], tmp[1300];
+    char path[1200];
     snprintf(path, sizeof path, "%s/report.html", dir);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) return -1;
+    char *page = NULL;
+    size_t page_len = 0;
+    FILE *f = open_memstream(&page, &page_len);
+    if (!f) return snprintf(err, (size_t)errlen, "%s: out of memory", path), -1;
     const char *story = json_string_value(json_object_get(cfg, "story"));
     const char *label = json_string_value(json_object_get(cfg, "author_label"));
     fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>pcgrllm run report</title>\n<style>\n"
@@ -208,18 +212,20 @@ static int write_html(const char *dir, json_t *cfg, const thought_graph *g, int 
     }
     fprintf(f, "</body></html>\n");
     int bad = ferror(f);
-    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
-        remove(tmp);
-        return -1;
+    if (fclose(f) != 0 || bad) {
+        free(page);
+        return snprintf(err, (size_t)errlen, "%s: out of memory", path), -1;
     }
-    return 0;
+    int rc = write_file_atomic_msg(path, page, page_len, err, errlen);
+    free(page);
+    return rc;
 }
 
 int run_report(const char *dir, int html, int quiet)
 {
-    char path[1200], err[512];
+    char path[1200], err[1600];
     snprintf(path, sizeof path, "%s/config.json", dir);
-    json_t *cfg = json_load_file(path, 0, NULL);
+    json_t *cfg = read_json_file(path, 16L << 20, err, sizeof err);
     if (!json_is_object(cfg)) {
         die_msg("report: %s holds no run (no readable config.json)", dir);
         json_decref(cfg);
@@ -276,8 +282,8 @@ int run_report(const char *dir, int html, int quiet)
     run_write_text(path, sum);
     int rc = 0;
     if (html) {
-        if (write_html(dir, cfg, &g, best, target_desc)) {
-            die_msg("report: cannot write %s/report.html", dir);
+        if (write_html(dir, cfg, &g, best, target_desc, err, sizeof err)) {
+            die_msg("report: %s", err);
             rc = 1;
         } else if (!quiet)
             printf("report: %s/report.html\n", dir);

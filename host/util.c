@@ -1,5 +1,6 @@
 #include "util.h"
 #include <errno.h>
+#include <jansson.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,75 +20,269 @@ void die_msg(const char *fmt, ...)
     va_end(ap);
 }
 
+/* "a FIFO", "a directory", ...: what a path is, for one-line refusals. */
+const char *file_kind(unsigned mode)
+{
+    if (S_ISREG(mode)) return "a regular file";
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISSOCK(mode)) return "a socket";
+    if (S_ISLNK(mode)) return "a symbolic link";
+    return "not a regular file";
+}
+
+int open_regular(const char *path, char *err, int errlen)
+{
+    /* O_NONBLOCK: opening a FIFO that has no writer must not wait for one.
+     * The kind is taken from the opened descriptor, not from a stat()
+     * before the open, so the file cannot be swapped in between. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    struct stat st;
+    if (fd < 0) {
+        int e = errno;
+        /* a socket cannot be opened at all (ENXIO): name what it is */
+        if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+            snprintf(err, (size_t)errlen, "%s: is %s, not a regular file", path, file_kind(st.st_mode));
+        else
+            snprintf(err, (size_t)errlen, "%s: cannot open: %s", path, strerror(e));
+        return -1;
+    }
+    if (fstat(fd, &st) != 0) {
+        snprintf(err, (size_t)errlen, "%s: cannot read: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, (size_t)errlen, "%s: is %s, not a regular file", path, file_kind(st.st_mode));
+        close(fd);
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL); /* reads of the regular file may block again */
+    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    return fd;
+}
+
+/* read() all of n bytes or up to end of file; bytes read, or -1. */
+static long read_full(int fd, char *buf, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, buf + got, n - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return -1;
+        if (r == 0) break;
+        got += (size_t)r;
+    }
+    return (long)got;
+}
+
 char *read_file(const char *path, long max, long *len, char *err, int errlen)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, (size_t)errlen, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-        fclose(f);
-        snprintf(err, (size_t)errlen, "%s: is a directory", path);
-        return NULL;
-    }
+    int fd = open_regular(path, err, errlen);
+    if (fd < 0) return NULL;
     char *buf = malloc((size_t)max + 1);
     if (!buf) {
-        fclose(f);
+        close(fd);
         snprintf(err, (size_t)errlen, "%s: out of memory", path);
         return NULL;
     }
-    size_t n = fread(buf, 1, (size_t)max + 1, f);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
+    long n = read_full(fd, buf, (size_t)max + 1);
+    int e = errno;
+    close(fd);
+    if (n < 0) {
         free(buf);
-        snprintf(err, (size_t)errlen, "%s: read error", path);
+        snprintf(err, (size_t)errlen, "%s: read error: %s", path, strerror(e));
         return NULL;
     }
-    if ((long)n > max) {
+    if (n > max) {
         free(buf);
         snprintf(err, (size_t)errlen, "%s: file too large (over %ld bytes)", path, max);
         return NULL;
     }
     buf[n] = 0;
-    *len = (long)n;
+    *len = n;
     return buf;
+}
+
+json_t *read_json_file(const char *path, long max, char *err, int errlen)
+{
+    long len;
+    char *text = read_file(path, max, &len, err, errlen);
+    if (!text) return NULL;
+    json_error_t je;
+    json_t *j = json_loadb(text, (size_t)len, JSON_REJECT_DUPLICATES, &je);
+    free(text);
+    if (!j) snprintf(err, (size_t)errlen, "%s: line %d: %s", path, je.line, je.text);
+    return j;
+}
+
+uint64_t fnv1a64(const void *data, size_t n, uint64_t h)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+int file_fnv1a64(const char *path, uint64_t *sum, char *err, int errlen)
+{
+    int fd = open_regular(path, err, errlen);
+    if (fd < 0) return -1;
+    uint64_t h = FNV1A64_INIT;
+    char buf[65536];
+    long n;
+    while ((n = read_full(fd, buf, sizeof buf)) > 0) h = fnv1a64(buf, (size_t)n, h);
+    int e = errno;
+    close(fd);
+    if (n < 0) {
+        snprintf(err, (size_t)errlen, "%s: read error: %s", path, strerror(e));
+        return -1;
+    }
+    *sum = h;
+    return 0;
+}
+
+int check_output_path(const char *path, char *err, int errlen)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0) {
+        if (errno == ENOENT) return 0;
+        snprintf(err, (size_t)errlen, "%s: cannot check: %s", path, strerror(errno));
+        return -1;
+    }
+    /* rename() replaces a symlink itself (its target is never written);
+     * anything else but a regular file would be silently swapped for one */
+    if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) return 0;
+    snprintf(err, (size_t)errlen, "%s: is %s; not overwriting it", path, file_kind(st.st_mode));
+    errno = S_ISDIR(st.st_mode) ? EISDIR : EEXIST; /* for callers that print strerror */
+    return -1;
+}
+
+int tmp_create(const char *path, char *tmp, size_t tmplen, char *err, int errlen)
+{
+    static unsigned counter;
+    for (int tries = 0; tries < 100; tries++) {
+        unsigned k = __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED);
+        if ((size_t)snprintf(tmp, tmplen, "%s.tmp.%ld.%u", path, (long)getpid(), k) >= tmplen) {
+            snprintf(err, (size_t)errlen, "%s: path too long", path);
+            return -1;
+        }
+        /* O_EXCL | O_NOFOLLOW: never open something already lying there */
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd >= 0) return fd;
+        if (errno != EEXIST) {
+            snprintf(err, (size_t)errlen, "%s: cannot write: %s", path, strerror(errno));
+            return -1;
+        }
+    }
+    snprintf(err, (size_t)errlen, "%s: cannot create a temporary file beside it", path);
+    return -1;
+}
+
+int write_all(int fd, const void *data, size_t len)
+{
+    const char *p = data;
+    while (len > 0) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) return -1;
+        p += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+int tmp_commit(int fd, const char *tmp, const char *path, char *err, int errlen)
+{
+    /* fsync and close report what a full or failing disk did to the data */
+    int bad = fsync(fd) != 0;
+    int e = errno;
+    if (close(fd) != 0 && !bad) bad = 1, e = errno;
+    if (!bad && check_output_path(path, err, errlen) != 0) { /* again, just before replacing it */
+        e = errno;
+        unlink(tmp);
+        errno = e;
+        return -1;
+    }
+    if (!bad && rename(tmp, path) != 0) bad = 1, e = errno;
+    if (bad) {
+        snprintf(err, (size_t)errlen, "%s: cannot write: %s", path, strerror(e));
+        unlink(tmp);
+        errno = e;
+        return -1;
+    }
+    return 0;
+}
+
+int write_file_atomic_msg(const char *path, const void *data, size_t len, char *err, int errlen)
+{
+    if (check_output_path(path, err, errlen)) return -1;
+    char tmp[4200];
+    int fd = tmp_create(path, tmp, sizeof tmp, err, errlen);
+    if (fd < 0) return -1;
+    if (write_all(fd, data, len) != 0) {
+        int e = errno; /* ENOSPC, EIO, EFBIG ... */
+        snprintf(err, (size_t)errlen, "%s: cannot write: %s", path, strerror(e));
+        close(fd);
+        unlink(tmp);
+        errno = e;
+        return -1;
+    }
+    return tmp_commit(fd, tmp, path, err, errlen);
+}
+
+static __thread char last_write_error[1024];
+
+const char *write_error(void)
+{
+    return last_write_error[0] ? last_write_error : "no write has failed";
+}
+
+void set_write_error(const char *msg)
+{
+    snprintf(last_write_error, sizeof last_write_error, "%s", msg);
 }
 
 int write_file_atomic(const char *path, const void *data, size_t len)
 {
-    size_t pl = strlen(path);
-    char *tmp = malloc(pl + 32);
-    if (!tmp) return -1;
-    snprintf(tmp, pl + 32, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    char err[sizeof last_write_error];
+    int rc = write_file_atomic_msg(path, data, len, err, sizeof err);
+    if (rc) {
+        int e = errno;
+        set_write_error(err);
+        errno = e;
+    }
+    return rc;
+}
+
+FILE *open_append(const char *path, char *err, int errlen)
+{
+    /* O_NONBLOCK: a FIFO without a reader fails (ENXIO) instead of hanging;
+     * O_NOFOLLOW: a log is never written through a symlink */
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
+    struct stat st;
     if (fd < 0) {
-        free(tmp);
-        return -1;
+        int e = errno;
+        if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+            snprintf(err, (size_t)errlen, "%s: is %s; not appending to it", path, file_kind(st.st_mode));
+        else
+            snprintf(err, (size_t)errlen, "%s: cannot open: %s", path, strerror(e));
+        return NULL;
     }
-    const char *p = data;
-    size_t left = len;
-    while (left > 0) {
-        ssize_t w = write(fd, p, left);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            close(fd);
-            unlink(tmp);
-            free(tmp);
-            return -1;
-        }
-        p += w;
-        left -= (size_t)w;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(err, (size_t)errlen, "%s: is not a regular file; not appending to it", path);
+        close(fd);
+        return NULL;
     }
-    if (fsync(fd) != 0 || close(fd) != 0 || rename(tmp, path) != 0) {
-        unlink(tmp);
-        free(tmp);
-        return -1;
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    FILE *f = fdopen(fd, "a");
+    if (!f) {
+        snprintf(err, (size_t)errlen, "%s: cannot open: %s", path, strerror(errno));
+        close(fd);
     }
-    free(tmp);
-    return 0;
+    return f;
 }
 
 int make_dirs(const char *path)

@@ -3,16 +3,56 @@
 #define PCG_UTIL_H
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Exit codes */
 enum { EXIT_USAGE = 2, EXIT_REFUSED = 3 };
 
 /* Print "pcgrllm: message" to stderr. */
 void die_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Read a whole file (at most max bytes) into a NUL-terminated buffer. */
+/* The files the engine reads and writes (docs/loop.md, "Files"):
+ * inputs must be regular files: a FIFO, device, socket or directory is
+ * refused in one line (never waited on); outputs are written to a
+ * temporary file beside the destination and renamed over it, and a
+ * destination that exists as anything but a regular file or a symlink is
+ * refused ("...: is a FIFO; not overwriting it").  A symlink destination
+ * is replaced by the new file; its target is never written. */
+struct json_t;
+/* "a FIFO", "a directory", ... for a st_mode. */
+const char *file_kind(unsigned mode);
+/* Open a regular file for reading (a descriptor), or -1 with one line in err. */
+int open_regular(const char *path, char *err, int errlen);
+/* Read a whole regular file (at most max bytes) into a NUL-terminated buffer. */
 char *read_file(const char *path, long max, long *len, char *err, int errlen);
-/* Write via a temporary file in the same directory, fsync, rename. */
+/* read_file, then JSON (duplicate keys refused); NULL with one line in err. */
+struct json_t *read_json_file(const char *path, long max, char *err, int errlen);
+/* FNV-1a 64: fnv1a64(p, n, FNV1A64_INIT), chainable over pieces. */
+#define FNV1A64_INIT 0xcbf29ce484222325ULL
+uint64_t fnv1a64(const void *data, size_t n, uint64_t h);
+/* FNV-1a 64 of a regular file's bytes.  0, or -1 with one line in err. */
+int file_fnv1a64(const char *path, uint64_t *sum, char *err, int errlen);
+/* 0 if path may be replaced (absent, a regular file or a symlink), else -1
+ * with one line in err. */
+int check_output_path(const char *path, char *err, int errlen);
+/* Write via a temporary file in the same directory, fsync, rename.
+ * 0, or -1 with errno set (_msg: and one line in err naming the path). */
 int write_file_atomic(const char *path, const void *data, size_t len);
+int write_file_atomic_msg(const char *path, const void *data, size_t len, char *err, int errlen);
+/* The one-line reason of this thread's latest failed write_file_atomic (or
+ * PNG write), for callers whose interface has no err buffer; set_write_error
+ * records one. */
+const char *write_error(void);
+void set_write_error(const char *msg);
+/* The pieces of write_file_atomic, for writers that produce their data
+ * through a descriptor (PNG): a new temporary file beside path (its name
+ * in tmp), every byte written, then fsync + close + rename (the temporary
+ * file removed on any failure).  0 / a descriptor, or -1 with err. */
+int tmp_create(const char *path, char *tmp, size_t tmplen, char *err, int errlen);
+int write_all(int fd, const void *data, size_t len);
+int tmp_commit(int fd, const char *tmp, const char *path, char *err, int errlen);
+/* A log opened for appending: a regular file, created if absent; never a
+ * FIFO, device or symlink.  NULL with one line in err. */
+FILE *open_append(const char *path, char *err, int errlen);
 /* mkdir -p */
 int make_dirs(const char *path);
 double now_seconds(void);
