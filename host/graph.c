@@ -29,7 +29,7 @@ int graph_init(thought_graph *g, int pe, int breadth)
 
 void graph_free(thought_graph *g)
 {
-    for (int i = 0; i < g->n; i++) free(g->nodes[i].feedback);
+    for (int i = 0; i < g->n; i++) free(g->nodes[i].feedback), free(g->nodes[i].files);
     free(g->nodes);
     memset(g, 0, sizeof *g);
 }
@@ -50,6 +50,7 @@ int graph_add(thought_graph *g, int iteration, int parent)
     nd->iteration = iteration;
     nd->parent = parent;
     nd->status = NODE_PENDING;
+    nd->n_files = -1;
     if (parent >= 0) g->nodes[parent].n_children++;
     return g->n++;
 }
@@ -71,6 +72,39 @@ int graph_finish(thought_graph *g, int id, int status, double fitness)
     else if (status != NODE_OK || !(fitness >= 0 && fitness <= 1)) return -1;
     g->nodes[id].status = status;
     g->nodes[id].fitness = fitness;
+    return 0;
+}
+
+int graph_set_files(thought_graph *g, int id, const graph_file *files, int n)
+{
+    if (id < 0 || id >= g->n || n < -1 || n > GRAPH_MAX_FILES) return -1;
+    graph_file *copy = NULL;
+    if (n > 0) {
+        if (!(copy = malloc(sizeof *copy * (size_t)n))) return -1;
+        memcpy(copy, files, sizeof *copy * (size_t)n);
+    }
+    free(g->nodes[id].files);
+    g->nodes[id].files = copy;
+    g->nodes[id].n_files = n;
+    return 0;
+}
+
+const graph_file *graph_find_file(const thought_node *nd, const char *name)
+{
+    for (int i = 0; i < nd->n_files; i++)
+        if (!strcmp(nd->files[i].name, name)) return &nd->files[i];
+    return NULL;
+}
+
+int graph_reopen(thought_graph *g, int id)
+{
+    if (id < 0 || id != g->n - 1) return -1;
+    thought_node *nd = &g->nodes[id];
+    nd->status = NODE_PENDING;
+    nd->fitness = 0;
+    nd->reward_path[0] = 0;
+    graph_set_feedback(g, id, NULL);
+    graph_set_files(g, id, NULL, -1);
     return 0;
 }
 
@@ -138,6 +172,17 @@ int graph_children(const thought_graph *g, int id, int *out, int max)
 
 static const char *const status_names[] = {"pending", "ok", "failed"};
 
+static json_t *files_to_json(const thought_node *nd)
+{
+    json_t *o = json_object();
+    for (int i = 0; i < nd->n_files; i++) {
+        char hex[17];
+        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)nd->files[i].fnv1a);
+        json_object_set_new(o, nd->files[i].name, json_string(hex));
+    }
+    return o;
+}
+
 json_t *graph_to_json(const thought_graph *g)
 {
     json_t *nodes = json_array();
@@ -156,6 +201,7 @@ json_t *graph_to_json(const thought_graph *g)
                               nd->feedback ? json_string(nd->feedback) : json_null(), "tokens", "prompt",
                               (json_int_t)nd->tokens_prompt, "completion", (json_int_t)nd->tokens_completion,
                               "wall_s", nd->wall_s);
+        if (nd->n_files >= 0) json_object_set_new(o, "files", files_to_json(nd));
         json_array_append_new(nodes, o);
     }
     return json_pack("{s:i, s:s, s:i, s:o}", "version", 1, "pe", graph_pe_name(g->pe), "breadth", g->breadth,
@@ -227,11 +273,45 @@ static int safe_rel_path(const char *p)
     return 1;
 }
 
+/* Exactly 16 lowercase hex digits. */
+static int parse_hex64(const char *s, uint64_t *out)
+{
+    uint64_t v = 0;
+    int n = 0;
+    for (; s && s[n]; n++) {
+        char c = s[n];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (d < 0 || n >= 16) return -1;
+        v = v << 4 | (uint64_t)d;
+    }
+    if (n != 16) return -1;
+    *out = v;
+    return 0;
+}
+
+/* A node's "files" (absent: none recorded).  0 or -1. */
+static int files_from_json(const json_t *fo, thought_graph *g, int id)
+{
+    if (!fo) return 0;
+    if (!json_is_object(fo) || json_object_size(fo) > GRAPH_MAX_FILES) return -1;
+    graph_file files[GRAPH_MAX_FILES];
+    int n = 0;
+    const char *name;
+    json_t *v;
+    json_object_foreach((json_t *)fo, name, v) {
+        if (!name[0] || strlen(name) >= GRAPH_FILE_NAME_MAX || !safe_rel_path(name) ||
+            parse_hex64(json_string_value(v), &files[n].fnv1a))
+            return -1;
+        snprintf(files[n++].name, GRAPH_FILE_NAME_MAX, "%s", name);
+    }
+    return graph_set_files(g, id, files, n);
+}
+
 int graph_from_json(const json_t *j, thought_graph *g, char *err, int errlen)
 {
     static const char *const top_keys[] = {"version", "pe", "breadth", "nodes", NULL};
     static const char *const node_keys[] = {"id", "iteration", "parent", "children", "references", "reward",
-                                            "fitness", "status", "feedback", "tokens", "wall_s", NULL};
+                                            "fitness", "status", "feedback", "tokens", "wall_s", "files", NULL};
     static const char *const ref_keys[] = {"id", "fitness", NULL};
     static const char *const tok_keys[] = {"prompt", "completion", NULL};
     const char *bad = NULL;
@@ -325,6 +405,11 @@ int graph_from_json(const json_t *j, thought_graph *g, char *err, int errlen)
         }
         if (get_real(o, "wall_s", 0, 1e9, &nd->wall_s)) {
             fail(err, errlen, "node %d: 'wall_s' must be a number >= 0", id);
+            goto out;
+        }
+        if (files_from_json(json_object_get(o, "files"), g, id)) {
+            fail(err, errlen, "node %d: 'files' must map at most %d relative file names to 16 hex digits", id,
+                 GRAPH_MAX_FILES);
             goto out;
         }
         const json_t *refs = json_object_get(o, "references");

@@ -16,6 +16,7 @@
 #ifndef PCG_GRAPH_H
 #define PCG_GRAPH_H
 #include <jansson.h>
+#include <stdint.h>
 
 enum { PE_COT = 0, PE_TOT = 1, PE_GOT = 2 };
 enum { NODE_PENDING = 0, NODE_OK = 1, NODE_FAILED = 2 };
@@ -23,6 +24,16 @@ enum { NODE_PENDING = 0, NODE_OK = 1, NODE_FAILED = 2 };
 #define GRAPH_MAX_BREADTH 16
 #define GRAPH_PATH_MAX 256
 #define GRAPH_MAX_REFS 2
+#define GRAPH_FILE_NAME_MAX 64
+#define GRAPH_MAX_FILES 128
+
+/* A file a finished node produced, as it was when the node finished: its
+ * name relative to the node's directory and the FNV-1a 64 of its bytes
+ * (stored as 16 hex digits).  `run --resume` checks them. */
+typedef struct {
+    char name[GRAPH_FILE_NAME_MAX];
+    uint64_t fnv1a;
+} graph_file;
 
 typedef struct {
     int id;                       /* index in the graph, 0.. */
@@ -38,6 +49,8 @@ typedef struct {
     char *feedback;               /* owned; NULL if none */
     long tokens_prompt, tokens_completion;
     double wall_s;
+    int n_files;                  /* -1: none recorded (pending, or a graph from before checksums) */
+    graph_file *files;            /* owned */
 } thought_node;
 
 typedef struct {
@@ -64,6 +77,15 @@ int graph_set_feedback(thought_graph *g, int id, const char *text);
 /* Record a node's outcome: NODE_OK with fitness in [0,1], or NODE_FAILED
  * (fitness forced to 0). 0, or -1 if arguments are invalid. */
 int graph_finish(thought_graph *g, int id, int status, double fitness);
+/* Replace a node's recorded files with a copy of files[0..n) (n == -1:
+ * none recorded).  0, or -1 (bad id, n over GRAPH_MAX_FILES, out of memory). */
+int graph_set_files(thought_graph *g, int id, const graph_file *files, int n);
+/* The recorded file called name, or NULL. */
+const graph_file *graph_find_file(const thought_node *nd, const char *name);
+/* Make the last node pending again, to be redone: no outcome, reward,
+ * feedback or recorded files.  Only the last node, since later nodes'
+ * parents and references were chosen knowing its outcome.  0 or -1. */
+int graph_reopen(thought_graph *g, int id);
 
 /* Parent for the next node (rules above), -1 for the empty template. */
 int graph_select_parent(const thought_graph *g);
@@ -77,7 +99,9 @@ int graph_children(const thought_graph *g, int id, int *out, int max);
 
 /* JSON for the run directory; strict validation on the way back in (ids in
  * order, parents and references earlier nodes, children consistent, fitness
- * in [0,1], no unknown fields, relative reward paths without ".."). */
+ * in [0,1], no unknown fields, relative reward paths without "..", files as
+ * {"relative/name": "16 hex digits"}; a node without "files" has none
+ * recorded). */
 json_t *graph_to_json(const thought_graph *g);
 int graph_from_json(const json_t *j, thought_graph *g, char *err, int errlen);
 /* Atomic write (temporary file + rename); load with the checks above. */

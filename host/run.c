@@ -129,12 +129,12 @@ static int write_json(const char *path, json_t *j)
 {
     char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(10));
     json_decref(j);
-    if (!s) return -1;
+    if (!s) return set_write_error("out of memory"), -1;
     size_t n = strlen(s);
     char *t = realloc(s, n + 2);
     if (!t) {
         free(s);
-        return -1;
+        return set_write_error("out of memory"), -1;
     }
     t[n] = '\n';
     t[n + 1] = 0;
@@ -460,7 +460,8 @@ static int check_reward(run_state *R, const char *ndir, const char *name, const 
 
 static int read_stats(const char *path, reward_stats *st)
 {
-    json_t *j = json_load_file(path, 0, NULL);
+    char err[1200];
+    json_t *j = read_json_file(path, 1L << 20, err, sizeof err);
     json_t *s = json_object_get(j, "stats");
     if (!json_is_object(s)) {
         json_decref(j);
@@ -695,7 +696,10 @@ static int step_fitness(run_state *R, int id, const char *ndir, level_set *ls, d
     }
     eval_levels(&R->esc, ls->levels, ls->n, ls->per, &ls->sum);
     path_join(path, sizeof path, ndir, "eval.json");
-    if (!file_exists(path)) write_json(path, eval_json(R, ls));
+    if (!file_exists(path) && write_json(path, eval_json(R, ls))) {
+        snprintf(reason, (size_t)len, "%s", write_error());
+        return -1;
+    }
     path_join(path, sizeof path, ndir, "levels.png");
     if (!file_exists(path)) levels_render_grid_png(ls->levels, ls->n, 6, NULL, path, 12);
     *fitness = ls->sum.fitness;
@@ -732,8 +736,244 @@ static char *step_feedback(run_state *R, int id, const char *ndir, const level_s
         snprintf(reason, (size_t)len, "feedback: %s", err);
         return NULL;
     }
-    run_write_text(path, fb);
+    if (run_write_text(path, fb)) {
+        snprintf(reason, (size_t)len, "%s", write_error());
+        free(fb);
+        return NULL;
+    }
     return fb;
+}
+
+/* ---------------------------------------------------------------- node files */
+
+/* A node's steps in order, as far as its files go: a redo starts at one
+ * step and takes every later one with it, and always the outcome. */
+enum { STEP_AUTHOR, STEP_TRAIN, STEP_LEVELS, STEP_FITNESS, STEP_FEEDBACK, STEP_OUTCOME };
+static const char *const step_names[] = {"reward", "training", "levels", "fitness", "feedback"};
+enum { KIND_TEXT, KIND_CHECKPOINT, KIND_LEVEL, KIND_EVAL };
+
+/* A file of a node that --resume relies on.  Its FNV-1a 64 goes into
+ * graph.json when the node finishes, and is checked before a resumed run
+ * builds on the node. */
+typedef struct {
+    char name[GRAPH_FILE_NAME_MAX]; /* relative to the node directory */
+    int step, kind;
+    const char *marker;             /* a "done" file that says it must exist, or NULL */
+    int needed_ok;                  /* a node that finished ok must have it */
+} node_file;
+#define NODE_FILES_MAX (RUN_MAX_LEVELS + 4)
+
+static int node_files(const run_state *R, node_file *f)
+{
+    int n = 0, feedback = R->c->ablation == ABL_FB || R->c->ablation == ABL_FULL;
+    int levels = R->c->n_levels < RUN_MAX_LEVELS ? R->c->n_levels : RUN_MAX_LEVELS;
+    f[n++] = (node_file){"reward.c", STEP_AUTHOR, KIND_TEXT, NULL, 1};
+    f[n++] = (node_file){"train/" CHECKPOINT_FILE, STEP_TRAIN, KIND_CHECKPOINT, "train.done", 1};
+    for (int i = 0; i < levels; i++) {
+        f[n] = (node_file){"", STEP_LEVELS, KIND_LEVEL, "levels.done", 1};
+        snprintf(f[n++].name, GRAPH_FILE_NAME_MAX, "levels/level_%03d.txt", i);
+    }
+    f[n++] = (node_file){"eval.json", STEP_FITNESS, KIND_EVAL, NULL, 1};
+    f[n++] = (node_file){"feedback.txt", STEP_FEEDBACK, KIND_TEXT, NULL, feedback};
+    return n;
+}
+
+/* DIR/nodes/NNN/name */
+static void node_path(char *out, size_t len, const run_state *R, int id, const char *name)
+{
+    snprintf(out, len, "%s/nodes/%03d/%.*s", R->c->out, id, GRAPH_FILE_NAME_MAX - 1, name);
+}
+
+/* Anything at all at path (a FIFO in a file's place counts, and is refused
+ * by the reader). */
+static int path_present(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+/* Does the file read as what it should be?  0, or -1 with one line. */
+static int file_parses(const char *path, int kind, char *err, int errlen)
+{
+    unsigned char tiles[PCG_MAX_CELLS];
+    level_t l;
+    checkpoint_state cs;
+    long len;
+    if (kind == KIND_LEVEL) return level_read(path, &l, tiles, err, errlen);
+    if (kind == KIND_CHECKPOINT) {
+        if (checkpoint_read(&cs, path, err, errlen)) return -1;
+        checkpoint_state_free(&cs);
+        return 0;
+    }
+    if (kind == KIND_EVAL) {
+        json_t *j = read_json_file(path, 8L << 20, err, errlen);
+        if (!j) return -1;
+        json_t *f = json_object_get(j, "fitness");
+        int ok = json_is_number(f) && json_number_value(f) >= 0 && json_number_value(f) <= 1;
+        json_decref(j);
+        return ok ? 0 : (snprintf(err, (size_t)errlen, "%s: no fitness in [0,1]", path), -1);
+    }
+    char *t = read_file(path, 8L << 20, &len, err, errlen);
+    int ok = t && len > 0 && strlen(t) == (size_t)len;
+    free(t);
+    if (t && !ok) snprintf(err, (size_t)errlen, "%s: %s", path, len ? "holds binary data" : "is empty");
+    return ok ? 0 : -1;
+}
+
+/* Missing, changed since the node finished (sum != NULL), or unreadable as
+ * its kind: 0 when sound, else -1 with one line naming the file. */
+static int file_damaged(const char *path, int kind, const graph_file *rec, char *err, int errlen)
+{
+    uint64_t sum;
+    if (!path_present(path)) return snprintf(err, (size_t)errlen, "%s is missing", path), -1;
+    if (file_fnv1a64(path, &sum, err, errlen)) return -1;
+    if (rec && sum != rec->fnv1a)
+        return snprintf(err, (size_t)errlen, "%s does not match the checksum recorded in graph.json", path), -1;
+    return file_parses(path, kind, err, errlen);
+}
+
+/* The first step of node id whose files cannot be trusted, with the
+ * reason; -1 when they are sound.  A file is checked when the node
+ * recorded it, when the node finished ok and needs it, when its step's
+ * "done" file says it was made, or simply when it is there. */
+static int node_damage(const run_state *R, int id, char *why, int len)
+{
+    const thought_node *nd = &R->g.nodes[id];
+    node_file f[NODE_FILES_MAX];
+    int n = node_files(R, f);
+    for (int i = 0; i < n; i++) {
+        char path[1200], marker[1200];
+        node_path(path, sizeof path, R, id, f[i].name);
+        node_path(marker, sizeof marker, R, id, f[i].marker ? f[i].marker : "");
+        const graph_file *rec = graph_find_file(nd, f[i].name);
+        int needed = rec || (nd->status == NODE_OK && f[i].needed_ok) || (f[i].marker && file_exists(marker));
+        if (!needed && !path_present(path)) continue;
+        if (file_damaged(path, f[i].kind, rec, why, len)) return f[i].step;
+    }
+    return -1;
+}
+
+/* Checksums of the node's files as they are now that it has finished. */
+static void record_files(run_state *R, int id)
+{
+    node_file f[NODE_FILES_MAX];
+    graph_file rec[NODE_FILES_MAX];
+    int n = node_files(R, f), k = 0;
+    for (int i = 0; i < n; i++) {
+        char path[1200], err[1400];
+        node_path(path, sizeof path, R, id, f[i].name);
+        if (!path_present(path) || file_fnv1a64(path, &rec[k].fnv1a, err, sizeof err)) continue;
+        snprintf(rec[k++].name, GRAPH_FILE_NAME_MAX, "%.*s", GRAPH_FILE_NAME_MAX - 1, f[i].name);
+    }
+    graph_set_files(&R->g, id, rec, k); /* out of memory: left unrecorded, checked for readability only */
+}
+
+/* What each step leaves in the node directory.  Stored model replies about
+ * the levels go with the levels; the author's stored exchanges stay, so a
+ * redone reward is the same reward. */
+static const struct {
+    int step;
+    const char *name;
+} step_outputs[] = {
+    {STEP_AUTHOR, "reward.c"},           {STEP_TRAIN, "train.done"},
+    {STEP_TRAIN, "train"},               {STEP_LEVELS, "levels.done"},
+    {STEP_LEVELS, "levels"},             {STEP_LEVELS, "llm/fitness.request.json"},
+    {STEP_LEVELS, "llm/fitness.reply.txt"}, {STEP_LEVELS, "llm/feedback.request.json"},
+    {STEP_LEVELS, "llm/feedback.reply.txt"}, {STEP_FITNESS, "eval.json"},
+    {STEP_FITNESS, "levels.png"},        {STEP_FEEDBACK, "feedback.txt"},
+    {STEP_OUTCOME, "failed.txt"},
+};
+
+/* Move the outputs of steps >= step into ndir/damaged-K, kept for
+ * inspection, not deleted.  0, or -1 with one line. */
+static int set_aside(const char *ndir, int step, char *why, int len)
+{
+    char aside[1400], from[1600], to[1700];
+    int k = 1;
+    do snprintf(aside, sizeof aside, "%s/damaged-%d", ndir, k++);
+    while (path_present(aside) && k < 10000);
+    int made = 0;
+    for (size_t i = 0; i < sizeof step_outputs / sizeof step_outputs[0]; i++) {
+        const char *name = step_outputs[i].name;
+        if (step_outputs[i].step < step) continue;
+        snprintf(from, sizeof from, "%s/%s", ndir, name);
+        if (!path_present(from)) continue;
+        if (!made && mkdir(aside, 0755) != 0)
+            return snprintf(why, (size_t)len, "cannot create %s: %s", aside, strerror(errno)), -1;
+        made = 1;
+        int n = snprintf(to, sizeof to, "%s/", aside);
+        for (const char *c = name; *c && n < (int)sizeof to - 1; c++) to[n++] = *c == '/' ? '_' : *c;
+        to[n] = 0;
+        if (rename(from, to) != 0)
+            return snprintf(why, (size_t)len, "cannot move %s aside: %s", from, strerror(errno)), -1;
+    }
+    return 0;
+}
+
+/* One line on stderr (it matters even with --quiet) and in run.log. */
+static void run_warn(run_state *R, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void run_warn(run_state *R, const char *fmt, ...)
+{
+    char line[3000];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    die_msg("%s", line);
+    if (R->log) {
+        fprintf(R->log, "[%8.1fs] %s\n", now_seconds() - R->t_start, line);
+        fflush(R->log);
+    }
+}
+
+/* If node id has damaged files, set its outputs from the first damaged
+ * step on aside, so that run_node redoes those steps, and say so.  0
+ * nothing damaged, 1 set aside, -1 error (printed). */
+static int redo_damaged(run_state *R, int id)
+{
+    char ndir[1200], why[2600], err[2000];
+    snprintf(ndir, sizeof ndir, "%s/nodes/%03d", R->c->out, id);
+    int step = node_damage(R, id, why, sizeof why);
+    if (step < 0) return 0;
+    run_warn(R, "run: node %d: %s; redoing it from its %s step", id, why, step_names[step]);
+    if (set_aside(ndir, step, err, sizeof err)) {
+        die_msg("run: node %d: %s", id, err);
+        return -1;
+    }
+    return 1;
+}
+
+/* --resume: the finished nodes' files must be what they were when the
+ * nodes finished.  The last node may be redone from its first damaged step
+ * (nothing was chosen after it); an earlier one cannot, since later
+ * parents, references and feedback were chosen knowing its outcome, so the
+ * resume is refused.  0, or -1 (printed). */
+static int check_finished_nodes(run_state *R, const char *graph_path)
+{
+    int unrecorded = 0;
+    for (int id = 0; id < R->g.n; id++) {
+        thought_node *nd = &R->g.nodes[id];
+        if (nd->status == NODE_PENDING) continue; /* run_node checks what it had reached */
+        unrecorded += nd->n_files < 0;
+        char why[2600];
+        if (id < R->g.n - 1) {
+            if (node_damage(R, id, why, sizeof why) < 0) continue;
+            die_msg("run: --resume: node %d: %s; later nodes were built on it, so it cannot be redone "
+                    "(restore the file, or start a new run)",
+                    id, why);
+            return -1;
+        }
+        int rc = redo_damaged(R, id);
+        if (rc < 0) return -1;
+        if (rc == 0) continue;
+        graph_reopen(&R->g, id); /* the loop continues it like an interrupted node */
+        if (graph_save(&R->g, graph_path)) return die_msg("run: %s", write_error()), -1;
+    }
+    if (unrecorded)
+        run_warn(R, "run: --resume: graph.json records no checksums for %d finished node%s (written by an older "
+                    "version); their files were checked for readability only",
+                 unrecorded, unrecorded == 1 ? "" : "s");
+    return 0;
 }
 
 /* One thought node, from whatever step it had reached.  0, or RUN_FATAL
@@ -744,6 +984,7 @@ static int run_node(run_state *R, int id)
     char ndir[1200], reason[2048];
     snprintf(ndir, sizeof ndir, "%s/nodes/%03d", R->c->out, id);
     make_dirs(ndir);
+    if (redo_damaged(R, id) < 0) return RUN_FATAL;
     double t0 = now_seconds();
     llm_usage u0 = R->usage;
     run_say(R, "node %d: iteration %d of %d, %s", id, nd->iteration, run_node_count(R->c),
@@ -774,6 +1015,7 @@ static int run_node(run_state *R, int id)
         snprintf(nd->reward_path, sizeof nd->reward_path, "nodes/%03d/reward.c", id);
         graph_finish(&R->g, id, NODE_OK, fitness);
         graph_set_feedback(&R->g, id, fb);
+        record_files(R, id);
         run_say(R, "  fitness %.4f (playable %d/%d, diversity %.1f)", fitness, ls->sum.n_playable, ls->n,
                 ls->sum.diversity);
         if (fb) {
@@ -787,6 +1029,7 @@ static int run_node(run_state *R, int id)
         char line[2100];
         snprintf(line, sizeof line, "%s\n", reason);
         run_write_text(path, line);
+        record_files(R, id);
         run_say(R, "  node %d failed: %s", id, reason);
     }
     free(fb);
@@ -817,7 +1060,8 @@ static void load_usage(run_state *R)
 {
     char path[1200];
     snprintf(path, sizeof path, "%s/usage.json", R->c->out);
-    json_t *o = json_load_file(path, 0, NULL);
+    char err[1400];
+    json_t *o = read_json_file(path, 1L << 20, err, sizeof err); /* counts only: a bad file starts them again */
     if (!o) return;
     R->usage.prompt_tokens = (long)json_integer_value(json_object_get(o, "prompt_tokens"));
     R->usage.completion_tokens = (long)json_integer_value(json_object_get(o, "completion_tokens"));
@@ -882,9 +1126,13 @@ int run_main(run_config *c)
     }
     snprintf(path, sizeof path, "%s/config.json", c->out);
     if (c->resume) {
-        json_t *j = json_load_file(path, 0, NULL);
-        if (!j) {
+        if (!path_present(path)) {
             die_msg("run: --resume: %s holds no run (no readable config.json)", c->out);
+            return 1;
+        }
+        json_t *j = read_json_file(path, 1L << 20, err, sizeof err);
+        if (!j) {
+            die_msg("run: --resume: %s", err);
             return 1;
         }
         run_config stored = *c;
@@ -916,7 +1164,10 @@ int run_main(run_config *c)
     }
     c->llm.usage = &R->usage;
     snprintf(path, sizeof path, "%s/run.log", c->out);
-    R->log = fopen(path, "a");
+    if (!(R->log = open_append(path, err, sizeof err))) {
+        die_msg("run: %s", err);
+        return 1;
+    }
     int rc = setup_target(R);
     if (rc) {
         if (R->log) fclose(R->log);
@@ -933,6 +1184,11 @@ int run_main(run_config *c)
         if (graph_load(path, &R->g, err, sizeof err)) {
             die_msg("run: --resume: %s", err);
             fclose(R->log);
+            return 1;
+        }
+        if (check_finished_nodes(R, path)) {
+            fclose(R->log);
+            graph_free(&R->g);
             return 1;
         }
         load_usage(R);

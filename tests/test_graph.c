@@ -154,6 +154,9 @@ static void build_sample(thought_graph *g)
     g->nodes[1].tokens_prompt = 1234;
     g->nodes[1].tokens_completion = 567;
     g->nodes[1].wall_s = 12.5;
+    const graph_file files[2] = {{"reward.c", 0x0123456789abcdefULL}, {"levels/level_000.txt", 42}};
+    assert_int_equal(graph_set_files(g, 1, files, 2), 0);
+    assert_int_equal(graph_set_files(g, 3, NULL, 0), 0); /* recorded: nothing */
     graph_add(g, 6, 4); /* pending */
 }
 
@@ -182,6 +185,11 @@ static void graph_json_round_trip(void **state)
         assert_int_equal(a->tokens_prompt, b->tokens_prompt);
         assert_int_equal(a->tokens_completion, b->tokens_completion);
         assert_true(a->wall_s == b->wall_s);
+        assert_int_equal(a->n_files, b->n_files);
+        for (int k = 0; k < a->n_files; k++) {
+            assert_string_equal(a->files[k].name, b->files[k].name);
+            assert_true(a->files[k].fnv1a == b->files[k].fnv1a);
+        }
         assert_int_equal(a->n_refs, b->n_refs);
         for (int k = 0; k < a->n_refs; k++) {
             assert_int_equal(a->refs[k], b->refs[k]);
@@ -192,6 +200,16 @@ static void graph_json_round_trip(void **state)
     assert_int_equal(back.nodes[4].refs[0], 1);
     assert_int_equal(back.nodes[4].refs[1], 0);
     assert_int_equal(back.nodes[5].status, NODE_PENDING);
+    /* checksums as 16 hex digits; absent "files": none recorded */
+    assert_int_equal(back.nodes[0].n_files, -1);
+    assert_int_equal(back.nodes[3].n_files, 0);
+    assert_int_equal(back.nodes[5].n_files, -1);
+    const graph_file *rf = graph_find_file(&back.nodes[1], "reward.c");
+    assert_non_null(rf);
+    assert_true(rf->fnv1a == 0x0123456789abcdefULL);
+    assert_null(graph_find_file(&back.nodes[1], "eval.json"));
+    char line[256];
+    assert_int_equal(pcg_test_sh(line, sizeof line, "grep -c '\"reward.c\": \"0123456789abcdef\"' '%s'", path), 0);
     /* Same selection after the round trip. */
     assert_int_equal(graph_select_parent(&back), graph_select_parent(&g));
     /* Saving the loaded graph gives the same bytes. */
@@ -258,6 +276,25 @@ static void e_ref_later(json_t *j)
 }
 static void e_node_type(json_t *j) { json_array_set_new(json_object_get(j, "nodes"), 1, json_string("node")); }
 static void e_breadth_exceeded(json_t *j) { json_object_set_new(j, "breadth", json_integer(1)); }
+static void set_file(json_t *j, const char *name, json_t *v)
+{
+    json_t *f = json_object();
+    json_object_set_new(f, name, v);
+    json_object_set_new(node(j, 1), "files", f);
+}
+static void e_files_type(json_t *j) { json_object_set_new(node(j, 1), "files", json_array()); }
+static void e_files_short(json_t *j) { set_file(j, "reward.c", json_string("0123")); }
+static void e_files_upper(json_t *j) { set_file(j, "reward.c", json_string("0123456789ABCDEF")); }
+static void e_files_number(json_t *j) { set_file(j, "reward.c", json_integer(7)); }
+static void e_files_up(json_t *j) { set_file(j, "../x.c", json_string("0123456789abcdef")); }
+static void e_files_abs(json_t *j) { set_file(j, "/etc/passwd", json_string("0123456789abcdef")); }
+static void e_files_long(json_t *j)
+{
+    char name[80];
+    memset(name, 'a', sizeof name - 1);
+    name[sizeof name - 1] = 0;
+    set_file(j, name, json_string("0123456789abcdef"));
+}
 
 static void graph_json_rejects_malformed(void **state)
 {
@@ -288,6 +325,13 @@ static void graph_json_rejects_malformed(void **state)
     expect_rejected(e_ref_later, "node 4: each reference");
     expect_rejected(e_node_type, "node 1: expected an object");
     expect_rejected(e_breadth_exceeded, "more than the breadth");
+    expect_rejected(e_files_type, "node 1: 'files'");
+    expect_rejected(e_files_short, "node 1: 'files'");
+    expect_rejected(e_files_upper, "node 1: 'files'");
+    expect_rejected(e_files_number, "node 1: 'files'");
+    expect_rejected(e_files_up, "node 1: 'files'");
+    expect_rejected(e_files_abs, "node 1: 'files'");
+    expect_rejected(e_files_long, "node 1: 'files'");
 
     /* Files: missing, not JSON, not an object. */
     thought_graph g;
@@ -308,6 +352,32 @@ static void graph_json_rejects_malformed(void **state)
     assert_non_null(strstr(err, "expected a JSON object"));
 }
 
+/* Only the last node can be made pending again; it loses its outcome. */
+static void graph_reopen_last_only(void **state)
+{
+    (void)state;
+    thought_graph g;
+    assert_int_equal(graph_init(&g, PE_TOT, 2), 0);
+    add(&g, 1, -1, 0.4);
+    add(&g, 2, 0, 0.6);
+    graph_set_feedback(&g, 1, "Problem: x");
+    const graph_file f = {"eval.json", 1};
+    assert_int_equal(graph_set_files(&g, 1, &f, 1), 0);
+    assert_int_equal(graph_reopen(&g, 0), -1);
+    assert_int_equal(g.nodes[0].status, NODE_OK);
+    assert_int_equal(graph_reopen(&g, 2), -1);
+    assert_int_equal(graph_reopen(&g, 1), 0);
+    const thought_node *nd = &g.nodes[1];
+    assert_int_equal(nd->status, NODE_PENDING);
+    assert_true(nd->fitness == 0);
+    assert_string_equal(nd->reward_path, "");
+    assert_null(nd->feedback);
+    assert_int_equal(nd->n_files, -1);
+    assert_int_equal(g.nodes[0].n_children, 1); /* still its parent's child */
+    assert_int_equal(graph_set_files(&g, 1, &f, GRAPH_MAX_FILES + 1), -1);
+    graph_free(&g);
+}
+
 PCG_TESTS(graph, cmocka_unit_test(graph_cot_parent_is_latest_valid), cmocka_unit_test(graph_tot_parent_best_with_room),
           cmocka_unit_test(graph_got_parent_and_references), cmocka_unit_test(graph_rejects_bad_arguments),
-          cmocka_unit_test(graph_json_round_trip), cmocka_unit_test(graph_json_rejects_malformed))
+          cmocka_unit_test(graph_json_round_trip), cmocka_unit_test(graph_json_rejects_malformed), cmocka_unit_test(graph_reopen_last_only))

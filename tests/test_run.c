@@ -1,6 +1,7 @@
 /* `pcgrllm run` end to end: stories refused before training, whole offline
  * runs for CoT, ToT and GoT with their graph, summary and report, the
- * ablations zs, sa and fb, resume after kill -9 at several points, runs
+ * ablations zs, sa and fb, resume after kill -9 at several points, resume
+ * over damaged node files (the last node redone, an earlier one refused), runs
  * against the scripted OpenAI-compatible fake server (tests/fake_openai.py)
  * including --fitness llm and --feedback-input image, flag errors.
  * Budgets are tiny (small preset, 512 steps on 2 environments, 4 levels):
@@ -600,6 +601,129 @@ static void run_resume_after_kill9_same_graph(void **state)
     assert_same_run(ref, dir);
 }
 
+/* ---- resume over damaged node files --------------------------------------------------- */
+
+/* DIR = a fresh copy of the finished run ref, to damage. */
+static void copy_run(const char *ref, const char *name, char *dir, size_t len)
+{
+    char out[1024];
+    snprintf(dir, len, "%s/%s", pcg_test_tmpdir(), name);
+    if (pcg_test_sh(out, sizeof out, "rm -rf '%s' && cp -a '%s' '%s'", dir, ref, dir)) fail_msg("cp: %s", out);
+}
+
+/* `run --resume --quiet`, killed (exit 137) rather than left hanging. */
+static int resume_quiet(const char *dir, char *out, size_t len)
+{
+    return pcg_test_sh(out, len, "timeout -s KILL 300 %s run --resume --out %s --quiet", pcg_test_binary(), dir);
+}
+
+/* Edit DIR/graph.json: node 2 back to pending (as if killed before it
+ * finished), or every node's "files" dropped (a graph from before
+ * checksums). */
+static void edit_graph(const char *dir, int pending_last, int drop_files)
+{
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/graph.json", dir);
+    json_t *j = json_load_file(path, 0, NULL);
+    assert_non_null(j);
+    json_t *nodes = json_object_get(j, "nodes");
+    for (size_t i = 0; i < json_array_size(nodes); i++) {
+        json_t *nd = json_array_get(nodes, i);
+        if (drop_files || (pending_last && i == json_array_size(nodes) - 1)) json_object_del(nd, "files");
+        if (!pending_last || i != json_array_size(nodes) - 1) continue;
+        json_object_set_new(nd, "status", json_string("pending"));
+        json_object_set_new(nd, "fitness", json_real(0));
+        json_object_set_new(nd, "reward", json_string(""));
+        json_object_set_new(nd, "feedback", json_null());
+    }
+    assert_int_equal(json_dump_file(j, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER), 0);
+    json_decref(j);
+}
+
+/* The last node's files damaged in each way, and each step's: one line
+ * naming the file and the step it is redone from, that step's and later
+ * steps' outputs moved to damaged-1/, and the run ends as the undamaged
+ * one did.  A second resume finds nothing to say. */
+static void run_resume_redoes_damaged_last_node(void **state)
+{
+    (void)state;
+    const char *ref = offline_run(PE_COT);
+    static const struct {
+        const char *name, *damage, *phrase, *step, *aside;
+        int pending;
+    } cases[] = {
+        {"redo-reward", "rm reward.c", "nodes/002/reward.c is missing", "reward", "train", 0},
+        {"redo-ckpt", "printf XXXX | dd of=train/checkpoint.bin bs=1 seek=200 conv=notrunc 2>/dev/null",
+         "nodes/002/train/checkpoint.bin does not match the checksum recorded in graph.json", "training", "train", 0},
+        {"redo-level", "echo garbage > levels/level_001.txt",
+         "nodes/002/levels/level_001.txt does not match the checksum recorded in graph.json", "levels", "levels", 0},
+        {"redo-eval", "printf '{\"fitness\": ' > eval.json",
+         "nodes/002/eval.json does not match the checksum recorded in graph.json", "fitness", "eval.json", 0},
+        {"redo-fifo", "rm feedback.txt && mkfifo feedback.txt", "nodes/002/feedback.txt: is a FIFO, not a regular file",
+         "feedback", "feedback.txt", 0},
+        /* an interrupted node: its finished steps are checked as well */
+        {"redo-pending", "printf XXXX | dd of=train/checkpoint.bin bs=1 seek=200 conv=notrunc 2>/dev/null",
+         "checkpoint.bin: corrupt checkpoint (checksum mismatch)", "training", "train", 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char dir[PATH_MAX], out[8192], want[256], path[PATH_MAX + 64];
+        copy_run(ref, cases[i].name, dir, sizeof dir);
+        if (cases[i].pending) edit_graph(dir, 1, 0);
+        if (pcg_test_sh(out, sizeof out, "cd '%s/nodes/002' && %s", dir, cases[i].damage)) fail_msg("damage: %s", out);
+        int rc = resume_quiet(dir, out, sizeof out);
+        if (rc != 0) fail_msg("%s: resume exited %d: %s", cases[i].name, rc, out);
+        snprintf(want, sizeof want, "redoing it from its %s step\n", cases[i].step);
+        if (count_lines(out) != 1 || !strstr(out, "pcgrllm: run: node 2: ") || !strstr(out, cases[i].phrase) ||
+            !strstr(out, want))
+            fail_msg("%s: expected one line with '%s' and '%s', got '%s'", cases[i].name, cases[i].phrase, want, out);
+        snprintf(path, sizeof path, "%s/nodes/002/damaged-1/%s", dir, cases[i].aside);
+        if (!pcg_test_exists(path)) fail_msg("%s: %s was not set aside", cases[i].name, path);
+        assert_same_run(ref, dir);
+        assert_file_has(dir, "run.log", cases[i].phrase);
+        rc = resume_quiet(dir, out, sizeof out);
+        if (rc != 0 || out[0]) fail_msg("%s: second resume exited %d: %s", cases[i].name, rc, out);
+    }
+}
+
+/* A damaged file in an earlier node: the resume is refused in one line
+ * naming the node and the file, and nothing is changed; with the file
+ * restored it goes on.  A graph.json without checksums: one line saying
+ * the files were checked for readability only, which still catches a
+ * level that does not parse. */
+static void run_resume_refuses_damaged_earlier_node(void **state)
+{
+    (void)state;
+    const char *ref = offline_run(PE_COT);
+    char dir[PATH_MAX], out[8192];
+    copy_run(ref, "refuse", dir, sizeof dir);
+    assert_int_equal(pcg_test_sh(out, sizeof out, "cd '%s' && cp graph.json graph.before && "
+                                                  "echo garbage > nodes/000/levels/level_001.txt", dir), 0);
+    int rc = resume_quiet(dir, out, sizeof out);
+    if (rc != 1 || count_lines(out) != 1 || !strstr(out, "pcgrllm: run: --resume: node 0: ") ||
+        !strstr(out, "nodes/000/levels/level_001.txt does not match the checksum recorded in graph.json") ||
+        !strstr(out, "cannot be redone"))
+        fail_msg("resume over a damaged node 0: exit %d, '%s'", rc, out);
+    assert_int_equal(pcg_test_sh(out, sizeof out, "cd '%s' && cmp -s graph.json graph.before && "
+                                                  "! ls -d nodes/*/damaged-* 2>/dev/null", dir), 0);
+    assert_file_has(dir, "nodes/000/levels/level_001.txt", "garbage");
+    assert_int_equal(pcg_test_sh(out, sizeof out, "cp '%s/nodes/000/levels/level_001.txt' '%s/nodes/000/levels/'",
+                                 ref, dir), 0);
+    rc = resume_quiet(dir, out, sizeof out);
+    if (rc != 0 || out[0]) fail_msg("resume with the file restored: exit %d, '%s'", rc, out);
+    /* graph.json from before checksums */
+    edit_graph(dir, 0, 1);
+    rc = resume_quiet(dir, out, sizeof out);
+    if (rc != 0 || count_lines(out) != 1 || !strstr(out, "records no checksums for 3 finished nodes") ||
+        !strstr(out, "readability only"))
+        fail_msg("resume of a graph without checksums: exit %d, '%s'", rc, out);
+    assert_same_run(ref, dir);
+    assert_int_equal(pcg_test_sh(out, sizeof out, "echo garbage > '%s/nodes/001/levels/level_002.txt'", dir), 0);
+    rc = resume_quiet(dir, out, sizeof out);
+    if (rc != 1 || count_lines(out) != 1 || !strstr(out, "node 1: ") ||
+        !strstr(out, "level_002.txt:1: unexpected character 'g'"))
+        fail_msg("resume of a graph without checksums over a bad level: exit %d, '%s'", rc, out);
+}
+
 /* ---- against the fake OpenAI-compatible server --------------------------------------- */
 
 typedef struct {
@@ -991,7 +1115,8 @@ static void run_openai_fitness_llm_malformed(void **state)
 PCG_TESTS(run, cmocka_unit_test(run_flag_errors_one_line), cmocka_unit_test(run_story_refused_before_training),
           cmocka_unit_test(run_openai_story_refused), cmocka_unit_test(run_offline_cot),
           cmocka_unit_test(run_offline_tot), cmocka_unit_test(run_offline_got),
-          cmocka_unit_test(run_resume_after_kill9_same_graph), cmocka_unit_test(run_openai_fake_server),
+          cmocka_unit_test(run_resume_after_kill9_same_graph), cmocka_unit_test(run_resume_redoes_damaged_last_node),
+          cmocka_unit_test(run_resume_refuses_damaged_earlier_node), cmocka_unit_test(run_openai_fake_server),
           cmocka_unit_test(run_ablation_zs), cmocka_unit_test(run_ablation_sa), cmocka_unit_test(run_ablation_fb),
           cmocka_unit_test(run_openai_fitness_llm), cmocka_unit_test(run_openai_feedback_image),
           cmocka_unit_test(run_openai_fitness_llm_malformed))
