@@ -2,6 +2,7 @@
 #include "run.h"
 #include "checkpoint.h"
 #include "child.h"
+#include "worker.h"
 #include "dungeon.h"
 #include "levelio.h"
 #include "ppo.h"
@@ -298,20 +299,26 @@ static int config_from_json(json_t *o, run_config *c, char *err, int errlen)
 typedef struct {
     char **argv;
     const char *log_path;
+    char *const *envp;
 } exec_args;
 
 static int exec_self(void *arg)
 {
     exec_args *a = arg;
-    int fd = open(a->log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd >= 0) {
-        dup2(fd, 1);
-        dup2(fd, 2);
-        close(fd);
+    /* the log must be a regular file: a FIFO put there must not stall us */
+    int fd = open(a->log_path, O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK, 0644);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        child_fail("its log is not a regular file");
+        return 1;
     }
-    int cfd = child_fd();
-    if (cfd >= 0) fcntl(cfd, F_SETFD, FD_CLOEXEC);
-    execv("/proc/self/exe", a->argv);
+    fcntl(fd, F_SETFL, O_WRONLY | O_APPEND);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    close(fd);
+    /* train and generate need no secret: the environment of a worker
+     * (built before the fork), and none of this process's descriptors */
+    child_exec("/proc/self/exe", a->argv, a->envp, -1, 0);
     fprintf(stderr, "cannot run /proc/self/exe: %s\n", strerror(errno));
     return 127;
 }
@@ -323,8 +330,8 @@ static int exec_self(void *arg)
 #define RUN_FATAL (-2)
 static int run_self(char **argv, const char *log_path, double timeout_s, char *reason, int len)
 {
-    exec_args a = {argv, log_path};
-    child_opts o = {timeout_s, 0, 0};
+    exec_args a = {argv, log_path, worker_environment()}; /* built here: after the fork only exec runs */
+    child_opts o = {.timeout_s = timeout_s};
     fflush(NULL);
     char why[512];
     int rc = child_run_ex(exec_self, &a, &o, NULL, NULL, why, sizeof why);
@@ -1118,6 +1125,9 @@ int run_main(run_config *c)
     run_state R0, *R = &R0;
     memset(R, 0, sizeof R0);
     R->c = c;
+    /* this process is the only one that holds the key */
+    worker_env_deny(c->llm.api_key_env);
+    worker_env_deny(LLM_DEFAULT_KEY_ENV);
     R->t_start = now_seconds();
     char path[1200], err[1024];
     if (prompts_check(err, sizeof err)) {

@@ -4,11 +4,13 @@
 #define _GNU_SOURCE
 #include "train_worker.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "backend.h"
 #include "checkpoint.h"
@@ -518,18 +520,34 @@ static void trim_metrics(const char *path, int64_t updates)
     char err[256];
     char *buf = read_file(path, 1l << 30, &len, err, sizeof err);
     if (!buf) return;
-    FILE *f = fopen(path, "w");
-    if (f) {
-        for (char *line = buf; *line;) {
-            char *nl = strchr(line, '\n');
-            if (!nl) break; /* a cut line is dropped */
-            long long u;
-            if (sscanf(line, "{\"update\":%lld", &u) == 1 && u <= updates) fwrite(line, 1, (size_t)(nl - line + 1), f);
-            line = nl + 1;
+    char *out = malloc((size_t)len + 1);
+    size_t n = 0;
+    for (char *line = buf; out && *line;) {
+        char *nl = strchr(line, '\n');
+        if (!nl) break; /* a cut line is dropped */
+        long long u;
+        if (sscanf(line, "{\"update\":%lld", &u) == 1 && u <= updates) {
+            memcpy(out + n, line, (size_t)(nl - line + 1));
+            n += (size_t)(nl - line + 1);
         }
-        fclose(f);
+        line = nl + 1;
     }
+    if (out) write_file_atomic(path, out, n);
+    free(out);
     free(buf);
+}
+
+/* metrics.jsonl for appending; it must be a regular file (or new). */
+static FILE *open_metrics(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK | O_CLOEXEC, 0644);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode))) {
+        close(fd);
+        errno = EINVAL;
+        return NULL;
+    }
+    return fd < 0 ? NULL : fdopen(fd, "a");
 }
 
 /* The resumed run's checkpoint, read and checked here; its counters go
@@ -590,12 +608,13 @@ int train_in_worker(const train_settings *s, const char *src, const void *cubin,
     if (s->resume && !(ckpt = read_resume(&d, &ckpt_len, err, errlen))) return 1;
     if (s->resume) trim_metrics(d.metrics_path, d.update);
     else remove(d.metrics_path);
-    d.mf = fopen(d.metrics_path, "a");
+    d.mf = open_metrics(d.metrics_path);
     size_t job_len = 0;
     unsigned char *job = d.mf ? build_job(s, src, ckpt, ckpt_len, cubin, cubin_len, &job_len) : NULL;
     free(ckpt);
     if (!job) {
-        snprintf(err, (size_t)errlen, "cannot write metrics.jsonl in %s: %s", out, strerror(errno));
+        snprintf(err, (size_t)errlen, "cannot write %s (it must be a regular file): %s", d.metrics_path,
+                 strerror(errno));
         if (d.mf) fclose(d.mf);
         return 1;
     }
