@@ -31,4 +31,15 @@ void pcg_test_use_source_prompts(void);
 /* 1 if path exists (any kind of file). */
 int pcg_test_exists(const char *path);
 
+/* tests/fake_openai.py on loopback with a script file; name keys its port
+ * and request-log files in the scratch directory; key_env names the
+ * variable holding the key the server expects. */
+typedef struct {
+    int pid;
+    int port;
+    char log[4096];
+} pcg_fake_srv;
+void pcg_test_srv_start(pcg_fake_srv *s, const char *script_path, const char *name, const char *key_env);
+void pcg_test_srv_stop(pcg_fake_srv *s);
+
 #endif

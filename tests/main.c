@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <limits.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,6 +27,43 @@ int pcg_test_exists(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0;
+}
+
+void pcg_test_srv_start(pcg_fake_srv *s, const char *script_path, const char *name, const char *key_env)
+{
+    memset(s, 0, sizeof *s);
+    char port_path[PATH_MAX];
+    snprintf(port_path, sizeof port_path, "%s/%s.port", pcg_test_tmpdir(), name);
+    snprintf(s->log, sizeof s->log, "%s/%s.requests.jsonl", pcg_test_tmpdir(), name);
+    assert_int_equal(access("tests/fake_openai.py", R_OK), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0) dup2(devnull, 1);
+        execlp("python3", "python3", "tests/fake_openai.py", "--script", script_path, "--log", s->log, "--port-file",
+               port_path, "--key-env", key_env, "--max-seconds", "300", (char *)NULL);
+        _exit(127);
+    }
+    s->pid = pid;
+    for (int i = 0; i < 400 && !s->port; i++) {
+        FILE *f = fopen(port_path, "r");
+        if (f) {
+            if (fscanf(f, "%d", &s->port) != 1) s->port = 0;
+            fclose(f);
+        }
+        if (!s->port) usleep(25000);
+    }
+    assert_true(s->port > 0);
+}
+
+void pcg_test_srv_stop(pcg_fake_srv *s)
+{
+    if (s->pid > 0) {
+        kill(s->pid, SIGTERM);
+        waitpid(s->pid, NULL, 0);
+        s->pid = 0;
+    }
 }
 
 static struct CMUnitTest *all;

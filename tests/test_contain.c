@@ -5,11 +5,13 @@
 #define _GNU_SOURCE
 #include "harness.h"
 #include <errno.h>
+#include <ftw.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -191,6 +193,69 @@ static void contain_nvrtc_opens_no_file(void **state)
     assert_null(strstr(why, "root"));
 }
 
+/* Every file under dir holding needle: the first one's path in hit. */
+static char hit[4096];
+static const char *g_needle;
+static int find_needle(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st, (void)ftw;
+    if (type != FTW_F || hit[0]) return 0;
+    long len;
+    char err[256];
+    char *t = read_file(path, 1l << 28, &len, err, sizeof err);
+    if (t && memmem(t, (size_t)len, g_needle, strlen(g_needle))) snprintf(hit, sizeof hit, "%s", path);
+    free(t);
+    return 0;
+}
+
+static int children_of(pid_t parent, pid_t except)
+{
+    char cmd[128], out[256];
+    snprintf(cmd, sizeof cmd, "ps -o pid= --ppid %d | grep -v -w %d | wc -l", (int)parent, (int)except);
+    pcg_test_sh(out, sizeof out, "%s", cmd);
+    return atoi(out) - 1; /* the ps pipeline's own shell */
+}
+
+/* A whole run against a model that answers with escape attempts: a reward
+ * that searches memory for the key (the key's variable is the one it looks
+ * for), then one that behaves in validation and makes a system call in
+ * training.  The key reaches no file, output or prompt; the training
+ * stops with the reason; nothing is left running. */
+static void contain_run_hostile_model(void **state)
+{
+    (void)state;
+    pcg_test_use_source_prompts();
+    setenv("PCGRLLM_TEST_SECRET", SECRET, 1);
+    prctl(PR_SET_CHILD_SUBREAPER, 1); /* orphans of the run come to us */
+    pcg_fake_srv srv;
+    pcg_test_srv_start(&srv, "tests/fake_openai_hostile.json", "contain", "PCGRLLM_TEST_SECRET");
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/hostile-run", pcg_test_tmpdir());
+    static char out[1 << 16];
+    pcg_test_sh(out, sizeof out,
+                "%s run --llm openai --base-url http://127.0.0.1:%d/v1 --model fake --api-key-env PCGRLLM_TEST_SECRET "
+                "--llm-retries 1 --llm-backoff 0.01 --llm-timeout 20 --scenario 1 --preset small --steps 512 "
+                "--envs 2 --threads 1 --align 1 --check-envs 4 --levels 4 --iterations 1 --out %s",
+                pcg_test_binary(), srv.port, dir);
+    int left = children_of(getpid(), srv.pid);
+    pcg_test_srv_stop(&srv);
+    unsetenv("PCGRLLM_TEST_SECRET");
+    assert_int_equal(left, 0);
+    assert_null(strstr(out, SECRET));
+    g_needle = SECRET;
+    hit[0] = 0;
+    assert_int_equal(nftw(dir, find_needle, 16, FTW_PHYS), 0);
+    if (hit[0]) fail_msg("the key is in %s", hit);
+    /* the prompts the model saw (the server's log holds the request bodies) */
+    assert_int_equal(nftw(srv.log, find_needle, 16, FTW_PHYS), 0);
+    if (hit[0]) fail_msg("the key went into a prompt");
+    /* the reward was stopped in training, and said so */
+    g_needle = "forbidden system call during training";
+    assert_int_equal(nftw(dir, find_needle, 16, FTW_PHYS), 0);
+    if (!hit[0]) fail_msg("no file of the run names the stopped training; output: %s", out);
+}
+
 PCG_TESTS(contain, cmocka_unit_test(contain_syscall_in_training), cmocka_unit_test(contain_non_finite_training),
           cmocka_unit_test(contain_key_not_in_workers), cmocka_unit_test(contain_forged_verdict),
-          cmocka_unit_test(contain_setsid_grandchild_killed), cmocka_unit_test(contain_nvrtc_opens_no_file))
+          cmocka_unit_test(contain_setsid_grandchild_killed), cmocka_unit_test(contain_nvrtc_opens_no_file),
+          cmocka_unit_test(contain_run_hostile_model))

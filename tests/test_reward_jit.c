@@ -551,7 +551,7 @@ static void jit_image_protected(void **state)
                    "float compute_reward(const level_t *p, const level_t *c) { return w[2] + w[tile_at(c, 1, 1) - 3]; }\n"};
     void *blob = NULL;
     size_t len = 0;
-    child_opts o = {20, 0, 0};
+    child_opts o = {.timeout_s = 20};
     assert_int_equal(child_run_ex(call_once, &ok, &o, &blob, &len, reason, sizeof reason), 0);
     assert_int_equal(len, sizeof(float));
     assert_float_equal(*(float *)blob, 3.0f, 0);

@@ -726,48 +726,14 @@ static void run_resume_refuses_damaged_earlier_node(void **state)
 
 /* ---- against the fake OpenAI-compatible server --------------------------------------- */
 
-typedef struct {
-    pid_t pid;
-    int port;
-    char log[PATH_MAX];
-} fake_srv;
+typedef pcg_fake_srv fake_srv;
 
 static void srv_start(fake_srv *s, const char *script_path, const char *name)
 {
-    memset(s, 0, sizeof *s);
-    char port_path[PATH_MAX];
-    snprintf(port_path, sizeof port_path, "%s/%s.port", pcg_test_tmpdir(), name);
-    snprintf(s->log, sizeof s->log, "%s/%s.requests.jsonl", pcg_test_tmpdir(), name);
-    assert_int_equal(access("tests/fake_openai.py", R_OK), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int devnull = open("/dev/null", O_WRONLY);
-        if (devnull >= 0) dup2(devnull, 1);
-        execlp("python3", "python3", "tests/fake_openai.py", "--script", script_path, "--log", s->log, "--port-file",
-               port_path, "--key-env", KEY_ENV, "--max-seconds", "300", (char *)NULL);
-        _exit(127);
-    }
-    s->pid = pid;
-    for (int i = 0; i < 400 && !s->port; i++) {
-        FILE *f = fopen(port_path, "r");
-        if (f) {
-            if (fscanf(f, "%d", &s->port) != 1) s->port = 0;
-            fclose(f);
-        }
-        if (!s->port) usleep(25000);
-    }
-    assert_true(s->port > 0);
+    pcg_test_srv_start(s, script_path, name, KEY_ENV);
 }
 
-static void srv_stop(fake_srv *s)
-{
-    if (s->pid > 0) {
-        kill(s->pid, SIGTERM);
-        waitpid(s->pid, NULL, 0);
-        s->pid = 0;
-    }
-}
+static void srv_stop(fake_srv *s) { pcg_test_srv_stop(s); }
 
 static const char *key_hit; /* a file of the run directory holding the key */
 static char key_hit_path[PATH_MAX];
