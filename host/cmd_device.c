@@ -8,6 +8,7 @@
 #include "eval.h"
 #include <math.h>
 #include "reward_jit.h"
+#include "worker.h"
 #include "util.h"
 #include <getopt.h>
 #include <stdio.h>
@@ -439,11 +440,20 @@ int cmd_device(int argc, char **argv)
             die_msg("device: --reward: %s", err);
             return 1;
         }
+        /* this process launches the reward kernel: nothing worth stealing
+         * stays in it, and a source must pass the CPU validation first */
+        worker_scrub_environment();
         size_t pl = strlen(reward_path);
         if (pl > 2 && !strcmp(reward_path + pl - 2, ".c")) {
             char arch[16], *cubin = NULL;
             size_t cubin_len = 0;
             snprintf(arch, sizeof arch, "sm_%d%d", info.major, info.minor);
+            reward_stats vs;
+            if (reward_validate(data, VARIANT_DUNGEON, 16, 0, 60, &vs, err, sizeof err)) {
+                free(data);
+                die_msg("device: --reward %s: refused by the sandbox: %s", reward_path, err);
+                return 1;
+            }
             int rc = reward_compile_nvrtc(data, arch, &cubin, &cubin_len, err, sizeof err);
             free(data);
             if (rc) {

@@ -104,10 +104,9 @@ static const char device_prelude[] =
     "int path_length(const level_t *l, int r0, int c0, int r1, int c1)\n"
     "{ return lv_path_length(l, r0, c0, r1, c1); }\n"
     "int nearest_tile_distance(const level_t *l, int r, int c, int tile) { return lv_nearest(l, r, c, tile); }\n"
-    "int count_regions(const level_t *l) { return lv_regions(l); }\n";
-
-static const char device_epilogue[] =
-    "\n#line 1 \"pcg_reward_kernel\"\n"
+    "int count_regions(const level_t *l) { return lv_regions(l); }\n"
+    /* the kernel comes before the reward: the reward's own macros (say,
+     * #define return) cannot reach code the preprocessor has passed */
     "extern \"C\" __global__ void pcg_reward_kernel(int n, int h, int w, const unsigned char *prev,\n"
     "                                             const unsigned char *curr, float *out)\n"
     "{\n"
@@ -115,8 +114,7 @@ static const char device_epilogue[] =
     "    if (i >= n) return;\n"
     "    size_t off = (size_t)i * (size_t)h * (size_t)w;\n"
     "    level_t a = {h, w, (unsigned char *)prev + off}, b = {h, w, (unsigned char *)curr + off};\n"
-    "    const level_t *pa = &a, *pb = &b;\n"
-    "    out[i] = compute_reward(pa, pb);\n"
+    "    out[i] = compute_reward(&a, &b);\n"
     "}\n";
 
 /* First error of an NVRTC log, "reward.c(12): error: x" -> "line 12: x". */
@@ -186,13 +184,13 @@ int nvrtc_compile_here(const char *src, const char *arch, int max_side, int scan
                  arch ? arch : "");
         return -1;
     }
-    size_t total = sizeof device_prelude + strlen(src) + sizeof device_epilogue + 64;
+    size_t total = sizeof device_prelude + strlen(src) + 64;
     char *full = malloc(total);
     if (!full) {
         snprintf(err, (size_t)errlen, "out of memory");
         return -1;
     }
-    snprintf(full, total, "%s#line 1 \"%s\"\n%s\n%s", device_prelude, REWARD_FILE_NAME, src, device_epilogue);
+    snprintf(full, total, "%s#line 1 \"%s\"\n%s\n", device_prelude, REWARD_FILE_NAME, src);
     const char *headers[] = {pcg_embed_hd_h, pcg_embed_level_h, pcg_embed_reward_api_h};
     const char *names[] = {"hd.h", "level.h", "reward_api.h"};
     nvrtcProgram prog = NULL;

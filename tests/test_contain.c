@@ -238,6 +238,7 @@ static void contain_run_hostile_model(void **state)
                 "--envs 2 --threads 1 --align 1 --check-envs 4 --levels 4 --iterations 1 --out %s",
                 pcg_test_binary(), srv.port, dir);
     int left = children_of(getpid(), srv.pid);
+    prctl(PR_SET_CHILD_SUBREAPER, 0); /* later tests count their own children */
     pcg_test_srv_stop(&srv);
     unsetenv("PCGRLLM_TEST_SECRET");
     assert_int_equal(left, 0);
