@@ -22,6 +22,10 @@ CUDA_LIB := $(BUILD)/libpcgrllm_cuda.so
 CUDA_SAMPLE := $(BUILD)/cuda/reward_sample.fatbin
 CUDA_HOME ?= /usr/local/cuda
 HAVE_NVCC := $(shell command -v $(NVCC) 2>/dev/null)
+# the cuBLAS soname the CUDA library links (the toolkit's major version),
+# which the binary preloads where the loader would not find it
+CUDA_MAJOR := $(or $(shell $(NVCC) --version 2>/dev/null | sed -n 's/.*release \([0-9]*\)\..*/\1/p'),13)
+PKG_CFLAGS += -DPCG_CUBLAS_MAJOR='"$(CUDA_MAJOR)"'
 # PTX of the newest listed architecture too, so newer GPUs JIT-compile it
 CUDA_PTX ?= -gencode arch=compute_90,code=compute_90
 NVCCFLAGS ?= -O3
@@ -30,11 +34,11 @@ NVCCFLAGS += -std=c++17 -Ihost -Ireward_jit $(CUDA_ARCHS) $(CUDA_PTX) -Xcompiler
 CUDA_ARCHS ?= -gencode arch=compute_75,code=sm_75 -gencode arch=compute_86,code=sm_86 \
               -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90,code=sm_90
 
-.PHONY: all test bench cuda deps clean
+.PHONY: all test bench cuda deps clean devkit
 all: $(BIN)
 
 $(BIN): $(BUILD)/host/main.o $(BUILD)/libpcgrllm.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) $(if $(KIT_LINK),$(ORIGIN_RPATH)) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/libpcgrllm.a: $(LIB_OBJS)
 	@rm -f $@
@@ -45,7 +49,7 @@ $(BUILD)/%.o: %.c
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
 $(BUILD)/pcgrllm_tests: $(TEST_OBJS) $(BUILD)/libpcgrllm.a
-	$(CC) $(CFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) $(if $(KIT_LINK),$(ORIGIN_RPATH)) -o $@ $^ -lcmocka $(LDLIBS)
 
 # Paths usable as commands whether BUILD/BIN are relative or absolute.
 run_path = $(if $(filter /%,$(1)),$(1),./$(1))
@@ -77,10 +81,23 @@ $(CUDA_SAMPLE): tests/cuda/reward_sample.cu tests/reward_sample.h host/level.h h
 	@mkdir -p $(dir $@)
 	$(NVCC) -std=c++17 -fmad=false -Ihost -Itests $(CUDA_ARCHS) $(CUDA_PTX) -fatbin -o $@ $<
 
+# The device kit: everything a bare GPU machine needs to run the device
+# check with no build step -- the binary, the test binary, the CUDA library
+# and reward module, the shared libraries they need beyond the base system,
+# the data the checks read, and bench/device_check.sh (docs/cuda.md).
+DEVKIT ?= devkit
+DEVKIT_BUILD := $(BUILD)/devkit
+# the kit's binaries look for their libraries in lib/ beside themselves
+ORIGIN_RPATH := -Wl,-rpath,'$$ORIGIN/lib'
+devkit:
+	$(MAKE) BUILD=$(DEVKIT_BUILD) BIN=$(DEVKIT_BUILD)/pcgrllm KIT_LINK=1 \
+		$(DEVKIT_BUILD)/pcgrllm $(DEVKIT_BUILD)/pcgrllm_tests cuda
+	sh scripts/devkit.sh $(DEVKIT_BUILD) $(DEVKIT)
+
 deps:
 	sh scripts/deps.sh
 
 clean:
-	rm -rf $(BUILD) $(BIN)
+	rm -rf $(BUILD) $(BIN) $(DEVKIT)
 
 -include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BUILD)/host/main.d $(CUDA_OBJS:.o=.d)

@@ -25,13 +25,28 @@ const char *pcg_cuda_last_error(void)
 static cudaStream_t stream;
 static bool stream_made;
 
+/* The backend's stream, made on first use.  Its creation failing means the
+ * device is unusable (no memory, a dead context): the error is recorded
+ * and the first call that checks it reports it, rather than every kernel
+ * silently falling back to the legacy default stream, which synchronises
+ * with everything. */
 cudaStream_t pcg_cuda_stream(void)
 {
     if (!stream_made) {
+        cudaError_t e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+        if (e != cudaSuccess) {
+            pcg_cuda_set_error("cudaStreamCreateWithFlags: %s", cudaGetErrorString(e));
+            return (cudaStream_t)0;
+        }
         stream_made = true;
-        if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) stream = 0;
     }
     return stream;
+}
+
+int pcg_cuda_stream_check(void)
+{
+    pcg_cuda_stream();
+    return stream_made ? 0 : -1;
 }
 
 static int device_count(void)
@@ -75,6 +90,7 @@ static int set_device(int dev)
 
 static int sync_all(void)
 {
+    if (pcg_cuda_stream_check()) return -1;
     PCG_CK(cudaStreamSynchronize(pcg_cuda_stream()), -1);
     PCG_CK(cudaGetLastError(), -1);
     return 0;

@@ -18,16 +18,28 @@ static cublasHandle_t blas(void)
             handle = NULL;
             return NULL;
         }
-        cublasSetStream(handle, pcg_cuda_stream());
+        /* each step's failure is reported as itself, once */
         size_t ws_bytes = 0;
-        void *ws = pcg_arena_blas_workspace(&ws_bytes);
-        if (!ws || cublasSetWorkspace(handle, ws, ws_bytes) != CUBLAS_STATUS_SUCCESS) {
-            if (ws) pcg_cuda_set_error("cublasSetWorkspace failed");
+        const char *what = NULL;
+        if (pcg_cuda_stream_check()) {
+            what = ""; /* the stream's own reason is recorded */
+        } else if ((s = cublasSetStream(handle, pcg_cuda_stream())) != CUBLAS_STATUS_SUCCESS) {
+            what = "cublasSetStream";
+        } else {
+            void *ws = pcg_arena_blas_workspace(&ws_bytes);
+            if (!ws) what = ""; /* the arena's reason is recorded */
+            else if ((s = cublasSetWorkspace(handle, ws, ws_bytes)) != CUBLAS_STATUS_SUCCESS) what = "cublasSetWorkspace";
+            else if ((s = cublasSetMathMode(handle, math_mode == PCG_MATH_TF32 ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                                                 : CUBLAS_DEFAULT_MATH)) !=
+                     CUBLAS_STATUS_SUCCESS)
+                what = "cublasSetMathMode";
+        }
+        if (what) {
+            if (*what) pcg_cuda_set_error("%s: %s", what, cublasGetStatusString(s));
             cublasDestroy(handle);
             handle = NULL;
             return NULL;
         }
-        cublasSetMathMode(handle, math_mode == PCG_MATH_TF32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
     }
     return handle;
 }

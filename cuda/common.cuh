@@ -23,6 +23,8 @@ const char *pcg_cuda_last_error(void);
 
 /* The stream every kernel and copy of the backend runs on. */
 cudaStream_t pcg_cuda_stream(void);
+/* 0 if that stream exists, else -1 (the reason in last_error). */
+int pcg_cuda_stream_check(void);
 
 /* Arena (cuda/arena.cu). */
 int pcg_arena_reserve(size_t bytes);

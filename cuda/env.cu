@@ -20,7 +20,7 @@
 #define WARP_THREADS 256
 
 struct pcg_cuda_env {
-    env_dev d;
+    env_batch d;
     int mapping;
     size_t mark, end; /* arena span */
     CUmodule module;
@@ -28,43 +28,43 @@ struct pcg_cuda_env {
 };
 
 /* ---- kernels: one thread (or warp) per environment, the work itself in
- * cuda/env_rules.h ---- */
+ * host/env_rules.h ---- */
 
-__global__ static void init_kernel(env_dev d, bool init_pad, bool observe)
+__global__ static void init_kernel(env_batch d, bool init_pad, bool observe)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < d.n) envd_init(&d, i, init_pad, observe);
+    if (i < d.n) batch_init(&d, i, init_pad, observe);
 }
 
 /* One step.  SPLIT: edit keeping the previous level and stop (the reward
  * kernel and finish_kernel follow); otherwise finish with reward 0. */
 template <bool RANDOM, bool SPLIT, bool OBSERVE>
-__global__ static void step_kernel(env_dev d, unsigned long long seed, unsigned long long t)
+__global__ static void step_kernel(env_batch d, unsigned long long seed, unsigned long long t)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= d.n) return;
-    envd_edit(&d, i, RANDOM, seed, t, SPLIT);
-    if (!SPLIT) envd_finish(&d, i, 0.0f, OBSERVE);
+    batch_edit(&d, i, RANDOM, seed, t, SPLIT);
+    if (!SPLIT) batch_finish(&d, i, 0.0f, OBSERVE);
 }
 
 template <bool OBSERVE>
-__global__ static void finish_kernel(env_dev d)
+__global__ static void finish_kernel(env_batch d)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < d.n) envd_finish(&d, i, d.rewards[i], OBSERVE);
+    if (i < d.n) batch_finish(&d, i, d.rewards[i], OBSERVE);
 }
 
-__global__ static void rebuild_kernel(env_dev d, bool observe)
+__global__ static void rebuild_kernel(env_batch d, bool observe)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < d.n) envd_rebuild(&d, i, observe);
+    if (i < d.n) batch_rebuild(&d, i, observe);
 }
 
 /* The observation with one warp per environment. */
-__global__ static void observe_warp_kernel(env_dev d)
+__global__ static void observe_warp_kernel(env_batch d)
 {
     int env = (int)((blockIdx.x * (unsigned)blockDim.x + threadIdx.x) >> 5);
-    if (env < d.n) envd_observe_lane(&d, env, threadIdx.x & 31, 32);
+    if (env < d.n) batch_observe_lane(&d, env, threadIdx.x & 31, 32);
 }
 
 __global__ static void curand_draws_kernel(unsigned long long seed, unsigned long long subseq, unsigned long long offset,
@@ -134,7 +134,7 @@ static int blocks(int n, int per)
 
 static int launch_reset(pcg_cuda_env *e, bool init_pad)
 {
-    env_dev &d = e->d;
+    env_batch &d = e->d;
     bool thread_obs = e->mapping == PCG_OBS_THREAD;
     init_kernel<<<blocks(d.n, THREADS), THREADS, 0, pcg_cuda_stream()>>>(d, init_pad, thread_obs);
     PCG_CK(cudaGetLastError(), -1);
@@ -154,12 +154,13 @@ extern "C" pcg_cuda_env *pcg_env_alloc(int n, int h, int w, int variant, uint64_
                            obs_mapping);
         return NULL;
     }
+    if (pcg_cuda_stream_check()) return NULL; /* every device object starts here */
     pcg_cuda_env *e = (pcg_cuda_env *)calloc(1, sizeof *e);
     if (!e) {
         pcg_cuda_set_error("env_alloc: out of host memory");
         return NULL;
     }
-    env_dev &d = e->d;
+    env_batch &d = e->d;
     dungeon_cfg_init(&d.c, h, w, variant, seed);
     d.n = n;
     d.cells = h * w;
@@ -220,7 +221,9 @@ fail:
 extern "C" void pcg_env_free(pcg_cuda_env *e)
 {
     if (!e) return;
-    cudaStreamSynchronize(pcg_cuda_stream());
+    /* the batch's memory goes back to the arena: its kernels must be done */
+    cudaError_t ce = cudaStreamSynchronize(pcg_cuda_stream());
+    if (ce != cudaSuccess) pcg_cuda_set_error("env_free: cudaStreamSynchronize: %s", cudaGetErrorString(ce));
     if (e->module && drv.unload) drv.unload(e->module);
     if (e->end && pcg_arena_mark() == e->end) pcg_arena_release(e->mark);
     free(e);
@@ -243,7 +246,7 @@ extern "C" int pcg_env_reset_all(pcg_cuda_env *e)
 
 static int launch_step(pcg_cuda_env *e, bool random, unsigned long long seed, unsigned long long t)
 {
-    env_dev &d = e->d;
+    env_batch &d = e->d;
     cudaStream_t s = pcg_cuda_stream();
     int nb = blocks(d.n, THREADS);
     bool thread_obs = e->mapping == PCG_OBS_THREAD;
@@ -295,7 +298,7 @@ size_t pcg_env_bytes(int n, int h, int w)
 
 /* For the device trainer: the batch's arrays, and a step whose actions are
  * already on the device. */
-const env_dev *pcg_env_dev(const pcg_cuda_env *e)
+const env_batch *pcg_env_dev(const pcg_cuda_env *e)
 {
     return &e->d;
 }
@@ -317,7 +320,7 @@ extern "C" int pcg_env_step_random(pcg_cuda_env *e, uint64_t seed, uint64_t t, i
 
 extern "C" int pcg_env_copy(pcg_cuda_env *e, pcg_cuda_env_host *o)
 {
-    const env_dev &d = e->d;
+    const env_batch &d = e->d;
     cudaStream_t s = pcg_cuda_stream();
     size_t N = (size_t)d.n;
     struct {
@@ -338,7 +341,7 @@ extern "C" int pcg_env_copy(pcg_cuda_env *e, pcg_cuda_env_host *o)
 
 extern "C" int pcg_env_get_log(pcg_cuda_env *e, pcg_cuda_env_log *out)
 {
-    const env_dev &d = e->d;
+    const env_batch &d = e->d;
     size_t N = (size_t)d.n;
     unsigned int *cnt = (unsigned int *)malloc(N * 2 * sizeof(unsigned int));
     double *ret = (double *)malloc(N * sizeof(double));
@@ -373,7 +376,7 @@ extern "C" int pcg_env_get_log(pcg_cuda_env *e, pcg_cuda_env_log *out)
 
 extern "C" int pcg_env_log_clear(pcg_cuda_env *e)
 {
-    const env_dev &d = e->d;
+    const env_batch &d = e->d;
     cudaStream_t s = pcg_cuda_stream();
     size_t N = (size_t)d.n;
     PCG_CK(cudaMemsetAsync(d.episodes, 0, N * sizeof(unsigned int), s), -1);
@@ -385,7 +388,7 @@ extern "C" int pcg_env_log_clear(pcg_cuda_env *e)
 extern "C" int pcg_env_load(pcg_cuda_env *e, const unsigned char *maps, const unsigned char *frozen, const int *steps,
                             const uint64_t *rng_pos, const float *returns)
 {
-    env_dev &d = e->d;
+    env_batch &d = e->d;
     cudaStream_t s = pcg_cuda_stream();
     size_t N = (size_t)d.n;
     PCG_CK(cudaMemcpyAsync(d.maps, maps, N * d.cells, cudaMemcpyHostToDevice, s), -1);

@@ -8,15 +8,11 @@
  * rounding. */
 #include "common.cuh"
 #include "dungeon.h"
+#include "nn_shapes.h"
 #include <string.h>
 
 #define NN_THREADS 256
 
-struct conv_shape {
-    int H, W, C;
-    int k, stride, pad;
-    int OH, OW, O;
-};
 
 static unsigned grid_for(size_t n)
 {
@@ -182,7 +178,7 @@ __device__ static int onehot_class(unsigned char v, int C)
 }
 
 __global__ static void conv_onehot_fwd_kernel(float *out, const unsigned char *obs, const float *table,
-                                              const float *b, int B, conv_shape s)
+                                              const float *b, int B, nn_conv_shape s)
 {
     size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     size_t total = (size_t)B * s.OH * s.OW * s.O;
@@ -208,7 +204,7 @@ __global__ static void conv_onehot_fwd_kernel(float *out, const unsigned char *o
 /* Per (sample chunk, tap, output): class sums over the chunk's samples and
  * output positions, in the CPU's order. */
 __global__ static void conv_onehot_bwd_kernel(float *part, const float *dout, const unsigned char *obs, int B,
-                                              conv_shape s, int chunk)
+                                              nn_conv_shape s, int chunk)
 {
     size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     int taps = s.k * s.k, NC = 2 * (s.C - 1);
@@ -237,7 +233,7 @@ __global__ static void conv_onehot_bwd_kernel(float *part, const float *dout, co
 
 /* Sum the chunks in order and fold the classes into the tile and frozen
  * rows of dW (as conv_onehot_backward does). */
-__global__ static void conv_onehot_fold_kernel(float *dW, const float *part, int chunks, conv_shape s)
+__global__ static void conv_onehot_fold_kernel(float *dW, const float *part, int chunks, nn_conv_shape s)
 {
     size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     int taps = s.k * s.k, NC = 2 * (s.C - 1), C = s.C;
@@ -258,7 +254,7 @@ __global__ static void conv_onehot_fold_kernel(float *dW, const float *part, int
 
 /* ---- general convolution: im2col + sgemm ---- */
 
-__global__ static void im2col_kernel(float *col, const float *in, int B, conv_shape s)
+__global__ static void im2col_kernel(float *col, const float *in, int B, nn_conv_shape s)
 {
     int K = s.k * s.k * s.C;
     size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
@@ -274,7 +270,7 @@ __global__ static void im2col_kernel(float *col, const float *in, int B, conv_sh
 
 /* din[n][iy][ix][c] = the col entries of that input, in the CPU's order
  * (output positions row-major). */
-__global__ static void col2im_kernel(float *din, const float *col, int B, conv_shape s)
+__global__ static void col2im_kernel(float *din, const float *col, int B, nn_conv_shape s)
 {
     int K = s.k * s.k * s.C;
     size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
@@ -295,18 +291,8 @@ __global__ static void col2im_kernel(float *din, const float *col, int B, conv_s
     din[idx] = acc;
 }
 
-static void conv_shapes(const nn_config *c, conv_shape *s1, conv_shape *s2)
-{
-    s1->H = c->crop_h, s1->W = c->crop_w, s1->C = c->in_ch;
-    s1->k = c->k, s1->stride = c->stride, s1->pad = c->pad;
-    s1->OH = c->h1, s1->OW = c->w1, s1->O = c->c1;
-    s2->H = c->h1, s2->W = c->w1, s2->C = c->c1;
-    s2->k = c->k, s2->stride = c->stride, s2->pad = c->pad;
-    s2->OH = c->h2, s2->OW = c->w2, s2->O = c->c2;
-}
-
 static int conv_onehot_forward(float *out, const unsigned char *obs, const float *W, const float *b, int B,
-                               const conv_shape &s)
+                               const nn_conv_shape &s)
 {
     int taps = s.k * s.k, NC = 2 * (s.C - 1);
     size_t mark = pcg_arena_mark();
@@ -321,7 +307,7 @@ static int conv_onehot_forward(float *out, const unsigned char *obs, const float
 }
 
 static int conv_onehot_backward(float *dW, float *db, const float *dout, const unsigned char *obs, int B,
-                                const conv_shape &s)
+                                const nn_conv_shape &s)
 {
     int taps = s.k * s.k, NC = 2 * (s.C - 1);
     int chunk = 64, chunks = (B + chunk - 1) / chunk;
@@ -337,7 +323,7 @@ static int conv_onehot_backward(float *dW, float *db, const float *dout, const u
 }
 
 static int conv_forward(float *out, float *col, const float *in, const float *W, const float *b, int B,
-                        const conv_shape &s)
+                        const nn_conv_shape &s)
 {
     size_t n = (size_t)B * s.OH * s.OW * s.k * s.k * s.C;
     im2col_kernel<<<grid_for(n), NN_THREADS, 0, pcg_cuda_stream()>>>(col, in, B, s);
@@ -346,7 +332,7 @@ static int conv_forward(float *out, float *col, const float *in, const float *W,
 }
 
 static int conv_backward(float *din, float *dW, float *db, const float *dout, float *col, const float *W, int B,
-                         const conv_shape &s)
+                         const nn_conv_shape &s)
 {
     int rows = B * s.OH * s.OW, K = s.k * s.k * s.C;
     if (dense_backward(NULL, dW, db, dout, col, W, rows, K, s.O)) return -1;
@@ -375,15 +361,11 @@ size_t pcg_nn_acts_bytes(const nn_config *c, int cap)
 extern "C" int pcg_nn_acts_alloc(nn_acts *a, const nn_config *c, int cap)
 {
     memset(a, 0, sizeof *a);
-    size_t n1 = (size_t)c->h1 * c->w1 * c->c1, ncol = (size_t)c->h2 * c->w2 * c->k * c->k * c->c1;
-    size_t n2 = (size_t)c->h2 * c->w2 * c->c2;
-    size_t per[] = {n1, ncol, n2, (size_t)c->actor_hidden, (size_t)c->n_actions, (size_t)c->critic_hidden,
-                    (size_t)c->critic_hidden, 1, n1, n2, (size_t)c->actor_hidden, (size_t)c->n_actions,
-                    (size_t)c->critic_hidden, (size_t)c->critic_hidden, 1};
-    float **ptr[] = {&a->c1, &a->col, &a->c2, &a->a1, &a->logits, &a->v1, &a->v2, &a->value,
-                     &a->dc1, &a->dc2, &a->da1, &a->dlogits, &a->dv1, &a->dv2, &a->dvalue};
+    size_t per[NN_N_ACTS];
+    float **ptr[NN_N_ACTS];
+    nn_acts_table(c, a, per, ptr);
     size_t mark = pcg_arena_mark();
-    for (size_t i = 0; i < sizeof per / sizeof per[0]; i++) {
+    for (size_t i = 0; i < NN_N_ACTS; i++) {
         *ptr[i] = (float *)pcg_arena_alloc(per[i] * (size_t)cap * sizeof(float));
         if (!*ptr[i]) {
             pcg_arena_release(mark);
@@ -408,8 +390,8 @@ extern "C" int pcg_nn_forward(const nn_config *c, const size_t *off, const float
         pcg_cuda_set_error("nn_forward: batch %d outside 1..%d", B, a->cap);
         return -1;
     }
-    conv_shape s1, s2;
-    conv_shapes(c, &s1, &s2);
+    nn_conv_shape s1, s2;
+    nn_conv_shapes(c, &s1, &s2);
     int feat = c->h2 * c->w2 * c->c2, cells = c->crop_h * c->crop_w;
     /* actor */
     NN_CK(conv_onehot_forward(a->c1, obs, P + off[NN_C1W], P + off[NN_C1B], B, s1));
@@ -442,8 +424,8 @@ extern "C" int pcg_nn_backward(const nn_config *c, const size_t *off, const floa
         pcg_cuda_set_error("nn_backward: %d input channels, at most %d", c->in_ch, OBS_CHANNELS);
         return -1;
     }
-    conv_shape s1, s2;
-    conv_shapes(c, &s1, &s2);
+    nn_conv_shape s1, s2;
+    nn_conv_shapes(c, &s1, &s2);
     int feat = c->h2 * c->w2 * c->c2, cells = c->crop_h * c->crop_w;
     /* actor */
     NN_CK(dense_backward(a->da1, G + off[NN_A2W], G + off[NN_A2B], a->dlogits, a->a1, P + off[NN_A2W], B,

@@ -13,7 +13,7 @@
 #include <string.h>
 
 /* cuda/env.cu's internals, as the trainer uses them */
-const env_dev *pcg_env_dev(const pcg_cuda_env *e);
+const env_batch *pcg_env_dev(const pcg_cuda_env *e);
 int pcg_env_step_device(pcg_cuda_env *e, const int *dev_actions);
 
 /* host/ppo.c's action stream and sampling */
@@ -36,12 +36,12 @@ __global__ static void play_sample_kernel(const float *logits, int A, int n, uns
 
 /* The episode's last step as ppo_play_episode applies it: the edit at step
  * steps[i] (= episode_len - 1) and nothing else, so the map stays. */
-__global__ static void play_last_kernel(env_dev d, const int *act)
+__global__ static void play_last_kernel(env_batch d, const int *act)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= d.n) return;
     d.actions[i] = act[i];
-    envd_edit(&d, i, 0, 0, 0, 0);
+    batch_edit(&d, i, 0, 0, 0, 0);
 }
 
 #define PLAY_KCK(what)                                                                                   \
@@ -89,7 +89,7 @@ extern "C" int pcg_play_episode(const nn_config *nc, const size_t *off, size_t n
     pcg_cuda_env *e = pcg_env_alloc(n, h, w, variant, seed, PCG_OBS_WARP);
     if (!e) return -1;
     {
-        const env_dev *d = pcg_env_dev(e);
+        const env_batch *d = pcg_env_dev(e);
         if (nc->crop_h != d->c.crop_h || nc->crop_w != d->c.crop_w || A != d->c.n_actions) {
             pcg_cuda_set_error("play_episode: the network sees %dx%d crops with %d actions, the environment %dx%d "
                                "with %d",
@@ -100,8 +100,9 @@ extern "C" int pcg_play_episode(const nn_config *nc, const size_t *off, size_t n
         logits = P ? (float *)pcg_arena_alloc((size_t)n * A * sizeof(float)) : NULL;
         act = logits ? (int *)pcg_arena_alloc((size_t)n * sizeof(int)) : NULL;
         if (!act || pcg_nn_acts_alloc(&a, nc, cap)) goto fail;
-        if (cudaMemcpyAsync(P, params, n_params * sizeof(float), cudaMemcpyHostToDevice, s) != cudaSuccess) {
-            pcg_cuda_set_error("play_episode: parameters to the device: %s", cudaGetErrorString(cudaGetLastError()));
+        cudaError_t ce = cudaMemcpyAsync(P, params, n_params * sizeof(float), cudaMemcpyHostToDevice, s);
+        if (ce != cudaSuccess) {
+            pcg_cuda_set_error("play_episode: parameters to the device: %s", cudaGetErrorString(ce));
             goto fail;
         }
         size_t os = (size_t)d->obs_size;
@@ -111,9 +112,10 @@ extern "C" int pcg_play_episode(const nn_config *nc, const size_t *off, size_t n
             for (int i = 0; i < n; i += cap) {
                 int B = n - i < cap ? n - i : cap;
                 if (pcg_nn_forward(nc, off, P, &a, d->obs + (size_t)i * os, B)) goto fail;
-                if (cudaMemcpyAsync(logits + (size_t)i * A, a.logits, sizeof(float) * (size_t)B * A,
-                                    cudaMemcpyDeviceToDevice, s) != cudaSuccess) {
-                    pcg_cuda_set_error("play_episode: logits copy: %s", cudaGetErrorString(cudaGetLastError()));
+                ce = cudaMemcpyAsync(logits + (size_t)i * A, a.logits, sizeof(float) * (size_t)B * A,
+                                     cudaMemcpyDeviceToDevice, s);
+                if (ce != cudaSuccess) {
+                    pcg_cuda_set_error("play_episode: logits copy: %s", cudaGetErrorString(ce));
                     goto fail;
                 }
             }

@@ -11,13 +11,14 @@
 #include "common.cuh"
 #include <curand_kernel.h>
 #include "env_rules.h"
+#include "ppo_gae.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 /* cuda/env.cu's internals for the trainer */
-const env_dev *pcg_env_dev(const pcg_cuda_env *e);
+const env_batch *pcg_env_dev(const pcg_cuda_env *e);
 int pcg_env_step_device(pcg_cuda_env *e, const int *dev_actions);
 
 /* host/ppo.c's streams and action sampling */
@@ -172,17 +173,7 @@ __global__ static void gae_kernel(int T, int E, const float *rewards, const floa
                                   const float *last_value, float gamma, float lambda, float *adv, float *ret)
 {
     int e = blockIdx.x * blockDim.x + threadIdx.x;
-    if (e >= E) return;
-    double gae = 0, next_value = last_value[e];
-    for (int t = T - 1; t >= 0; t--) {
-        size_t i = (size_t)t * E + e;
-        double live = dones[i] ? 0.0 : 1.0;
-        double delta = rewards[i] + gamma * next_value * live - values[i];
-        gae = delta + (double)gamma * lambda * live * gae;
-        adv[i] = (float)gae;
-        ret[i] = (float)(gae + values[i]);
-        next_value = values[i];
-    }
+    if (e < E) ppo_gae_env(T, E, e, rewards, values, dones, last_value, gamma, lambda, adv, ret);
 }
 
 /* ---- update kernels ---- */
@@ -337,13 +328,15 @@ extern "C" pcg_cuda_ppo *pcg_ppo_init(const ppo_config *cfg, const nn_config *nc
 #undef TAKE
     {
         cudaStream_t s = pcg_cuda_stream();
-        if (cudaMemcpyAsync(p->P, params, n_params * sizeof(float), cudaMemcpyHostToDevice, s) != cudaSuccess ||
-            cudaMemsetAsync(p->G, 0, n_params * sizeof(float), s) != cudaSuccess ||
-            cudaMemsetAsync(p->M, 0, n_params * sizeof(float), s) != cudaSuccess ||
-            cudaMemsetAsync(p->V, 0, n_params * sizeof(float), s) != cudaSuccess ||
-            cudaMemsetAsync(p->stats, 0, ST_COUNT * sizeof(double), s) != cudaSuccess ||
-            cudaStreamSynchronize(s) != cudaSuccess) {
-            pcg_cuda_set_error("ppo_init: %s", cudaGetErrorString(cudaGetLastError()));
+        cudaError_t ce = cudaMemcpyAsync(p->P, params, n_params * sizeof(float), cudaMemcpyHostToDevice, s);
+        const char *what = "parameters to the device";
+        if (ce == cudaSuccess) ce = cudaMemsetAsync(p->G, 0, n_params * sizeof(float), s), what = "clearing G";
+        if (ce == cudaSuccess) ce = cudaMemsetAsync(p->M, 0, n_params * sizeof(float), s), what = "clearing M";
+        if (ce == cudaSuccess) ce = cudaMemsetAsync(p->V, 0, n_params * sizeof(float), s), what = "clearing V";
+        if (ce == cudaSuccess) ce = cudaMemsetAsync(p->stats, 0, ST_COUNT * sizeof(double), s), what = "clearing stats";
+        if (ce == cudaSuccess) ce = cudaStreamSynchronize(s), what = "synchronising";
+        if (ce != cudaSuccess) {
+            pcg_cuda_set_error("ppo_init: %s: %s", what, cudaGetErrorString(ce));
             goto fail;
         }
     }
@@ -381,7 +374,7 @@ extern "C" int pcg_ppo_rollout(pcg_cuda_ppo *p, ppo_metrics *m)
     const ppo_config *c = &p->cfg;
     int T = c->n_steps, E = c->n_envs, A = p->nc.n_actions;
     size_t os = (size_t)p->nc.crop_h * p->nc.crop_w;
-    const env_dev *d = pcg_env_dev(p->env);
+    const env_batch *d = pcg_env_dev(p->env);
     cudaStream_t s = pcg_cuda_stream();
     double t0 = now_s();
     if (pcg_env_log_clear(p->env)) return -1;

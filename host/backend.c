@@ -1,6 +1,7 @@
 /* Backend selection: probe the CUDA driver for a device, load the CUDA
  * backend library at run time, fall back to the CPU for "auto". */
 #include "backend.h"
+#include "cuda_libs.h"
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
@@ -61,6 +62,21 @@ static void exe_dir(char *dir, size_t len)
     if (slash) *slash = 0;
 }
 
+/* The library needs libcublas.so.N; where the loader would not find it
+ * (a toolkit off its path, or only a pip-installed CUDA), load cuBLAS
+ * from where it is first, so that the dependency is already satisfied. */
+static void preload_cublas(void)
+{
+    void *h = dlopen("libcublas.so." PCG_CUBLAS_MAJOR, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
+    if (h || (h = dlopen("libcublas.so." PCG_CUBLAS_MAJOR, RTLD_NOW | RTLD_GLOBAL))) return;
+    static const char *const parts[] = {"cublas", NULL};
+    char lt[4096], blas[4096];
+    if (cuda_find_library("libcublasLt.so." PCG_CUBLAS_MAJOR, parts, lt, sizeof lt) == 0)
+        dlopen(lt, RTLD_NOW | RTLD_GLOBAL);
+    if (cuda_find_library("libcublas.so." PCG_CUBLAS_MAJOR, parts, blas, sizeof blas) == 0)
+        dlopen(blas, RTLD_NOW | RTLD_GLOBAL);
+}
+
 const pcg_cuda_api *backend_cuda_load(char *err, int errlen)
 {
     if (cuda_api) return cuda_api;
@@ -76,6 +92,7 @@ const pcg_cuda_api *backend_cuda_load(char *err, int errlen)
         snprintf(cand[nc++], sizeof cand[0], "%s", PCG_CUDA_LIB);
     }
     char first_err[512] = "";
+    preload_cublas();
     for (int i = 0; i < nc; i++) {
         /* a candidate that exists but fails to load is the error to report */
         int is_path = strchr(cand[i], '/') != NULL;
@@ -119,6 +136,9 @@ const char *backend_cuda_path(void)
     return cuda_path;
 }
 
+/* the device backend_select put this process on (PCGRLLM_GPU) */
+static int selected_gpu;
+
 int backend_select(const char *name, char *err, int errlen)
 {
     char why[512];
@@ -158,6 +178,12 @@ int backend_select(const char *name, char *err, int errlen)
             snprintf(err, (size_t)errlen, "PCGRLLM_GPU=%ld: %s", k, api->last_error());
             return -1;
         }
+        selected_gpu = (int)k;
     }
     return BACKEND_CUDA;
+}
+
+int backend_gpu(void)
+{
+    return selected_gpu;
 }

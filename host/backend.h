@@ -32,6 +32,8 @@ enum { BACKEND_CPU = 0, BACKEND_CUDA = 1 };
  * (how independent jobs are spread over the GPUs of one machine); an index
  * that is not a device is an error. */
 int backend_select(const char *name, char *err, int errlen);
+/* The GPU index backend_select chose (PCGRLLM_GPU, else 0). */
+int backend_gpu(void);
 const char *backend_name(int backend);
 
 /* Number of CUDA devices the driver reports, 0 when there is no driver or no

@@ -378,7 +378,7 @@ int checkpoint_to_ppo(ppo_t *p, const checkpoint_state *s, reward_fn reward, voi
     memcpy(e->steps, s->steps, sizeof(int) * (size_t)s->n_envs);
     memcpy(e->rng_pos, s->rng_pos, sizeof(uint64_t) * (size_t)s->n_envs);
     memcpy(e->returns, s->returns, sizeof(float) * (size_t)s->n_envs);
-    ppo_env_rebuild(e);
+    env_rebuild(e);
     return 0;
 }
 

@@ -396,12 +396,12 @@ int cmd_device(int argc, char **argv)
     }
     const pcg_cuda_api *api = backend_cuda();
     pcg_cuda_device_info info;
-    if (api->device_info(0, &info)) {
+    if (api->device_info(backend_gpu(), &info)) {
         die_msg("device: %s", api->last_error());
         return 1;
     }
-    printf("device: %s, compute capability %d.%d, %d SMs, %.1f GiB\n", info.name, info.major, info.minor,
-           info.sm_count, (double)info.total_mem / (1 << 30));
+    printf("device: GPU %d, %s, compute capability %d.%d, %d SMs, %.1f GiB\n", backend_gpu(), info.name, info.major,
+           info.minor, info.sm_count, (double)info.total_mem / (1 << 30));
     printf("driver: CUDA %d.%d, runtime %d.%d, library %s\n", info.driver_version / 1000,
            info.driver_version % 1000 / 10, info.runtime_version / 1000, info.runtime_version % 1000 / 10,
            backend_cuda_path());

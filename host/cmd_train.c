@@ -98,8 +98,7 @@ static int probe_child(void *arg)
         return 1;
     }
     if (r.backend == BACKEND_CUDA) {
-        const char *gpu = getenv("PCGRLLM_GPU");
-        r.gpu = gpu && *gpu ? atoi(gpu) : 0; /* checked by backend_select */
+        r.gpu = backend_gpu();
         if (backend_cuda()->device_info(r.gpu, &r.info)) {
             snprintf(err, sizeof err, "GPU %d: %s", r.gpu, backend_cuda()->last_error());
             child_fail(err);
@@ -317,6 +316,16 @@ int cmd_train(int argc, char **argv)
         return die_msg("train: %s", err2), 1;
     }
     j.use_cuda = pr.backend == BACKEND_CUDA;
+    char nv_why[300];
+    if (j.use_cuda && !reward_nvrtc_available(nv_why, sizeof nv_why)) {
+        if (strcmp(j.backend, "auto")) {
+            free(src);
+            return die_msg("train: --backend cuda needs NVRTC for the reward kernel: %s", nv_why), 1;
+        }
+        /* auto means the best that works here */
+        fprintf(stderr, "train: --backend auto: a GPU is there but %s; training on the CPU\n", nv_why);
+        j.use_cuda = 0;
+    }
     if (!j.use_cuda && j.math)
         fprintf(stderr, "train: no usable GPU, training on the CPU in fp32 (--matmul %s ignored)\n",
                 math_names[j.math]);

@@ -11,8 +11,8 @@ int env_alloc(env_t *e, int n, int h, int w, int variant, uint64_t seed)
     e->cells = h * w;
     e->obs_size = e->cfg.crop_h * e->cfg.crop_w;
     size_t pad = (size_t)e->cfg.pad_h * e->cfg.pad_w;
-    size_t bytes = (size_t)n * (3 * e->cells + pad + e->obs_size + sizeof(int) + sizeof(uint64_t) +
-                                2 * sizeof(float) + 1) + 64 * 8;
+    size_t bytes = (size_t)n * (3 * e->cells + pad + e->obs_size + 2 * sizeof(int) + sizeof(uint64_t) +
+                                2 * sizeof(float) + 1 + 2 * sizeof(unsigned) + sizeof(double)) + 64 * 12;
     unsigned char *p = calloc(1, bytes);
     if (!p) return -1;
     e->block = p;
@@ -21,6 +21,7 @@ int env_alloc(env_t *e, int n, int h, int w, int variant, uint64_t seed)
         ptr = (type *)p;                                                     \
         p += (((size_t)(count) * sizeof(type)) + 63) & ~(size_t)63;          \
     } while (0)
+    env_batch *b = &e->b;
     TAKE(e->rng_pos, n, uint64_t);
     TAKE(e->steps, n, int);
     TAKE(e->rewards, n, float);
@@ -31,9 +32,21 @@ int env_alloc(env_t *e, int n, int h, int w, int variant, uint64_t seed)
     TAKE(e->pad, (size_t)n * pad, unsigned char);
     TAKE(e->obs, (size_t)n * e->obs_size, unsigned char);
     TAKE(e->dones, n, unsigned char);
+    TAKE(b->actions, n, int);
+    TAKE(b->episodes, n, unsigned);
+    TAKE(b->changed, n, unsigned);
+    TAKE(b->episode_return, n, double);
 #undef TAKE
-    for (int i = 0; i < n; i++) dungeon_init_pad(&e->cfg, e->pad + (size_t)i * pad);
-    env_reset_all(e);
+    b->c = e->cfg;
+    b->n = n;
+    b->cells = e->cells;
+    b->obs_size = e->obs_size;
+    b->pad_size = (int)pad;
+    b->maps = e->maps, b->frozen = e->frozen, b->prev = e->scratch, b->pad = e->pad, b->obs = e->obs;
+    b->dones = e->dones, b->steps = e->steps, b->rewards = e->rewards, b->returns = e->returns;
+    b->rng_pos = (unsigned long long *)e->rng_pos; /* the same 64-bit integers */
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < n; i++) batch_init(b, i, 1, 1);
     return 0;
 }
 
@@ -55,65 +68,58 @@ level_t env_level(const env_t *e, int i)
     return l;
 }
 
-static void reset_one(env_t *e, int i)
-{
-    size_t pad = (size_t)e->cfg.pad_h * e->cfg.pad_w;
-    size_t off = (size_t)i * e->cells;
-    pcg_u64 pos = e->rng_pos[i];
-    dungeon_reset(&e->cfg, i, &pos, e->maps + off, e->frozen + off, e->pad + (size_t)i * pad);
-    e->rng_pos[i] = pos;
-    e->steps[i] = 0;
-    e->returns[i] = 0.0f;
-    dungeon_observe(&e->cfg, 0, e->pad + (size_t)i * pad, e->obs + (size_t)i * e->obs_size);
-}
-
 void env_reset_all(env_t *e)
 {
 #pragma omp parallel for schedule(static)
-    for (int i = 0; i < e->n; i++) reset_one(e, i);
+    for (int i = 0; i < e->n; i++) batch_reset(&e->b, i, 1);
+}
+
+/* log: the sums of the per-environment counters since env_log_clear */
+static void sum_log(env_t *e)
+{
+    double episodes = 0, ret = 0, changed = 0;
+    for (int i = 0; i < e->n; i++) {
+        episodes += e->b.episodes[i];
+        ret += e->b.episode_return[i];
+        changed += e->b.changed[i];
+    }
+    e->log.episodes = episodes;
+    e->log.episode_return = ret;
+    e->log.changed = changed;
 }
 
 void env_step(env_t *e, const int *actions)
 {
+    const env_batch *b = &e->b;
     const dungeon_cfg *c = &e->cfg;
-    size_t pad = (size_t)c->pad_h * c->pad_w;
-    double episodes = 0, ret = 0, changed = 0;
-#pragma omp parallel for schedule(static) reduction(+ : episodes, ret, changed)
+    int keep_prev = e->reward != NULL;
+    memcpy(b->actions, actions, sizeof(int) * (size_t)e->n);
+#pragma omp parallel for schedule(static)
     for (int i = 0; i < e->n; i++) {
-        size_t off = (size_t)i * e->cells;
-        unsigned char *map = e->maps + off;
-        int a = actions[i];
-        if (a < 0 || a >= c->n_actions) a = 0;
+        batch_edit(b, i, 0, 0, 0, keep_prev);
         float r = 0.0f;
-        if (e->reward) {
-            memcpy(e->scratch + off, map, (size_t)e->cells);
-            changed += dungeon_apply(c, e->steps[i], a, map, e->frozen + off, e->pad + i * pad);
-            level_t prev = {c->h, c->w, e->scratch + off}, curr = {c->h, c->w, map};
+        if (keep_prev) {
+            size_t off = (size_t)i * e->cells;
+            level_t prev = {c->h, c->w, b->prev + off}, curr = {c->h, c->w, b->maps + off};
             r = e->reward(&prev, &curr, e->reward_ctx);
-        } else {
-            changed += dungeon_apply(c, e->steps[i], a, map, e->frozen + off, e->pad + i * pad);
         }
-        e->rewards[i] = r;
-        e->returns[i] += r;
-        int s = ++e->steps[i];
-        if (s >= c->episode_len) {
-            e->dones[i] = 1;
-            episodes += 1;
-            ret += e->returns[i];
-            reset_one(e, i);
-        } else {
-            e->dones[i] = 0;
-            dungeon_observe(c, s, e->pad + i * pad, e->obs + (size_t)i * e->obs_size);
-        }
+        batch_finish(b, i, r, 1);
     }
-    e->log.episodes += episodes;
-    e->log.episode_return += ret;
-    e->log.changed += changed;
+    sum_log(e);
+}
+
+void env_rebuild(env_t *e)
+{
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < e->n; i++) batch_rebuild(&e->b, i, 1);
 }
 
 void env_log_clear(env_t *e)
 {
     memset(&e->log, 0, sizeof e->log);
+    memset(e->b.episodes, 0, sizeof(unsigned) * (size_t)e->n);
+    memset(e->b.changed, 0, sizeof(unsigned) * (size_t)e->n);
+    memset(e->b.episode_return, 0, sizeof(double) * (size_t)e->n);
 }
 
 void env_random_actions(const env_t *e, uint64_t seed, uint64_t t, int *actions)

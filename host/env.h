@@ -4,6 +4,7 @@
 #define PCG_ENV_H
 #include <stdint.h>
 #include "dungeon.h"
+#include "env_rules.h"
 
 /* A reward: r_t = R(level_t, level_t+1).  ctx is passed through. */
 typedef float (*reward_fn)(const level_t *prev, const level_t *curr, void *ctx);
@@ -31,6 +32,9 @@ typedef struct {
     unsigned char *dones;  /* n: 1 if the last step ended the episode */
     float *returns;        /* n: running episode return */
     unsigned char *scratch;/* n*cells: previous level for the reward */
+    /* the same arrays as the step rules of env_rules.h see them, with the
+     * per-environment log counters that log sums */
+    env_batch b;
     /* reward, NULL for none */
     reward_fn reward;
     void *reward_ctx;
@@ -47,6 +51,9 @@ void env_reset_all(env_t *e);
 /* One step of every environment with actions[n]; writes rewards, dones, the
  * next observation, and auto-resets finished episodes. */
 void env_step(env_t *e, const int *actions);
+/* Rebuild the padded maps and observations from maps, frozen and steps
+ * (after they were loaded from a checkpoint). */
+void env_rebuild(env_t *e);
 /* View of environment i's current level. */
 level_t env_level(const env_t *e, int i);
 void env_log_clear(env_t *e);

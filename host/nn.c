@@ -157,19 +157,15 @@ void nn_init(nn_t *nn, uint64_t seed)
 int nn_acts_alloc(nn_acts *a, const nn_config *c, int cap)
 {
     memset(a, 0, sizeof *a);
-    size_t n1 = (size_t)c->h1 * c->w1 * c->c1, ncol = (size_t)c->h2 * c->w2 * c->k * c->k * c->c1;
-    size_t n2 = (size_t)c->h2 * c->w2 * c->c2;
-    size_t per[] = {n1, ncol, n2, (size_t)c->actor_hidden, (size_t)c->n_actions, (size_t)c->critic_hidden,
-                    (size_t)c->critic_hidden, 1, n1, n2, (size_t)c->actor_hidden, (size_t)c->n_actions,
-                    (size_t)c->critic_hidden, (size_t)c->critic_hidden, 1};
-    float **ptr[] = {&a->c1, &a->col, &a->c2, &a->a1, &a->logits, &a->v1, &a->v2, &a->value,
-                     &a->dc1, &a->dc2, &a->da1, &a->dlogits, &a->dv1, &a->dv2, &a->dvalue};
+    size_t per[NN_N_ACTS];
+    float **ptr[NN_N_ACTS];
+    nn_acts_table(c, a, per, ptr);
     size_t total = 0;
-    for (size_t i = 0; i < sizeof per / sizeof per[0]; i++) total += (per[i] * (size_t)cap + 15) & ~(size_t)15;
+    for (size_t i = 0; i < NN_N_ACTS; i++) total += (per[i] * (size_t)cap + 15) & ~(size_t)15;
     a->block = aligned_alloc(64, ((total * sizeof(float)) + 63) & ~(size_t)63);
     if (!a->block) return -1;
     float *p = a->block;
-    for (size_t i = 0; i < sizeof per / sizeof per[0]; i++) {
+    for (size_t i = 0; i < NN_N_ACTS; i++) {
         *ptr[i] = p;
         p += (per[i] * (size_t)cap + 15) & ~(size_t)15;
     }

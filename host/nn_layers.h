@@ -15,6 +15,7 @@
 #include <string.h>
 #include "dungeon.h"
 #include "nn.h"
+#include "nn_shapes.h"
 
 /* ---- elementwise ---- */
 
@@ -130,11 +131,7 @@ static inline void NN_FN(dense_onehot_backward)(NN_REAL *dW, NN_REAL *db, const 
 
 /* ---- convolution geometry ---- */
 
-typedef struct {
-    int H, W, C;       /* input */
-    int k, stride, pad;
-    int OH, OW, O;     /* output */
-} NN_FN(conv_shape);
+/* the convolutions' shapes: nn_conv_shape of host/nn_shapes.h */
 
 /* ---- convolution on the one-hot observation (conv 1): gather ----
  * out[n][oy][ox][o] = b[o] + sum over taps inside the crop of the weight
@@ -149,7 +146,7 @@ static inline int NN_FN(onehot_class)(unsigned char v, int C)
 }
 
 static inline void NN_FN(conv_onehot_forward)(NN_REAL *out, const unsigned char *obs, const NN_REAL *W,
-                                              const NN_REAL *b, int B, const NN_FN(conv_shape) * s)
+                                              const NN_REAL *b, int B, const nn_conv_shape *s)
 {
     const int O = s->O, C = s->C, k = s->k, NC = 2 * (C - 1);
     NN_REAL *table = malloc(sizeof(NN_REAL) * (size_t)k * k * NC * O);
@@ -190,7 +187,7 @@ static inline void NN_FN(conv_onehot_forward)(NN_REAL *out, const unsigned char 
  * thread count gives the same bits.  No input gradient: the input is the
  * observation. */
 static inline void NN_FN(conv_onehot_backward)(NN_REAL *dW, NN_REAL *db, const NN_REAL *dout,
-                                               const unsigned char *obs, int B, const NN_FN(conv_shape) * s)
+                                               const unsigned char *obs, int B, const nn_conv_shape *s)
 {
     const int O = s->O, C = s->C, k = s->k, NC = 2 * (C - 1);
     const size_t tsz = (size_t)k * k * NC * O;
@@ -243,7 +240,7 @@ static inline void NN_FN(conv_onehot_backward)(NN_REAL *dW, NN_REAL *db, const N
 /* ---- general convolution: im2col + GEMM ---- */
 
 /* col[(n*OH+oy)*OW+ox][(ky*k+kx)*C + c] = in[n][iy][ix][c], 0 in the padding. */
-static inline void NN_FN(im2col)(NN_REAL *col, const NN_REAL *in, int B, const NN_FN(conv_shape) * s)
+static inline void NN_FN(im2col)(NN_REAL *col, const NN_REAL *in, int B, const nn_conv_shape *s)
 {
     const int C = s->C, k = s->k, K = k * k * C;
 #pragma omp parallel for schedule(static)
@@ -266,7 +263,7 @@ static inline void NN_FN(im2col)(NN_REAL *col, const NN_REAL *in, int B, const N
 }
 
 /* din = the sum of col's entries back at their input positions. */
-static inline void NN_FN(col2im)(NN_REAL *din, const NN_REAL *col, int B, const NN_FN(conv_shape) * s)
+static inline void NN_FN(col2im)(NN_REAL *din, const NN_REAL *col, int B, const nn_conv_shape *s)
 {
     const int C = s->C, k = s->k, K = k * k * C;
 #pragma omp parallel for schedule(static)
@@ -294,7 +291,7 @@ static inline void NN_FN(col2im)(NN_REAL *din, const NN_REAL *col, int B, const 
 /* out[B*OH*OW][O] = im2col(in) W[k*k*C][O] + b.  col is scratch of
  * B*OH*OW x k*k*C and keeps im2col(in) for the backward pass. */
 static inline void NN_FN(conv_forward)(NN_REAL *out, NN_REAL *col, const NN_REAL *in, const NN_REAL *W,
-                                       const NN_REAL *b, int B, const NN_FN(conv_shape) * s)
+                                       const NN_REAL *b, int B, const nn_conv_shape *s)
 {
     NN_FN(im2col)(col, in, B, s);
     NN_FN(dense_forward)(out, col, W, b, B * s->OH * s->OW, s->k * s->k * s->C, s->O);
@@ -303,7 +300,7 @@ static inline void NN_FN(conv_forward)(NN_REAL *out, NN_REAL *col, const NN_REAL
 /* dW += col^T dout, db += column sums; then (if din) col is overwritten by
  * dout W^T and scattered into din. */
 static inline void NN_FN(conv_backward)(NN_REAL *din, NN_REAL *dW, NN_REAL *db, const NN_REAL *dout, NN_REAL *col,
-                                        const NN_REAL *W, int B, const NN_FN(conv_shape) * s)
+                                        const NN_REAL *W, int B, const nn_conv_shape *s)
 {
     int rows = B * s->OH * s->OW, K = s->k * s->k * s->C;
     NN_FN(dense_backward)(NULL, dW, db, dout, col, W, rows, K, s->O);
@@ -314,21 +311,11 @@ static inline void NN_FN(conv_backward)(NN_REAL *din, NN_REAL *dW, NN_REAL *db, 
 
 /* ---- the network ---- */
 
-static inline void NN_FN(conv_shapes)(const nn_config *c, NN_FN(conv_shape) * s1, NN_FN(conv_shape) * s2)
-{
-    s1->H = c->crop_h, s1->W = c->crop_w, s1->C = c->in_ch;
-    s1->k = c->k, s1->stride = c->stride, s1->pad = c->pad;
-    s1->OH = c->h1, s1->OW = c->w1, s1->O = c->c1;
-    s2->H = c->h1, s2->W = c->w1, s2->C = c->c1;
-    s2->k = c->k, s2->stride = c->stride, s2->pad = c->pad;
-    s2->OH = c->h2, s2->OW = c->w2, s2->O = c->c2;
-}
-
 static inline void NN_FN(net_forward)(const nn_config *c, const size_t *off, const NN_REAL *P, NN_ACTS *a,
                                       const unsigned char *obs, int B)
 {
-    NN_FN(conv_shape) s1, s2;
-    NN_FN(conv_shapes)(c, &s1, &s2);
+    nn_conv_shape s1, s2;
+    nn_conv_shapes(c, &s1, &s2);
     int feat = c->h2 * c->w2 * c->c2, cells = c->crop_h * c->crop_w;
     /* actor */
     NN_FN(conv_onehot_forward)(a->c1, obs, P + off[NN_C1W], P + off[NN_C1B], B, &s1);
@@ -351,8 +338,8 @@ static inline void NN_FN(net_forward)(const nn_config *c, const size_t *off, con
 static inline void NN_FN(net_backward)(const nn_config *c, const size_t *off, const NN_REAL *P, NN_REAL *G,
                                        NN_ACTS *a, const unsigned char *obs, int B)
 {
-    NN_FN(conv_shape) s1, s2;
-    NN_FN(conv_shapes)(c, &s1, &s2);
+    nn_conv_shape s1, s2;
+    nn_conv_shapes(c, &s1, &s2);
     int feat = c->h2 * c->w2 * c->c2, cells = c->crop_h * c->crop_w;
     /* actor */
     NN_FN(dense_backward)(a->da1, G + off[NN_A2W], G + off[NN_A2B], a->dlogits, a->a1, P + off[NN_A2W], B,

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "dungeon.h"
 #include "philox.h"
+#include "ppo_gae.h"
 #include "ppo_streams.h"
 #include "util.h"
 
@@ -144,18 +145,7 @@ int ppo_sample(const float *logits, int A, float u, float *logp)
 void ppo_gae(int T, int E, const float *rewards, const float *values, const unsigned char *dones,
              const float *last_value, float gamma, float lambda, float *adv, float *ret)
 {
-    for (int e = 0; e < E; e++) {
-        double gae = 0, next_value = last_value[e];
-        for (int t = T - 1; t >= 0; t--) {
-            size_t i = (size_t)t * E + e;
-            double live = dones[i] ? 0.0 : 1.0;
-            double delta = rewards[i] + gamma * next_value * live - values[i];
-            gae = delta + (double)gamma * lambda * live * gae;
-            adv[i] = (float)gae;
-            ret[i] = (float)(gae + values[i]);
-            next_value = values[i];
-        }
-    }
+    for (int e = 0; e < E; e++) ppo_gae_env(T, E, e, rewards, values, dones, last_value, gamma, lambda, adv, ret);
 }
 
 /* Forward the policy on n observations in chunks; logits/values out. */
@@ -368,20 +358,6 @@ int ppo_train_update(ppo_t *p, ppo_metrics *m)
     return PPO_DONE;
 }
 
-void ppo_env_rebuild(env_t *e)
-{
-    const dungeon_cfg *c = &e->cfg;
-    size_t pad = (size_t)c->pad_h * c->pad_w;
-    for (int i = 0; i < e->n; i++) {
-        size_t off = (size_t)i * e->cells;
-        unsigned char *pd = e->pad + (size_t)i * pad;
-        dungeon_init_pad(c, pd);
-        for (int k = 0; k < e->cells; k++)
-            dungeon_set_cell(c, e->maps + off, e->frozen + off, pd, k, e->maps[off + k], e->frozen[off + k]);
-        dungeon_observe(c, e->steps[i], pd, e->obs + (size_t)i * e->obs_size);
-    }
-}
-
 int ppo_play_episode(const nn_t *nn, int n, int h, int w, int variant, uint64_t seed, uint64_t action_seed,
                      reward_fn reward, void *ctx, unsigned char *final_maps, float *returns)
 {
@@ -396,7 +372,7 @@ int ppo_play_episode(const nn_t *nn, int n, int h, int w, int variant, uint64_t 
         free(act), free(logits), env_free(&e);
         return -1;
     }
-    size_t os = (size_t)e.obs_size, pad = (size_t)e.cfg.pad_h * e.cfg.pad_w;
+    size_t os = (size_t)e.obs_size;
     int T = e.cfg.episode_len;
     for (int t = 0; t < T; t++) {
         if (nn) {
@@ -416,13 +392,14 @@ int ppo_play_episode(const nn_t *nn, int n, int h, int w, int variant, uint64_t 
             env_step(&e, act);
             continue;
         }
-        /* the last step by hand: env_step would reset the finished maps */
+        /* the last step's edit alone: its finish would reset the finished
+         * maps (as cuda/play.cu's last kernel) */
+        memcpy(e.b.actions, act, sizeof(int) * (size_t)n);
         for (int i = 0; i < n; i++) {
             size_t off = (size_t)i * e.cells;
-            memcpy(e.scratch + off, e.maps + off, (size_t)e.cells);
-            dungeon_apply(&e.cfg, T - 1, act[i], e.maps + off, e.frozen + off, e.pad + (size_t)i * pad);
+            batch_edit(&e.b, i, 0, 0, 0, reward != NULL);
             if (reward) {
-                level_t prev = {h, w, e.scratch + off}, curr = {h, w, e.maps + off};
+                level_t prev = {h, w, e.b.prev + off}, curr = {h, w, e.maps + off};
                 e.returns[i] += reward(&prev, &curr, ctx);
             }
         }

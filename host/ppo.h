@@ -137,8 +137,5 @@ float ppo_action_draw(uint64_t seed, int e, uint64_t n);
 int ppo_play_episode(const nn_t *nn, int n, int h, int w, int variant, uint64_t seed, uint64_t action_seed,
                      reward_fn reward, void *ctx, unsigned char *final_maps, float *returns);
 
-/* Rebuild the environments' padded maps and observations from maps,
- * frozen and steps (after loading them from a checkpoint). */
-void ppo_env_rebuild(env_t *e);
 
 #endif

@@ -77,10 +77,11 @@ int reward_worker_gpu_rewards(const unsigned char *job, size_t job_len)
     src[job_len - sizeof j] = 0;
     char err[600];
     if (backend_cuda_devices(err, sizeof err) <= 0) return send_text(GM_NO_DEVICE, "%s%s", err, NULL);
-    const pcg_cuda_api *api = backend_cuda_load(err, sizeof err);
-    if (!api) return send_text(GM_NO_DEVICE, "%s%s", err, NULL);
+    /* the library, and the GPU PCGRLLM_GPU names */
+    if (backend_select("cuda", err, sizeof err) != BACKEND_CUDA) return send_text(GM_NO_DEVICE, "%s%s", err, NULL);
+    const pcg_cuda_api *api = backend_cuda();
     pcg_cuda_device_info info;
-    if (api->device_info(0, &info)) return send_text(GM_ERROR, "GPU: %s%s", api->last_error(), NULL);
+    if (api->device_info(backend_gpu(), &info)) return send_text(GM_ERROR, "GPU: %s%s", api->last_error(), NULL);
     device_msg d;
     memset(&d, 0, sizeof d);
     d.tag = GM_DEVICE;

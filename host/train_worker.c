@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "backend.h"
 #include "checkpoint.h"
@@ -72,9 +73,16 @@ static void send_code(int tag, int code)
 
 static void on_crash(int sig)
 {
-    /* the reward runs on every thread: only the first to fault reports */
+    /* the reward runs on every thread: the first to fault reports and ends
+     * the process; the others wait for that (ending it themselves could cut
+     * the report short) */
     static volatile int reported;
-    if (!__atomic_exchange_n(&reported, 1, __ATOMIC_SEQ_CST)) send_code(TM_CRASH, sig);
+    if (__atomic_exchange_n(&reported, 1, __ATOMIC_SEQ_CST))
+        for (;;) {
+            struct timespec ts = {1, 0};
+            nanosleep(&ts, NULL);
+        }
+    send_code(TM_CRASH, sig);
     _exit(3);
 }
 
@@ -277,7 +285,9 @@ int train_worker_main(const unsigned char *job, size_t job_len)
     int crash[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGXCPU, SIGABRT};
     for (size_t i = 0; i < sizeof crash / sizeof crash[0]; i++) signal(crash[i], on_crash);
     nn_set_threads(j.s.threads);
-    confine_limits(0, 0, 0);
+    /* no core files, no file writes (the CUDA driver keeps its JIT cache
+     * in files: not on a GPU) */
+    if (!j.s.use_cuda) confine_limits(0, 0, 0);
     trainer t;
     memset(&t, 0, sizeof t);
     t.s = &j.s;

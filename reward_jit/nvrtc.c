@@ -4,6 +4,7 @@
  * engine builds and runs where CUDA is absent.  Compiling needs no GPU. */
 #include "reward_jit.h"
 #include "jit_internal.h"
+#include "cuda_libs.h"
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -44,11 +45,16 @@ static void nv_load(void)
     } else {
         for (size_t i = 0; i < sizeof names / sizeof names[0] && !nv.lib; i++)
             nv.lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        /* a toolkit off the loader's path, or the one a Python framework brought */
+        static const char *const parts[] = {"cuda_nvrtc", NULL};
+        char found[4096];
+        if (!nv.lib && cuda_find_library("libnvrtc.so.[0-9]*", parts, found, sizeof found) == 0)
+            nv.lib = dlopen(found, RTLD_NOW | RTLD_LOCAL);
     }
     if (!nv.lib) {
         snprintf(nv.why, sizeof nv.why,
-                 "NVRTC not available (libnvrtc.so not found: install the CUDA toolkit or add its lib64 to "
-                 "LD_LIBRARY_PATH)");
+                 "NVRTC not available (libnvrtc.so not found in the loader's path, the CUDA toolkit's lib64 "
+                 "or a Python environment's nvidia packages; install the CUDA toolkit or set PCGRLLM_NVRTC)");
         return;
     }
 #define NV_SYM(f)                                                                  \

@@ -66,6 +66,14 @@ void pcg_test_srv_stop(pcg_fake_srv *s)
     }
 }
 
+void pcg_test_skip(const char *test, const char *why)
+{
+    const char *req = getenv("PCGRLLM_REQUIRE_DEVICE");
+    if (req && *req && strcmp(req, "0")) fail_msg("%s: not skipped, a device is required here: %s", test, why);
+    printf("%s: skipped, %s\n", test, why);
+    skip();
+}
+
 static struct CMUnitTest *all;
 static size_t n_all, cap_all;
 static char tmpdir[256];

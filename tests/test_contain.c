@@ -171,10 +171,7 @@ static void contain_nvrtc_opens_no_file(void **state)
 {
     (void)state;
     char why[800];
-    if (!reward_nvrtc_available(why, sizeof why)) {
-        skip();
-        return;
-    }
+    if (!reward_nvrtc_available(why, sizeof why)) pcg_test_skip("contain_nvrtc_opens_no_file", why);
     const char *src = "#include \"/etc/passwd\"\nfloat compute_reward(const level_t *p, const level_t *c) { return 0; }\n";
     nvrtc_job j;
     memset(&j, 0, sizeof j);

@@ -9,7 +9,7 @@
 #include "reward_jit.h"
 #include "nn.h"
 #include "ppo.h"
-#include "../cuda/env_rules.h"
+#include "env_rules.h"
 #include <dlfcn.h>
 #include <limits.h>
 #include <math.h>
@@ -23,10 +23,7 @@ static const pcg_cuda_api *library_or_skip(const char *test)
 {
     char err[600];
     const pcg_cuda_api *api = backend_cuda_load(err, sizeof err);
-    if (!api) {
-        printf("%s: skipped, %s\n", test, err);
-        skip();
-    }
+    if (!api) pcg_test_skip(test, err);
     return api;
 }
 
@@ -34,14 +31,15 @@ static const pcg_cuda_api *library_or_skip(const char *test)
 static const pcg_cuda_api *device_or_skip(const char *test)
 {
     char why[300];
+    char line[400];
     if (backend_cuda_devices(why, sizeof why) <= 0) {
-        printf("%s: skipped, no CUDA device (%s)\n", test, why);
-        skip();
+        snprintf(line, sizeof line, "no CUDA device (%s)", why);
+        pcg_test_skip(test, line);
     }
     const pcg_cuda_api *api = library_or_skip(test);
     if (api->device_count() <= 0) {
-        printf("%s: skipped, no CUDA device (%s)\n", test, api->last_error());
-        skip();
+        snprintf(line, sizeof line, "no CUDA device (%s)", api->last_error());
+        pcg_test_skip(test, line);
     }
     return api;
 }
@@ -196,10 +194,10 @@ static void host_copy_alloc(host_copy *h, const env_t *e)
     h->dones = p;
 }
 
-/* An env_dev over host arrays, as the kernels see one environment batch,
+/* An env_batch over host arrays, as the kernels see one environment batch,
  * with its episode log in counts[2n] and ep_ret[n] and the streams, rewards,
- * dones and previous maps cleared (envd_init comes next). */
-static void host_env_view(env_dev *d, host_copy *hc, int n, int h, int w, int variant, uint64_t seed,
+ * dones and previous maps cleared (batch_init comes next). */
+static void host_env_view(env_batch *d, host_copy *hc, int n, int h, int w, int variant, uint64_t seed,
                           unsigned int *counts, double *ep_ret)
 {
     size_t N = (size_t)n;
@@ -262,7 +260,7 @@ static float sample_reward_cb(const level_t *prev, const level_t *curr, void *ct
     return sample_reward(prev, curr);
 }
 
-/* The device kernels' per-environment work (cuda/env_rules.h) run on the
+/* The device kernels' per-environment work (host/env_rules.h) run on the
  * host in the kernels' order, for every step path: fused step, split step
  * around a reward, observation by the thread or by 32 warp lanes. */
 static void emulate_on_host(int n, int h, int w, int variant, int mapping, int random, int with_reward, int steps)
@@ -282,13 +280,13 @@ static void emulate_on_host(int n, int h, int w, int variant, int mapping, int r
     double *ep_ret = calloc(N, sizeof(double));
     int *actions = malloc(N * sizeof(int));
     assert_true(counts && ep_ret && actions);
-    env_dev d;
+    env_batch d;
     host_env_view(&d, &hc, n, h, w, variant, seed, counts, ep_ret);
     int thread_obs = mapping == PCG_OBS_THREAD;
-    for (int i = 0; i < n; i++) envd_init(&d, i, 1, thread_obs);
+    for (int i = 0; i < n; i++) batch_init(&d, i, 1, thread_obs);
     if (!thread_obs)
         for (int i = 0; i < n; i++)
-            for (int lane = 0; lane < 32; lane++) envd_observe_lane(&d, i, lane, 32);
+            for (int lane = 0; lane < 32; lane++) batch_observe_lane(&d, i, lane, 32);
     compare_arrays(&e, &hc, NULL, 0, what);
     for (int t = 0; t < steps; t++) {
         env_random_actions(&e, aseed, (uint64_t)t, actions);
@@ -296,30 +294,30 @@ static void emulate_on_host(int n, int h, int w, int variant, int mapping, int r
             for (int i = 0; i < n; i += 5) actions[i] = (t * 3 + i) % 13 - 3;
         env_step(&e, actions);
         if (!random) memcpy(hc.actions, actions, N * sizeof(int));
-        for (int i = 0; i < n; i++) envd_edit(&d, i, random, aseed, (uint64_t)t, with_reward);
+        for (int i = 0; i < n; i++) batch_edit(&d, i, random, aseed, (uint64_t)t, with_reward);
         if (with_reward) {
             for (int i = 0; i < n; i++) {
                 level_t p = {h, w, hc.prev + (size_t)i * d.cells}, c = {h, w, hc.maps + (size_t)i * d.cells};
                 hc.rewards[i] = sample_reward(&p, &c);
             }
-            for (int i = 0; i < n; i++) envd_finish(&d, i, hc.rewards[i], thread_obs);
+            for (int i = 0; i < n; i++) batch_finish(&d, i, hc.rewards[i], thread_obs);
         } else {
-            for (int i = 0; i < n; i++) envd_finish(&d, i, 0.0f, thread_obs);
+            for (int i = 0; i < n; i++) batch_finish(&d, i, 0.0f, thread_obs);
         }
         if (!thread_obs)
             for (int i = 0; i < n; i++)
-                for (int lane = 0; lane < 32; lane++) envd_observe_lane(&d, i, lane, 32);
+                for (int lane = 0; lane < 32; lane++) batch_observe_lane(&d, i, lane, 32);
         compare_arrays(&e, &hc, actions, with_reward, what);
     }
     /* a checkpoint restore: padded maps and observations rebuilt from maps,
-     * frozen masks and steps, as ppo_env_rebuild does on the CPU */
+     * frozen masks and steps, as env_rebuild does on the CPU */
     memset(hc.pad, 0x5a, N * d.pad_size);
     memset(hc.obs, 0x5a, N * d.obs_size);
-    for (int i = 0; i < n; i++) envd_rebuild(&d, i, thread_obs);
+    for (int i = 0; i < n; i++) batch_rebuild(&d, i, thread_obs);
     if (!thread_obs)
         for (int i = 0; i < n; i++)
-            for (int lane = 0; lane < 32; lane++) envd_observe_lane(&d, i, lane, 32);
-    ppo_env_rebuild(&e);
+            for (int lane = 0; lane < 32; lane++) batch_observe_lane(&d, i, lane, 32);
+    env_rebuild(&e);
     compare_arrays(&e, &hc, NULL, with_reward, what);
     double episodes = 0, changed = 0, ret = 0;
     for (size_t i = 0; i < N; i++) episodes += counts[i], changed += counts[N + i], ret += ep_ret[i];
@@ -448,8 +446,9 @@ static void *sample_module_or_skip(const char *test)
     long len;
     void *img = read_all(path, &len);
     if (!img) {
-        printf("%s: skipped, %s not built (make cuda)\n", test, path);
-        skip();
+        char why[PATH_MAX + 128];
+        snprintf(why, sizeof why, "%s not built (make cuda)", path);
+        pcg_test_skip(test, why);
     }
     return img;
 }
@@ -484,8 +483,7 @@ static void cuda_human_rewards_nvrtc_match_libtcc(void **state)
     const pcg_cuda_api *api = device_or_skip(test);
     char err[600];
     if (!reward_nvrtc_available(err, sizeof err)) {
-        printf("%s: skipped, %s\n", test, err);
-        skip();
+        pcg_test_skip(test, err);
     }
     pcg_cuda_device_info info;
     assert_int_equal(api->device_info(0, &info), 0);
@@ -882,9 +880,9 @@ static void cuda_generate_rules_on_host(void **state)
         unsigned int *counts = calloc(N * 2, sizeof(unsigned int));
         double *ep_ret = calloc(N, sizeof(double));
         assert_true(counts && ep_ret);
-        env_dev d;
+        env_batch d;
         host_env_view(&d, &hc, n, h, w, variant, seed, counts, ep_ret);
-        for (int i = 0; i < n; i++) envd_init(&d, i, 1, 1);
+        for (int i = 0; i < n; i++) batch_init(&d, i, 1, 1);
         nn_config cfg;
         assert_int_equal(nn_preset_config("small", d.c.crop_h, d.c.crop_w, d.c.n_actions, &cfg), 0);
         nn_t nn;
@@ -898,8 +896,8 @@ static void cuda_generate_rules_on_host(void **state)
             for (int i = 0; i < n; i++) {
                 float lp;
                 d.actions[i] = ppo_sample(a.logits + (size_t)i * A, A, ppo_action_draw(action_seed, i, (uint64_t)t), &lp);
-                envd_edit(&d, i, 0, 0, 0, 0);
-                if (t < T - 1) envd_finish(&d, i, 0.0f, 1);
+                batch_edit(&d, i, 0, 0, 0, 0);
+                if (t < T - 1) batch_finish(&d, i, 0.0f, 1);
             }
         }
         unsigned char *want = malloc(N * d.cells);
@@ -1086,6 +1084,56 @@ static void cuda_cli_generate_bench_backend(void **state)
     assert_true(one_line(out));
 }
 
+/* The arena grows: a small first use does not pin it, an allocation past
+ * its first block takes another, and a mark/alloc/release cycle reuses the
+ * block it took instead of allocating again. */
+static void cuda_arena_grows(void **state)
+{
+    (void)state;
+    const pcg_cuda_api *api = device_or_skip("cuda_arena_grows");
+    size_t mark = api->arena_mark(), used0, cap0, used1, cap1, cap2;
+    void *small = api->arena_alloc(4096);
+    assert_non_null(small);
+    api->arena_stats(&used0, &cap0);
+    /* more than what is left: a new block */
+    void *big = api->arena_alloc(cap0 + ((size_t)64 << 20));
+    if (!big) fail_msg("arena did not grow: %s", api->last_error());
+    api->arena_stats(&used1, &cap1);
+    assert_true(cap1 > cap0 && used1 > used0);
+    api->arena_release(mark);
+    assert_non_null(api->arena_alloc(4096));
+    assert_non_null(api->arena_alloc(cap0 + ((size_t)64 << 20))); /* the kept block again */
+    api->arena_stats(NULL, &cap2);
+    assert_true(cap2 == cap1);
+    api->arena_release(mark);
+    assert_int_equal(api->arena_reserve((size_t)1 << 20), 0); /* never refused once in use */
+}
+
+/* --backend auto with a GPU but no NVRTC trains on the CPU with one line;
+ * PCGRLLM_GPU is honoured by `device` (and an index past the GPUs is one
+ * line). */
+static void cuda_backend_choices(void **state)
+{
+    (void)state;
+    device_or_skip("cuda_backend_choices");
+    const char *bin = pcg_test_binary(), *tmp = pcg_test_tmpdir();
+    char out[8192];
+    int rc = pcg_test_sh(out, sizeof out,
+                         "PCGRLLM_NVRTC=/nonexistent/libnvrtc.so %s train --backend auto --reward "
+                         "rewards/human/scenario1.c --scenario 1 --steps 256 --envs 2 --preset small --out %s/auto-cpu",
+                         bin, tmp);
+    if (rc != 0) fail_msg("train --backend auto without NVRTC: %s", out);
+    assert_non_null(strstr(out, "training on the CPU"));
+    assert_non_null(strstr(out, "cpu backend"));
+    rc = pcg_test_sh(out, sizeof out, "PCGRLLM_GPU=0 %s device --backend cuda", bin);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "device: GPU 0, "));
+    rc = pcg_test_sh(out, sizeof out, "PCGRLLM_GPU=999 %s device --backend cuda", bin);
+    assert_int_not_equal(rc, 0);
+    assert_true(one_line(out));
+    assert_non_null(strstr(out, "PCGRLLM_GPU=999: not a device index"));
+}
+
 PCG_TESTS(cuda, cmocka_unit_test(cuda_library_exports), cmocka_unit_test(cuda_backend_select),
           cmocka_unit_test(cuda_cli_backend_flag), cmocka_unit_test(cuda_env_rules_on_host),
           cmocka_unit_test(cuda_curand_matches_philox),
@@ -1094,4 +1142,5 @@ PCG_TESTS(cuda, cmocka_unit_test(cuda_library_exports), cmocka_unit_test(cuda_ba
           cmocka_unit_test(cuda_sgemm_matches_cpu), cmocka_unit_test(cuda_nn_matches_cpu),
           cmocka_unit_test(cuda_ppo_matches_cpu), cmocka_unit_test(cuda_ppo_resume_from_cpu_state),
           cmocka_unit_test(cuda_generate_rules_on_host), cmocka_unit_test(cuda_generate_matches_cpu),
-          cmocka_unit_test(cuda_cli_generate_bench_backend))
+          cmocka_unit_test(cuda_cli_generate_bench_backend), cmocka_unit_test(cuda_arena_grows),
+          cmocka_unit_test(cuda_backend_choices))

@@ -165,7 +165,7 @@ static void nn_relu_grad(void **state)
 
 typedef struct {
     int B;
-    conv_shape_d s;
+    nn_conv_shape s;
     double *in, *W, *b, *out, *col, *gout;
 } conv_ctx;
 
@@ -210,7 +210,7 @@ static void nn_conv_grad(void **state)
 
 typedef struct {
     int B;
-    conv_shape_d s;
+    nn_conv_shape s;
     const unsigned char *obs;
     double *W, *b, *out, *gout;
     int dense; /* 1: dense_onehot, 0: conv_onehot */
@@ -294,8 +294,8 @@ static void nn_onehot_gather_equals_dense_paper(void **state)
     double *xd = onehot(obs, B, cells, nc.in_ch);
     float *x = malloc(sizeof(float) * (size_t)B * cells * nc.in_ch);
     for (size_t i = 0; i < (size_t)B * cells * nc.in_ch; i++) x[i] = (float)xd[i];
-    conv_shape_tf s1, s2;
-    conv_shapes_tf(&nc, &s1, &s2);
+    nn_conv_shape s1, s2;
+    nn_conv_shapes(&nc, &s1, &s2);
     size_t n1 = (size_t)B * 16 * 16 * 64;
     float *g = malloc(sizeof(float) * n1), *r = malloc(sizeof(float) * n1);
     float *col = malloc(sizeof(float) * (size_t)B * 256 * 49 * nc.in_ch);

@@ -560,18 +560,16 @@ static void jit_image_protected(void **state)
 
 /* ---- NVRTC ---- */
 
-static int have_nvrtc(void)
+static void need_nvrtc(const char *test)
 {
     char why[256];
-    if (reward_nvrtc_available(why, sizeof why)) return 1;
-    printf("  (skipped: %s)\n", why);
-    return 0;
+    if (!reward_nvrtc_available(why, sizeof why)) pcg_test_skip(test, why);
 }
 
 static void jit_nvrtc_human_rewards_all_archs(void **state)
 {
     (void)state;
-    if (!have_nvrtc()) skip();
+    need_nvrtc("jit_nvrtc_human_rewards_all_archs");
     static const char *archs[] = REWARD_GPU_ARCHS;
     char err[1024];
     for (int s = 0; s < 4; s++) {
@@ -598,7 +596,7 @@ static void jit_nvrtc_human_rewards_all_archs(void **state)
 static void jit_nvrtc_errors(void **state)
 {
     (void)state;
-    if (!have_nvrtc()) skip();
+    need_nvrtc("jit_nvrtc_errors");
     char err[1024];
     char *cubin = (char *)1;
     size_t len = 1;

@@ -98,8 +98,9 @@ static void cuda_train_cli(void **state)
     (void)state;
     char why[300];
     if (backend_cuda_devices(why, sizeof why) <= 0) {
-        printf("cuda_train_cli: skipped, no CUDA device (%s)\n", why);
-        skip();
+        char line[400];
+        snprintf(line, sizeof line, "no CUDA device (%s)", why);
+        pcg_test_skip("cuda_train_cli", line);
     }
     const char *bin = pcg_test_binary(), *tmp = pcg_test_tmpdir(), *reward = walls_reward();
     char out[8192];

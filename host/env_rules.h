@@ -1,15 +1,20 @@
-/* What one device thread (or one warp lane) does to one environment, as
- * PCG_HD functions over the flat arrays of a batch.  The kernels in
- * cuda/env.cu are thin loops around these, and the host tests run the same
- * functions in the kernels' order on the CPU, so the orchestration of a step
- * (edit, reward, bookkeeping, auto-reset, observation) is checked against
- * host/env.c even without a device.  Plain C; the rules themselves come from
- * host/dungeon.h unchanged. */
-#ifndef PCG_CUDA_ENV_RULES_H
-#define PCG_CUDA_ENV_RULES_H
+/* One step of one environment, written once for both backends (PCG_HD):
+ * reset, the edit of a step, the bookkeeping after the reward (returns,
+ * episode end, auto-reset, observation), the rebuild after a checkpoint and
+ * the observation split over warp lanes.  host/env.c calls these in an
+ * OpenMP loop; the kernels of cuda/env.cu are thin loops around the same
+ * functions, so the CPU tests exercise the device's rules.  The rules of
+ * the Dungeon problem themselves are host/dungeon.h's. */
+#ifndef PCG_ENV_RULES_H
+#define PCG_ENV_RULES_H
+#include <stddef.h>
 #include "dungeon.h"
+#if defined(__CUDACC__)
+#include <curand_kernel.h> /* the device's random actions (batch_random_action) */
+#endif
 
-/* The arrays of one batch, laid out as host/env.c's env_t. */
+/* The arrays of one batch of n environments (the caller owns them: host
+ * memory for host/env.c, device memory for cuda/env.cu). */
 typedef struct {
     dungeon_cfg c;
     int n, cells, obs_size, pad_size;
@@ -19,10 +24,10 @@ typedef struct {
     float *rewards, *returns;
     unsigned int *episodes, *changed; /* per-env log counters */
     double *episode_return;
-} env_dev;
+} env_batch;
 
-/* New episode for env i (as host/env.c's reset_one). */
-PCG_HD void envd_reset(const env_dev *d, int i, int observe)
+/* New episode for env i. */
+PCG_HD void batch_reset(const env_batch *d, int i, int observe)
 {
     unsigned char *pad = d->pad + (size_t)i * d->pad_size;
     size_t off = (size_t)i * d->cells;
@@ -34,17 +39,17 @@ PCG_HD void envd_reset(const env_dev *d, int i, int observe)
     if (observe) dungeon_observe(&d->c, 0, pad, d->obs + (size_t)i * d->obs_size);
 }
 
-PCG_HD void envd_init(const env_dev *d, int i, int init_pad, int observe)
+PCG_HD void batch_init(const env_batch *d, int i, int init_pad, int observe)
 {
     if (init_pad) dungeon_init_pad(&d->c, d->pad + (size_t)i * d->pad_size);
-    envd_reset(d, i, observe);
+    batch_reset(d, i, observe);
 }
 
 /* env_random_actions' action for env i at step t.  On the device through
  * cuRAND: curand_init(seed, 2^32 + i, t) then one curand() is draw t of
  * that subsequence, the same number as philox_block(seed, 2^32+i, t/4)[t%4]
  * (host/philox.h), which the host pass uses. */
-PCG_HD int envd_random_action(pcg_u64 seed, int i, pcg_u64 t, int n_actions)
+PCG_HD int batch_random_action(pcg_u64 seed, int i, pcg_u64 t, int n_actions)
 {
 #if defined(__CUDA_ARCH__)
     curandStatePhilox4_32_10_t st;
@@ -58,11 +63,11 @@ PCG_HD int envd_random_action(pcg_u64 seed, int i, pcg_u64 t, int n_actions)
 
 /* The edit of one step: the action (drawn and stored when random), the
  * previous level kept when keep_prev (a reward follows), the cell written. */
-PCG_HD void envd_edit(const env_dev *d, int i, int random, pcg_u64 seed, pcg_u64 t, int keep_prev)
+PCG_HD void batch_edit(const env_batch *d, int i, int random, pcg_u64 seed, pcg_u64 t, int keep_prev)
 {
     int a;
     if (random) {
-        a = envd_random_action(seed, i, t, d->c.n_actions);
+        a = batch_random_action(seed, i, t, d->c.n_actions);
         d->actions[i] = a;
     } else {
         a = d->actions[i];
@@ -85,7 +90,7 @@ PCG_HD void envd_edit(const env_dev *d, int i, int random, pcg_u64 seed, pcg_u64
 }
 
 /* After the reward: returns, step count, auto-reset, observation. */
-PCG_HD void envd_finish(const env_dev *d, int i, float r, int observe)
+PCG_HD void batch_finish(const env_batch *d, int i, float r, int observe)
 {
     d->rewards[i] = r;
     d->returns[i] += r;
@@ -94,7 +99,7 @@ PCG_HD void envd_finish(const env_dev *d, int i, float r, int observe)
         d->dones[i] = 1;
         d->episodes[i] += 1;
         d->episode_return[i] += d->returns[i];
-        envd_reset(d, i, observe);
+        batch_reset(d, i, observe);
     } else {
         d->dones[i] = 0;
         if (observe) dungeon_observe(&d->c, s, d->pad + (size_t)i * d->pad_size, d->obs + (size_t)i * d->obs_size);
@@ -102,8 +107,8 @@ PCG_HD void envd_finish(const env_dev *d, int i, float r, int observe)
 }
 
 /* Rebuild env i's padded map (and observation) from its maps, frozen mask
- * and step, after they were loaded from a checkpoint (as ppo_env_rebuild). */
-PCG_HD void envd_rebuild(const env_dev *d, int i, int observe)
+ * and step, after they were loaded from a checkpoint. */
+PCG_HD void batch_rebuild(const env_batch *d, int i, int observe)
 {
     size_t off = (size_t)i * d->cells;
     unsigned char *pad = d->pad + (size_t)i * d->pad_size;
@@ -115,7 +120,7 @@ PCG_HD void envd_rebuild(const env_dev *d, int i, int observe)
 
 /* dungeon_observe split over `lanes` lanes of a warp: lane writes bytes
  * lane, lane+lanes, ... of the crop, so a warp's stores are consecutive. */
-PCG_HD void envd_observe_lane(const env_dev *d, int env, int lane, int lanes)
+PCG_HD void batch_observe_lane(const env_batch *d, int env, int lane, int lanes)
 {
     int cell = d->steps[env] % d->cells;
     int r = cell / d->c.w, col = cell % d->c.w;
@@ -128,4 +133,4 @@ PCG_HD void envd_observe_lane(const env_dev *d, int env, int lane, int lanes)
     }
 }
 
-#endif
+#endif /* PCG_ENV_RULES_H */
