@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "util.h"
 
 static const char MAGIC[8] = {'P', 'C', 'G', 'R', 'L', 'C', 'K', 'P'};
@@ -217,17 +219,62 @@ static int check_bytes(const unsigned char *p, size_t len, const char *name, rbu
     return 0;
 }
 
+unsigned char *checkpoint_file_bytes(const char *path, size_t *len, char *err, int errlen)
+{
+    /* the header first: a huge or foreign file is refused before it is read */
+    int fd = open_regular(path, err, errlen);
+    if (fd < 0) return NULL;
+    unsigned char hdr[HEADER_SIZE];
+    struct stat st;
+    ssize_t n = pread(fd, hdr, HEADER_SIZE, 0);
+    int stat_ok = fstat(fd, &st) == 0;
+    close(fd);
+    uint32_t version = 0;
+    uint64_t size = 0;
+    if (n == HEADER_SIZE) memcpy(&version, hdr + 8, 4), memcpy(&size, hdr + 16, 8);
+    if (n != HEADER_SIZE || memcmp(hdr, MAGIC, 8)) {
+        snprintf(err, (size_t)errlen, "%s: not a pcgrllm checkpoint (bad magic)", path);
+        return NULL;
+    }
+    if (version != CHECKPOINT_VERSION) {
+        snprintf(err, (size_t)errlen, "%s: checkpoint format version %u, this build reads version %d", path, version,
+                 CHECKPOINT_VERSION);
+        return NULL;
+    }
+    if (!stat_ok || size > (uint64_t)MAX_CHECKPOINT || (uint64_t)st.st_size != size) {
+        snprintf(err, (size_t)errlen, "%s: %s checkpoint (size field %llu, file %lld bytes)", path,
+                 stat_ok && (uint64_t)st.st_size < size ? "truncated" : "corrupt", (unsigned long long)size,
+                 (long long)(stat_ok ? st.st_size : -1));
+        return NULL;
+    }
+    long got = 0;
+    unsigned char *raw = (unsigned char *)read_file(path, (long)size, &got, err, errlen);
+    if (raw) *len = (size_t)got;
+    return raw;
+}
+
 /* Read and check the file; on success r covers the body after the header. */
 static unsigned char *read_checked(const char *path, rbuf *r, char *err, int errlen)
 {
-    long len = 0;
-    char *raw = read_file(path, MAX_CHECKPOINT, &len, err, errlen);
+    size_t len = 0;
+    unsigned char *raw = checkpoint_file_bytes(path, &len, err, errlen);
     if (!raw) return NULL;
-    if (check_bytes((unsigned char *)raw, (size_t)len, path, r, err, errlen)) {
+    if (check_bytes(raw, len, path, r, err, errlen)) {
         free(raw);
         return NULL;
     }
-    return (unsigned char *)raw;
+    return raw;
+}
+
+/* No weight of a trained network comes near this: Adam moves a weight by
+ * about lr per step (1e-4), so a 50M-step run moves it by a few units. */
+#define CHECKPOINT_MAX_WEIGHT 1e6
+
+static double largest_magnitude(const float *a, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; i++) m = fmax(m, fabs((double)a[i]));
+    return m;
 }
 
 /* Index of the first non-finite value of a[0..n), or n. */
@@ -331,11 +378,19 @@ int checkpoint_decode(checkpoint_state *s, const unsigned char *buf, size_t len,
     for (size_t i = 0; i < n; i++)
         if (s->steps[i] < 0 || s->steps[i] >= episode_len) CORRUPT("bad episode step");
     if (s->adam_t < 0 || s->step < 0 || s->update < 0) CORRUPT("negative counter");
+    /* every update is one rollout of every environment and epochs x
+     * minibatches optimiser steps: counters that disagree were edited */
+    if (s->update > ((int64_t)1 << 40) || s->step != s->update * cfg.n_steps * cfg.n_envs ||
+        s->adam_t != s->update * cfg.n_epochs * cfg.n_minibatches)
+        CORRUPT("counters that do not agree: %lld updates, %lld steps, %lld optimiser steps", (long long)s->update,
+                (long long)s->step, (long long)s->adam_t);
     if (first_non_finite(s->params, np) < np) {
         snprintf(err, (size_t)errlen,
                  "%s: the network weights are not finite (the training diverged); use an earlier checkpoint", path);
         goto bad;
     }
+    if (largest_magnitude(s->params, np) > CHECKPOINT_MAX_WEIGHT)
+        CORRUPT("weights beyond +-%g, which training at these settings cannot reach", CHECKPOINT_MAX_WEIGHT);
     if (first_non_finite(s->adam_m, np) < np || first_non_finite(s->adam_v, np) < np ||
         first_non_finite(s->returns, n) < n || isinf(s->last_episode_reward))
         CORRUPT("non-finite optimiser state or returns");
@@ -348,10 +403,10 @@ bad:
 int checkpoint_read(checkpoint_state *s, const char *path, char *err, int errlen)
 {
     memset(s, 0, sizeof *s);
-    long len = 0;
-    char *raw = read_file(path, MAX_CHECKPOINT, &len, err, errlen);
+    size_t len = 0;
+    unsigned char *raw = checkpoint_file_bytes(path, &len, err, errlen);
     if (!raw) return -1;
-    int rc = checkpoint_decode(s, (unsigned char *)raw, (size_t)len, path, err, errlen);
+    int rc = checkpoint_decode(s, raw, len, path, err, errlen);
     free(raw);
     return rc;
 }
@@ -420,9 +475,12 @@ int checkpoint_load_policy(const char *path, ppo_config *cfg, nn_t *nn, int64_t 
         nn_free(nn);
         goto bad;
     }
-    if (first_non_finite(nn->params, nn->n_params) < nn->n_params) {
+    if (first_non_finite(nn->params, nn->n_params) < nn->n_params ||
+        largest_magnitude(nn->params, nn->n_params) > CHECKPOINT_MAX_WEIGHT) {
         snprintf(err, (size_t)errlen,
-                 "%s: the network weights are not finite (the training diverged); use an earlier checkpoint", path);
+                 "%s: the network weights are not finite or out of range (the training diverged); use an earlier "
+                 "checkpoint",
+                 path);
         nn_free(nn);
         goto bad;
     }

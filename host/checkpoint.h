@@ -42,6 +42,9 @@ size_t checkpoint_param_count(const ppo_config *cfg);
 
 /* Write a state to path atomically.  0, or -1 with one line in err. */
 int checkpoint_write(const checkpoint_state *s, const char *path, char *err, int errlen);
+/* A checkpoint file's bytes (malloc'ed), read only once its header shows a
+ * checkpoint of this version whose size is the file's; NULL with err. */
+unsigned char *checkpoint_file_bytes(const char *path, size_t *len, char *err, int errlen);
 /* The file's bytes for a state, malloc'ed.  0, or -1 (out of memory). */
 int checkpoint_encode(const checkpoint_state *s, unsigned char **buf, size_t *len);
 /* Parse and check a checkpoint held in memory, exactly as checkpoint_read

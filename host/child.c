@@ -261,18 +261,25 @@ typedef struct {
     int failed;
     int bad_frame;
     const child_opts *o;
-    int stopped; /* on_data asked to stop */
+    int stopped;  /* on_data asked to stop */
+    int progress; /* a frame since the last look showed progress */
     char stop_why[1024];
 } reader;
 
 static void take_frame(reader *r, int type, const unsigned char *data, uint32_t n)
 {
-    if (type == FRAME_BEAT) return;
-    if (type == FRAME_DATA && r->o->on_data) {
-        if (!r->stopped && r->o->on_data(r->o->data_ctx, data, n, r->stop_why, (int)sizeof r->stop_why))
-            r->stopped = 1;
+    if (type == FRAME_BEAT) {
+        r->progress |= !r->o->untrusted; /* anybody can send a heartbeat */
         return;
     }
+    if (type == FRAME_DATA && r->o->on_data) {
+        if (r->stopped) return;
+        int v = r->o->on_data(r->o->data_ctx, data, n, r->stop_why, (int)sizeof r->stop_why);
+        if (v == CHILD_DATA_PROGRESS || (v == CHILD_DATA_OK && !r->o->untrusted)) r->progress = 1;
+        else if (v != CHILD_DATA_OK) r->stopped = 1;
+        return;
+    }
+    r->progress |= !r->o->untrusted;
     if (r->o->untrusted || type == FRAME_DATA) { /* not part of this child's protocol */
         r->bad_frame = 1;
         return;
@@ -424,6 +431,7 @@ int child_run_ex(int (*fn)(void *arg), void *arg, const child_opts *opts, void *
     r.max_frame = o.max_frame ? o.max_frame : FRAME_MAX;
     double start = mono_now(), last = start;
     int pipe_open = 1, status = 0, exited = 0, timed_out = 0, idle = 0, interrupted = 0;
+    double interrupted_at = 0;
     while (!exited && !r.stopped && !(r.bad_frame && o.untrusted)) {
         double now = mono_now();
         double wait = 1e9;
@@ -437,6 +445,17 @@ int child_run_ex(int (*fn)(void *arg), void *arg, const child_opts *opts, void *
         if (o.interrupt && *o.interrupt && !interrupted) {
             kill(pid, SIGINT);
             interrupted = 1;
+            interrupted_at = now;
+        }
+        if (interrupted && o.interrupt_grace_s > 0 && now - interrupted_at > o.interrupt_grace_s) {
+            snprintf(r.stop_why, sizeof r.stop_why, "did not stop within %.0f s of the interrupt (killed)",
+                     o.interrupt_grace_s);
+            r.stopped = 1;
+            break;
+        }
+        if (o.on_tick && o.on_tick(o.data_ctx, r.stop_why, (int)sizeof r.stop_why)) {
+            r.stopped = 1;
+            break;
         }
         /* short slices: the child may exit while something it started
          * still holds the pipe open */
@@ -447,7 +466,7 @@ int child_run_ex(int (*fn)(void *arg), void *arg, const child_opts *opts, void *
             if (pr > 0) {
                 int rr = read_some(&r, fds[0]);
                 if (rr <= 0) pipe_open = 0;
-                else last = mono_now();
+                if (r.progress) last = mono_now(), r.progress = 0;
             } else if (pr < 0 && errno != EINTR) {
                 pipe_open = 0;
             }

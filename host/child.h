@@ -15,8 +15,9 @@
  * child_heartbeat() to show it is alive.
  *
  * A child that runs untrusted code (opts.untrusted) is not believed: its
- * failure texts and result blobs are dropped, so that the reason says only
- * how it ended, and the caller's on_data decides what its frames mean.
+ * failure texts and result blobs are refused, so that the reason says only
+ * how it ended; the caller's on_data decides what its frames mean, and its
+ * heartbeats do not keep it alive (only frames on_data calls progress do).
  *
  * OpenMP: libgomp's thread pool does not survive fork.  If the parent has
  * run OpenMP parallel regions, set opts.single_thread so that the child runs
@@ -29,14 +30,22 @@ typedef struct {
     double timeout_s;      /* whole run; 0 = no limit */
     double idle_timeout_s; /* longest silence (no message, no heartbeat); 0 = no limit */
     int single_thread;     /* child: omp_set_num_threads(1) */
-    /* Each child_send_data frame, as it arrives.  A nonzero return stops
-     * the child; child_run_ex then fails with the text written into why. */
+    /* Each child_send_data frame, as it arrives: CHILD_DATA_OK,
+     * CHILD_DATA_PROGRESS (the frame shows real progress: for an untrusted
+     * child only these reset the idle timeout) or CHILD_DATA_STOP (the
+     * child is stopped; child_run_ex fails with the text written into why). */
     int (*on_data)(void *ctx, const unsigned char *data, size_t len, char *why, int whylen);
     void *data_ctx;
+    /* Called about every 20 ms while the child runs: nonzero stops it,
+     * with the text written into why (a deadline the caller keeps). */
+    int (*on_tick)(void *ctx, char *why, int whylen);
     int untrusted;           /* see above */
     size_t max_frame;        /* largest frame accepted; 0 = 256 MiB */
     volatile int *interrupt; /* when it turns nonzero, SIGINT is passed on to the child once */
+    double interrupt_grace_s;/* after that, how long it may take to stop; 0 = no limit */
 } child_opts;
+
+enum { CHILD_DATA_OK = 0, CHILD_DATA_STOP = 1, CHILD_DATA_PROGRESS = 2 };
 
 /* fn returns the child's exit status (0 = success).  Returns 0 when the
  * child exited with status 0 and sent no failure; otherwise -1 with reason

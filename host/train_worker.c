@@ -126,7 +126,6 @@ static int open_cpu(trainer *t, const char *src, const unsigned char *ckpt, size
     char err[700];
     t->prog = reward_compile_cpu(src, err, sizeof err);
     if (!t->prog) return SETUP_COMPILE;
-    if (confine_seccomp(CONFINE_RUN, child_fd(), 1)) return SETUP_CONFINE;
     int rc;
     if (t->s->resume) {
         checkpoint_state st;
@@ -137,6 +136,9 @@ static int open_cpu(trainer *t, const char *src, const unsigned char *ckpt, size
         rc = ppo_init(&t->cpu, &t->s->cfg, reward_prog_call, t->prog, err, sizeof err);
     }
     if (rc) return SETUP_TRAINER;
+    /* the thread pool exists now (the environments were reset in
+     * parallel): the reward's code is in place and no thread starts again */
+    if (confine_seccomp(CONFINE_RUN, child_fd(), 1)) return SETUP_CONFINE;
     t->cpu.stop = &g_stop;
     t->cpu.progress = on_progress;
     t->cpu.progress_ctx = t;
@@ -313,6 +315,11 @@ typedef struct {
     double t0, last_draw, ep_reward;
     int64_t update_steps;
     size_t ckpt_max;
+    /* liveness the worker cannot fake for long: progress within an update
+     * only counts while it increases, and every update must end within a
+     * deadline set from the updates seen so far */
+    int last_done;
+    double update_started, longest_update, deadline;
     int setup_code, crash_sig, device_error;
     char stop_text[DEVICE_TEXT_MAX + 1];
 } driver;
@@ -388,7 +395,7 @@ static int stop_unhealthy(driver *d, int64_t update, int64_t step, const char *w
 /* The numbers of one update, checked before anything is written. */
 static const char *metrics_problem(const driver *d, const ppo_metrics *m)
 {
-    if (m->update != d->update + 1 || m->step <= d->step || m->step > d->s->steps + d->update_steps)
+    if (m->update != d->update + 1 || m->step != d->step + d->update_steps)
         return "the trainer reported its updates out of order";
     if (!isfinite(m->step_reward) || isinf(m->episode_reward)) return ppo_fault_text(PPO_FAULT_REWARD);
     if (!isfinite(m->loss) || !isfinite(m->policy_loss) || !isfinite(m->value_loss) || !isfinite(m->entropy))
@@ -414,6 +421,30 @@ static void print_update(driver *d, const ppo_metrics *m)
     }
 }
 
+/* Each update must end within max(10 x watchdog, 10 x the longest so far)
+ * (the first: 10 x watchdog), whatever the worker sends meanwhile. */
+static void set_deadline(driver *d)
+{
+    double now = now_seconds();
+    if (d->update_started > 0 && now - d->update_started > d->longest_update) d->longest_update = now - d->update_started;
+    double budget = 10 * (d->s->watchdog > d->longest_update ? d->s->watchdog : d->longest_update);
+    d->update_started = now;
+    d->deadline = now + budget;
+    d->last_done = 0;
+}
+
+static int on_tick(void *ctx, char *why, int whylen)
+{
+    driver *d = ctx;
+    if (d->deadline <= 0 || now_seconds() < d->deadline) return 0;
+    snprintf(why, (size_t)whylen,
+             "training stopped at update %lld (step %lld): the update did not end within %.0f s (a reward that "
+             "never returns?); the last checkpoint (step %lld) is in %s",
+             (long long)d->update + 1, (long long)d->step, d->deadline - d->update_started, (long long)d->saved_step,
+             d->out);
+    return 1;
+}
+
 static int on_metrics(driver *d, const unsigned char *data, size_t len, char *why, int whylen)
 {
     metrics_msg mm;
@@ -426,7 +457,8 @@ static int on_metrics(driver *d, const unsigned char *data, size_t len, char *wh
     if (mm.m.episodes > 0) d->ep_reward = mm.m.episode_reward;
     write_metrics(d->mf, &mm.m);
     print_update(d, &mm.m);
-    return 0;
+    set_deadline(d);
+    return CHILD_DATA_PROGRESS;
 }
 
 /* Both configs come from ppo_config_default or the checkpoint decoder,
@@ -446,7 +478,7 @@ static int on_checkpoint(driver *d, const unsigned char *data, size_t len, char 
     if (write_file_atomic(d->ckpt_path, data + 8, len - 8))
         return snprintf(why, (size_t)whylen, "%s: cannot write the checkpoint: %s", d->ckpt_path, strerror(errno)), 1;
     d->saved_step = d->step;
-    return 0;
+    return CHILD_DATA_PROGRESS;
 }
 
 static int on_message(void *ctx, const unsigned char *data, size_t len, char *why, int whylen)
@@ -458,8 +490,11 @@ static int on_message(void *ctx, const unsigned char *data, size_t len, char *wh
         progress_msg m;
         if (len != sizeof m) break;
         memcpy(&m, data, sizeof m);
-        if (d->tty && m.total > 0 && m.done >= 0 && m.done <= m.total) draw(d, (double)m.done / m.total);
-        return 0;
+        int total = d->s->cfg.n_steps + d->s->cfg.n_epochs * d->s->cfg.n_minibatches;
+        if (m.total != total || m.done <= d->last_done || m.done > total) return CHILD_DATA_OK;
+        d->last_done = m.done;
+        if (d->tty) draw(d, (double)m.done / m.total);
+        return CHILD_DATA_PROGRESS;
     }
     case TM_METRICS: return on_metrics(d, data, len, why, whylen);
     case TM_CHECKPOINT: return on_checkpoint(d, data, len, why, whylen);
@@ -564,10 +599,10 @@ static FILE *open_metrics(const char *path)
  * into d.  NULL with err on failure. */
 static unsigned char *read_resume(driver *d, size_t *len, char *err, int errlen)
 {
-    long n = 0;
-    unsigned char *raw = (unsigned char *)read_file(d->ckpt_path, 1l << 34, &n, err, errlen);
+    size_t n = 0;
+    unsigned char *raw = checkpoint_file_bytes(d->ckpt_path, &n, err, errlen);
     checkpoint_state st;
-    if (!raw || checkpoint_decode(&st, raw, (size_t)n, d->ckpt_path, err, errlen)) {
+    if (!raw || checkpoint_decode(&st, raw, n, d->ckpt_path, err, errlen)) {
         free(raw);
         return NULL;
     }
@@ -575,7 +610,7 @@ static unsigned char *read_resume(driver *d, size_t *len, char *err, int errlen)
     d->update = st.update;
     d->ep_reward = st.last_episode_reward;
     checkpoint_state_free(&st);
-    *len = (size_t)n;
+    *len = n;
     return raw;
 }
 
@@ -639,8 +674,9 @@ int train_in_worker(const train_settings *s, const char *src, const void *cubin,
                s->cfg.preset, s->cfg.n_envs, (long long)d.step, (long long)s->steps, (long long)d.update_steps,
                s->use_cuda ? "cuda" : "cpu");
     fflush(stdout);
-    child_opts o = {.idle_timeout_s = s->watchdog, .on_data = on_message, .data_ctx = &d, .max_frame = d.ckpt_max,
-                    .interrupt = stop};
+    child_opts o = {.idle_timeout_s = s->watchdog, .on_data = on_message, .on_tick = on_tick, .data_ctx = &d,
+                    .max_frame = d.ckpt_max, .interrupt = stop, .interrupt_grace_s = 60};
+    set_deadline(&d);
     char how[800];
     int rc = worker_run("train", job, job_len, &o, NULL, NULL, how, sizeof how);
     free(job);

@@ -82,13 +82,21 @@ char *read_file(const char *path, long max, long *len, char *err, int errlen)
 {
     int fd = open_regular(path, err, errlen);
     if (fd < 0) return NULL;
-    char *buf = malloc((size_t)max + 1);
+    /* sized by the file, not by the limit: a limit is a ceiling, not a need */
+    struct stat st;
+    if (fstat(fd, &st) == 0 && st.st_size > max) {
+        close(fd);
+        snprintf(err, (size_t)errlen, "%s: file too large (over %ld bytes)", path, max);
+        return NULL;
+    }
+    size_t cap = st.st_size < max ? (size_t)st.st_size + 1 : (size_t)max + 1;
+    char *buf = malloc(cap + 1);
     if (!buf) {
         close(fd);
         snprintf(err, (size_t)errlen, "%s: out of memory", path);
         return NULL;
     }
-    long n = read_full(fd, buf, (size_t)max + 1);
+    long n = read_full(fd, buf, cap); /* one byte more shows a file that grew past max */
     int e = errno;
     close(fd);
     if (n < 0) {
@@ -99,6 +107,11 @@ char *read_file(const char *path, long max, long *len, char *err, int errlen)
     if (n > max) {
         free(buf);
         snprintf(err, (size_t)errlen, "%s: file too large (over %ld bytes)", path, max);
+        return NULL;
+    }
+    if ((size_t)n == cap) { /* more than fstat said: it is being written */
+        free(buf);
+        snprintf(err, (size_t)errlen, "%s: the file changed while it was read", path);
         return NULL;
     }
     buf[n] = 0;

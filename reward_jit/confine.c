@@ -54,10 +54,10 @@ static int add_rules(scmp_filter_ctx ctx, int stage, int out_fd)
     int rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(write), 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)out_fd));
     for (size_t i = 0; i < sizeof plain_calls / sizeof plain_calls[0] && rc == 0; i++)
         rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, plain_calls[i], 0);
-    /* threads, never processes: clone only with CLONE_THREAD; clone3 hides
-     * its flags in memory the filter cannot read, so it reports ENOSYS and
-     * the C library falls back to clone */
-    if (rc == 0)
+    /* threads, never processes: clone only with CLONE_THREAD, and not at
+     * all once the reward runs; clone3 hides its flags in memory the filter
+     * cannot read, so it reports ENOSYS and the C library falls back to clone */
+    if (rc == 0 && stage != CONFINE_RUN)
         rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
                               SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
     if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);

@@ -7,15 +7,17 @@
  * makes executable), then, once its code is in place, the RUN filter,
  * which refuses every mapping or protection change that asks for
  * executable memory.  The kernel applies the strictest verdict of all the
- * filters loaded. */
+ * filters loaded.  A process loads RUN once its thread pools exist: from
+ * then on no thread can be started either (a reward could otherwise start
+ * one of its own to act later, beside the trainer). */
 #ifndef PCG_CONFINE_H
 #define PCG_CONFINE_H
 #include <stddef.h>
 
 enum {
-    CONFINE_COMPILE, /* computation, memory (executable too), write to out_fd, threads */
-    CONFINE_RUN,     /* the same without executable memory */
-    CONFINE_NVRTC,   /* COMPILE, and file lookups fail with EACCES instead of trapping */
+    CONFINE_COMPILE,   /* computation, memory (executable too), write to out_fd, threads */
+    CONFINE_RUN,       /* the same without executable memory and without new threads */
+    CONFINE_NVRTC,     /* COMPILE, and file lookups fail with EACCES instead of trapping */
 };
 
 /* Resource limits: no core file, no file writes, CPU seconds (0 = none),

@@ -42,11 +42,31 @@ static int is_blank(int c) { return c == ' ' || c == '\t' || c == '\v' || c == '
  * gcc and clang but a stray backslash for tcc: refused as ambiguous.  So is
  * a backslash ending the source, which would splice the engine's own code
  * that follows the source onto its last line. */
+/* Bytes of a UTF-8 sequence starting at p (1..4), or 0 if it is not one:
+ * the compilers read other bytes differently (NVRTC stops at 0xFF). */
+static int utf8_length(const unsigned char *p)
+{
+    int n = p[0] < 0x80 ? 1 : p[0] >= 0xc2 && p[0] <= 0xdf ? 2 : p[0] >= 0xe0 && p[0] <= 0xef ? 3
+                          : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0;
+    for (int k = 1; k < n; k++)
+        if ((p[k] & 0xc0) != 0x80) return 0;
+    return n;
+}
+
 static int raw_check(const char *src, char *err, int errlen)
 {
     int line = 1;
     for (size_t i = 0; src[i]; i++) {
-        if (src[i] == '\n') {
+        unsigned char b = (unsigned char)src[i];
+        if (b >= 0x80 || (b < 0x20 && !strchr("\t\n\v\f\r", b)) || b == 0x7f) {
+            int n = b >= 0x80 ? utf8_length((const unsigned char *)src + i) : 0;
+            if (!n) {
+                snprintf(err, (size_t)errlen,
+                         "line %d: byte 0x%02x: reward code is plain text (UTF-8, no control characters)", line, b);
+                return -1;
+            }
+            i += (size_t)n - 1;
+        } else if (src[i] == '\n') {
             line++;
         } else if (src[i] == '?' && src[i + 1] == '?' && src[i + 2] && strchr("=(/)'<!>-", src[i + 2])) {
             snprintf(err, (size_t)errlen, "line %d: trigraphs (?\?%c) are not allowed in reward code", line,
@@ -437,6 +457,10 @@ int reward_scan(const char *src, char *err, int errlen)
     int r = scan_tokens(&s, scan_check, &c);
     free(s.text);
     free(s.line);
+    /* the message quotes the source: printable ASCII only, on a terminal
+     * and in the next prompt */
+    for (char *q = err; r && *q; q++)
+        if ((unsigned char)*q < 0x20 || (unsigned char)*q > 0x7e) *q = '?';
     return r ? -1 : 0;
 }
 

@@ -540,7 +540,7 @@ static int on_values(void *ctx, const unsigned char *data, size_t len, char *why
                  c->timeout_s, us / 1000.0, c->got);
         return stop_values(c);
     }
-    return 0;
+    return CHILD_DATA_PROGRESS;
 }
 
 static const char *fmt_float(char *buf, size_t len, float v)

@@ -41,6 +41,23 @@ static void contain_syscall_in_training(void **state)
     if (!strstr(out, "the reward made a forbidden system call during training")) fail_msg("got: %s", out);
 }
 
+/* A reward that never returns in training but writes heartbeat frames to
+ * the message pipe (found from its own argv) does not keep training alive:
+ * the watchdog believes only progress the train command can check. */
+static void contain_forged_heartbeats(void **state)
+{
+    (void)state;
+    char out[4096];
+    double t0 = now_seconds();
+    int rc = pcg_test_sh(out, sizeof out,
+                         "timeout 120 %s train --reward tests/hostile/heartbeat_hang.c --scenario 1 --steps 512 "
+                         "--envs 2 --preset small --watchdog 1 --out %s/heartbeat",
+                         pcg_test_binary(), pcg_test_tmpdir());
+    assert_int_equal(rc, 1);
+    if (!strstr(out, "stopped responding for 1 s (hung; killed)")) fail_msg("got: %s", out);
+    assert_true(now_seconds() - t0 < 60);
+}
+
 /* Training with rewards so large that the returns overflow stops with the
  * cause and writes no checkpoint; a checkpoint with NaN weights is refused
  * by generate and train --resume. */
@@ -253,7 +270,7 @@ static void contain_run_hostile_model(void **state)
     if (!hit[0]) fail_msg("no file of the run names the stopped training; output: %s", out);
 }
 
-PCG_TESTS(contain, cmocka_unit_test(contain_syscall_in_training), cmocka_unit_test(contain_non_finite_training),
+PCG_TESTS(contain, cmocka_unit_test(contain_syscall_in_training), cmocka_unit_test(contain_forged_heartbeats), cmocka_unit_test(contain_non_finite_training),
           cmocka_unit_test(contain_key_not_in_workers), cmocka_unit_test(contain_forged_verdict),
           cmocka_unit_test(contain_setsid_grandchild_killed), cmocka_unit_test(contain_nvrtc_opens_no_file),
           cmocka_unit_test(contain_run_hostile_model))
