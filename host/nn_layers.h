@@ -19,19 +19,21 @@
 
 /* ---- elementwise ---- */
 
+/* Written as selects, not branches: about half the inputs are negative,
+ * in no pattern, and a mispredicted branch per element cost the tiny
+ * preset more than its matrix products.  The `parallel :` modifier keeps
+ * the if clause from also switching off the simd loop. */
 static inline void NN_FN(relu_forward)(NN_REAL *x, size_t n)
 {
-#pragma omp parallel for schedule(static) if (n > 65536)
-    for (size_t i = 0; i < n; i++)
-        if (x[i] < 0) x[i] = 0;
+#pragma omp parallel for simd schedule(static) if (parallel : n > 65536)
+    for (size_t i = 0; i < n; i++) x[i] = x[i] < 0 ? 0 : x[i];
 }
 
 /* dx *= [y > 0] where y is the relu's output. */
 static inline void NN_FN(relu_backward)(NN_REAL *dx, const NN_REAL *y, size_t n)
 {
-#pragma omp parallel for schedule(static) if (n > 65536)
-    for (size_t i = 0; i < n; i++)
-        if (!(y[i] > 0)) dx[i] = 0;
+#pragma omp parallel for simd schedule(static) if (parallel : n > 65536)
+    for (size_t i = 0; i < n; i++) dx[i] = y[i] > 0 ? dx[i] : 0;
 }
 
 /* ---- matrix products ----
