@@ -1,5 +1,5 @@
-/* pcgrllm bench train: PPO training throughput on the CPU for both network
- * presets at 64 and 600 environments, the model's FLOPs per step, the
+/* pcgrllm bench train: PPO training throughput on the CPU for the three
+ * network presets at 64 and 600 environments, the model's FLOPs per step, the
  * achieved GFLOP/s against this machine's measured sgemm rate, and where
  * the time goes (policy forward in the rollout, environment, reward,
  * update).
@@ -56,7 +56,8 @@ static float wall_delta(const level_t *prev, const level_t *curr, void *ctx)
  * read the observation. */
 static double bwd_macs(const nn_config *c, double fwd, double nz)
 {
-    double first = (double)c->h1 * c->w1 * c->k * c->k * c->in_ch * c->c1 + (double)c->crop_h * c->crop_w * c->in_ch * c->critic_hidden;
+    double first = (double)c->h1 * c->w1 * c->k * c->k * c->in_ch * c->c1 +
+                   (double)c->critic_view_h * c->critic_view_w * c->in_ch * c->critic_hidden;
     if (nz > 0) { /* executed: the gathers' weight gradients cost what their forward does */
         nn_config t = *c;
         double g = nn_macs_executed(&t, nz) - (nn_macs_dense(&t) - first);
@@ -89,8 +90,8 @@ int bench_train(int argc, char **argv)
         case 'q': quick = 1; break;
         case 'h':
             printf("usage: pcgrllm bench train [--threads T] [--quick]\n"
-                   "  PPO training steps/s (rollout + update, scaled to rollout 128 x 10 epochs) for the small and\n"
-                   "  paper presets at 64 and 600 environments; FLOPs per step; GFLOP/s against sgemm.\n"
+                   "  PPO training steps/s (rollout + update, scaled to rollout 128 x 10 epochs) for the tiny, small\n"
+                   "  and paper presets at 64 and 600 environments; FLOPs per step; GFLOP/s against sgemm.\n"
                    "  --quick  64 environments only\n");
             return 0;
         default: return 2;
@@ -126,16 +127,16 @@ int bench_train(int argc, char **argv)
            omp_get_max_threads(), peak, conv2, peak1);
     printf("%-6s %5s %9s %8s %8s %8s %8s %8s %9s %8s %7s %7s\n", "preset", "envs", "steps/s", "fwd_ms", "env_ms",
            "rew_ms", "upd_ms", "GF/step", "GFLOP/s", "exec_GF", "%sgemm", "%exec");
-    const char *presets[2] = {"small", "paper"};
+    const char *presets[3] = {"tiny", "small", "paper"};
     int envs[2] = {64, 600};
-    for (int pi = 0; pi < 2; pi++)
+    for (int pi = 0; pi < 3; pi++)
         for (int ei = 0; ei < (quick ? 1 : 2); ei++) {
             ppo_config cfg;
             ppo_config_default(&cfg);
             snprintf(cfg.preset, sizeof cfg.preset, "%s", presets[pi]);
             cfg.n_envs = envs[ei];
             /* a short rollout, one epoch on it */
-            int big = pi == 1 && ei == 1;
+            int big = pi == 2 && ei == 1;
             cfg.n_steps = big ? 8 : ei == 1 ? 16 : 32;
             cfg.n_epochs = 1;
             cfg.n_minibatches = 2;

@@ -189,7 +189,7 @@ static const pcg_cuda_api table = {
     pcg_play_episode,
 };
 
-extern "C" __attribute__((visibility("default"))) const pcg_cuda_api *pcg_cuda_backend_v2(void)
+extern "C" __attribute__((visibility("default"))) const pcg_cuda_api *pcg_cuda_backend_v3(void)
 {
     return &table;
 }

@@ -2,10 +2,10 @@
  * host/nn_layers.h, with the same layouts: weights [fan_in][fan_out],
  * activations HWC, one sample per row.  Dense layers and conv 2 (im2col)
  * go through the row-major sgemm wrappers; the layers on the one-hot
- * observation are gathers.  Where a kernel adds in the CPU's order (the
- * gathers, col2im, the one-hot dense backward) the result is bit-identical
- * to the CPU's; the sgemms and the chunked sums agree within float
- * rounding. */
+ * observation (or on the window of it that the config names) are
+ * gathers.  Where a kernel adds in the CPU's order (the gathers, col2im,
+ * the one-hot dense backward) the result is bit-identical to the CPU's;
+ * the sgemms and the chunked sums agree within float rounding. */
 #include "common.cuh"
 #include "dungeon.h"
 #include "nn_shapes.h"
@@ -123,33 +123,37 @@ static int dense_backward(float *din, float *dW, float *db, const float *dout, c
 
 /* ---- dense on the one-hot observation ---- */
 
-__global__ static void dense_onehot_fwd_kernel(float *out, const unsigned char *obs, const float *W, const float *b,
-                                               int B, int cells, int C, int O)
+/* The cells of the window vw of each observation, row-major (nn_shapes.h). */
+__global__ static void dense_onehot_fwd_kernel(float *out, const unsigned char *obs, nn_obs_view vw, const float *W,
+                                               const float *b, int B, int C, int O)
 {
     size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (idx >= (size_t)B * O) return;
     int n = (int)(idx / O), o = (int)(idx % O);
-    const unsigned char *x = obs + (size_t)n * cells;
+    const unsigned char *x = obs + (size_t)n * vw.size + vw.off;
     float y = b[o];
-    for (int i = 0; i < cells; i++) {
-        unsigned char v = x[i];
-        y += W[((size_t)i * C + (v & OBS_TILE_MASK)) * O + o];
-        if (v & OBS_FROZEN_BIT) y += W[((size_t)i * C + C - 1) * O + o];
-    }
+    for (int r = 0; r < vw.h; r++)
+        for (int c = 0; c < vw.w; c++) {
+            int i = r * vw.w + c;
+            unsigned char v = x[r * vw.ld + c];
+            y += W[((size_t)i * C + (v & OBS_TILE_MASK)) * O + o];
+            if (v & OBS_FROZEN_BIT) y += W[((size_t)i * C + C - 1) * O + o];
+        }
     out[idx] = y;
 }
 
 /* One thread per (cell, output): its rows of dW, samples in order. */
-__global__ static void dense_onehot_bwd_kernel(float *dW, const float *dout, const unsigned char *obs, int B,
-                                               int cells, int C, int O)
+__global__ static void dense_onehot_bwd_kernel(float *dW, const float *dout, const unsigned char *obs, nn_obs_view vw,
+                                               int B, int C, int O)
 {
     size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (idx >= (size_t)cells * O) return;
+    if (idx >= (size_t)vw.h * vw.w * O) return;
     int i = (int)(idx / O), o = (int)(idx % O);
+    const unsigned char *x = obs + vw.off + (i / vw.w) * vw.ld + i % vw.w;
     float acc[OBS_CHANNELS];
     for (int c = 0; c < C; c++) acc[c] = dW[((size_t)i * C + c) * O + o];
     for (int n = 0; n < B; n++) {
-        unsigned char v = obs[(size_t)n * cells + i];
+        unsigned char v = x[(size_t)n * vw.size];
         float g = dout[(size_t)n * O + o];
         acc[v & OBS_TILE_MASK] += g;
         if (v & OBS_FROZEN_BIT) acc[C - 1] += g;
@@ -177,8 +181,8 @@ __device__ static int onehot_class(unsigned char v, int C)
     return (v & OBS_TILE_MASK) + ((v & OBS_FROZEN_BIT) ? C - 1 : 0);
 }
 
-__global__ static void conv_onehot_fwd_kernel(float *out, const unsigned char *obs, const float *table,
-                                              const float *b, int B, nn_conv_shape s)
+__global__ static void conv_onehot_fwd_kernel(float *out, const unsigned char *obs, nn_obs_view vw,
+                                              const float *table, const float *b, int B, nn_conv_shape s)
 {
     size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     size_t total = (size_t)B * s.OH * s.OW * s.O;
@@ -187,7 +191,7 @@ __global__ static void conv_onehot_fwd_kernel(float *out, const unsigned char *o
     size_t row = idx / s.O;
     int ox = (int)(row % s.OW), oy = (int)(row / s.OW % s.OH), n = (int)(row / s.OW / s.OH);
     int NC = 2 * (s.C - 1);
-    const unsigned char *x = obs + (size_t)n * s.H * s.W;
+    const unsigned char *x = obs + (size_t)n * vw.size + vw.off;
     float y = b[o];
     for (int ky = 0; ky < s.k; ky++) {
         int iy = oy * s.stride - s.pad + ky;
@@ -195,7 +199,7 @@ __global__ static void conv_onehot_fwd_kernel(float *out, const unsigned char *o
         for (int kx = 0; kx < s.k; kx++) {
             int ix = ox * s.stride - s.pad + kx;
             if (ix < 0 || ix >= s.W) continue;
-            y += table[((size_t)(ky * s.k + kx) * NC + onehot_class(x[iy * s.W + ix], s.C)) * s.O + o];
+            y += table[((size_t)(ky * s.k + kx) * NC + onehot_class(x[iy * vw.ld + ix], s.C)) * s.O + o];
         }
     }
     out[idx] = y;
@@ -203,8 +207,8 @@ __global__ static void conv_onehot_fwd_kernel(float *out, const unsigned char *o
 
 /* Per (sample chunk, tap, output): class sums over the chunk's samples and
  * output positions, in the CPU's order. */
-__global__ static void conv_onehot_bwd_kernel(float *part, const float *dout, const unsigned char *obs, int B,
-                                              nn_conv_shape s, int chunk)
+__global__ static void conv_onehot_bwd_kernel(float *part, const float *dout, const unsigned char *obs,
+                                              nn_obs_view vw, int B, nn_conv_shape s, int chunk)
 {
     size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     int taps = s.k * s.k, NC = 2 * (s.C - 1);
@@ -216,14 +220,14 @@ __global__ static void conv_onehot_bwd_kernel(float *part, const float *dout, co
     for (int q = 0; q < NC; q++) acc[q] = 0;
     int n1 = min(B, (c + 1) * chunk);
     for (int n = c * chunk; n < n1; n++) {
-        const unsigned char *x = obs + (size_t)n * s.H * s.W;
+        const unsigned char *x = obs + (size_t)n * vw.size + vw.off;
         for (int oy = 0; oy < s.OH; oy++) {
             int iy = oy * s.stride - s.pad + ky;
             if (iy < 0 || iy >= s.H) continue;
             for (int ox = 0; ox < s.OW; ox++) {
                 int ix = ox * s.stride - s.pad + kx;
                 if (ix < 0 || ix >= s.W) continue;
-                acc[onehot_class(x[iy * s.W + ix], s.C)] += dout[(((size_t)n * s.OH + oy) * s.OW + ox) * s.O + o];
+                acc[onehot_class(x[iy * vw.ld + ix], s.C)] += dout[(((size_t)n * s.OH + oy) * s.OW + ox) * s.O + o];
             }
         }
     }
@@ -291,8 +295,8 @@ __global__ static void col2im_kernel(float *din, const float *col, int B, nn_con
     din[idx] = acc;
 }
 
-static int conv_onehot_forward(float *out, const unsigned char *obs, const float *W, const float *b, int B,
-                               const nn_conv_shape &s)
+static int conv_onehot_forward(float *out, const unsigned char *obs, const nn_obs_view &vw, const float *W,
+                               const float *b, int B, const nn_conv_shape &s)
 {
     int taps = s.k * s.k, NC = 2 * (s.C - 1);
     size_t mark = pcg_arena_mark();
@@ -300,14 +304,14 @@ static int conv_onehot_forward(float *out, const unsigned char *obs, const float
     if (!table) return -1;
     size_t nt = (size_t)taps * (s.C - 1) * s.O, no = (size_t)B * s.OH * s.OW * s.O;
     onehot_table_kernel<<<grid_for(nt), NN_THREADS, 0, pcg_cuda_stream()>>>(table, W, taps, s.C, s.O);
-    conv_onehot_fwd_kernel<<<grid_for(no), NN_THREADS, 0, pcg_cuda_stream()>>>(out, obs, table, b, B, s);
+    conv_onehot_fwd_kernel<<<grid_for(no), NN_THREADS, 0, pcg_cuda_stream()>>>(out, obs, vw, table, b, B, s);
     pcg_arena_release(mark);
     LAUNCH_CK();
     return 0;
 }
 
-static int conv_onehot_backward(float *dW, float *db, const float *dout, const unsigned char *obs, int B,
-                                const nn_conv_shape &s)
+static int conv_onehot_backward(float *dW, float *db, const float *dout, const unsigned char *obs,
+                                const nn_obs_view &vw, int B, const nn_conv_shape &s)
 {
     int taps = s.k * s.k, NC = 2 * (s.C - 1);
     int chunk = 64, chunks = (B + chunk - 1) / chunk;
@@ -315,7 +319,7 @@ static int conv_onehot_backward(float *dW, float *db, const float *dout, const u
     float *part = (float *)pcg_arena_alloc((size_t)chunks * taps * NC * s.O * sizeof(float));
     if (!part) return -1;
     size_t nb = (size_t)chunks * taps * s.O, nf = (size_t)taps * s.O;
-    conv_onehot_bwd_kernel<<<grid_for(nb), NN_THREADS, 0, pcg_cuda_stream()>>>(part, dout, obs, B, s, chunk);
+    conv_onehot_bwd_kernel<<<grid_for(nb), NN_THREADS, 0, pcg_cuda_stream()>>>(part, dout, obs, vw, B, s, chunk);
     conv_onehot_fold_kernel<<<grid_for(nf), NN_THREADS, 0, pcg_cuda_stream()>>>(dW, part, chunks, s);
     pcg_arena_release(mark);
     LAUNCH_CK();
@@ -392,9 +396,10 @@ extern "C" int pcg_nn_forward(const nn_config *c, const size_t *off, const float
     }
     nn_conv_shape s1, s2;
     nn_conv_shapes(c, &s1, &s2);
-    int feat = c->h2 * c->w2 * c->c2, cells = c->crop_h * c->crop_w;
+    nn_obs_view va = nn_actor_view(c), vc = nn_critic_view(c);
+    int feat = c->h2 * c->w2 * c->c2;
     /* actor */
-    NN_CK(conv_onehot_forward(a->c1, obs, P + off[NN_C1W], P + off[NN_C1B], B, s1));
+    NN_CK(conv_onehot_forward(a->c1, obs, va, P + off[NN_C1W], P + off[NN_C1B], B, s1));
     NN_CK(relu_forward(a->c1, (size_t)B * c->h1 * c->w1 * c->c1));
     NN_CK(conv_forward(a->c2, a->col, a->c1, P + off[NN_C2W], P + off[NN_C2B], B, s2));
     NN_CK(relu_forward(a->c2, (size_t)B * feat));
@@ -404,7 +409,7 @@ extern "C" int pcg_nn_forward(const nn_config *c, const size_t *off, const float
     /* critic */
     size_t nv = (size_t)B * c->critic_hidden;
     dense_onehot_fwd_kernel<<<grid_for(nv), NN_THREADS, 0, pcg_cuda_stream()>>>(
-        a->v1, obs, P + off[NN_V1W], P + off[NN_V1B], B, cells, c->in_ch, c->critic_hidden);
+        a->v1, obs, vc, P + off[NN_V1W], P + off[NN_V1B], B, c->in_ch, c->critic_hidden);
     LAUNCH_CK();
     NN_CK(relu_forward(a->v1, nv));
     NN_CK(dense_forward(a->v2, a->v1, P + off[NN_V2W], P + off[NN_V2B], B, c->critic_hidden, c->critic_hidden));
@@ -426,7 +431,8 @@ extern "C" int pcg_nn_backward(const nn_config *c, const size_t *off, const floa
     }
     nn_conv_shape s1, s2;
     nn_conv_shapes(c, &s1, &s2);
-    int feat = c->h2 * c->w2 * c->c2, cells = c->crop_h * c->crop_w;
+    nn_obs_view va = nn_actor_view(c), vc = nn_critic_view(c);
+    int feat = c->h2 * c->w2 * c->c2;
     /* actor */
     NN_CK(dense_backward(a->da1, G + off[NN_A2W], G + off[NN_A2B], a->dlogits, a->a1, P + off[NN_A2W], B,
                          c->actor_hidden, c->n_actions));
@@ -436,7 +442,7 @@ extern "C" int pcg_nn_backward(const nn_config *c, const size_t *off, const floa
     NN_CK(relu_backward(a->dc2, a->c2, (size_t)B * feat));
     NN_CK(conv_backward(a->dc1, G + off[NN_C2W], G + off[NN_C2B], a->dc2, a->col, P + off[NN_C2W], B, s2));
     NN_CK(relu_backward(a->dc1, a->c1, (size_t)B * c->h1 * c->w1 * c->c1));
-    NN_CK(conv_onehot_backward(G + off[NN_C1W], G + off[NN_C1B], a->dc1, obs, B, s1));
+    NN_CK(conv_onehot_backward(G + off[NN_C1W], G + off[NN_C1B], a->dc1, obs, va, B, s1));
     /* critic */
     size_t nv = (size_t)B * c->critic_hidden;
     NN_CK(dense_backward(a->dv2, G + off[NN_V3W], G + off[NN_V3B], a->dvalue, a->v2, P + off[NN_V3W], B,
@@ -445,9 +451,9 @@ extern "C" int pcg_nn_backward(const nn_config *c, const size_t *off, const floa
     NN_CK(dense_backward(a->dv1, G + off[NN_V2W], G + off[NN_V2B], a->dv2, a->v1, P + off[NN_V2W], B,
                          c->critic_hidden, c->critic_hidden));
     NN_CK(relu_backward(a->dv1, a->v1, nv));
-    size_t nw = (size_t)cells * c->critic_hidden;
-    dense_onehot_bwd_kernel<<<grid_for(nw), NN_THREADS, 0, pcg_cuda_stream()>>>(G + off[NN_V1W], a->dv1, obs, B,
-                                                                                 cells, c->in_ch, c->critic_hidden);
+    size_t nw = (size_t)vc.h * vc.w * c->critic_hidden;
+    dense_onehot_bwd_kernel<<<grid_for(nw), NN_THREADS, 0, pcg_cuda_stream()>>>(G + off[NN_V1W], a->dv1, obs, vc, B,
+                                                                                 c->in_ch, c->critic_hidden);
     LAUNCH_CK();
     return add_col_sums(G + off[NN_V1B], a->dv1, B, c->critic_hidden);
 }

@@ -51,8 +51,8 @@ const char *backend_cuda_path(void);
 
 /* ---- the ABI of libpcgrllm_cuda.so ---- */
 
-#define PCG_CUDA_ABI_VERSION 2
-#define PCG_CUDA_ENTRY "pcg_cuda_backend_v2"
+#define PCG_CUDA_ABI_VERSION 3
+#define PCG_CUDA_ENTRY "pcg_cuda_backend_v3"
 #define PCG_CUDA_LIB "libpcgrllm_cuda.so"
 
 /* Reward kernels.  A reward module (a cubin, fatbin or PTX image, e.g. the

@@ -1,5 +1,6 @@
 /* pcgrllm run / pcgrllm report: flags of the reward-design loop. */
 #include "commands.h"
+#include "nn.h"
 #include "run.h"
 #include "util.h"
 #include <getopt.h>
@@ -39,7 +40,7 @@ static void run_usage(FILE *f)
             "  --trials N            generation trials per node (3)   --fixes N  code fixes per trial (3)\n"
             "  --target-fitness F    stop once a node reaches fitness F\n"
             "training, for every node:\n"
-            "  --steps S (50000000)  --envs E (600)  --preset paper|small (paper)\n"
+            "  --steps S (50000000)  --envs E (600)  --preset paper|small|tiny (paper)\n"
             "  --backend cpu|cuda|auto (cpu)  --seed K (0)  --threads T (all)\n"
             "  --matmul fp32|tf32|bf16  matmuls of the device trainer (fp32)\n"
             "  --train-timeout SEC   end a node's training after SEC seconds (none)\n"
@@ -174,7 +175,7 @@ int cmd_run(int argc, char **argv)
             c.envs = (int)v;
             break;
         case O_PRESET:
-            if (strcmp(optarg, "paper") && strcmp(optarg, "small")) BAD("--preset must be paper or small");
+            if (!nn_preset_known(optarg)) BAD("--preset must be " NN_PRESETS);
             snprintf(c.preset, sizeof c.preset, "%s", optarg);
             break;
         case O_BACKEND:

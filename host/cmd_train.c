@@ -47,7 +47,8 @@ static void train_usage(FILE *f)
             "  --watchdog SEC      end the training if it shows no progress for SEC seconds (default 600)\n"
             "  --quiet             only the final line and errors\n"
             "  --envs E            parallel environments (default 600)\n"
-            "  --preset P          network: paper (SPEC 4, default) or small (16/16 filters)\n"
+            "  --preset P          network: paper (SPEC 4, default), small (16/16 filters) or tiny (3x3\n"
+            "                      convolutions on a 9x9 window; for a few CPU cores, docs/training.md)\n"
             "  --seed K            seed of maps, actions, initialisation and shuffles (default 0)\n"
             "  --threads T         OpenMP threads, each running OpenBLAS single-threaded (default: all cores)\n"
             "  PPO settings (defaults are the paper's):\n"
@@ -221,8 +222,7 @@ int cmd_train(int argc, char **argv)
             j.cfg.n_envs = (int)v;
             break;
         case 'p':
-            if (strcmp(optarg, "paper") && strcmp(optarg, "small"))
-                return die_msg("train: --preset must be paper or small"), 2;
+            if (!nn_preset_known(optarg)) return die_msg("train: --preset must be " NN_PRESETS), 2;
             snprintf(j.cfg.preset, sizeof j.cfg.preset, "%s", optarg);
             break;
         case 's':

@@ -13,13 +13,24 @@
 
 void openblas_set_num_threads(int num_threads);
 
+/* A window of side v (0: the whole crop) of a crop of side n: centred,
+ * so n - v must be even. */
+static int view_side(int *v, int n)
+{
+    if (*v == 0) *v = n;
+    return *v > 0 && *v <= n && (n - *v) % 2 == 0 ? 0 : -1;
+}
+
 int nn_config_finish(nn_config *c)
 {
     if (c->crop_h <= 0 || c->crop_w <= 0 || c->in_ch < 2 || c->n_actions < 2 || c->c1 <= 0 || c->c2 <= 0 ||
         c->k <= 0 || c->stride <= 0 || c->pad < 0 || c->actor_hidden <= 0 || c->critic_hidden <= 0)
         return -1;
-    c->h1 = (c->crop_h + 2 * c->pad - c->k) / c->stride + 1;
-    c->w1 = (c->crop_w + 2 * c->pad - c->k) / c->stride + 1;
+    if (view_side(&c->view_h, c->crop_h) || view_side(&c->view_w, c->crop_w) ||
+        view_side(&c->critic_view_h, c->crop_h) || view_side(&c->critic_view_w, c->crop_w))
+        return -1;
+    c->h1 = (c->view_h + 2 * c->pad - c->k) / c->stride + 1;
+    c->w1 = (c->view_w + 2 * c->pad - c->k) / c->stride + 1;
     c->h2 = (c->h1 + 2 * c->pad - c->k) / c->stride + 1;
     c->w2 = (c->w1 + 2 * c->pad - c->k) / c->stride + 1;
     return c->h1 > 0 && c->w1 > 0 && c->h2 > 0 && c->w2 > 0 ? 0 : -1;
@@ -39,15 +50,27 @@ int nn_preset_config(const char *preset, int crop_h, int crop_w, int n_actions, 
         c->c1 = 64, c->c2 = 64, c->actor_hidden = 64, c->critic_hidden = 64;
     } else if (!strcmp(preset, "small")) {
         c->c1 = 16, c->c2 = 16, c->actor_hidden = 64, c->critic_hidden = 64;
+    } else if (!strcmp(preset, "tiny")) {
+        c->c1 = 16, c->c2 = 16, c->actor_hidden = 32, c->critic_hidden = 32;
+        c->k = 3, c->pad = 1;
+        c->view_h = crop_h < 9 ? crop_h : 9;
+        c->view_w = crop_w < 9 ? crop_w : 9;
+        c->critic_view_h = c->view_h, c->critic_view_w = c->view_w;
     } else {
         return -1;
     }
     return nn_config_finish(c);
 }
 
+int nn_preset_known(const char *preset)
+{
+    nn_config c;
+    return nn_preset_config(preset, 31, 31, 6, &c) == 0;
+}
+
 size_t nn_param_layout(const nn_config *c, size_t *size, size_t *off)
 {
-    size_t feat = (size_t)c->h2 * c->w2 * c->c2, in = (size_t)c->crop_h * c->crop_w * c->in_ch;
+    size_t feat = (size_t)c->h2 * c->w2 * c->c2, in = (size_t)c->critic_view_h * c->critic_view_w * c->in_ch;
     size[NN_C1W] = (size_t)c->k * c->k * c->in_ch * c->c1;
     size[NN_C1B] = (size_t)c->c1;
     size[NN_C2W] = (size_t)c->k * c->k * c->c1 * c->c2;
@@ -204,7 +227,7 @@ void nn_zero_grad(nn_t *nn)
 
 double nn_macs_dense(const nn_config *c)
 {
-    double in = (double)c->crop_h * c->crop_w * c->in_ch;
+    double in = (double)c->critic_view_h * c->critic_view_w * c->in_ch;
     return (double)c->h1 * c->w1 * c->k * c->k * c->in_ch * c->c1 + (double)c->h2 * c->w2 * c->k * c->k * c->c1 * c->c2 +
            (double)c->h2 * c->w2 * c->c2 * c->actor_hidden + (double)c->actor_hidden * c->n_actions +
            in * c->critic_hidden + (double)c->critic_hidden * c->critic_hidden + c->critic_hidden;
@@ -212,23 +235,24 @@ double nn_macs_dense(const nn_config *c)
 
 double nn_macs_executed(const nn_config *c, double nz)
 {
-    /* conv 1 gathers nz rows per tap inside the crop; conv 2 multiplies its
+    /* conv 1 gathers nz rows per tap inside its window; conv 2 multiplies its
      * whole im2col matrix, padding included, as the GEMM does */
     double taps = 0;
     for (int oy = 0; oy < c->h1; oy++)
         for (int ky = 0; ky < c->k; ky++) {
             int iy = oy * c->stride - c->pad + ky;
-            if (iy >= 0 && iy < c->crop_h) taps += 1;
+            if (iy >= 0 && iy < c->view_h) taps += 1;
         }
     double taps_x = 0;
     for (int ox = 0; ox < c->w1; ox++)
         for (int kx = 0; kx < c->k; kx++) {
             int ix = ox * c->stride - c->pad + kx;
-            if (ix >= 0 && ix < c->crop_w) taps_x += 1;
+            if (ix >= 0 && ix < c->view_w) taps_x += 1;
         }
     return taps * taps_x * nz * c->c1 + (double)c->h2 * c->w2 * c->k * c->k * c->c1 * c->c2 +
            (double)c->h2 * c->w2 * c->c2 * c->actor_hidden + (double)c->actor_hidden * c->n_actions +
-           (double)c->crop_h * c->crop_w * nz * c->critic_hidden + (double)c->critic_hidden * c->critic_hidden +
+           (double)c->critic_view_h * c->critic_view_w * nz * c->critic_hidden +
+           (double)c->critic_hidden * c->critic_hidden +
            c->critic_hidden;
 }
 

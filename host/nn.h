@@ -10,12 +10,15 @@
  * paper's text says 10: the engine's tile set has TREASURE as a tenth id
  * and the frozen mask as its own channel.
  *
- * Actor:  conv c1 k x k stride 2 pad 3 -> relu -> conv c2 k x k stride 2
- *         pad 3 -> relu -> dense actor_hidden -> relu -> dense n_actions
+ * Actor:  conv c1 k x k stride s pad p -> relu -> conv c2 k x k stride s
+ *         pad p -> relu -> dense actor_hidden -> relu -> dense n_actions
  * Critic: dense critic_hidden on the flattened one-hot crop -> relu ->
  *         dense critic_hidden -> relu -> dense 1
- * The layers that read the one-hot input (conv1, critic dense 1) are
- * computed as gathers of weight rows, equal to the dense computation.
+ * Each of the two layers that read the observation (conv 1, critic dense
+ * 1) may read only a window of it centred on the agent's cell (view_*,
+ * critic_view_*; the whole crop in the paper and small presets).  They are
+ * computed as gathers of weight rows, equal to the dense computation on
+ * the one-hot window.
  *
  * Weights are stored [fan_in][fan_out] row-major; a convolution's fan-in
  * index is (ky*k + kx)*in_channels + channel, its activations are HWC. */
@@ -41,9 +44,13 @@ typedef struct {
     int in_ch;          /* one-hot channels (OBS_CHANNELS) */
     int n_actions;
     int c1, c2;         /* conv filters */
-    int k, stride, pad; /* 7, 2, 3 */
-    int h1, w1, h2, w2; /* conv output sizes (16x16, 8x8 on 16x16 maps) */
+    int k, stride, pad; /* both convolutions (paper: 7, 2, 3) */
+    int h1, w1, h2, w2; /* conv output sizes (paper: 16x16, 8x8 on 16x16 maps) */
     int actor_hidden, critic_hidden;
+    /* windows of the crop, centred on the agent's cell, that conv 1 and
+     * the critic read (odd sizes, at most the crop; 0: the whole crop) */
+    int view_h, view_w;
+    int critic_view_h, critic_view_w;
 } nn_config;
 
 typedef struct {
@@ -71,11 +78,17 @@ typedef struct {
     float *block;
 } nn_acts;
 
-/* Preset by name: "paper" (SPEC §4: 64/64 filters, 64 units) or "small"
- * (16/16 filters, 64 units; a sixth of the paper preset's multiply-adds).
- * Returns 0, or -1 for an unknown name. */
+/* Preset by name: "paper" (SPEC §4: 64/64 filters, 64 units), "small"
+ * (16/16 filters, 64 units; a sixth of the paper preset's multiply-adds)
+ * or "tiny" (for a few CPU cores: 3x3 convolutions on a 9x9 window around
+ * the agent's cell, docs/training.md).  Returns 0, or -1 for an unknown
+ * name. */
 int nn_preset_config(const char *preset, int crop_h, int crop_w, int n_actions, nn_config *cfg);
-/* Fill derived sizes (h1, w1, h2, w2) from the rest; -1 if inconsistent. */
+/* 1 if preset names a preset; NN_PRESETS lists them for error messages. */
+int nn_preset_known(const char *preset);
+#define NN_PRESETS "paper, small or tiny"
+/* Fill derived sizes (h1, w1, h2, w2; a view of 0 becomes the crop) from
+ * the rest; -1 if inconsistent. */
 int nn_config_finish(nn_config *cfg);
 /* Tensor sizes of a config into size[] and off[]; returns the total. */
 size_t nn_param_layout(const nn_config *cfg, size_t *size, size_t *off);

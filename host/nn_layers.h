@@ -82,46 +82,53 @@ static inline void NN_FN(dense_backward)(NN_REAL *din, NN_REAL *dW, NN_REAL *db,
 }
 
 /* ---- dense on the one-hot observation: a gather of weight rows ----
- * Input row of sample n is the one-hot of obs[n][cells]: for cell i with
- * byte v, channel (v & OBS_TILE_MASK) is 1, and channel in_ch-1 if frozen.
- * W is [cells*in_ch][O]. */
+ * Input row of sample n is the one-hot of the cells of the window v of
+ * obs[n] (row-major): for cell i with byte x, channel (x & OBS_TILE_MASK)
+ * is 1, and channel in_ch-1 if frozen.  W is [cells*in_ch][O], cells =
+ * v->h*v->w. */
 
-static inline void NN_FN(dense_onehot_forward)(NN_REAL *out, const unsigned char *obs, const NN_REAL *W,
-                                               const NN_REAL *b, int B, int cells, int in_ch, int O)
+static inline void NN_FN(dense_onehot_forward)(NN_REAL *out, const unsigned char *obs, const nn_obs_view *v,
+                                               const NN_REAL *W, const NN_REAL *b, int B, int in_ch, int O)
 {
 #pragma omp parallel for schedule(static)
     for (int n = 0; n < B; n++) {
         NN_REAL *y = out + (size_t)n * O;
-        const unsigned char *x = obs + (size_t)n * cells;
+        const unsigned char *x = obs + (size_t)n * v->size + v->off;
         memcpy(y, b, sizeof(NN_REAL) * (size_t)O);
-        for (int i = 0; i < cells; i++) {
-            const NN_REAL *w = W + ((size_t)i * in_ch + (x[i] & OBS_TILE_MASK)) * O;
+        for (int r = 0; r < v->h; r++)
+            for (int c = 0; c < v->w; c++) {
+                int i = r * v->w + c;
+                unsigned char xi = x[r * v->ld + c];
+                const NN_REAL *w = W + ((size_t)i * in_ch + (xi & OBS_TILE_MASK)) * O;
 #pragma omp simd
-            for (int o = 0; o < O; o++) y[o] += w[o];
-            if (x[i] & OBS_FROZEN_BIT) {
-                const NN_REAL *wf = W + ((size_t)i * in_ch + in_ch - 1) * O;
+                for (int o = 0; o < O; o++) y[o] += w[o];
+                if (xi & OBS_FROZEN_BIT) {
+                    const NN_REAL *wf = W + ((size_t)i * in_ch + in_ch - 1) * O;
 #pragma omp simd
-                for (int o = 0; o < O; o++) y[o] += wf[o];
+                    for (int o = 0; o < O; o++) y[o] += wf[o];
+                }
             }
-        }
     }
 }
 
 /* Threads own cells (their rows of dW), so the sums run in sample order
  * whatever the thread count. */
 static inline void NN_FN(dense_onehot_backward)(NN_REAL *dW, NN_REAL *db, const NN_REAL *dout,
-                                                const unsigned char *obs, int B, int cells, int in_ch, int O)
+                                                const unsigned char *obs, const nn_obs_view *v, int B, int in_ch,
+                                                int O)
 {
+    const int cells = v->h * v->w;
 #pragma omp parallel for schedule(static)
     for (int i = 0; i < cells; i++) {
         NN_REAL *wf = dW + ((size_t)i * in_ch + in_ch - 1) * O;
+        const unsigned char *x = obs + v->off + (i / v->w) * v->ld + i % v->w;
         for (int n = 0; n < B; n++) {
-            unsigned char v = obs[(size_t)n * cells + i];
-            NN_REAL *w = dW + ((size_t)i * in_ch + (v & OBS_TILE_MASK)) * O;
+            unsigned char xi = x[(size_t)n * v->size];
+            NN_REAL *w = dW + ((size_t)i * in_ch + (xi & OBS_TILE_MASK)) * O;
             const NN_REAL *g = dout + (size_t)n * O;
 #pragma omp simd
             for (int o = 0; o < O; o++) w[o] += g[o];
-            if (v & OBS_FROZEN_BIT) {
+            if (xi & OBS_FROZEN_BIT) {
 #pragma omp simd
                 for (int o = 0; o < O; o++) wf[o] += g[o];
             }
@@ -136,7 +143,8 @@ static inline void NN_FN(dense_onehot_backward)(NN_REAL *dW, NN_REAL *db, const 
 /* the convolutions' shapes: nn_conv_shape of host/nn_shapes.h */
 
 /* ---- convolution on the one-hot observation (conv 1): gather ----
- * out[n][oy][ox][o] = b[o] + sum over taps inside the crop of the weight
+ * The input is the window v of each observation (s->H x s->W = v->h x
+ * v->w).  out[n][oy][ox][o] = b[o] + sum over taps inside the window of the weight
  * rows of the tap's tile channel and, if frozen, of the frozen channel.
  * Both are read at once from a table of fused rows, one per tap and byte
  * class: class t (tile t) holds row t, class t + C-1 (tile t, frozen)
@@ -147,8 +155,8 @@ static inline int NN_FN(onehot_class)(unsigned char v, int C)
     return (v & OBS_TILE_MASK) + ((v & OBS_FROZEN_BIT) ? C - 1 : 0);
 }
 
-static inline void NN_FN(conv_onehot_forward)(NN_REAL *out, const unsigned char *obs, const NN_REAL *W,
-                                              const NN_REAL *b, int B, const nn_conv_shape *s)
+static inline void NN_FN(conv_onehot_forward)(NN_REAL *out, const unsigned char *obs, const nn_obs_view *v,
+                                              const NN_REAL *W, const NN_REAL *b, int B, const nn_conv_shape *s)
 {
     const int O = s->O, C = s->C, k = s->k, NC = 2 * (C - 1);
     NN_REAL *table = malloc(sizeof(NN_REAL) * (size_t)k * k * NC * O);
@@ -161,7 +169,7 @@ static inline void NN_FN(conv_onehot_forward)(NN_REAL *out, const unsigned char 
         }
 #pragma omp parallel for schedule(static)
     for (int n = 0; n < B; n++) {
-        const unsigned char *x = obs + (size_t)n * s->H * s->W;
+        const unsigned char *x = obs + (size_t)n * v->size + v->off;
         for (int oy = 0; oy < s->OH; oy++)
             for (int ox = 0; ox < s->OW; ox++) {
                 NN_REAL *y = out + (((size_t)n * s->OH + oy) * s->OW + ox) * O;
@@ -173,7 +181,7 @@ static inline void NN_FN(conv_onehot_forward)(NN_REAL *out, const unsigned char 
                         int ix = ox * s->stride - s->pad + kx;
                         if (ix < 0 || ix >= s->W) continue;
                         const NN_REAL *w =
-                            table + ((size_t)(ky * k + kx) * NC + NN_FN(onehot_class)(x[iy * s->W + ix], C)) * O;
+                            table + ((size_t)(ky * k + kx) * NC + NN_FN(onehot_class)(x[iy * v->ld + ix], C)) * O;
 #pragma omp simd
                         for (int o = 0; o < O; o++) y[o] += w[o];
                     }
@@ -189,7 +197,8 @@ static inline void NN_FN(conv_onehot_forward)(NN_REAL *out, const unsigned char 
  * thread count gives the same bits.  No input gradient: the input is the
  * observation. */
 static inline void NN_FN(conv_onehot_backward)(NN_REAL *dW, NN_REAL *db, const NN_REAL *dout,
-                                               const unsigned char *obs, int B, const nn_conv_shape *s)
+                                               const unsigned char *obs, const nn_obs_view *v, int B,
+                                               const nn_conv_shape *s)
 {
     const int O = s->O, C = s->C, k = s->k, NC = 2 * (C - 1);
     const size_t tsz = (size_t)k * k * NC * O;
@@ -202,7 +211,7 @@ static inline void NN_FN(conv_onehot_backward)(NN_REAL *dW, NN_REAL *db, const N
         if (id == 0) used = nt;
         NN_REAL *tab = acc + (size_t)id * tsz;
         for (int n = (int)((long)B * id / nt); n < (int)((long)B * (id + 1) / nt); n++) {
-            const unsigned char *x = obs + (size_t)n * s->H * s->W;
+            const unsigned char *x = obs + (size_t)n * v->size + v->off;
             for (int oy = 0; oy < s->OH; oy++)
                 for (int ox = 0; ox < s->OW; ox++) {
                     const NN_REAL *g = dout + (((size_t)n * s->OH + oy) * s->OW + ox) * O;
@@ -213,7 +222,7 @@ static inline void NN_FN(conv_onehot_backward)(NN_REAL *dW, NN_REAL *db, const N
                             int ix = ox * s->stride - s->pad + kx;
                             if (ix < 0 || ix >= s->W) continue;
                             NN_REAL *w =
-                                tab + ((size_t)(ky * k + kx) * NC + NN_FN(onehot_class)(x[iy * s->W + ix], C)) * O;
+                                tab + ((size_t)(ky * k + kx) * NC + NN_FN(onehot_class)(x[iy * v->ld + ix], C)) * O;
 #pragma omp simd
                             for (int o = 0; o < O; o++) w[o] += g[o];
                         }
@@ -318,9 +327,10 @@ static inline void NN_FN(net_forward)(const nn_config *c, const size_t *off, con
 {
     nn_conv_shape s1, s2;
     nn_conv_shapes(c, &s1, &s2);
-    int feat = c->h2 * c->w2 * c->c2, cells = c->crop_h * c->crop_w;
+    nn_obs_view va = nn_actor_view(c), vc = nn_critic_view(c);
+    int feat = c->h2 * c->w2 * c->c2;
     /* actor */
-    NN_FN(conv_onehot_forward)(a->c1, obs, P + off[NN_C1W], P + off[NN_C1B], B, &s1);
+    NN_FN(conv_onehot_forward)(a->c1, obs, &va, P + off[NN_C1W], P + off[NN_C1B], B, &s1);
     NN_FN(relu_forward)(a->c1, (size_t)B * c->h1 * c->w1 * c->c1);
     NN_FN(conv_forward)(a->c2, a->col, a->c1, P + off[NN_C2W], P + off[NN_C2B], B, &s2);
     NN_FN(relu_forward)(a->c2, (size_t)B * feat);
@@ -328,7 +338,7 @@ static inline void NN_FN(net_forward)(const nn_config *c, const size_t *off, con
     NN_FN(relu_forward)(a->a1, (size_t)B * c->actor_hidden);
     NN_FN(dense_forward)(a->logits, a->a1, P + off[NN_A2W], P + off[NN_A2B], B, c->actor_hidden, c->n_actions);
     /* critic */
-    NN_FN(dense_onehot_forward)(a->v1, obs, P + off[NN_V1W], P + off[NN_V1B], B, cells, c->in_ch, c->critic_hidden);
+    NN_FN(dense_onehot_forward)(a->v1, obs, &vc, P + off[NN_V1W], P + off[NN_V1B], B, c->in_ch, c->critic_hidden);
     NN_FN(relu_forward)(a->v1, (size_t)B * c->critic_hidden);
     NN_FN(dense_forward)(a->v2, a->v1, P + off[NN_V2W], P + off[NN_V2B], B, c->critic_hidden, c->critic_hidden);
     NN_FN(relu_forward)(a->v2, (size_t)B * c->critic_hidden);
@@ -342,7 +352,8 @@ static inline void NN_FN(net_backward)(const nn_config *c, const size_t *off, co
 {
     nn_conv_shape s1, s2;
     nn_conv_shapes(c, &s1, &s2);
-    int feat = c->h2 * c->w2 * c->c2, cells = c->crop_h * c->crop_w;
+    nn_obs_view va = nn_actor_view(c), vc = nn_critic_view(c);
+    int feat = c->h2 * c->w2 * c->c2;
     /* actor */
     NN_FN(dense_backward)(a->da1, G + off[NN_A2W], G + off[NN_A2B], a->dlogits, a->a1, P + off[NN_A2W], B,
                           c->actor_hidden, c->n_actions);
@@ -352,7 +363,7 @@ static inline void NN_FN(net_backward)(const nn_config *c, const size_t *off, co
     NN_FN(relu_backward)(a->dc2, a->c2, (size_t)B * feat);
     NN_FN(conv_backward)(a->dc1, G + off[NN_C2W], G + off[NN_C2B], a->dc2, a->col, P + off[NN_C2W], B, &s2);
     NN_FN(relu_backward)(a->dc1, a->c1, (size_t)B * c->h1 * c->w1 * c->c1);
-    NN_FN(conv_onehot_backward)(G + off[NN_C1W], G + off[NN_C1B], a->dc1, obs, B, &s1);
+    NN_FN(conv_onehot_backward)(G + off[NN_C1W], G + off[NN_C1B], a->dc1, obs, &va, B, &s1);
     /* critic */
     NN_FN(dense_backward)(a->dv2, G + off[NN_V3W], G + off[NN_V3B], a->dvalue, a->v2, P + off[NN_V3W], B,
                           c->critic_hidden, 1);
@@ -360,8 +371,7 @@ static inline void NN_FN(net_backward)(const nn_config *c, const size_t *off, co
     NN_FN(dense_backward)(a->dv1, G + off[NN_V2W], G + off[NN_V2B], a->dv2, a->v1, P + off[NN_V2W], B,
                           c->critic_hidden, c->critic_hidden);
     NN_FN(relu_backward)(a->dv1, a->v1, (size_t)B * c->critic_hidden);
-    NN_FN(dense_onehot_backward)(G + off[NN_V1W], G + off[NN_V1B], a->dv1, obs, B, cells, c->in_ch,
-                                 c->critic_hidden);
+    NN_FN(dense_onehot_backward)(G + off[NN_V1W], G + off[NN_V1B], a->dv1, obs, &vc, B, c->in_ch, c->critic_hidden);
 }
 
 /* ---- PPO loss ----

@@ -1,7 +1,7 @@
 /* The network's geometry, written once for the CPU layers (host/nn.c,
- * host/nn_layers.h) and the device layers (cuda/nn.cu): the two
- * convolutions' shapes and the table of per-sample activation sizes that
- * nn_acts is laid out by. */
+ * host/nn_layers.h) and the device layers (cuda/nn.cu): the windows of the
+ * observation that the first layers read, the two convolutions' shapes and
+ * the table of per-sample activation sizes that nn_acts is laid out by. */
 #ifndef PCG_NN_SHAPES_H
 #define PCG_NN_SHAPES_H
 #include <stddef.h>
@@ -13,9 +13,38 @@ typedef struct {
     int OH, OW, O;     /* output */
 } nn_conv_shape;
 
+/* A window of h x w cells of each observation: cell (r, c) of sample n is
+ * byte n*size + off + r*ld + c of the observation batch. */
+typedef struct {
+    int h, w;  /* window */
+    int ld;    /* row length of the observation (crop_w) */
+    int off;   /* first cell of the window in the observation */
+    int size;  /* bytes per observation (crop_h*crop_w) */
+} nn_obs_view;
+
+/* The h x w window centred in the crop (the agent's cell). */
+static inline nn_obs_view nn_centred_view(const nn_config *c, int h, int w)
+{
+    nn_obs_view v;
+    v.h = h, v.w = w, v.ld = c->crop_w, v.size = c->crop_h * c->crop_w;
+    v.off = (c->crop_h - h) / 2 * c->crop_w + (c->crop_w - w) / 2;
+    return v;
+}
+
+/* What conv 1 and the critic's first layer read. */
+static inline nn_obs_view nn_actor_view(const nn_config *c)
+{
+    return nn_centred_view(c, c->view_h, c->view_w);
+}
+
+static inline nn_obs_view nn_critic_view(const nn_config *c)
+{
+    return nn_centred_view(c, c->critic_view_h, c->critic_view_w);
+}
+
 static inline void nn_conv_shapes(const nn_config *c, nn_conv_shape *s1, nn_conv_shape *s2)
 {
-    s1->H = c->crop_h, s1->W = c->crop_w, s1->C = c->in_ch;
+    s1->H = c->view_h, s1->W = c->view_w, s1->C = c->in_ch;
     s1->k = c->k, s1->stride = c->stride, s1->pad = c->pad;
     s1->OH = c->h1, s1->OW = c->w1, s1->O = c->c1;
     s2->H = c->h1, s2->W = c->w1, s2->C = c->c1;

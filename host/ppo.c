@@ -43,7 +43,7 @@ const char *ppo_config_check(const ppo_config *c)
         return "map size must be in 5..64";
     if (c->variant != VARIANT_DUNGEON && c->variant != VARIANT_TREASURE) return "unknown variant";
     if (c->n_envs < 1 || c->n_envs > 1000000) return "envs must be in 1..1000000";
-    if (nn_preset_config(c->preset, 2 * c->map_h - 1, 2 * c->map_w - 1, 6, &nc)) return "preset must be paper or small";
+    if (nn_preset_config(c->preset, 2 * c->map_h - 1, 2 * c->map_w - 1, 6, &nc)) return "preset must be " NN_PRESETS;
     if (c->n_steps < 1 || c->n_steps > 100000) return "rollout length must be in 1..100000";
     if (c->n_epochs < 1 || c->n_epochs > 1000) return "epochs must be in 1..1000";
     if (c->n_minibatches < 1 || (int64_t)c->n_steps * c->n_envs % c->n_minibatches)

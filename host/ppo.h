@@ -15,7 +15,7 @@ typedef struct {
     int variant;         /* VARIANT_DUNGEON or VARIANT_TREASURE */
     int n_envs;          /* 600 */
     /* network */
-    char preset[16];     /* "paper" or "small" */
+    char preset[16];     /* "paper", "small" or "tiny" (nn_preset_config) */
     /* PPO */
     int n_steps;         /* rollout length, 128 */
     int n_epochs;        /* 10 */

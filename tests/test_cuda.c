@@ -539,15 +539,16 @@ static void expect_close(const pcg_cuda_api *api, const float *dev, const float 
     if (!(err <= tol)) fail_msg("%s: relative error %.3g > %.0g", what, err, tol);
 }
 
-/* Every layer's forward and backward of both presets, and the PPO loss, on
- * the device against host/nn.c (relative error under 1e-4 in fp32). */
+/* Every layer's forward and backward of the three presets (tiny: its
+ * layers read a window of the observation), and the PPO loss, on the
+ * device against host/nn.c (relative error under 1e-4 in fp32). */
 static void cuda_nn_matches_cpu(void **state)
 {
     (void)state;
     const pcg_cuda_api *api = device_or_skip("cuda_nn_matches_cpu");
-    const char *presets[] = {"small", "paper"};
+    const char *presets[] = {"small", "paper", "tiny"};
     const int B = 130;
-    for (int p = 0; p < 2; p++) {
+    for (int p = 0; p < 3; p++) {
         env_t e;
         assert_int_equal(env_alloc(&e, B, 16, 16, VARIANT_DUNGEON, 11), 0);
         int *act = malloc(sizeof(int) * B);

@@ -210,7 +210,8 @@ static void nn_conv_grad(void **state)
 
 typedef struct {
     int B;
-    nn_conv_shape s;
+    nn_conv_shape s; /* s.H x s.W: the window */
+    nn_obs_view v;
     const unsigned char *obs;
     double *W, *b, *out, *gout;
     int dense; /* 1: dense_onehot, 0: conv_onehot */
@@ -221,102 +222,181 @@ static double oh_loss(void *p)
     oh_ctx *c = p;
     size_t nout;
     if (c->dense) {
-        dense_onehot_forward_d(c->out, c->obs, c->W, c->b, c->B, c->s.H * c->s.W, c->s.C, c->s.O);
+        dense_onehot_forward_d(c->out, c->obs, &c->v, c->W, c->b, c->B, c->s.C, c->s.O);
         nout = (size_t)c->B * c->s.O;
     } else {
-        conv_onehot_forward_d(c->out, c->obs, c->W, c->b, c->B, &c->s);
+        conv_onehot_forward_d(c->out, c->obs, &c->v, c->W, c->b, c->B, &c->s);
         nout = (size_t)c->B * c->s.OH * c->s.OW * c->s.O;
     }
     return dot(c->out, c->gout, nout);
+}
+
+/* The centred h x w window of B observations of side n x n (a view of
+ * the whole observation when h = w = n), and those windows copied out. */
+static nn_obs_view centred(int n, int h, int w)
+{
+    nn_config c = {0};
+    c.crop_h = c.crop_w = n;
+    return nn_centred_view(&c, h, w);
+}
+
+static unsigned char *window_copy(const unsigned char *obs, int B, const nn_obs_view *v)
+{
+    unsigned char *o = malloc((size_t)B * v->h * v->w);
+    assert_non_null(o);
+    for (int n = 0; n < B; n++)
+        for (int r = 0; r < v->h; r++)
+            memcpy(o + ((size_t)n * v->h + r) * v->w, obs + (size_t)n * v->size + v->off + r * v->ld, (size_t)v->w);
+    return o;
+}
+
+/* conv_onehot on the 9x9 window of observations of side n (9: the whole
+ * observation): finite differences, and the dense convolution of the
+ * window's one-hot tensor. */
+static void conv_onehot_case(int n, const nn_conv_shape *shape)
+{
+    const int C = OBS_CHANNELS, B = 3;
+    oh_ctx c = {B, *shape, centred(n, shape->H, shape->W), NULL, NULL, NULL, NULL, NULL, 0};
+    unsigned char *obs = rand_obs(B, n * n);
+    c.obs = obs;
+    int cells = c.s.H * c.s.W, O = c.s.O, taps = c.s.k * c.s.k, pos = c.s.OH * c.s.OW;
+    size_t nw = (size_t)taps * C * O, nout = (size_t)B * pos * O;
+    c.W = rand_vec(nw), c.b = rand_vec(O), c.out = rand_vec(nout), c.gout = rand_vec(nout);
+    double *dW = calloc(nw, sizeof(double)), *db = calloc(O, sizeof(double));
+    oh_loss(&c);
+    /* equal to the dense convolution of the window's one-hot tensor */
+    unsigned char *win = window_copy(obs, B, &c.v);
+    double *x = onehot(win, B, cells, C), *ref = malloc(nout * sizeof(double));
+    double *col = malloc(sizeof(double) * (size_t)B * pos * taps * C);
+    conv_forward_d(ref, col, x, c.W, c.b, B, &c.s);
+    for (size_t i = 0; i < nout; i++) assert_true(fabs(ref[i] - c.out[i]) < 1e-12);
+    conv_onehot_backward_d(dW, db, c.gout, obs, &c.v, B, &c.s);
+    check_grad("conv_onehot dW", c.W, dW, nw, oh_loss, &c);
+    check_grad("conv_onehot db", c.b, db, (size_t)O, oh_loss, &c);
+    /* and its weight gradient equals the dense backward's */
+    double *dW2 = calloc(nw, sizeof(double)), *db2 = calloc((size_t)O, sizeof(double));
+    conv_backward_d(NULL, dW2, db2, c.gout, col, c.W, B, &c.s);
+    for (size_t i = 0; i < nw; i++) assert_true(fabs(dW2[i] - dW[i]) < 1e-12);
+    free(obs), free(win), free(c.W), free(c.b), free(c.out), free(c.gout), free(dW), free(db), free(x), free(ref);
+    free(col), free(dW2), free(db2);
 }
 
 static void nn_conv_onehot_grad_and_dense_equal(void **state)
 {
     (void)state;
     philox_stream_init(&rng, 4, 0, 0);
-    const int C = OBS_CHANNELS;
-    oh_ctx c = {3, {9, 9, C, 7, 2, 3, 5, 5, 6}, NULL, NULL, NULL, NULL, NULL, 0};
-    unsigned char *obs = rand_obs(3, 81);
+    /* the paper's kernel (7x7, stride 2, pad 3), and the tiny preset's
+     * (3x3, stride 2, pad 1), each on a whole 9x9 observation and on the
+     * 9x9 window of a 15x15 one */
+    nn_conv_shape k7 = {9, 9, OBS_CHANNELS, 7, 2, 3, 5, 5, 6}, k3 = {9, 9, OBS_CHANNELS, 3, 2, 1, 5, 5, 6};
+    conv_onehot_case(9, &k7);
+    conv_onehot_case(15, &k7);
+    conv_onehot_case(9, &k3);
+    conv_onehot_case(15, &k3);
+}
+
+/* dense_onehot on the 5x5 window of observations of side n. */
+static void dense_onehot_case(int n)
+{
+    const int C = OBS_CHANNELS, cells = 25, O = 5, B = 4;
+    oh_ctx c = {B, {5, 5, C, 0, 0, 0, 0, 0, O}, centred(n, 5, 5), NULL, NULL, NULL, NULL, NULL, 1};
+    unsigned char *obs = rand_obs(B, n * n);
     c.obs = obs;
-    size_t nw = 49 * C * 6, nout = 3 * 25 * 6;
-    c.W = rand_vec(nw), c.b = rand_vec(6), c.out = rand_vec(nout), c.gout = rand_vec(nout);
-    double *dW = calloc(nw, sizeof(double)), *db = calloc(6, sizeof(double));
+    size_t nw = (size_t)cells * C * O;
+    c.W = rand_vec(nw), c.b = rand_vec(O), c.out = rand_vec(B * O), c.gout = rand_vec(B * O);
+    double *dW = calloc(nw, sizeof(double)), *db = calloc(O, sizeof(double));
     oh_loss(&c);
-    /* equal to the dense convolution of the one-hot tensor */
-    double *x = onehot(obs, 3, 81, C), *ref = malloc(nout * sizeof(double)), *col = malloc(sizeof(double) * 75 * 49 * C);
-    conv_forward_d(ref, col, x, c.W, c.b, 3, &c.s);
-    for (size_t i = 0; i < nout; i++) assert_true(fabs(ref[i] - c.out[i]) < 1e-12);
-    conv_onehot_backward_d(dW, db, c.gout, obs, 3, &c.s);
-    check_grad("conv_onehot dW", c.W, dW, nw, oh_loss, &c);
-    check_grad("conv_onehot db", c.b, db, 6, oh_loss, &c);
+    unsigned char *win = window_copy(obs, B, &c.v);
+    double *x = onehot(win, B, cells, C), ref[20];
+    dense_forward_d(ref, x, c.W, c.b, B, cells * C, O);
+    for (int i = 0; i < B * O; i++) assert_true(fabs(ref[i] - c.out[i]) < 1e-12);
+    dense_onehot_backward_d(dW, db, c.gout, obs, &c.v, B, C, O);
+    check_grad("dense_onehot dW", c.W, dW, nw, oh_loss, &c);
+    check_grad("dense_onehot db", c.b, db, O, oh_loss, &c);
     /* and its weight gradient equals the dense backward's */
-    double *dW2 = calloc(nw, sizeof(double)), *db2 = calloc(6, sizeof(double));
-    conv_backward_d(NULL, dW2, db2, c.gout, col, c.W, 3, &c.s);
+    double *dW2 = calloc(nw, sizeof(double)), db2[5] = {0};
+    dense_backward_d(NULL, dW2, db2, c.gout, x, c.W, B, cells * C, O);
     for (size_t i = 0; i < nw; i++) assert_true(fabs(dW2[i] - dW[i]) < 1e-12);
-    free(obs), free(c.W), free(c.b), free(c.out), free(c.gout), free(dW), free(db), free(x), free(ref), free(col);
-    free(dW2), free(db2);
+    free(obs), free(win), free(c.W), free(c.b), free(c.out), free(c.gout), free(dW), free(db), free(x), free(dW2);
 }
 
 static void nn_dense_onehot_grad_and_dense_equal(void **state)
 {
     (void)state;
     philox_stream_init(&rng, 5, 0, 0);
-    const int C = OBS_CHANNELS, cells = 25, O = 5, B = 4;
-    oh_ctx c = {B, {5, 5, C, 0, 0, 0, 0, 0, O}, NULL, NULL, NULL, NULL, NULL, 1};
-    unsigned char *obs = rand_obs(B, cells);
-    c.obs = obs;
-    size_t nw = (size_t)cells * C * O;
-    c.W = rand_vec(nw), c.b = rand_vec(O), c.out = rand_vec(B * O), c.gout = rand_vec(B * O);
-    double *dW = calloc(nw, sizeof(double)), *db = calloc(O, sizeof(double));
-    oh_loss(&c);
-    double *x = onehot(obs, B, cells, C), ref[20];
-    dense_forward_d(ref, x, c.W, c.b, B, cells * C, O);
-    for (int i = 0; i < B * O; i++) assert_true(fabs(ref[i] - c.out[i]) < 1e-12);
-    dense_onehot_backward_d(dW, db, c.gout, obs, B, cells, C, O);
-    check_grad("dense_onehot dW", c.W, dW, nw, oh_loss, &c);
-    check_grad("dense_onehot db", c.b, db, O, oh_loss, &c);
-    free(obs), free(c.W), free(c.b), free(c.out), free(c.gout), free(dW), free(db), free(x);
+    dense_onehot_case(5); /* the whole observation */
+    dense_onehot_case(9); /* its centre */
+    dense_onehot_case(11);
 }
 
-/* The float gathers on the paper preset's real shapes equal the float
- * dense computation. */
-static void nn_onehot_gather_equals_dense_paper(void **state)
+/* The float gathers on a preset's real shapes (16x16 maps) equal the float
+ * dense computation on the one-hot tensor of the window each reads. */
+static void gather_equals_dense(const char *preset)
 {
-    (void)state;
     nn_config nc;
-    assert_int_equal(nn_preset_config("paper", 31, 31, 6, &nc), 0);
+    assert_int_equal(nn_preset_config(preset, 31, 31, 6, &nc), 0);
     nn_t nn;
     assert_int_equal(nn_alloc(&nn, &nc), 0);
     nn_init(&nn, 11);
     philox_stream_init(&rng, 6, 0, 0);
-    int B = 2, cells = 31 * 31;
-    unsigned char *obs = rand_obs(B, cells);
-    double *xd = onehot(obs, B, cells, nc.in_ch);
-    float *x = malloc(sizeof(float) * (size_t)B * cells * nc.in_ch);
-    for (size_t i = 0; i < (size_t)B * cells * nc.in_ch; i++) x[i] = (float)xd[i];
+    int B = 2, C = nc.in_ch, O = nc.critic_hidden;
+    unsigned char *obs = rand_obs(B, 31 * 31);
+    nn_obs_view va = nn_actor_view(&nc), vc = nn_critic_view(&nc);
     nn_conv_shape s1, s2;
     nn_conv_shapes(&nc, &s1, &s2);
-    size_t n1 = (size_t)B * 16 * 16 * 64;
+    /* conv 1 */
+    int cells = va.h * va.w;
+    unsigned char *win = window_copy(obs, B, &va);
+    double *xd = onehot(win, B, cells, C);
+    float *x = malloc(sizeof(float) * (size_t)B * cells * C);
+    for (size_t i = 0; i < (size_t)B * cells * C; i++) x[i] = (float)xd[i];
+    size_t n1 = (size_t)B * s1.OH * s1.OW * s1.O;
     float *g = malloc(sizeof(float) * n1), *r = malloc(sizeof(float) * n1);
-    float *col = malloc(sizeof(float) * (size_t)B * 256 * 49 * nc.in_ch);
-    conv_onehot_forward_tf(g, obs, nn.params + nn.off[NN_C1W], nn.params + nn.off[NN_C1B], B, &s1);
+    float *col = malloc(sizeof(float) * (size_t)B * s1.OH * s1.OW * s1.k * s1.k * C);
+    conv_onehot_forward_tf(g, obs, &va, nn.params + nn.off[NN_C1W], nn.params + nn.off[NN_C1B], B, &s1);
     conv_forward_tf(r, col, x, nn.params + nn.off[NN_C1W], nn.params + nn.off[NN_C1B], B, &s1);
     for (size_t i = 0; i < n1; i++) assert_true(fabsf(g[i] - r[i]) <= 1e-5f * (1 + fabsf(r[i])));
-    float gv[128], rv[128];
-    dense_onehot_forward_tf(gv, obs, nn.params + nn.off[NN_V1W], nn.params + nn.off[NN_V1B], B, cells, nc.in_ch, 64);
-    dense_forward_tf(rv, x, nn.params + nn.off[NN_V1W], nn.params + nn.off[NN_V1B], B, cells * nc.in_ch, 64);
-    for (int i = 0; i < 128; i++) assert_true(fabsf(gv[i] - rv[i]) <= 1e-5f * (1 + fabsf(rv[i])));
-    free(obs), free(xd), free(x), free(g), free(r), free(col);
+    free(win), free(xd), free(x);
+    /* the critic's first layer */
+    cells = vc.h * vc.w;
+    win = window_copy(obs, B, &vc);
+    xd = onehot(win, B, cells, C);
+    x = malloc(sizeof(float) * (size_t)B * cells * C);
+    for (size_t i = 0; i < (size_t)B * cells * C; i++) x[i] = (float)xd[i];
+    float *gv = malloc(sizeof(float) * (size_t)B * O), *rv = malloc(sizeof(float) * (size_t)B * O);
+    dense_onehot_forward_tf(gv, obs, &vc, nn.params + nn.off[NN_V1W], nn.params + nn.off[NN_V1B], B, C, O);
+    dense_forward_tf(rv, x, nn.params + nn.off[NN_V1W], nn.params + nn.off[NN_V1B], B, cells * C, O);
+    for (int i = 0; i < B * O; i++) assert_true(fabsf(gv[i] - rv[i]) <= 1e-5f * (1 + fabsf(rv[i])));
+    free(obs), free(win), free(xd), free(x), free(g), free(r), free(col), free(gv), free(rv);
     nn_free(&nn);
+}
+
+static void nn_onehot_gather_equals_dense_paper(void **state)
+{
+    (void)state;
+    gather_equals_dense("paper");
+}
+
+static void nn_onehot_gather_equals_dense_tiny(void **state)
+{
+    (void)state;
+    gather_equals_dense("tiny");
 }
 
 /* ---- the whole network and the PPO loss ---- */
 
-static nn_config tiny_config(void)
+/* A small network on 7x7 observations; windowed: on 11x11 observations,
+ * conv 1 reading the centre 7x7 and the critic the centre 5x3 (as the
+ * tiny preset reads a window of the crop). */
+static nn_config net_config(int windowed)
 {
     nn_config c = {0};
     c.crop_h = 7, c.crop_w = 7, c.in_ch = OBS_CHANNELS, c.n_actions = 4;
     c.c1 = 3, c.c2 = 4, c.k = 3, c.stride = 2, c.pad = 1, c.actor_hidden = 5, c.critic_hidden = 6;
+    if (windowed) {
+        c.crop_h = 11, c.crop_w = 11;
+        c.view_h = 7, c.view_w = 7, c.critic_view_h = 5, c.critic_view_w = 3;
+    }
     assert_int_equal(nn_config_finish(&c), 0);
     return c;
 }
@@ -367,15 +447,15 @@ static double net_ppo_loss(void *p)
                       c->cfg.n_actions, 0.2, 0.5, 0.01, 1.0 / c->B, c->dlog_scratch, c->dval_scratch, NULL);
 }
 
-static void net_setup(net_ctx *c, int B, uint64_t seed)
+static void net_setup(net_ctx *c, int B, uint64_t seed, int windowed)
 {
     philox_stream_init(&rng, seed, 0, 0);
-    c->cfg = tiny_config();
+    c->cfg = net_config(windowed);
     c->n = nn_param_layout(&c->cfg, c->size, c->off);
     c->P = rand_vec(c->n);
     for (size_t i = 0; i < c->n; i++) c->P[i] *= 0.5;
     c->B = B;
-    c->obs = rand_obs(B, 49);
+    c->obs = rand_obs(B, c->cfg.crop_h * c->cfg.crop_w);
     acts_d_alloc(&c->a, &c->cfg, B);
     c->dlog_scratch = calloc((size_t)B * c->cfg.n_actions, sizeof(double));
     c->dval_scratch = calloc((size_t)B, sizeof(double));
@@ -389,13 +469,13 @@ static void net_teardown(net_ctx *c)
 
 /* The full PPO loss (policy, value, entropy) through the whole network,
  * for every parameter tensor; the batch mixes clipped and unclipped
- * ratios and value updates. */
-static void nn_full_ppo_loss_grad(void **state)
+ * ratios and value updates.  On the whole observation, and on windows of
+ * it as the tiny preset reads. */
+static void full_ppo_loss_grad(int windowed)
 {
-    (void)state;
     net_ctx c;
     int B = 8;
-    net_setup(&c, B, 7);
+    net_setup(&c, B, 7, windowed);
     net_forward_d(&c.cfg, c.off, c.P, &c.a, c.obs, B);
     int clipped = 0, vclipped = 0;
     for (int n = 0; n < B; n++) {
@@ -431,6 +511,13 @@ static void nn_full_ppo_loss_grad(void **state)
     }
     free(G);
     net_teardown(&c);
+}
+
+static void nn_full_ppo_loss_grad(void **state)
+{
+    (void)state;
+    full_ppo_loss_grad(0);
+    full_ppo_loss_grad(1);
 }
 
 /* The PPO loss alone with respect to logits and values, with each term
@@ -481,12 +568,11 @@ static void nn_ppo_loss_terms_grad(void **state)
 
 /* The float network of nn.c agrees with the double one on the same
  * parameters (forward and gradients). */
-static void nn_float_matches_double(void **state)
+static void float_matches_double(int windowed)
 {
-    (void)state;
     net_ctx c;
     int B = 5;
-    net_setup(&c, B, 9);
+    net_setup(&c, B, 9, windowed);
     nn_t nn;
     assert_int_equal(nn_alloc(&nn, &c.cfg), 0);
     assert_int_equal((int)nn.n_params, (int)c.n);
@@ -511,7 +597,15 @@ static void nn_float_matches_double(void **state)
     net_teardown(&c);
 }
 
-/* Presets: the paper's shapes and sizes; the orthogonal init's gains. */
+static void nn_float_matches_double(void **state)
+{
+    (void)state;
+    float_matches_double(0);
+    float_matches_double(1);
+}
+
+/* Presets: the paper's and tiny's shapes and sizes; the orthogonal init's
+ * gains. */
 static void nn_presets_and_init(void **state)
 {
     (void)state;
@@ -522,6 +616,7 @@ static void nn_presets_and_init(void **state)
     assert_int_equal(nn_preset_config("small", 31, 31, 6, &s), 0);
     assert_int_equal(p.h1, 16), assert_int_equal(p.h2, 8);
     assert_int_equal(p.h2 * p.w2 * p.c2, 4096);
+    assert_true(p.view_h == 31 && p.view_w == 31 && p.critic_view_h == 31 && s.critic_view_w == 31); /* whole crop */
     size_t size[NN_NTENSORS], off[NN_NTENSORS];
     size_t n = nn_param_layout(&p, size, off);
     assert_int_equal((int)size[NN_C1W], 7 * 7 * 11 * 64);
@@ -534,6 +629,29 @@ static void nn_presets_and_init(void **state)
     assert_true(macs > 22e6 && macs < 24e6);
     assert_true(nn_macs_executed(&p, 1.3) < 0.7 * macs);
     assert_true(nn_macs_dense(&s) < 0.2 * macs);
+    /* tiny: 3x3 convolutions on the 9x9 window around the agent's cell
+     * (9 -> 5 -> 3), the critic on the same window */
+    nn_config t;
+    assert_int_equal(nn_preset_config("tiny", 31, 31, 6, &t), 0);
+    assert_true(t.crop_h == 31 && t.view_h == 9 && t.view_w == 9 && t.critic_view_h == 9 && t.critic_view_w == 9);
+    assert_true(t.k == 3 && t.stride == 2 && t.pad == 1 && t.h1 == 5 && t.h2 == 3);
+    n = nn_param_layout(&t, size, off);
+    assert_int_equal((int)size[NN_C1W], 3 * 3 * 11 * 16);
+    assert_int_equal((int)size[NN_A1W], 3 * 3 * 16 * 32);
+    assert_int_equal((int)size[NN_V1W], 9 * 9 * 11 * 32);
+    assert_true(n < 50000 && nn_macs_dense(&t) < 0.005 * macs);
+    nn_obs_view v = nn_actor_view(&t);
+    assert_true(v.off == 11 * 31 + 11 && v.ld == 31 && v.size == 961); /* centred on cell (15, 15) */
+    /* small and oblong maps: the window stays centred and within the crop */
+    assert_int_equal(nn_preset_config("tiny", 9, 9, 6, &t), 0);
+    assert_true(t.view_h == 9 && nn_actor_view(&t).off == 0);
+    assert_int_equal(nn_preset_config("tiny", 31, 15, 7, &t), 0);
+    assert_true(t.view_h == 9 && t.view_w == 9 && nn_critic_view(&t).off == 11 * 15 + 3);
+    /* windows must be odd and fit the crop */
+    t.view_h = 8;
+    assert_int_equal(nn_config_finish(&t), -1);
+    t.view_h = 33;
+    assert_int_equal(nn_config_finish(&t), -1);
     nn_t nn;
     assert_int_equal(nn_alloc(&nn, &p), 0);
     nn_init(&nn, 3);
@@ -567,6 +685,7 @@ static void nn_presets_and_init(void **state)
 PCG_TESTS(nn, cmocka_unit_test(nn_dense_grad), cmocka_unit_test(nn_relu_grad), cmocka_unit_test(nn_conv_grad),
           cmocka_unit_test(nn_conv_onehot_grad_and_dense_equal),
           cmocka_unit_test(nn_dense_onehot_grad_and_dense_equal),
-          cmocka_unit_test(nn_onehot_gather_equals_dense_paper), cmocka_unit_test(nn_full_ppo_loss_grad),
+          cmocka_unit_test(nn_onehot_gather_equals_dense_paper), cmocka_unit_test(nn_onehot_gather_equals_dense_tiny),
+          cmocka_unit_test(nn_full_ppo_loss_grad),
           cmocka_unit_test(nn_ppo_loss_terms_grad), cmocka_unit_test(nn_float_matches_double),
           cmocka_unit_test(nn_presets_and_init))

@@ -142,11 +142,11 @@ static void ppo_checkpoint_round_trip(void **state)
 }
 
 /* k updates, save, load, n-k more == n updates without a stop. */
-static void ppo_resume_equals_uninterrupted(void **state)
+static void resume_equals_uninterrupted(const char *preset)
 {
-    (void)state;
     ppo_config c;
     tiny_config(&c, 9);
+    snprintf(c.preset, sizeof c.preset, "%s", preset);
     c.n_steps = 200; /* episodes of 768 steps end (and reset) inside the run */
     c.n_envs = 2;
     c.n_epochs = 1;
@@ -172,6 +172,13 @@ static void ppo_resume_equals_uninterrupted(void **state)
     ppo_free(&fresh);
     ppo_free(&full);
     ppo_free(&resumed);
+}
+
+static void ppo_resume_equals_uninterrupted(void **state)
+{
+    (void)state;
+    resume_equals_uninterrupted("small");
+    resume_equals_uninterrupted("tiny");
 }
 
 static void write_bytes(const char *path, const unsigned char *p, size_t n)
@@ -363,7 +370,47 @@ static void ppo_cli_train_resume_generate(void **state)
     assert_non_null(strstr(out, "minibatches must divide"));
 }
 
+/* The tiny preset through the commands: train, resume, generate (the
+ * checkpoint names the preset, and generation rebuilds its network from
+ * it); an unknown preset is refused with the names of the known ones. */
+static void ppo_cli_tiny_preset(void **state)
+{
+    (void)state;
+    const char *bin = pcg_test_binary(), *tmp = pcg_test_tmpdir();
+    char out[8192];
+    int rc = pcg_test_sh(out, sizeof out,
+                         "%s train --reward rewards/human/scenario1.c --scenario 1 --steps 64 --envs 2 --rollout 16 "
+                         "--epochs 1 --preset tiny --threads 1 --quiet --out %s/tiny",
+                         bin, tmp);
+    if (rc) print_error("%s\n", out);
+    assert_int_equal(rc, 0);
+    assert_int_equal(pcg_test_sh(out, sizeof out, "cat %s/tiny/train.json", tmp), 0);
+    assert_non_null(strstr(out, "\"preset\":\"tiny\""));
+    assert_int_equal(pcg_test_sh(out, sizeof out, "%s train --resume --out %s/tiny --steps 96 --threads 1 --quiet", bin,
+                                 tmp),
+                     0);
+    assert_non_null(strstr(out, "trained 96 steps"));
+    ppo_config c;
+    nn_t nn;
+    int64_t step;
+    char err[512], path[1024];
+    snprintf(path, sizeof path, "%s/tiny/checkpoint.bin", tmp);
+    assert_int_equal(checkpoint_load_policy(path, &c, &nn, &step, err, sizeof err), 0);
+    assert_string_equal(c.preset, "tiny");
+    assert_true(step == 96 && nn.cfg.view_h == 9 && nn.cfg.crop_h == 31);
+    nn_free(&nn);
+    rc = pcg_test_sh(out, sizeof out, "%s generate --policy %s/tiny --n 3 --out %s/tiny_levels && ls %s/tiny_levels",
+                     bin, tmp, tmp, tmp);
+    if (rc) print_error("%s\n", out);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "level_002.txt"));
+    rc = pcg_test_sh(out, sizeof out, "%s train --reward rewards/human/scenario1.c --scenario 1 --steps 64 "
+                     "--preset huge --out %s/huge", bin, tmp);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(out, "--preset must be paper, small or tiny"));
+}
+
 PCG_TESTS(ppo, cmocka_unit_test(ppo_gae_hand_example), cmocka_unit_test(ppo_sample_inverse_cdf),
           cmocka_unit_test(ppo_checkpoint_round_trip), cmocka_unit_test(ppo_resume_equals_uninterrupted),
           cmocka_unit_test(ppo_checkpoint_damaged_refused), cmocka_unit_test(ppo_cli_train_resume_generate),
-          cmocka_unit_test(ppo_learns_wall_reward))
+          cmocka_unit_test(ppo_cli_tiny_preset), cmocka_unit_test(ppo_learns_wall_reward))
