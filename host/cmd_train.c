@@ -48,7 +48,7 @@ static void train_usage(FILE *f)
             "  --quiet             only the final line and errors\n"
             "  --envs E            parallel environments (default 600)\n"
             "  --preset P          network: paper (SPEC 4, default), small (16/16 filters) or tiny (3x3\n"
-            "                      convolutions on a 9x9 window; for a few CPU cores, docs/training.md)\n"
+            "                      convolutions on a 5x5 window; for a few CPU cores, docs/training.md)\n"
             "  --seed K            seed of maps, actions, initialisation and shuffles (default 0)\n"
             "  --threads T         OpenMP threads, each running OpenBLAS single-threaded (default: all cores)\n"
             "  PPO settings (defaults are the paper's):\n"

@@ -53,8 +53,8 @@ int nn_preset_config(const char *preset, int crop_h, int crop_w, int n_actions, 
     } else if (!strcmp(preset, "tiny")) {
         c->c1 = 16, c->c2 = 16, c->actor_hidden = 32, c->critic_hidden = 32;
         c->k = 3, c->pad = 1;
-        c->view_h = crop_h < 9 ? crop_h : 9;
-        c->view_w = crop_w < 9 ? crop_w : 9;
+        c->view_h = crop_h < 5 ? crop_h : 5;
+        c->view_w = crop_w < 5 ? crop_w : 5;
         c->critic_view_h = c->view_h, c->critic_view_w = c->view_w;
     } else {
         return -1;

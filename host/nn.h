@@ -80,7 +80,7 @@ typedef struct {
 
 /* Preset by name: "paper" (SPEC §4: 64/64 filters, 64 units), "small"
  * (16/16 filters, 64 units; a sixth of the paper preset's multiply-adds)
- * or "tiny" (for a few CPU cores: 3x3 convolutions on a 9x9 window around
+ * or "tiny" (for a few CPU cores: 3x3 convolutions on a 5x5 window around
  * the agent's cell, docs/training.md).  Returns 0, or -1 for an unknown
  * name. */
 int nn_preset_config(const char *preset, int crop_h, int crop_w, int n_actions, nn_config *cfg);

@@ -629,24 +629,25 @@ static void nn_presets_and_init(void **state)
     assert_true(macs > 22e6 && macs < 24e6);
     assert_true(nn_macs_executed(&p, 1.3) < 0.7 * macs);
     assert_true(nn_macs_dense(&s) < 0.2 * macs);
-    /* tiny: 3x3 convolutions on the 9x9 window around the agent's cell
-     * (9 -> 5 -> 3), the critic on the same window */
+    /* tiny: 3x3 convolutions on the 5x5 window around the agent's cell
+     * (5 -> 3 -> 2), the critic on the same window */
     nn_config t;
     assert_int_equal(nn_preset_config("tiny", 31, 31, 6, &t), 0);
-    assert_true(t.crop_h == 31 && t.view_h == 9 && t.view_w == 9 && t.critic_view_h == 9 && t.critic_view_w == 9);
-    assert_true(t.k == 3 && t.stride == 2 && t.pad == 1 && t.h1 == 5 && t.h2 == 3);
+    assert_true(t.crop_h == 31 && t.view_h == 5 && t.view_w == 5 && t.critic_view_h == 5 && t.critic_view_w == 5);
+    assert_true(t.k == 3 && t.stride == 2 && t.pad == 1 && t.h1 == 3 && t.h2 == 2);
     n = nn_param_layout(&t, size, off);
     assert_int_equal((int)size[NN_C1W], 3 * 3 * 11 * 16);
-    assert_int_equal((int)size[NN_A1W], 3 * 3 * 16 * 32);
-    assert_int_equal((int)size[NN_V1W], 9 * 9 * 11 * 32);
-    assert_true(n < 50000 && nn_macs_dense(&t) < 0.005 * macs);
+    assert_int_equal((int)size[NN_A1W], 2 * 2 * 16 * 32);
+    assert_int_equal((int)size[NN_V1W], 5 * 5 * 11 * 32);
+    assert_int_equal((int)n, 16119);
+    assert_true(nn_macs_dense(&t) < 0.002 * macs);
     nn_obs_view v = nn_actor_view(&t);
-    assert_true(v.off == 11 * 31 + 11 && v.ld == 31 && v.size == 961); /* centred on cell (15, 15) */
+    assert_true(v.off == 13 * 31 + 13 && v.ld == 31 && v.size == 961); /* centred on cell (15, 15) */
     /* small and oblong maps: the window stays centred and within the crop */
     assert_int_equal(nn_preset_config("tiny", 9, 9, 6, &t), 0);
-    assert_true(t.view_h == 9 && nn_actor_view(&t).off == 0);
+    assert_true(t.view_h == 5 && nn_actor_view(&t).off == 2 * 9 + 2);
     assert_int_equal(nn_preset_config("tiny", 31, 15, 7, &t), 0);
-    assert_true(t.view_h == 9 && t.view_w == 9 && nn_critic_view(&t).off == 11 * 15 + 3);
+    assert_true(t.view_h == 5 && t.view_w == 5 && nn_critic_view(&t).off == 13 * 15 + 5);
     /* windows must be odd and fit the crop */
     t.view_h = 8;
     assert_int_equal(nn_config_finish(&t), -1);

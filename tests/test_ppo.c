@@ -397,7 +397,7 @@ static void ppo_cli_tiny_preset(void **state)
     snprintf(path, sizeof path, "%s/tiny/checkpoint.bin", tmp);
     assert_int_equal(checkpoint_load_policy(path, &c, &nn, &step, err, sizeof err), 0);
     assert_string_equal(c.preset, "tiny");
-    assert_true(step == 96 && nn.cfg.view_h == 9 && nn.cfg.crop_h == 31);
+    assert_true(step == 96 && nn.cfg.view_h == 5 && nn.cfg.crop_h == 31);
     nn_free(&nn);
     rc = pcg_test_sh(out, sizeof out, "%s generate --policy %s/tiny --n 3 --out %s/tiny_levels && ls %s/tiny_levels",
                      bin, tmp, tmp, tmp);
