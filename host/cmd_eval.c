@@ -130,6 +130,8 @@ static json_t *level_json(const eval_scenario_t *s, const char *file, const leve
     json_object_set_new(o, "counts", counts);
     json_object_set_new(o, "entropy", json_real(m->entropy));
     json_object_set_new(o, "wall_share", json_real(m->wall_share));
+    json_object_set_new(o, "objectives_reachable", json_boolean(m->objectives_reachable));
+    json_object_set_new(o, "aspao", m->objectives_reachable ? json_real(m->objective_path) : json_null());
     return o;
 }
 
@@ -151,6 +153,10 @@ static int print_json(const eval_scenario_t *s, char **files, const level_t *lv,
                         sum->n_playable ? json_real(sum->playable_wall_share) : json_null());
     json_object_set_new(doc, "mean_solutions", json_real(sum->mean_solutions));
     json_object_set_new(doc, "mean_entropy", json_real(sum->mean_entropy));
+    json_object_set_new(doc, "n_valid", json_integer(sum->n_valid));
+    json_object_set_new(doc, "aspao", sum->n_valid ? json_real(sum->aspao) : json_null());
+    json_object_set_new(doc, "utr", json_real(sum->utr));
+    json_object_set_new(doc, "vutr", json_real(sum->vutr));
     json_t *target = json_object();
     if (s->kind == EVAL_ENCOUNTER) {
         json_object_set_new(target, "kind", json_string("encounter"));
@@ -185,10 +191,10 @@ static void print_table(const eval_scenario_t *s, char **files, const eval_level
     else printf("custom target (scenario 0): %s\n", s->flow);
     if (s->kind == EVAL_ENCOUNTER)
         printf("  target: BAT %d, SCORPION %d, SPIDER %d\n\n%-*s  score  sol  play  met b s x  p->door  route  walls  "
-               "entropy\n",
+               "entropy  aspao\n",
                s->enemies[0], s->enemies[1], s->enemies[2], fw, "file");
     else
-        printf("  target: gate %s\n\n%-*s  score  sol  play  p->gate  gate->door  p->treasure  walls  entropy\n",
+        printf("  target: gate %s\n\n%-*s  score  sol  play  p->gate  gate->door  p->treasure  walls  entropy  aspao\n",
                tile_name(s->gate), fw, "file");
     for (int i = 0; i < sum->n; i++) {
         const eval_level_t *m = &per[i];
@@ -207,6 +213,8 @@ static void print_table(const eval_scenario_t *s, char **files, const eval_level
             printf("  %7s  %10s  %11s", a, b, c);
         }
         printf("  %5.3f  %7.3f", m->wall_share, m->entropy);
+        if (m->objectives_reachable) printf("  %5.2f", m->objective_path);
+        else printf("  %5s", "-");
         if (m->missing) printf("  (no %s)", tile_name(m->missing));
         putchar('\n');
     }
@@ -215,6 +223,11 @@ static void print_table(const eval_scenario_t *s, char **files, const eval_level
     if (sum->n_playable) printf(", wall share on playable levels %.3f", sum->playable_wall_share);
     printf("\ndiversity %.2f cells (%.3f of the cells) mean pairwise Hamming distance\n", sum->diversity,
            sum->diversity_share);
+    printf("Word2Minecraft: ");
+    if (sum->n_valid) printf("ASPAO %.2f steps", sum->aspao);
+    else printf("ASPAO -");
+    printf(" over %d valid level%s (every objective reachable), UTR %.3f, VUTR %.3f\n", sum->n_valid,
+           sum->n_valid == 1 ? "" : "s", sum->utr, sum->vutr);
 }
 
 int cmd_eval(int argc, char **argv)

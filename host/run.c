@@ -407,6 +407,10 @@ static json_t *eval_json(const run_state *R, const level_set *ls)
     json_object_set_new(o, "playable_share", json_real(ls->sum.playable_share));
     json_object_set_new(o, "playable_wall_share", json_real(ls->sum.playable_wall_share));
     json_object_set_new(o, "mean_solutions", json_real(ls->sum.mean_solutions));
+    json_object_set_new(o, "n_valid", json_integer(ls->sum.n_valid));
+    json_object_set_new(o, "aspao", ls->sum.n_valid ? json_real(ls->sum.aspao) : json_null());
+    json_object_set_new(o, "utr", json_real(ls->sum.utr));
+    json_object_set_new(o, "vutr", json_real(ls->sum.vutr));
     json_t *arr = json_array();
     for (int i = 0; i < ls->n; i++) {
         const eval_level_t *m = &ls->per[i];
