@@ -4,7 +4,6 @@
 #include "levelio.h"
 #include "story.h"
 #include "util.h"
-#include <dirent.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <sys/stat.h>
@@ -13,71 +12,6 @@
 #include <string.h>
 
 static const char *const enemy_names[EVAL_N_ENEMIES] = {"BAT", "SCORPION", "SPIDER"};
-
-static int by_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The level files of the arguments: a file as given, a directory as its
- * *.txt files in name order (what `pcgrllm generate` writes).  NULL with a
- * line in err when a directory cannot be read or holds no level file. */
-static char **level_files(char **args, int n_args, int *n_out, char *err, int errlen)
-{
-    int n = 0, cap = 64;
-    char **files = malloc(sizeof(char *) * (size_t)cap);
-    if (!files) goto oom;
-    for (int i = 0; i < n_args; i++) {
-        struct stat st;
-        int first = n;
-        if (stat(args[i], &st) != 0 || !S_ISDIR(st.st_mode)) {
-            if (n == cap) {
-                char **more = realloc(files, sizeof(char *) * (size_t)(cap *= 2));
-                if (!more) goto oom;
-                files = more;
-            }
-            if (!(files[n++] = strdup(args[i]))) goto oom;
-            continue;
-        }
-        DIR *d = opendir(args[i]);
-        if (!d) {
-            snprintf(err, (size_t)errlen, "eval: cannot read directory %s", args[i]);
-            goto fail;
-        }
-        for (struct dirent *e; (e = readdir(d));) {
-            size_t len = strlen(e->d_name);
-            if (len < 5 || e->d_name[0] == '.' || strcmp(e->d_name + len - 4, ".txt")) continue;
-            if (n == cap) {
-                char **more = realloc(files, sizeof(char *) * (size_t)(cap *= 2));
-                if (!more) {
-                    closedir(d);
-                    goto oom;
-                }
-                files = more;
-            }
-            size_t sz = strlen(args[i]) + len + 2;
-            if (!(files[n] = malloc(sz))) {
-                closedir(d);
-                goto oom;
-            }
-            snprintf(files[n++], sz, "%s/%s", args[i], e->d_name);
-        }
-        closedir(d);
-        if (n == first) {
-            snprintf(err, (size_t)errlen, "eval: directory %s holds no level files (*.txt)", args[i]);
-            goto fail;
-        }
-        qsort(files + first, (size_t)(n - first), sizeof(char *), by_name);
-    }
-    *n_out = n;
-    return files;
-oom:
-    snprintf(err, (size_t)errlen, "eval: out of memory");
-fail:
-    for (int i = 0; i < n; i++) free(files[i]);
-    free(files);
-    return NULL;
-}
 
 static void eval_usage(FILE *f)
 {
@@ -270,8 +204,8 @@ int cmd_eval(int argc, char **argv)
         target_to_scenario(&t, "", &custom);
     }
     char err[1024];
-    char **files = level_files(argv + optind, n, &n, err, sizeof err);
-    if (!files) return die_msg("%s", err), 1;
+    char **files = level_paths(argv + optind, n, &n, err, sizeof err);
+    if (!files) return die_msg("eval: %s", err), 1;
     if (n < 1 || n > 10000000) { /* cannot happen: at least one argument, and memory bounds the rest */
         for (int k = 0; k < n; k++) free(files[k]);
         free(files);
