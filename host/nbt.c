@@ -165,7 +165,7 @@ int nbt_gzip(const nbt_writer *w, unsigned char **out, size_t *outlen, char *err
     z_stream zs;
     memset(&zs, 0, sizeof zs);
     /* windowBits 15 + 16: a gzip wrapper with a zeroed header (no mtime) */
-    if (deflateInit2(&zs, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
         return snprintf(err, (size_t)errlen, "NBT writer: zlib cannot start"), -1;
     uLong bound = deflateBound(&zs, (uLong)w->len) + 32;
     unsigned char *buf = malloc(bound);
