@@ -360,7 +360,7 @@ static int run_self(char **argv, const char *log_path, double timeout_s, char *r
 /* ---------------------------------------------------------------- levels */
 
 
-static int load_levels(const char *dir, int n, level_set *ls, char *err, int errlen)
+int run_load_levels(const char *dir, int n, level_set *ls, char *err, int errlen)
 {
     if (n > RUN_MAX_LEVELS) n = RUN_MAX_LEVELS;
     ls->n = 0;
@@ -701,7 +701,7 @@ static int step_fitness(run_state *R, int id, const char *ndir, level_set *ls, d
 {
     char dir[2048], path[2048], err[1024];
     path_join(dir, sizeof dir, ndir, "levels");
-    if (load_levels(dir, R->c->n_levels, ls, err, sizeof err)) {
+    if (run_load_levels(dir, R->c->n_levels, ls, err, sizeof err)) {
         snprintf(reason, (size_t)len, "generated levels: %s", err);
         return -1;
     }
