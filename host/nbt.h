@@ -56,8 +56,8 @@ void nbt_free(nbt_writer *w);
 
 void nbt_begin_compound(nbt_writer *w, const char *name);
 void nbt_end_compound(nbt_writer *w);
-/* A list of count elements of type elem (NBT_END when count is 0 is not
- * needed: any type will do for an empty list). */
+/* A list of count elements of type elem (an empty list may name any
+ * element type); close it with nbt_end_list after the count elements. */
 void nbt_begin_list(nbt_writer *w, const char *name, int elem, int32_t count);
 void nbt_end_list(nbt_writer *w);
 void nbt_byte(nbt_writer *w, const char *name, int8_t v);
