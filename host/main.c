@@ -25,6 +25,7 @@ static const struct {
     {"levels", cmd_levels, "write starting maps, or maps after an episode of random play"},
     {"show", cmd_show, "print a level in the terminal with a legend"},
     {"render", cmd_render, "draw a level as a PNG"},
+    {"export", cmd_export, "levels as a Minecraft datapack and structure files (--minecraft), to walk through"},
     {"bench", cmd_bench, "throughput tables: environment, evaluator, reward JIT, training"},
     {"device", cmd_device, "the compute backend (--backend cpu|cuda|auto), its GPU, device env steps/s"},
 };

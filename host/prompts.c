@@ -1,5 +1,6 @@
 /* Prompt templates: lookup, loading, placeholder filling.  See prompts.h. */
 #include "prompts.h"
+#include "datadir.h"
 #include "llm.h"
 #include "util.h"
 #include <jansson.h>
@@ -50,70 +51,16 @@ static int known(const char *name)
 
 /* ---- where the templates are ---------------------------------------------------- */
 
-static int has_templates(const char *dir)
-{
-    char p[PATH_MAX];
-    if (snprintf(p, sizeof p, "%s/system.txt", dir) >= (int)sizeof p) return 0;
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
+static const datadir_spec prompts_spec = {"prompts", "system.txt", "prompt templates", "PCGRLLM_PROMPTS"};
 
 int prompts_dir_for_exe(const char *exe, char *out, size_t outlen, char *err, int errlen)
 {
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", exe);
-    char *slash = strrchr(dir, '/');
-    if (slash) *slash = 0;
-    else snprintf(dir, sizeof dir, ".");
-    static const char *const rel[] = {"prompts", "../prompts", "../share/pcgrllm/prompts"};
-    char tried[3 * PATH_MAX / 4] = "";
-    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-        char cand[PATH_MAX];
-        if (snprintf(cand, sizeof cand, "%s/%s", dir, rel[i]) >= (int)sizeof cand) continue;
-        if (has_templates(cand)) {
-            char real[PATH_MAX];
-            const char *use = realpath(cand, real) ? real : cand;
-            if (strlen(use) >= outlen) break;
-            snprintf(out, outlen, "%s", use);
-            return 0;
-        }
-        size_t tl = strlen(tried), cl = strlen(cand);
-        if (tl + cl + 3 < sizeof tried) {
-            if (tl) memcpy(tried + tl, ", ", 2), tl += 2;
-            memcpy(tried + tl, cand, cl + 1);
-        }
-    }
-    snprintf(err, (size_t)errlen,
-             "prompt templates not found beside the binary (looked in %s); set PCGRLLM_PROMPTS to the "
-             "prompts/ directory of the source tree",
-             tried);
-    return -1;
+    return datadir_for_exe(&prompts_spec, exe, out, outlen, err, errlen);
 }
 
 int prompts_dir(char *out, size_t outlen, char *err, int errlen)
 {
-    const char *env = getenv("PCGRLLM_PROMPTS");
-    if (env && *env) {
-        if (!has_templates(env)) {
-            snprintf(err, (size_t)errlen, "PCGRLLM_PROMPTS=%s does not hold the prompt templates (no system.txt there)",
-                     env);
-            return -1;
-        }
-        if (strlen(env) >= outlen) {
-            snprintf(err, (size_t)errlen, "PCGRLLM_PROMPTS is too long");
-            return -1;
-        }
-        snprintf(out, outlen, "%s", env);
-        return 0;
-    }
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) {
-        snprintf(err, (size_t)errlen, "cannot find this binary's path to locate prompts/; set PCGRLLM_PROMPTS");
-        return -1;
-    }
-    exe[n] = 0;
-    return prompts_dir_for_exe(exe, out, outlen, err, errlen);
+    return datadir_find(&prompts_spec, out, outlen, err, errlen);
 }
 
 char *prompt_load(const char *name, char *err, int errlen)

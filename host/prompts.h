@@ -1,6 +1,6 @@
 /* Prompt templates: plain text files in prompts/, loaded at run time.
  *
- * Where they are found: the directory named by $PCGRLLM_PROMPTS if set;
+ * Where they are found (datadir.h): the directory named by $PCGRLLM_PROMPTS if set;
  * otherwise beside the binary (resolved through /proc/self/exe): DIR/prompts,
  * DIR/../prompts, DIR/../share/pcgrllm/prompts, the first that holds
  * system.txt.

@@ -360,7 +360,7 @@ static int run_self(char **argv, const char *log_path, double timeout_s, char *r
 /* ---------------------------------------------------------------- levels */
 
 
-static int load_levels(const char *dir, int n, level_set *ls, char *err, int errlen)
+int run_load_levels(const char *dir, int n, level_set *ls, char *err, int errlen)
 {
     if (n > RUN_MAX_LEVELS) n = RUN_MAX_LEVELS;
     ls->n = 0;
@@ -407,6 +407,10 @@ static json_t *eval_json(const run_state *R, const level_set *ls)
     json_object_set_new(o, "playable_share", json_real(ls->sum.playable_share));
     json_object_set_new(o, "playable_wall_share", json_real(ls->sum.playable_wall_share));
     json_object_set_new(o, "mean_solutions", json_real(ls->sum.mean_solutions));
+    json_object_set_new(o, "n_valid", json_integer(ls->sum.n_valid));
+    json_object_set_new(o, "aspao", ls->sum.n_valid ? json_real(ls->sum.aspao) : json_null());
+    json_object_set_new(o, "utr", json_real(ls->sum.utr));
+    json_object_set_new(o, "vutr", json_real(ls->sum.vutr));
     json_t *arr = json_array();
     for (int i = 0; i < ls->n; i++) {
         const eval_level_t *m = &ls->per[i];
@@ -697,7 +701,7 @@ static int step_fitness(run_state *R, int id, const char *ndir, level_set *ls, d
 {
     char dir[2048], path[2048], err[1024];
     path_join(dir, sizeof dir, ndir, "levels");
-    if (load_levels(dir, R->c->n_levels, ls, err, sizeof err)) {
+    if (run_load_levels(dir, R->c->n_levels, ls, err, sizeof err)) {
         snprintf(reason, (size_t)len, "generated levels: %s", err);
         return -1;
     }

@@ -37,6 +37,9 @@ int run_parse_feedback_input(const char *s);
 char *run_read_text(const char *path);
 int run_write_text(const char *path, const char *text);
 char *run_levels_text(const level_t *levels, int n);
+/* A node's levels DIR/level_000.txt ... (at most RUN_MAX_LEVELS of n).
+ * 0, or -1 with one line in err. */
+int run_load_levels(const char *dir, int n, level_set *ls, char *err, int errlen);
 /* Thought nodes the run makes: 1 for the zs and sa ablations (one reward,
  * no feedback), else --iterations.  What "iteration y of Y" counts. */
 int run_node_count(const run_config *c);

@@ -196,6 +196,13 @@ static void check_offline_run(int pe)
     }
     assert_int_equal(count_of(html, "float compute_reward(const level_t *prev, const level_t *curr)"), 3);
     assert_int_equal(count_of(html, "stroke-dasharray"), pe == PE_GOT ? 1 : 0);
+    /* Word2Minecraft's metrics per node, and a Minecraft datapack to
+     * download per level, embedded as a ZIP */
+    assert_non_null(strstr(html, "<th>ASPAO</th><th>UTR</th><th>VUTR</th>"));
+    assert_int_equal(count_of(html, "Word2Minecraft metrics: ASPAO"), 3);
+    assert_int_equal(count_of(html, "download='pcgrllm_node"), 12);
+    assert_non_null(strstr(html, "download='pcgrllm_node002_level_003.zip' href='data:application/zip;base64,UEsDB"));
+    assert_non_null(strstr(html, "<code>/function pcgrllm:node001_level_000</code>"));
     free(html);
 
     /* `pcgrllm report DIR` prints the same table again */
@@ -205,6 +212,21 @@ static void check_offline_run(int pe)
     assert_non_null(strstr(out, want));
     snprintf(want, sizeof want, "%-5d %-9d %-6d %-8s %8.3f", 2, 3, p2, "ok", g.nodes[2].fitness);
     assert_non_null(strstr(out, want));
+    assert_non_null(strstr(out, "  aspao    utr   vutr"));
+
+    /* the run's levels as Minecraft files: the best node's, by default */
+    char mc[PATH_MAX - 64];
+    snprintf(mc, sizeof mc, "%s/mc", dir);
+    assert_int_equal(pcg_test_sh(out, sizeof out, "%s export --minecraft --out %s %s", pcg_test_binary(), mc, dir), 0);
+    snprintf(path, sizeof path, "%s/node%03d_level_003.nbt", mc, best);
+    assert_true(pcg_test_exists(path));
+    snprintf(path, sizeof path, "%s/pcgrllm.zip", mc);
+    assert_true(pcg_test_exists(path));
+    assert_int_equal(pcg_test_sh(out, sizeof out, "%s export --minecraft --node 1 --out %s %s", pcg_test_binary(), mc, dir), 0);
+    snprintf(path, sizeof path, "%s/node001_level_000.nbt", mc);
+    assert_true(pcg_test_exists(path));
+    assert_int_equal(pcg_test_sh(out, sizeof out, "%s export --minecraft --node 7 --out %s %s", pcg_test_binary(), mc, dir), 1);
+    assert_non_null(strstr(out, "has no node 7 (it has 3)"));
     graph_free(&g);
 }
 
