@@ -10,6 +10,7 @@
 #include "checkpoint.h"
 #include "child.h"
 #include "commands.h"
+#include "cpus.h"
 #include "ppo.h"
 #include "reward_jit.h"
 #include "train_worker.h"
@@ -366,6 +367,13 @@ int cmd_train(int argc, char **argv)
     }
     train_settings ts = {j.cfg, j.steps, j.resume, j.threads, j.use_cuda, j.math, pr.gpu, j.quiet, j.save_every,
                          watchdog};
+    if (!j.quiet && !j.use_cuda) {
+        cpu_budget cb = cpus_current();
+        if (j.threads > 0) cb.threads = j.threads;
+        char line[160];
+        cpus_describe(&cb, line, sizeof line);
+        printf("cpu: %s%s\n", line, j.threads > 0 ? ", as --threads asks" : "");
+    }
     struct sigaction sa, old_int, old_term;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_sigint;

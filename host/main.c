@@ -1,6 +1,7 @@
 /* pcgrllm: LLM-designed rewards for PCGRL, trained and proved on CPU or GPU.
  * Every command is listed here. */
 #include "commands.h"
+#include "cpus.h"
 #include "worker.h"
 #include <stdio.h>
 #include <string.h>
@@ -43,6 +44,8 @@ int main(int argc, char **argv)
 {
     int w = worker_dispatch(argc, argv); /* the engine's own worker processes */
     if (w >= 0) return w;
+    /* threads for the CPUs this process may use and that are free */
+    cpus_apply_default();
     if (argc < 2) {
         usage(stderr);
         return 2;

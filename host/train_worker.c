@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <omp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -655,7 +656,9 @@ int train_in_worker(const train_settings *s, const char *src, const void *cubin,
     else remove(d.metrics_path);
     d.mf = open_metrics(d.metrics_path);
     size_t job_len = 0;
-    unsigned char *job = d.mf ? build_job(s, src, ckpt, ckpt_len, cubin, cubin_len, &job_len) : NULL;
+    train_settings ts0 = *s;
+    if (ts0.threads <= 0) ts0.threads = omp_get_max_threads(); /* this process's choice (host/cpus.h) */
+    unsigned char *job = d.mf ? build_job(&ts0, src, ckpt, ckpt_len, cubin, cubin_len, &job_len) : NULL;
     free(ckpt);
     if (!job) {
         snprintf(err, (size_t)errlen, "cannot write %s (it must be a regular file): %s", d.metrics_path,
