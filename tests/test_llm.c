@@ -168,7 +168,11 @@ static void llm_good_reply_and_request_fields(void **state)
     assert_true(json_number_value(temp) == 0.0);
     assert_int_equal(json_integer_value(json_object_get(body, "seed")), 1234);
     assert_int_equal(json_integer_value(json_object_get(body, "max_tokens")), 777);
-    assert_true(json_is_false(json_object_get(body, "stream")));
+    /* streamed, with the usage asked for and the end-of-turn stop sequences */
+    assert_true(json_is_true(json_object_get(body, "stream")));
+    assert_true(json_is_true(json_object_get(json_object_get(body, "stream_options"), "include_usage")));
+    assert_true(json_array_size(json_object_get(body, "stop")) >= 1);
+    assert_null(json_object_get(body, "response_format"));
     assert_null(json_object_get(body, "n"));
     json_t *msgs = json_object_get(body, "messages");
     assert_int_equal(json_array_size(msgs), 2);
@@ -297,17 +301,22 @@ static void llm_truncated_reply_never_returned_half(void **state)
     char err[512];
     int rc = llm_chat(&c, two_msgs, 2, &r, err, sizeof err);
     assert_int_equal(rc, -1);
-    assert_null(r.content);
+    /* never returned as a reply, but kept for the caller to save */
+    assert_non_null(r.content);
+    assert_non_null(strstr(r.content, "float compute_reward("));
+    assert_int_equal(r.cut, LLM_CUT_LENGTH);
+    assert_int_equal(r.model_failure, 1);
     assert_int_equal(r.attempts, 3);
     assert_non_null(strstr(err, "cut off by the token limit"));
     assert_null(strchr(err, '\n'));
+    llm_reply_free(&r);
     c.max_continuations = 0;
     rc = llm_chat(&c, two_msgs, 2, &r, err, sizeof err);
     srv_stop(&s);
     assert_int_equal(rc, -1);
-    assert_null(r.content);
     assert_int_equal(r.attempts, 1);
     assert_non_null(strstr(err, "--max-tokens"));
+    llm_reply_free(&r);
 }
 
 static void llm_429_honours_retry_after(void **state)
@@ -437,7 +446,9 @@ static void llm_oversized_response_is_refused(void **state)
     (void)state;
     fake_srv s;
     char script[4096], big[2100];
-    memset(big, 'x', sizeof big - 1);
+    /* letters without a period, or the loop watch would end it first */
+    unsigned x = 12345;
+    for (size_t i = 0; i + 1 < sizeof big; i++) x = x * 1103515245u + 12345u, big[i] = (char)('a' + (x >> 16) % 26);
     big[sizeof big - 1] = 0;
     snprintf(script, sizeof script, "{\"responses\": [{\"content\": \"%s\"}]}", big);
     srv_start(&s, script);
@@ -451,6 +462,7 @@ static void llm_oversized_response_is_refused(void **state)
     assert_int_equal(rc, -1);
     assert_int_equal(r.attempts, 1);
     assert_non_null(strstr(err, "larger than 1024 bytes"));
+    llm_reply_free(&r);
 }
 
 static void llm_request_body_is_valid_for_any_text(void **state)
@@ -460,7 +472,7 @@ static void llm_request_body_is_valid_for_any_text(void **state)
     llm_config_defaults(&c);
     char err[256];
     llm_message bad_utf8[] = {{"user", "story \xff\xfe with \"quotes\" and \x01 control", NULL, 0}};
-    char *body = llm_request_json(&c, bad_utf8, 1, err, sizeof err);
+    char *body = llm_request_json(&c, NULL, bad_utf8, 1, err, sizeof err);
     assert_non_null(body);
     json_t *j = json_loads(body, 0, NULL);
     assert_non_null(j);
@@ -473,9 +485,9 @@ static void llm_request_body_is_valid_for_any_text(void **state)
     json_decref(j);
     free(body);
     llm_message bad_role[] = {{"tool", "x", NULL, 0}};
-    assert_null(llm_request_json(&c, bad_role, 1, err, sizeof err));
+    assert_null(llm_request_json(&c, NULL, bad_role, 1, err, sizeof err));
     assert_non_null(strstr(err, "role 'tool'"));
-    assert_null(llm_request_json(&c, bad_role, 0, err, sizeof err));
+    assert_null(llm_request_json(&c, NULL, bad_role, 0, err, sizeof err));
     assert_non_null(strstr(err, "no messages"));
 }
 
@@ -515,28 +527,48 @@ static void llm_timeout_is_bounded(void **state)
     srv_stop(&s);
     assert_int_equal(rc, -1);
     assert_null(r.content);
-    assert_int_equal(r.attempts, 2);
-    assert_non_null(strstr(err, "timed out"));
-    assert_true(dt >= 1.9);
-    assert_true(dt < 6.0);
+    /* a single-slot server may still be busy with it: not resent */
+    assert_int_equal(r.attempts, 1);
+    assert_int_equal(r.cut, LLM_CUT_TIME);
+    assert_non_null(strstr(err, "no complete answer within the time allowed"));
+    assert_non_null(strstr(err, "not resent"));
+    assert_true(dt >= 0.9);
+    assert_true(dt < 4.0);
 }
 
-static void llm_timeout_then_answer(void **state)
+/* The call's own budget ends a slow stream, keeps what came, and the
+ * server sees the connection closed (which cancels the generation). */
+static void llm_call_time_cuts_a_slow_stream(void **state)
 {
     (void)state;
     fake_srv s;
-    srv_start(&s, "{\"responses\": [{\"sleep\": 3, \"content\": \"late\"}, {\"content\": \"on time\"}]}");
+    srv_start(&s, "{\"default\": {\"content\": \"Thinking about the reward. \", \"repeat\": 40, "
+                  "\"piece\": 3, \"piece_sleep\": 0.05}}");
     llm_config c;
     test_config(&c, &s);
-    c.total_timeout = 0.5;
+    c.call_time = 1.5;
     llm_reply r;
     char err[512];
+    double t0 = now_seconds();
     int rc = llm_chat(&c, two_msgs, 2, &r, err, sizeof err);
-    srv_stop(&s);
-    assert_int_equal(rc, 0);
-    assert_string_equal(r.content, "on time");
-    assert_int_equal(r.attempts, 2);
+    double dt = now_seconds() - t0;
+    assert_int_equal(rc, -1);
+    assert_int_equal(r.cut, LLM_CUT_TIME);
+    assert_int_equal(r.attempts, 1);
+    assert_non_null(r.content);
+    assert_non_null(strstr(r.content, "Thinking"));
+    assert_true(r.usage.completion_tokens > 5);
+    assert_int_equal(r.tokens_counted, 1);
+    assert_true(dt >= 1.4 && dt < 3.0);
     llm_reply_free(&r);
+    usleep(300000);
+    srv_stop(&s);
+    json_t *reqs = srv_requests(&s);
+    int cancelled = 0;
+    for (size_t i = 0; i < json_array_size(reqs); i++)
+        if (json_object_get(json_array_get(reqs, i), "cancelled_after")) cancelled = 1;
+    assert_true(cancelled);
+    json_decref(reqs);
 }
 
 static void llm_connection_refused_is_bounded(void **state)
@@ -596,7 +628,7 @@ static void llm_key_never_in_errors_or_reply(void **state)
     json_decref(reqs);
     assert_false(file_contains(s.log, TEST_KEY));
     /* the texts a run directory stores */
-    char *req = llm_request_json(&c, two_msgs, 2, err, sizeof err);
+    char *req = llm_request_json(&c, NULL, two_msgs, 2, err, sizeof err);
     char *cfg = llm_config_json(&c);
     assert_non_null(req);
     assert_non_null(cfg);
@@ -681,6 +713,7 @@ static void llm_usage_accumulates_per_run(void **state)
                   "{\"choices\": []}]}");
     llm_config c;
     test_config(&c, &s);
+    c.stream = LLM_STREAM_OFF; /* the plain path, with a usage object per response */
     llm_usage run = {0};
     c.usage = &run;
     llm_reply r;
@@ -749,7 +782,7 @@ static void llm_config_flags_and_base_url(void **state)
         json_t *q = json_array_get(reqs, i);
         assert_string_equal(json_string_value(json_object_get(q, "path")), "/v1/chat/completions");
         assert_int_equal(json_integer_value(json_object_get(json_object_get(q, "body"), "max_completion_tokens")),
-                         4096);
+                         1024);
         assert_null(json_object_get(json_object_get(q, "body"), "max_tokens"));
     }
     json_decref(reqs);
@@ -808,7 +841,8 @@ static void llm_ask_command(void **state)
     assert_string_equal(out, "float compute_reward(const level_t *prev, const level_t *curr)\n{\n    return "
                              "(float)(count_tiles(curr, KEY) - count_tiles(prev, KEY));\n}\n");
     assert_non_null(strstr(errout, "finish stop"));
-    assert_non_null(strstr(errout, "= 15"));
+    assert_non_null(strstr(errout, "stopped early: answer complete"));
+    assert_non_null(strstr(errout, "(counted)"));
     char *a2[] = {"ask", "--base-url", s.url, "--model", "m1", "--llm-retries", "0", "Hello"};
     rc = run_ask(a2, 8, out, sizeof out, errout, sizeof errout);
     assert_int_equal(rc, 1);
@@ -1169,7 +1203,7 @@ PCG_TESTS(llm, cmocka_unit_test(llm_good_reply_and_request_fields), cmocka_unit_
           cmocka_unit_test(llm_4xx_is_not_retried), cmocka_unit_test(llm_malformed_json_is_clear_error),
           cmocka_unit_test(llm_oversized_response_is_refused), cmocka_unit_test(llm_request_body_is_valid_for_any_text),
           cmocka_unit_test(llm_empty_choices_is_clear_error), cmocka_unit_test(llm_timeout_is_bounded),
-          cmocka_unit_test(llm_timeout_then_answer), cmocka_unit_test(llm_connection_refused_is_bounded),
+          cmocka_unit_test(llm_call_time_cuts_a_slow_stream), cmocka_unit_test(llm_connection_refused_is_bounded),
           cmocka_unit_test(llm_key_never_in_errors_or_reply), cmocka_unit_test(llm_no_key_sends_no_authorization),
           cmocka_unit_test(llm_image_sent_as_data_url), cmocka_unit_test(llm_usage_accumulates_per_run),
           cmocka_unit_test(llm_config_flags_and_base_url), cmocka_unit_test(llm_ask_command),
