@@ -10,15 +10,15 @@ static const eval_scenario_t scenarios[] = {
     {1,
      "The 'Player' needs to obtain the Key and escape through the 'Door'. To pick up the key, the player must "
      "encounter one of monsters: BAT.",
-     "Player -> Bat -> Key -> Door", VARIANT_DUNGEON, EVAL_ENCOUNTER, {1, 0, 0}, 0},
+     "Player -> Bat -> Key -> Door", VARIANT_DUNGEON, EVAL_ENCOUNTER, {1, 0, 0}, 0, 0, 0},
     {2,
      "The 'Player' needs to obtain the Key and escape through the 'Door'. To pick up the key, the player must "
      "encounter both of monsters: BAT, SCORPION.",
-     "Player -> Bat & Scorpion -> Key -> Door", VARIANT_DUNGEON, EVAL_ENCOUNTER, {1, 1, 0}, 0},
+     "Player -> Bat & Scorpion -> Key -> Door", VARIANT_DUNGEON, EVAL_ENCOUNTER, {1, 1, 0}, 0, 0, 0},
     {3, "The player must pick up the KEY to unlock the door and discover the treasure inside.",
-     "Player -> Key -> Door -> Treasure", VARIANT_TREASURE, EVAL_KEYDOOR, {0, 0, 0}, TILE_KEY},
+     "Player -> Key -> Door -> Treasure", VARIANT_TREASURE, EVAL_KEYDOOR, {0, 0, 0}, TILE_KEY, 0, 0},
     {4, "The BAT holds the key, and only by defeating it can the player open the door and reach the treasure.",
-     "Player -> Bat -> Door -> Treasure", VARIANT_TREASURE, EVAL_KEYDOOR, {0, 0, 0}, TILE_BAT},
+     "Player -> Bat -> Door -> Treasure", VARIANT_TREASURE, EVAL_KEYDOOR, {0, 0, 0}, TILE_BAT, 0, 0},
 };
 
 int eval_n_scenarios(void)
@@ -52,7 +52,8 @@ static void enemy_windows(const level_t *l, unsigned char *near)
     }
 }
 
-/* Scenarios 1-2 (SPEC §5 steps 1-4).
+/* Scenarios 1-2 (SPEC §5 steps 1-4), and path-length targets, which score
+ * the length of the same shortest solution route instead of the enemies.
  *
  * Two shortcuts keep this at a few searches per level, both exact:
  * - d2 comes from one BFS from the door (distances are symmetric).
@@ -108,7 +109,7 @@ static void eval_encounter(const eval_scenario_t *s, const level_t *l, eval_leve
         if (best < 0 || best + 1 != d1) continue;
         m->solutions++;
         if (m->route < 0 || d1 + d2 < m->route) m->route = d1 + d2;
-        if (met == all_met) continue; /* the route can add nothing to p */
+        if (met == all_met || s->kind == EVAL_PATHLENGTH) continue; /* nothing to add to p */
         /* the key-avoiding route player -> k, rebuilt from k */
         dist_b[k] = (short)d1;
         int n = lv_path(l, dist_b, k, path);
@@ -121,6 +122,10 @@ static void eval_encounter(const eval_scenario_t *s, const level_t *l, eval_leve
         for (int i = 0; i < n; i++) met |= near[path[i]];
     }
     if (m->solutions == 0) return;
+    if (s->kind == EVAL_PATHLENGTH) {
+        m->score = eval_route_score(m->route, s->length, s->tolerance);
+        return;
+    }
     int match = 0;
     for (int e = 0; e < EVAL_N_ENEMIES; e++) {
         m->met[e] = (met >> e) & 1u;
@@ -174,6 +179,15 @@ static void eval_keydoor(const eval_scenario_t *s, const level_t *l, eval_level_
     m->playable = dist_sealed[treasure] < 0 && gates > 0 && m->player_treasure >= 0;
     m->solutions = m->playable ? gates : 0;
     m->score = m->playable ? 1.0 : 0.0;
+}
+
+double eval_route_score(int route, int length, int tolerance)
+{
+    if (route < 0 || length <= 0) return 0.0;
+    int off = abs(route - length) - (tolerance > 0 ? tolerance : 0);
+    if (off <= 0) return 1.0;
+    double s = 1.0 - (double)off / length;
+    return s > 0 ? s : 0.0;
 }
 
 void eval_level(const eval_scenario_t *s, const level_t *l, eval_level_t *m)
