@@ -232,7 +232,7 @@ int cmd_run(int argc, char **argv)
             snprintf(flag, sizeof flag, "--%s", opts[idx].name);
             int r = llm_config_flag(&c.llm, flag, optarg, err, sizeof err);
             if (r < 0) BAD("%s", err);
-            if (!strcmp(opts[idx].name, "base-url")) base_url_set = 1;
+            if (!strcmp(opts[idx].name, "base-url")) base_url_set = c.base_url_given = 1;
             break;
         }
         case ':': BAD("%s needs a value (pcgrllm run --help)", argv[optind - 1]);

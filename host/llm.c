@@ -951,8 +951,11 @@ static int call_request(call *k, char *err, int errlen)
         rc = call_fail(k, 0, LLM_CUT_NONE, err, errlen, "%s (gave up after %d attempt%s)", why, k->out->attempts,
                        k->out->attempts == 1 ? "" : "s");
     else rc = call_fail(k, 0, LLM_CUT_NONE, err, errlen, "%s", why);
-    if (o == HTTP_OK && k->form > 0 && k->task && k->task->kind == LLM_JSON) k->out->constrained = 1;
-    if (k->form > 0 && o == HTTP_OK && k->c->server) k->c->server->schema_form = k->form;
+    int answered = o == HTTP_OK || (o == HTTP_STOPPED && rc == 0);
+    if (answered && k->form > 0 && k->task && k->task->kind == LLM_JSON) {
+        k->out->constrained = 1;
+        if (k->c->server) k->c->server->schema_form = k->form; /* the form this server takes */
+    }
     llm_http_free(&x);
     return rc;
 }

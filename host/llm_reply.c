@@ -301,8 +301,8 @@ int llm_json_closed(const char *reply)
  * - the tail is periodic: its last max(3p, LOOP_MIN_SPAN) characters repeat
  *   with a period p of up to LOOP_MAX_PERIOD characters (exact repetition);
  * - among its last LOOP_LINES non-blank lines, one line of at least
- *   LOOP_LINE_MIN characters occurs LOOP_LINE_REPEATS times or more, digits
- *   ignored ("Step 3: ..." / "Step 4: ..." is one line). */
+ *   LOOP_LINE_MIN characters occurs LOOP_LINE_REPEATS times or more, numbers
+ *   ignored ("Step 3: ..." / "Step 14: ..." is one line). */
 #define LOOP_MAX_PERIOD 1500
 #define LOOP_MIN_SPAN 320
 #define LOOP_LINES 60
@@ -340,13 +340,17 @@ static int periodic_tail(const char *t, size_t len, char *why, size_t whylen)
     return 0;
 }
 
-/* The line [a, b) trimmed, digits as '#', into out; its length. */
+/* The line [a, b) trimmed, each run of digits as one '#', into out; its length. */
 static size_t norm_line(const char *a, const char *b, char *out, size_t outlen)
 {
     while (a < b && (*a == ' ' || *a == '\t' || *a == '\r')) a++;
     while (b > a && (b[-1] == ' ' || b[-1] == '\t' || b[-1] == '\r')) b--;
     size_t n = 0;
-    for (; a < b && n + 1 < outlen; a++) out[n++] = *a >= '0' && *a <= '9' ? '#' : *a;
+    for (; a < b && n + 1 < outlen; a++) {
+        int digit = *a >= '0' && *a <= '9';
+        if (digit && n > 0 && out[n - 1] == '#') continue;
+        out[n++] = digit ? '#' : *a;
+    }
     out[n] = 0;
     return n;
 }

@@ -1223,6 +1223,8 @@ int run_main(run_config *c)
             return 1;
         }
         snprintf(stored.out, sizeof stored.out, "%s", c->out);
+        if (c->base_url_given) /* the server moved: the rest of the run asks it there */
+            snprintf(stored.llm.base_url, sizeof stored.llm.base_url, "%s", c->llm.base_url);
         stored.resume = 1;
         stored.quiet = c->quiet;
         *c = stored;

@@ -46,6 +46,7 @@ typedef struct {
     double check_timeout;      /* seconds */
     char out[1024];
     int resume;
+    int base_url_given;        /* --base-url given with --resume: it replaces the stored one */
     int quiet;
 } run_config;
 
