@@ -1283,12 +1283,19 @@ int run_main(run_config *c)
         return 1;
     }
     int hopeless = 0; /* nodes in a row in which the model wrote no reward at all */
+    char stopped[1200];
+    snprintf(stopped, sizeof stopped, "%s/stopped.txt", c->out);
+    unlink(stopped); /* a resumed search goes on */
     for (;;) {
         int best = graph_best(&R->g);
         if (!c->offline && hopeless >= RUN_HOPELESS_NODES) {
             run_warn(R, "run: stopping: the model wrote no reward function in %d nodes in a row (%d calls); its "
                         "replies are in %s/nodes/*/llm/",
                      hopeless, R->tally.calls, c->out);
+            /* the search is over, for `grid` too; --resume goes on with it */
+            snprintf(path, sizeof path, "%s/stopped.txt", c->out);
+            run_write_text(path, "the model wrote no reward function in two nodes in a row\n");
+            snprintf(path, sizeof path, "%s/graph.json", c->out);
             break;
         }
         if (c->target_fitness >= 0 && best >= 0 && R->g.nodes[best].fitness >= c->target_fitness) {
