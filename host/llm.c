@@ -758,9 +758,13 @@ static int take_text(call *k, const char *piece, const http_exchange *x)
         out->usage.prompt_tokens += x->pt;
         out->usage.completion_tokens += x->ct;
         out->usage.total_tokens += x->tt;
-    } else if (x->streamed) { /* a server that reports no usage in streams: one piece, one token */
+    } else if (x->streamed) {
+        /* a server that reports no usage in streams: one piece is one token,
+         * and the prompt is estimated from its size */
+        long pt = llm_estimate_tokens(k->msgs, k->n);
+        out->usage.prompt_tokens += pt;
         out->usage.completion_tokens += x->chunks;
-        out->usage.total_tokens += x->chunks;
+        out->usage.total_tokens += pt + x->chunks;
         out->tokens_counted = 1;
         out->usage.missing_usage++;
     } else {

@@ -119,7 +119,8 @@ typedef struct {
     int early_stop;           /* the answer was complete before the model stopped: not waited for */
     int model_failure;        /* a failed call that the model caused (a loop, no answer in the
                                  budget, an empty or refused reply), not the network or server */
-    int tokens_counted;       /* completion tokens counted from the stream, no usage reported */
+    int tokens_counted;       /* no usage reported: completion tokens counted from the stream,
+                                 prompt tokens estimated from the prompt's size */
     int constrained;          /* a JSON schema was enforced by the server */
 } llm_reply;
 

@@ -1364,10 +1364,13 @@ static void prompts_templates_check_and_render(void **state)
     prompt_var v[] = {{"story", "The player must meet a BAT before the KEY."},
                       {"reward_api", "int count_tiles(const level_t *l, int tile);"},
                       {"iteration", "1"},
-                      {"iterations", "6"}};
-    char *s = prompt_render("reward_init", v, 4, err, sizeof err);
-    assert_non_null(s);
+                      {"iterations", "6"},
+                      {"target", "encounter: meet BAT"}};
+    char *s = prompt_render("reward_init", v, 5, err, sizeof err);
+    if (!s) fail_msg("%s", err);
     assert_non_null(strstr(s, "iteration 1 of 6"));
+    assert_non_null(strstr(s, "scored on this target: encounter: meet BAT."));
+    assert_null(strstr(s, "first of")); /* a root may come at any iteration */
     assert_non_null(strstr(s, "The player must meet a BAT before the KEY."));
     assert_non_null(strstr(s, "int count_tiles(const level_t *l, int tile);"));
     assert_non_null(strstr(s, "float compute_reward(const level_t *prev, const level_t *curr)\n{"));
@@ -1377,6 +1380,13 @@ static void prompts_templates_check_and_render(void **state)
     /* missing values are named */
     assert_null(prompt_render("reward_init", v, 3, err, sizeof err));
     assert_non_null(strstr(err, "{iterations}"));
+    /* the retry note says which attempt and why */
+    prompt_var rv[] = {{"attempt", "2"}, {"attempts", "3"}, {"failure", "the model fell into a loop"}};
+    s = prompt_render("retry_note", rv, 3, err, sizeof err);
+    assert_non_null(s);
+    assert_non_null(strstr(s, "Attempt 2 of 3"));
+    assert_non_null(strstr(s, "the model fell into a loop"));
+    free(s);
     s = prompt_render("self_align", all, n, err, sizeof err);
     assert_non_null(strstr(s, "Keep the structure"));
     assert_non_null(strstr(s, "scale and sparsity"));
