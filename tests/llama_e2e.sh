@@ -10,13 +10,16 @@
 # Prints one line per check and closes with "N passed, M failed".
 # Environment: PCGRLLM_BIN (./pcgrllm), LLAMA_PORT (8088), E2E_OUT (a scratch
 # directory; default a new one under /tmp), E2E_RUN_LIMIT (seconds the short
-# run may take, 1500).
+# run may take, 1500), E2E_CALL_TIME (--llm-call-time, 240), E2E_NODE_TIME
+# (--node-time, 600).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BIN=${PCGRLLM_BIN:-./pcgrllm}
 PORT=${LLAMA_PORT:-8088}
 OUT=${E2E_OUT:-$(mktemp -d /tmp/pcgrllm-llama-e2e.XXXXXX)}
 RUN_LIMIT=${E2E_RUN_LIMIT:-1500}
+CALL_TIME=${E2E_CALL_TIME:-240}
+NODE_TIME=${E2E_NODE_TIME:-600}
 export LLAMA_PORT=$PORT PCGRLLM_PROMPTS=$PWD/prompts
 mkdir -p "$OUT"
 pass=0
@@ -56,17 +59,20 @@ check "ask prints its summary line" grep -q "pcgrllm: ask: model .* tokens .* re
 "$BIN" ask --help >/dev/null
 t=$(date +%s.%N)
 { cat prompts/reward_init.txt; } | timeout 600 "$BIN" ask --base-url "$URL" --model "$MODEL" --llm-context "$CTX" \
-    --extract code --system "$(cat prompts/system.txt)" - >"$OUT/ask-code.out" 2>"$OUT/ask-code.err"
+    --llm-call-time "$CALL_TIME" --extract code --system "$(cat prompts/system.txt)" - >"$OUT/ask-code.out" 2>"$OUT/ask-code.err"
 code_rc=$?
 code_s=$(awk -v a="$t" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 echo "ask --extract code: exit $code_rc in ${code_s} s: $(grep 'pcgrllm: ask:' "$OUT/ask-code.err")"
 check "ask --extract code ends by itself within the call budget" test "$code_rc" -le 1
 check "ask --extract code prints its summary line" grep -q "pcgrllm: ask: model" "$OUT/ask-code.err"
 
-# 3. a short run: GoT, 3 nodes, 2 trials each, tiny training.
+# 3. a short run: GoT, 2 nodes, 2 trials each, tiny training; every call
+# within CALL_TIME and each node's calls within NODE_TIME, so that the test
+# is bounded on a loaded machine too (about 2 tokens/s there, 30 when idle).
 t=$(date +%s)
 timeout "$RUN_LIMIT" "$BIN" run --scenario 1 --llm openai --base-url "$URL" --model "$MODEL" --llm-context "$CTX" \
-    --pe got --iterations 3 --trials 2 --fixes 1 --align 1 --preset small --steps 512 --envs 2 --threads 1 \
+    --llm-call-time "$CALL_TIME" --node-time "$NODE_TIME" \
+    --pe got --iterations 2 --trials 2 --fixes 1 --align 1 --preset small --steps 512 --envs 2 --threads 1 \
     --levels 4 --check-envs 4 --out "$OUT/run" >"$OUT/run.out" 2>"$OUT/run.err"
 run_rc=$?
 run_s=$(($(date +%s) - t))
