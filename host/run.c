@@ -1190,20 +1190,12 @@ static int setup_target(run_state *R)
     return 0;
 }
 
-int run_main(run_config *c)
+/* config.json: read back for --resume (the stored settings win, but for
+ * the run directory, --quiet and a new --base-url), or written for a new
+ * run.  0, or 1 (printed). */
+static int open_config(run_config *c)
 {
-    run_state R0, *R = &R0;
-    memset(R, 0, sizeof R0);
-    R->c = c;
-    /* this process is the only one that holds the key */
-    worker_env_deny(c->llm.api_key_env);
-    worker_env_deny(LLM_DEFAULT_KEY_ENV);
-    R->t_start = now_seconds();
     char path[1200], err[1024];
-    if (prompts_check(err, sizeof err)) {
-        die_msg("run: %s", err);
-        return 1;
-    }
     snprintf(path, sizeof path, "%s/config.json", c->out);
     if (c->resume) {
         if (!path_present(path)) {
@@ -1244,6 +1236,24 @@ int run_main(run_config *c)
             return 1;
         }
     }
+    return 0;
+}
+
+int run_main(run_config *c)
+{
+    run_state R0, *R = &R0;
+    memset(R, 0, sizeof R0);
+    R->c = c;
+    /* this process is the only one that holds the key */
+    worker_env_deny(c->llm.api_key_env);
+    worker_env_deny(LLM_DEFAULT_KEY_ENV);
+    R->t_start = now_seconds();
+    char path[1200], err[1024];
+    if (prompts_check(err, sizeof err)) {
+        die_msg("run: %s", err);
+        return 1;
+    }
+    if (open_config(c)) return 1;
     c->llm.usage = &R->usage;
     c->llm.server = &R->server;
     c->llm.progress = !c->quiet;
