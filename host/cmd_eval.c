@@ -22,7 +22,8 @@ static void eval_usage(FILE *f)
                "  *.txt files in name order (e.g. the output of pcgrllm generate).\n"
                "  --scenario N  the scenario (see below)\n"
                "  --target JSON any other target, e.g. '{\"kind\":\"encounter\",\"enemies\":[\"BAT\",\"SPIDER\"]}'\n"
-               "                or '{\"kind\":\"keydoor\",\"gate\":\"KEY\"}' (scenario 0 in the output)\n"
+               "                or '{\"kind\":\"keydoor\",\"gate\":\"KEY\"}'\n"
+               "                or '{\"kind\":\"pathlength\",\"length\":30,\"tolerance\":3}' (scenario 0 in the output)\n"
                "  --json        one JSON document instead of a table\n"
                "scenarios:\n");
     for (int i = 1; i <= eval_n_scenarios(); i++) {
@@ -47,10 +48,13 @@ static json_t *level_json(const eval_scenario_t *s, const char *file, const leve
     json_object_set_new(o, "missing", m->missing ? json_string(tile_name(m->missing)) : json_null());
     json_object_set_new(o, "height", json_integer(l->h));
     json_object_set_new(o, "width", json_integer(l->w));
-    if (s->kind == EVAL_ENCOUNTER) {
-        json_t *met = json_object();
-        for (int e = 0; e < EVAL_N_ENEMIES; e++) json_object_set_new(met, enemy_names[e], json_boolean(m->met[e]));
-        json_object_set_new(o, "met", met);
+    if (s->kind == EVAL_ENCOUNTER || s->kind == EVAL_PATHLENGTH) {
+        if (s->kind == EVAL_ENCOUNTER) {
+            json_t *met = json_object();
+            for (int e = 0; e < EVAL_N_ENEMIES; e++)
+                json_object_set_new(met, enemy_names[e], json_boolean(m->met[e]));
+            json_object_set_new(o, "met", met);
+        }
         json_object_set_new(o, "player_door", opt_int(m->player_door));
         json_object_set_new(o, "route", opt_int(m->route));
     } else {
@@ -97,6 +101,10 @@ static int print_json(const eval_scenario_t *s, char **files, const level_t *lv,
         json_t *g = json_array();
         for (int e = 0; e < EVAL_N_ENEMIES; e++) json_array_append_new(g, json_integer(s->enemies[e]));
         json_object_set_new(target, "enemies", g);
+    } else if (s->kind == EVAL_PATHLENGTH) {
+        json_object_set_new(target, "kind", json_string("pathlength"));
+        json_object_set_new(target, "length", json_integer(s->length));
+        json_object_set_new(target, "tolerance", json_integer(s->tolerance));
     } else {
         json_object_set_new(target, "kind", json_string("key-door"));
         json_object_set_new(target, "gate", json_string(tile_name(s->gate)));
@@ -127,6 +135,10 @@ static void print_table(const eval_scenario_t *s, char **files, const eval_level
         printf("  target: BAT %d, SCORPION %d, SPIDER %d\n\n%-*s  score  sol  play  met b s x  p->door  route  walls  "
                "entropy  aspao\n",
                s->enemies[0], s->enemies[1], s->enemies[2], fw, "file");
+    else if (s->kind == EVAL_PATHLENGTH)
+        printf("  target: route Player -> Key -> Door %d steps, give or take %d\n\n%-*s  score  sol  play  p->door  "
+               "route  walls  entropy\n",
+               s->length, s->tolerance, fw, "file");
     else
         printf("  target: gate %s\n\n%-*s  score  sol  play  p->gate  gate->door  p->treasure  walls  entropy  aspao\n",
                tile_name(s->gate), fw, "file");
@@ -140,6 +152,10 @@ static void print_table(const eval_scenario_t *s, char **files, const eval_level
             fmt_dist(a, sizeof a, m->player_door);
             fmt_dist(b, sizeof b, m->route);
             printf("        %d %d %d  %7s  %5s", m->met[0], m->met[1], m->met[2], a, b);
+        } else if (s->kind == EVAL_PATHLENGTH) {
+            fmt_dist(a, sizeof a, m->player_door);
+            fmt_dist(b, sizeof b, m->route);
+            printf("  %7s  %5s", a, b);
         } else {
             fmt_dist(a, sizeof a, m->player_gate);
             fmt_dist(b, sizeof b, m->gate_door);

@@ -495,7 +495,8 @@ static int run_cells(const grid_ctx *x, const int *queue, int nq, int n_slots, i
         grid_result r;
         grid_run_state(dir, &r);
         int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-        if (code == 0 && r.state == GRID_FINISHED) {
+        /* a finished run without any reward exits 1: a result of the grid (fitness 0), not a failure */
+        if ((code == 0 || (code == 1 && r.best_node < 0)) && r.state == GRID_FINISHED) {
             done++;
             if (r.best_node >= 0)
                 say("done %s on %s in %.1f s: best fitness %.4f (node %d); %d/%d done", c.name, sn, wall,

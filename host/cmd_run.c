@@ -37,6 +37,8 @@ static void run_usage(FILE *f)
             "  --fitness heuristic|llm           parent choice by the evaluator or the model (heuristic)\n"
             "  --feedback-input text|image       levels shown as text grids or a picture (text)\n"
             "  --trials N            generation trials per node (3)   --fixes N  code fixes per trial (3)\n"
+            "  --node-time SEC       wall time a node's model calls may take, all together (1800;\n"
+            "                        0: no limit); training has --train-timeout\n"
             "  --target-fitness F    stop once a node reaches fitness F\n"
             "training, for every node:\n"
             "  --steps S (50000000)  --envs E (600)  --preset paper|small (paper)\n"
@@ -50,7 +52,7 @@ static void run_usage(FILE *f)
             "  --out DIR             (default runs/YYYYmmdd-HHMMSS)\n"
             "  --resume              continue the run in --out DIR from where it stopped\n"
             "  --quiet               no progress lines (the log is still written)\n"
-            "Exit codes: 0 done, 1 error, 2 bad flags, 3 story refused.\n"
+            "Exit codes: 0 done, 1 error or no node produced a reward, 2 bad flags, 3 story refused.\n"
             "See docs/loop.md and docs/llm.md.\n",
             llm_flags_help());
 }
@@ -60,9 +62,9 @@ int cmd_run(int argc, char **argv)
     enum {
         O_SCENARIO = 256, O_STORY, O_STORY_FILE, O_LLM, O_PE, O_ITER, O_ALIGN, O_BREADTH, O_ABL, O_FB, O_FIT,
         O_FBIN, O_TRIALS, O_FIXES, O_TARGET, O_STEPS, O_ENVS, O_PRESET, O_BACKEND, O_SEED, O_THREADS, O_TTIMEOUT,
-        O_LEVELS, O_EVALSEED, O_CENVS, O_CTIMEOUT, O_OUT, O_RESUME, O_QUIET, O_HELP, O_MATMUL
+        O_LEVELS, O_EVALSEED, O_CENVS, O_CTIMEOUT, O_OUT, O_RESUME, O_QUIET, O_HELP, O_MATMUL, O_NODETIME
     };
-    static const struct option opts[] = {
+    static const struct option run_opts[] = {
         {"scenario", required_argument, 0, O_SCENARIO}, {"story", required_argument, 0, O_STORY},
         {"story-file", required_argument, 0, O_STORY_FILE}, {"llm", required_argument, 0, O_LLM},
         {"pe", required_argument, 0, O_PE}, {"iterations", required_argument, 0, O_ITER},
@@ -78,14 +80,15 @@ int cmd_run(int argc, char **argv)
         {"check-envs", required_argument, 0, O_CENVS}, {"check-timeout", required_argument, 0, O_CTIMEOUT},
         {"out", required_argument, 0, O_OUT}, {"resume", no_argument, 0, O_RESUME},
         {"quiet", no_argument, 0, O_QUIET}, {"help", no_argument, 0, O_HELP},
-        {"matmul", required_argument, 0, O_MATMUL},
-        /* LLM flags, handed to llm_config_flag */
-        {"base-url", required_argument, 0, 'L'}, {"model", required_argument, 0, 'L'},
-        {"api-key-env", required_argument, 0, 'L'}, {"temperature", required_argument, 0, 'L'},
-        {"llm-seed", required_argument, 0, 'L'}, {"max-tokens", required_argument, 0, 'L'},
-        {"connect-timeout", required_argument, 0, 'L'}, {"llm-timeout", required_argument, 0, 'L'},
-        {"llm-retries", required_argument, 0, 'L'}, {"llm-backoff", required_argument, 0, 'L'},
-        {"max-continuations", required_argument, 0, 'L'}, {0, 0, 0, 0}};
+        {"matmul", required_argument, 0, O_MATMUL}, {"node-time", required_argument, 0, O_NODETIME}};
+    /* then the LLM flags, handed to llm_config_flag, and the end */
+    enum { N_RUN = sizeof run_opts / sizeof run_opts[0] };
+    struct option opts[N_RUN + 32];
+    int n_opts = N_RUN;
+    memcpy(opts, run_opts, sizeof run_opts);
+    for (int i = 0; llm_flag_names[i] && n_opts < N_RUN + 31; i++)
+        opts[n_opts++] = (struct option){llm_flag_names[i], required_argument, 0, 'L'};
+    opts[n_opts] = (struct option){0, 0, 0, 0};
     run_config c;
     run_config_defaults(&c);
     int have_task = 0, llm_set = 0, base_url_set = 0;
@@ -198,6 +201,10 @@ int cmd_run(int argc, char **argv)
             if (parse_double(optarg, 0, 1e9, &d)) BAD("--train-timeout must be seconds >= 0");
             c.train_timeout = d;
             break;
+        case O_NODETIME:
+            if (parse_double(optarg, 0, 1e9, &d)) BAD("--node-time must be seconds >= 0 (0: no limit)");
+            c.node_time = d;
+            break;
         case O_LEVELS:
             if (parse_int(optarg, 1, 64, &v)) BAD("--levels must be 1..64");
             c.n_levels = (int)v;
@@ -225,7 +232,7 @@ int cmd_run(int argc, char **argv)
             snprintf(flag, sizeof flag, "--%s", opts[idx].name);
             int r = llm_config_flag(&c.llm, flag, optarg, err, sizeof err);
             if (r < 0) BAD("%s", err);
-            if (!strcmp(opts[idx].name, "base-url")) base_url_set = 1;
+            if (!strcmp(opts[idx].name, "base-url")) base_url_set = c.base_url_given = 1;
             break;
         }
         case ':': BAD("%s needs a value (pcgrllm run --help)", argv[optind - 1]);

@@ -10,15 +10,15 @@ static const eval_scenario_t scenarios[] = {
     {1,
      "The 'Player' needs to obtain the Key and escape through the 'Door'. To pick up the key, the player must "
      "encounter one of monsters: BAT.",
-     "Player -> Bat -> Key -> Door", VARIANT_DUNGEON, EVAL_ENCOUNTER, {1, 0, 0}, 0},
+     "Player -> Bat -> Key -> Door", VARIANT_DUNGEON, EVAL_ENCOUNTER, {1, 0, 0}, 0, 0, 0},
     {2,
      "The 'Player' needs to obtain the Key and escape through the 'Door'. To pick up the key, the player must "
      "encounter both of monsters: BAT, SCORPION.",
-     "Player -> Bat & Scorpion -> Key -> Door", VARIANT_DUNGEON, EVAL_ENCOUNTER, {1, 1, 0}, 0},
+     "Player -> Bat & Scorpion -> Key -> Door", VARIANT_DUNGEON, EVAL_ENCOUNTER, {1, 1, 0}, 0, 0, 0},
     {3, "The player must pick up the KEY to unlock the door and discover the treasure inside.",
-     "Player -> Key -> Door -> Treasure", VARIANT_TREASURE, EVAL_KEYDOOR, {0, 0, 0}, TILE_KEY},
+     "Player -> Key -> Door -> Treasure", VARIANT_TREASURE, EVAL_KEYDOOR, {0, 0, 0}, TILE_KEY, 0, 0},
     {4, "The BAT holds the key, and only by defeating it can the player open the door and reach the treasure.",
-     "Player -> Bat -> Door -> Treasure", VARIANT_TREASURE, EVAL_KEYDOOR, {0, 0, 0}, TILE_BAT},
+     "Player -> Bat -> Door -> Treasure", VARIANT_TREASURE, EVAL_KEYDOOR, {0, 0, 0}, TILE_BAT, 0, 0},
 };
 
 int eval_n_scenarios(void)
@@ -53,7 +53,9 @@ static void enemy_windows(const level_t *l, unsigned char *near)
 }
 
 /* The searches of scenarios 1-2 (SPEC §5 steps 1-4), shared by the score
- * and by eval_routes so that both follow the same routes.
+ * and by eval_routes so that both follow the same routes; path-length
+ * targets score the length of the same shortest solution route instead of
+ * the enemies.
  *
  * Two shortcuts keep this at a few searches per level, both exact:
  * - d2 comes from one BFS from the door (distances are symmetric).
@@ -150,7 +152,7 @@ static void eval_encounter(const eval_scenario_t *s, const level_t *l, eval_leve
         int d2 = e.dist_d[k];
         m->solutions++;
         if (m->route < 0 || d1 + d2 < m->route) m->route = d1 + d2;
-        if (met == all_met) continue; /* the route can add nothing to p */
+        if (met == all_met || s->kind == EVAL_PATHLENGTH) continue; /* nothing to add to p */
         if (!windows) {
             enemy_windows(l, near);
             windows = 1;
@@ -162,6 +164,10 @@ static void eval_encounter(const eval_scenario_t *s, const level_t *l, eval_leve
         for (int i = 0; i < n; i++) met |= near[path[i]];
     }
     if (m->solutions == 0) return;
+    if (s->kind == EVAL_PATHLENGTH) {
+        m->score = eval_route_score(m->route, s->length, s->tolerance);
+        return;
+    }
     int match = 0;
     for (int e_ = 0; e_ < EVAL_N_ENEMIES; e_++) {
         m->met[e_] = (met >> e_) & 1u;
@@ -248,8 +254,8 @@ static void eval_keydoor(const eval_scenario_t *s, const level_t *l, eval_level_
 int eval_objective_tiles(const eval_scenario_t *s, int *tiles)
 {
     int n = 0;
-    if (s->kind == EVAL_ENCOUNTER) {
-        for (int e = 0; e < EVAL_N_ENEMIES; e++)
+    if (s->kind == EVAL_ENCOUNTER || s->kind == EVAL_PATHLENGTH) {
+        for (int e = 0; e < EVAL_N_ENEMIES && s->kind == EVAL_ENCOUNTER; e++)
             if (s->enemies[e]) tiles[n++] = TILE_BAT + e;
         tiles[n++] = TILE_KEY;
         tiles[n++] = TILE_DOOR;
@@ -282,6 +288,15 @@ static void objective_paths(const eval_scenario_t *s, const level_t *l, const sh
     if (seen != want) return;
     m->objectives_reachable = 1;
     m->objective_path = (double)sum / n;
+}
+
+double eval_route_score(int route, int length, int tolerance)
+{
+    if (route < 0 || length <= 0) return 0.0;
+    int off = abs(route - length) - (tolerance > 0 ? tolerance : 0);
+    if (off <= 0) return 1.0;
+    double s = 1.0 - (double)off / length;
+    return s > 0 ? s : 0.0;
 }
 
 void eval_level(const eval_scenario_t *s, const level_t *l, eval_level_t *m)

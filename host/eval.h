@@ -6,9 +6,10 @@
 #define PCG_EVAL_H
 #include "level.h"
 
-/* Target kinds: a required enemy set g (encounter), or a gate tile G on the
- * way Player -> G -> Door -> Treasure (key-door). */
-enum { EVAL_ENCOUNTER = 0, EVAL_KEYDOOR = 1 };
+/* Target kinds: a required enemy set g (encounter), a gate tile G on the
+ * way Player -> G -> Door -> Treasure (key-door), or the length of the
+ * solution route Player -> Key -> Door (path length). */
+enum { EVAL_ENCOUNTER = 0, EVAL_KEYDOOR = 1, EVAL_PATHLENGTH = 2 };
 /* Enemy order of g and p: BAT, SCORPION, SPIDER. */
 #define EVAL_N_ENEMIES 3
 
@@ -20,7 +21,14 @@ typedef struct {
     int kind;            /* EVAL_ENCOUNTER or EVAL_KEYDOOR */
     int enemies[EVAL_N_ENEMIES]; /* encounter: g_e in {0,1} */
     int gate;            /* key-door: TILE_KEY or TILE_BAT (any tile id 1..9) */
+    int length;          /* path length: the wanted route length in steps */
+    int tolerance;       /* path length: steps off that still score 1 */
 } eval_scenario_t;
+
+/* Score of a level whose solution route is route steps long (-1: none)
+ * against a path-length target: 1 within the tolerance, then falling
+ * linearly to 0 at a further `length` steps off. */
+double eval_route_score(int route, int length, int tolerance);
 
 /* Built-in scenario 1..eval_n_scenarios(); NULL for any other number. */
 const eval_scenario_t *eval_scenario(int number);
@@ -39,8 +47,8 @@ typedef struct {
     int met[EVAL_N_ENEMIES]; /* encounter: p_e, enemy met on some solution */
     int player_door;     /* encounter: to the first DOOR; key-door: to the
                             nearest DOOR (walls blocking) */
-    int route;           /* encounter: steps of the shortest solution route
-                            (player->key + key->door); key-door: -1 */
+    int route;           /* encounter and path length: steps of the shortest
+                            solution route (player->key + key->door); key-door: -1 */
     int player_gate;     /* key-door: player to the nearest G, DOORs blocking */
     int gate_door;       /* key-door: that G to its nearest DOOR */
     int player_treasure; /* key-door: player to TREASURE, DOORs passable */

@@ -375,7 +375,9 @@ void grid_run_state(const char *dir, grid_result *r)
     r->best_node = graph_best(&g);
     r->best_fitness = r->best_node >= 0 ? g.nodes[r->best_node].fitness : 0;
     int pending = g.n > 0 && g.nodes[g.n - 1].status == NODE_PENDING;
-    int ended = g.n >= iterations || (target >= 0 && r->best_node >= 0 && r->best_fitness >= target);
+    /* stopped.txt: the run ended its search early (a model that wrote no reward) */
+    int ended = g.n >= iterations || (target >= 0 && r->best_node >= 0 && r->best_fitness >= target) ||
+                exists_in(dir, "stopped.txt");
     if (g.n > 0 && !pending && ended && exists_in(dir, "summary.txt")) r->state = GRID_FINISHED;
     graph_free(&g);
 }

@@ -17,14 +17,15 @@
 const char *const prompt_template_names[] = {
     "system",          "reward_init",      "reward_refine", "reward_fix",
     "self_align",      "feedback_specific", "feedback_generic", "feedback_none",
-    "got_references",  "fitness_llm",      "target_extraction",
+    "got_references",  "fitness_llm",      "target_extraction", "retry_note",
 };
 const int prompt_template_count = (int)(sizeof prompt_template_names / sizeof prompt_template_names[0]);
 
 const char *const prompt_vocabulary[] = {
     "story",       "reward_api", "iteration",      "iterations", "parent_code", "parent_fitness",
     "feedback",    "references", "reference_list", "code",       "rejection",   "statistics",
-    "align_round", "align_rounds", "levels",       "level_count", NULL,
+    "align_round", "align_rounds", "levels",       "level_count", "target",     "attempt",
+    "attempts",    "failure",    NULL,
 };
 
 /* What each template must use for its role (space-separated). */
@@ -40,6 +41,7 @@ static const struct {
     {"got_references", "reference_list"},
     {"fitness_llm", "story levels"},
     {"target_extraction", "story"},
+    {"retry_note", "failure"},
 };
 
 static int known(const char *name)

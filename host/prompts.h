@@ -28,6 +28,9 @@
  *   levels          the generated levels as text grids (or a note that they
  *                   are in the attached image)
  *   level_count     how many levels are shown
+ *   target          what the levels are scored on (the measured target, one line)
+ *   attempt, attempts  "attempt a of A" of a retried request
+ *   failure         why the previous attempt failed
  *
  * Templates (prompt_template_names):
  *   system             system message of every request
@@ -42,6 +45,7 @@
  *   got_references     the two best other rewards with their fitness
  *   fitness_llm        the model's own 0-1 score of levels, answered as JSON
  *   target_extraction  story -> target JSON, or a refusal with its reason
+ *   retry_note         appended to a retried prompt: what went wrong last time
  */
 #ifndef PCG_PROMPTS_H
 #define PCG_PROMPTS_H

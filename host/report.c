@@ -17,6 +17,14 @@ static long file_size(const char *path)
     return stat(path, &st) == 0 ? (long)st.st_size : -1;
 }
 
+/* The size of a node's reward.c, or "-" for a node that has none (failed). */
+static void reward_bytes(const char *path, char *buf, size_t len)
+{
+    long n = file_size(path);
+    if (n < 0) snprintf(buf, len, "-");
+    else snprintf(buf, len, "%ld", n);
+}
+
 /* Best node's ancestry as "0 -> 2 -> 5". */
 static void best_path(const thought_graph *g, int best, char *buf, size_t len)
 {
@@ -261,6 +269,8 @@ static int write_html(const char *dir, json_t *cfg, const thought_graph *g, int 
         char rp[1400], par[16], w2m[128] = "<td>&ndash;</td><td>&ndash;</td><td>&ndash;</td>";
         snprintf(rp, sizeof rp, "%s/nodes/%03d/reward.c", dir, i);
         snprintf(par, sizeof par, nd->parent < 0 ? "&ndash;" : "%d", nd->parent);
+        char bytes[24];
+        reward_bytes(rp, bytes, sizeof bytes);
         level_set *ls = node_levels(dir, i, n_levels, s);
         if (ls) {
             char aspao[32];
@@ -268,9 +278,9 @@ static int write_html(const char *dir, json_t *cfg, const thought_graph *g, int 
             snprintf(w2m, sizeof w2m, "<td>%s</td><td>%.3f</td><td>%.3f</td>", aspao, ls->sum.utr, ls->sum.vutr);
             free(ls);
         }
-        fprintf(f, "<tr><td><a href='#node%d'>%d</a></td><td>%d</td><td>%s</td><td>%s</td><td>%.3f</td>%s<td>%ld</td>"
+        fprintf(f, "<tr><td><a href='#node%d'>%d</a></td><td>%d</td><td>%s</td><td>%s</td><td>%.3f</td>%s<td>%s</td>"
                    "<td>%ld</td><td>%.1f</td></tr>\n",
-                i, i, nd->iteration, par, status_name(nd->status), nd->fitness, w2m, file_size(rp),
+                i, i, nd->iteration, par, status_name(nd->status), nd->fitness, w2m, bytes,
                 nd->tokens_prompt + nd->tokens_completion, nd->wall_s);
     }
     fprintf(f, "</table>\n");
@@ -369,8 +379,10 @@ int run_report(const char *dir, int html, int quiet)
         tokens += tk;
         wall += nd->wall_s;
         if (quiet) continue;
-        printf("%-5d %-9d %-6s %-8s %8.3f %12ld %8ld %9.1f", i, nd->iteration, par, status_name(nd->status),
-               nd->fitness, file_size(rp), tk, nd->wall_s);
+        char bytes[24];
+        reward_bytes(rp, bytes, sizeof bytes);
+        printf("%-5d %-9d %-6s %-8s %8.3f %12s %8ld %9.1f", i, nd->iteration, par, status_name(nd->status),
+               nd->fitness, bytes, tk, nd->wall_s);
         level_set *ls = node_levels(dir, i, (int)json_integer_value(json_object_get(cfg, "levels")), s);
         if (ls) {
             char aspao[32];

@@ -41,6 +41,7 @@ void run_config_defaults(run_config *c)
     c->feedback_input = FBIN_TEXT;
     c->trials = 3;
     c->fixes = 3;
+    c->node_time = 1800;
     c->target_fitness = -1;
     c->steps = 50000000LL;
     c->envs = 600;
@@ -172,6 +173,7 @@ static json_t *config_json(const run_config *c)
     json_object_set_new(o, "feedback_input", json_string(fbin_names[c->feedback_input]));
     json_object_set_new(o, "trials", json_integer(c->trials));
     json_object_set_new(o, "fixes", json_integer(c->fixes));
+    json_object_set_new(o, "node_time", json_real(c->node_time));
     json_object_set_new(o, "target_fitness", json_real(c->target_fitness));
     json_object_set_new(o, "steps", json_integer(c->steps));
     json_object_set_new(o, "envs", json_integer(c->envs));
@@ -259,6 +261,8 @@ static int config_from_json(json_t *o, run_config *c, char *err, int errlen)
     c->trials = (int)v;
     GET_INT("fixes", v, 0, 100);
     c->fixes = (int)v;
+    json_t *nt = json_object_get(o, "node_time"); /* absent in runs made before the option */
+    if (json_is_number(nt) && json_number_value(nt) >= 0) c->node_time = json_number_value(nt);
     GET_REAL("target_fitness", c->target_fitness);
     GET_INT("steps", v, 1, (long long)1 << 50);
     c->steps = v;
@@ -421,6 +425,7 @@ static json_t *eval_json(const run_state *R, const level_set *ls)
         json_object_set_new(l, "score", json_real(m->score));
         json_object_set_new(l, "solutions", json_integer(m->solutions));
         json_object_set_new(l, "playable", json_boolean(m->playable));
+        if (R->esc.kind == EVAL_PATHLENGTH) json_object_set_new(l, "route", json_integer(m->route));
         if (R->esc.kind == EVAL_ENCOUNTER) {
             json_t *met = json_object();
             for (int e = 0; e < 3; e++) json_object_set_new(met, enemy[e], json_boolean(m->met[e]));
@@ -464,6 +469,10 @@ static int check_reward(run_state *R, const char *ndir, const char *name, const 
     int gpu = strcmp(R->c->backend, "cpu") != 0, gpu_checked = 0;
     int rc = reward_validate_both(code, R->esc.variant, R->c->check_envs, R->c->seed + 1, R->c->check_timeout, gpu, st,
                                   &gpu_checked, reason, len);
+    /* for the run's summary: how far the rewards got */
+    char why[256];
+    if (rc == 0) R->tally.validated++, R->tally.compiled++;
+    else if (reward_check_compile_cpu(code, R->c->check_timeout, why, sizeof why) == 0) R->tally.compiled++;
     path_join(path, sizeof path, ndir, "%s.json", name);
     write_json(path, check_json(rc == 0, reason, st));
     return rc;
@@ -499,7 +508,7 @@ static int step_generate(run_state *R, int id, const char *ndir, char *reason, i
     path_join(path, sizeof path, ndir, "reward_gen.c");
     if (file_exists(path)) return 0;
     for (int trial = 0; trial < R->c->trials; trial++) {
-        char *code = au_generate(R, id, ndir, trial + 1, err, sizeof err);
+        char *code = au_generate(R, id, ndir, trial + 1, trial ? reason : NULL, err, sizeof err);
         if (!code) {
             snprintf(reason, (size_t)len, "author: %s", err);
             run_say(R, "  trial %d: %s", trial + 1, reason);
@@ -654,6 +663,7 @@ static int step_train(run_state *R, int id, const char *ndir, char *reason, int 
     int rc = run_self(argv, log, R->c->train_timeout, reason, len);
     if (rc) return rc;
     run_say(R, "  trained in %.1f s", now_seconds() - t0);
+    R->tally.trained++;
     return run_write_text(done, "ok\n");
 }
 
@@ -889,8 +899,9 @@ static const struct {
     {STEP_AUTHOR, "reward.c"},           {STEP_TRAIN, "train.done"},
     {STEP_TRAIN, "train"},               {STEP_LEVELS, "levels.done"},
     {STEP_LEVELS, "levels"},             {STEP_LEVELS, "llm/fitness.request.json"},
-    {STEP_LEVELS, "llm/fitness.reply.txt"}, {STEP_LEVELS, "llm/feedback.request.json"},
-    {STEP_LEVELS, "llm/feedback.reply.txt"}, {STEP_FITNESS, "eval.json"},
+    {STEP_LEVELS, "llm/fitness.reply.txt"}, {STEP_LEVELS, "llm/fitness.outcome.json"},
+    {STEP_LEVELS, "llm/feedback.request.json"}, {STEP_LEVELS, "llm/feedback.reply.txt"},
+    {STEP_LEVELS, "llm/feedback.outcome.json"}, {STEP_FITNESS, "eval.json"},
     {STEP_FITNESS, "levels.png"},        {STEP_FEEDBACK, "feedback.txt"},
     {STEP_OUTCOME, "failed.txt"},
 };
@@ -998,6 +1009,9 @@ static int run_node(run_state *R, int id)
     if (redo_damaged(R, id) < 0) return RUN_FATAL;
     double t0 = now_seconds();
     llm_usage u0 = R->usage;
+    /* the node's model calls share one wall-time budget; training and level
+     * generation run as subprocesses with limits of their own */
+    R->c->llm.deadline = R->c->node_time > 0 ? t0 + R->c->node_time : 0;
     run_say(R, "node %d: iteration %d of %d, %s", id, nd->iteration, run_node_count(R->c),
             nd->parent < 0 ? "from the empty template" : "refining a parent");
     if (nd->parent >= 0) run_say(R, "  parent node %d (fitness %.3f)", nd->parent, R->g.nodes[nd->parent].fitness);
@@ -1045,6 +1059,7 @@ static int run_node(run_state *R, int id)
     }
     free(fb);
     free(ls);
+    R->c->llm.deadline = 0;
     nd->tokens_prompt += R->usage.prompt_tokens - u0.prompt_tokens;
     nd->tokens_completion += R->usage.completion_tokens - u0.completion_tokens;
     nd->wall_s += now_seconds() - t0;
@@ -1064,6 +1079,15 @@ static void save_usage(run_state *R)
     json_object_set_new(o, "requests", json_integer(R->usage.requests));
     json_object_set_new(o, "replies", json_integer(R->usage.replies));
     json_object_set_new(o, "failures", json_integer(R->usage.failures));
+    json_object_set_new(o, "cut", json_integer(R->usage.cut));
+    json_object_set_new(o, "seconds", json_real(R->usage.seconds));
+    const run_tally *t = &R->tally;
+    json_object_set_new(o, "tally",
+                        json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:f}", "calls", t->calls,
+                                  "replies", t->replies, "cut_loop", t->cut_loop, "cut_time", t->cut_time,
+                                  "cut_length", t->cut_length, "early_stops", t->early_stops, "rewards_held",
+                                  t->rewards_held, "compiled", t->compiled, "validated", t->validated, "trained",
+                                  t->trained, "call_seconds", t->call_seconds));
     write_json(path, o);
 }
 
@@ -1080,10 +1104,56 @@ static void load_usage(run_state *R)
     R->usage.requests = (long)json_integer_value(json_object_get(o, "requests"));
     R->usage.replies = (long)json_integer_value(json_object_get(o, "replies"));
     R->usage.failures = (long)json_integer_value(json_object_get(o, "failures"));
+    R->usage.cut = (long)json_integer_value(json_object_get(o, "cut"));
+    R->usage.seconds = json_number_value(json_object_get(o, "seconds"));
+    json_t *t = json_object_get(o, "tally");
+    run_tally *y = &R->tally;
+#define TALLY(f) y->f = (int)json_integer_value(json_object_get(t, #f))
+    TALLY(calls), TALLY(replies), TALLY(cut_loop), TALLY(cut_time), TALLY(cut_length), TALLY(early_stops);
+    TALLY(rewards_held), TALLY(compiled), TALLY(validated), TALLY(trained);
+#undef TALLY
+    y->call_seconds = json_number_value(json_object_get(t, "call_seconds"));
     json_decref(o);
 }
 
 /* ---------------------------------------------------------------- main */
+
+/* ---------------------------------------------------------------- the model */
+
+/* A search in which the model wrote no reward at all for this many nodes
+ * in a row ends: more of the same prompts will not change that. */
+#define RUN_HOPELESS_NODES 2
+
+/* The server's context size, read or flagged, and what follows from it. */
+static void say_context(run_state *R)
+{
+    char from[64];
+    R->server.context = llm_probe_context(&R->c->llm, from, sizeof from);
+    snprintf(R->server.context_from, sizeof R->server.context_from, "%s", from);
+    if (R->server.context > 0)
+        run_say(R, "model server context: %ld tokens (%s); prompts are fitted to it", R->server.context, from);
+    else
+        run_say(R, "model server context: not reported by the server; give --llm-context N to have prompts "
+                   "fitted to it and too long ones refused before they are sent");
+}
+
+/* What the model's replies came to, and a clear end for a run without a reward. */
+static void say_summary(run_state *R, int best)
+{
+    const run_tally *t = &R->tally;
+    if (!R->c->offline && t->calls > 0) {
+        run_say(R, "model: %d call%s in %.0f s (%.1f s each), %d with a reply; cut: %d loop%s, %d out of time, %d at "
+                   "the token limit; %d stopped early once complete",
+                t->calls, t->calls == 1 ? "" : "s", t->call_seconds, t->call_seconds / t->calls, t->replies,
+                t->cut_loop, t->cut_loop == 1 ? "" : "s", t->cut_time, t->cut_length, t->early_stops);
+        run_say(R, "rewards: %d held a reward function, %d compiled, %d passed validation, %d trained",
+                t->rewards_held, t->compiled, t->validated, t->trained);
+    }
+    if (best < 0)
+        run_warn(R, "run: no node produced a reward; why each failed: %s/nodes/*/failed.txt, what the model wrote: "
+                    "%s/nodes/*/llm/*.reply.txt",
+                 R->c->out, R->c->out);
+}
 
 static int setup_target(run_state *R)
 {
@@ -1124,20 +1194,12 @@ static int setup_target(run_state *R)
     return 0;
 }
 
-int run_main(run_config *c)
+/* config.json: read back for --resume (the stored settings win, but for
+ * the run directory, --quiet and a new --base-url), or written for a new
+ * run.  0, or 1 (printed). */
+static int open_config(run_config *c)
 {
-    run_state R0, *R = &R0;
-    memset(R, 0, sizeof R0);
-    R->c = c;
-    /* this process is the only one that holds the key */
-    worker_env_deny(c->llm.api_key_env);
-    worker_env_deny(LLM_DEFAULT_KEY_ENV);
-    R->t_start = now_seconds();
     char path[1200], err[1024];
-    if (prompts_check(err, sizeof err)) {
-        die_msg("run: %s", err);
-        return 1;
-    }
     snprintf(path, sizeof path, "%s/config.json", c->out);
     if (c->resume) {
         if (!path_present(path)) {
@@ -1157,6 +1219,8 @@ int run_main(run_config *c)
             return 1;
         }
         snprintf(stored.out, sizeof stored.out, "%s", c->out);
+        if (c->base_url_given) /* the server moved: the rest of the run asks it there */
+            snprintf(stored.llm.base_url, sizeof stored.llm.base_url, "%s", c->llm.base_url);
         stored.resume = 1;
         stored.quiet = c->quiet;
         *c = stored;
@@ -1176,7 +1240,27 @@ int run_main(run_config *c)
             return 1;
         }
     }
+    return 0;
+}
+
+int run_main(run_config *c)
+{
+    run_state R0, *R = &R0;
+    memset(R, 0, sizeof R0);
+    R->c = c;
+    /* this process is the only one that holds the key */
+    worker_env_deny(c->llm.api_key_env);
+    worker_env_deny(LLM_DEFAULT_KEY_ENV);
+    R->t_start = now_seconds();
+    char path[1200], err[1024];
+    if (prompts_check(err, sizeof err)) {
+        die_msg("run: %s", err);
+        return 1;
+    }
+    if (open_config(c)) return 1;
     c->llm.usage = &R->usage;
+    c->llm.server = &R->server;
+    c->llm.progress = !c->quiet;
     snprintf(path, sizeof path, "%s/run.log", c->out);
     if (!(R->log = open_append(path, err, sizeof err))) {
         die_msg("run: %s", err);
@@ -1189,6 +1273,7 @@ int run_main(run_config *c)
     }
     int iterations = run_node_count(c);
     run_say(R, "%s run %s: %s", c->resume ? "resuming" : "starting", c->out, R->flow);
+    if (!c->offline) say_context(R);
     run_say(R, "author: %s; search %s, %d iteration%s, align %d, breadth %d, ablation %s, feedback %s",
             c->offline ? "rule-based offline author (baseline, not a language model)" : c->llm.model,
             graph_pe_name(c->pe), iterations, iterations == 1 ? "" : "s", c->align, c->breadth,
@@ -1211,8 +1296,22 @@ int run_main(run_config *c)
         fclose(R->log);
         return 1;
     }
+    int hopeless = 0; /* nodes in a row in which the model wrote no reward at all */
+    char stopped[1200];
+    snprintf(stopped, sizeof stopped, "%s/stopped.txt", c->out);
+    unlink(stopped); /* a resumed search goes on */
     for (;;) {
         int best = graph_best(&R->g);
+        if (!c->offline && hopeless >= RUN_HOPELESS_NODES) {
+            run_warn(R, "run: stopping: the model wrote no reward function in %d nodes in a row (%d calls); its "
+                        "replies are in %s/nodes/*/llm/",
+                     hopeless, R->tally.calls, c->out);
+            /* the search is over, for `grid` too; --resume goes on with it */
+            snprintf(path, sizeof path, "%s/stopped.txt", c->out);
+            run_write_text(path, "the model wrote no reward function in two nodes in a row\n");
+            snprintf(path, sizeof path, "%s/graph.json", c->out);
+            break;
+        }
         if (c->target_fitness >= 0 && best >= 0 && R->g.nodes[best].fitness >= c->target_fitness) {
             run_say(R, "target fitness %.3f reached by node %d: stopping", c->target_fitness, best);
             break;
@@ -1239,12 +1338,14 @@ int run_main(run_config *c)
             }
             graph_save(&R->g, path); /* the parent choice survives a kill */
         }
+        int held = R->tally.rewards_held;
         if (run_node(R, id) == RUN_FATAL) {
             save_usage(R);
             fclose(R->log);
             graph_free(&R->g);
             return 1;
         }
+        hopeless = R->g.nodes[id].status == NODE_FAILED && R->tally.rewards_held == held ? hopeless + 1 : 0;
         save_usage(R);
         if (graph_save(&R->g, path)) {
             die_msg("run: cannot write %s", path);
@@ -1254,8 +1355,12 @@ int run_main(run_config *c)
         }
     }
     save_usage(R);
+    int best = graph_best(&R->g);
+    graph_free(&R->g);
+    rc = run_report(c->out, 1, c->quiet);
+    say_summary(R, best);
     fclose(R->log);
     R->log = NULL;
-    graph_free(&R->g);
-    return run_report(c->out, 1, c->quiet);
+    /* a run that produced no reward has nothing to show: not a success */
+    return rc ? rc : best < 0 ? 1 : 0;
 }

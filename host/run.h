@@ -30,6 +30,7 @@ typedef struct {
     int pe, iterations, align, breadth;
     int ablation, feedback, fitness_mode, feedback_input;
     int trials, fixes;         /* generation trials per node, code fixes per trial */
+    double node_time;          /* seconds a node's model calls may take together; 0 = no limit */
     double target_fitness;     /* stop once reached; < 0: never */
     /* training, passed to `pcgrllm train` and `generate` for every node */
     long long steps;
@@ -45,12 +46,13 @@ typedef struct {
     double check_timeout;      /* seconds */
     char out[1024];
     int resume;
+    int base_url_given;        /* --base-url given with --resume: it replaces the stored one */
     int quiet;
 } run_config;
 
 void run_config_defaults(run_config *c);
 /* Run (or resume) the loop.  Returns the process exit code: 0 done,
- * 3 story refused, 1 error. */
+ * 3 story refused, 1 error or no node produced a reward. */
 int run_main(run_config *c);
 
 /* Print the node table and best path of a run directory; write

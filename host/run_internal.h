@@ -8,6 +8,16 @@
 
 #define RUN_MAX_LEVELS 64
 
+/* What the model's replies came to over a run, for the closing summary
+ * (kept in usage.json, so a resumed run counts on). */
+typedef struct {
+    int calls, replies;              /* model calls; of them, with any reply text */
+    int cut_loop, cut_time, cut_length, early_stops;
+    int rewards_held;                /* replies holding a reward function */
+    int compiled, validated, trained;/* rewards that compiled, passed the sandbox, were trained on */
+    double call_seconds;             /* wall time in model calls */
+} run_tally;
+
 typedef struct run_state {
     run_config *c;
     target_t target;
@@ -15,6 +25,8 @@ typedef struct run_state {
     char flow[128];
     thought_graph g;
     llm_usage usage;
+    llm_server server;
+    run_tally tally;
     FILE *log;
     double t_start;
 } run_state;
@@ -49,7 +61,8 @@ void run_say(run_state *R, const char *fmt, ...) __attribute__((format(printf, 2
  * baseline.  Each returns malloc'd text, or NULL with a one-line err.
  * ndir is the node's directory: exchanges with a model are stored there
  * (request and reply), and a stored reply is reused on resume. */
-char *au_generate(run_state *R, int node, const char *ndir, int trial, char *err, int errlen);
+char *au_generate(run_state *R, int node, const char *ndir, int trial, const char *previous, char *err,
+                  int errlen);
 char *au_fix(run_state *R, int node, const char *ndir, const char *code, const char *reason, int trial,
                  int fix, char *err, int errlen);
 char *au_align(run_state *R, int node, const char *ndir, const char *code, const reward_stats *st,
@@ -61,5 +74,22 @@ int au_fitness(run_state *R, int node, const char *ndir, const level_set *ls, do
                    int errlen);
 /* Story -> target: 0 accepted, 3 refused (reason), -1 error. */
 int au_target(run_state *R, const char *dir, target_t *t, char *reason, int len);
+
+/* The language-model author (host/run_model.c) behind the au_* functions.
+ * previous: why the last trial failed, told to the model on a retry. */
+char *mdl_generate(run_state *R, int node, const char *ndir, int trial, const char *previous, char *err, int errlen);
+char *mdl_fix(run_state *R, const char *ndir, const char *code, const char *reason, int trial, int fix, char *err,
+              int errlen);
+char *mdl_align(run_state *R, const char *ndir, const char *code, const reward_stats *st, int round, char *err,
+                int errlen);
+char *mdl_feedback(run_state *R, const char *ndir, const char *code, const level_set *ls, char *err, int errlen);
+int mdl_fitness(run_state *R, const char *ndir, const level_set *ls, double *fitness, char *err, int errlen);
+int mdl_target(run_state *R, const char *dir, target_t *t, char *reason, int len);
+
+/* Shared by both authors (host/run_author.c): the reward API text the
+ * prompts quote, a node's reward code, and GoT references rendered. */
+char *run_reward_api_text(char *err, int errlen);
+char *run_node_code(run_state *R, int node);
+char *run_references(run_state *R, int node, int n, char *err, int errlen);
 
 #endif

@@ -1137,7 +1137,97 @@ static void eval_cli_errors(void **state)
     assert_non_null(strstr(out, "none.txt: cannot open"));
 }
 
-PCG_TESTS(eval, cmocka_unit_test(eval_presets), cmocka_unit_test(eval_paper_example),
+
+/* Path-length targets score the shortest solution route by hand-counted
+ * steps: 1 within the tolerance, then linearly down to 0 at `length`
+ * further steps off. */
+static void eval_path_length(void **state)
+{
+    (void)state;
+    eval_scenario_t s = {0, "", "Player -> Key -> Door", VARIANT_DUNGEON, EVAL_PATHLENGTH, {0, 0, 0}, 0, 10, 2, };
+    grid_t g;
+    eval_level_t m;
+    /* a corridor: player (0,0) -> key (0,6) = 6 steps, key -> door (0,10) = 4: route 10 */
+    GRID(g, "@.....k...D");
+    eval_level(&s, &g.l, &m);
+    assert_int_equal(m.solutions, 1);
+    assert_int_equal(m.route, 10);
+    assert_near(m.score, 1.0, 0);
+    /* the key behind the player: 2 steps back, 2 + 2 + 4 = 8 to the door... */
+    GRID(g, "k.@...D");
+    eval_level(&s, &g.l, &m);
+    assert_int_equal(m.route, 2 + 6); /* 2 to the key, 6 back past the player to the door */
+    assert_near(m.score, 1.0, 0);     /* 8 is within 10 +- 2 */
+    /* a detour: the wall makes player -> key 8 steps; key -> door 2: route 10... */
+    GRID(g, "@#k.D",
+            ".#.#.",
+            ".#.#.",
+            ".....");
+    eval_level(&s, &g.l, &m);
+    assert_int_equal(m.route, 8 + 2);
+    assert_near(m.score, 1.0, 0);
+    /* too short: route 4, 6 off, 4 beyond the tolerance: 1 - 4/10 */
+    GRID(g, "@.k.D");
+    eval_level(&s, &g.l, &m);
+    assert_int_equal(m.route, 4);
+    assert_near(m.score, 0.6, 1e-12);
+    /* far too long: 0, never negative */
+    s.length = 3, s.tolerance = 0;
+    GRID(g, "@.....k...D");
+    eval_level(&s, &g.l, &m);
+    assert_near(m.score, 0.0, 0);
+    /* no solution: 0 */
+    s.length = 10, s.tolerance = 2;
+    GRID(g, "@..#k.D");
+    eval_level(&s, &g.l, &m);
+    assert_int_equal(m.route, -1);
+    assert_near(m.score, 0.0, 0);
+    /* two keys: the shorter solution route counts */
+    GRID(g, "@.k..k...D");
+    eval_level(&s, &g.l, &m);
+    assert_int_equal(m.solutions, 1); /* the far key is only reached over the near one */
+    assert_int_equal(m.route, 9);
+    assert_near(m.score, 1.0, 0);
+    assert_near(eval_route_score(13, 10, 2), 0.9, 1e-12);
+    assert_near(eval_route_score(-1, 10, 2), 0.0, 0);
+}
+
+static void eval_cli_path_length_target(void **state)
+{
+    (void)state;
+    char dir[512], path[600], out[8192];
+    snprintf(dir, sizeof dir, "%s/eval-path", pcg_test_tmpdir());
+    assert_int_equal(pcg_test_sh(out, sizeof out, "mkdir -p %s", dir), 0);
+    snprintf(path, sizeof path, "%s/a.txt", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("3 1 1 1 1 1 7 1 1 1 8\n", f); /* route 10 */
+    fclose(f);
+    int rc = pcg_test_sh(out, sizeof out, "%s eval --json --target '{\"kind\":\"pathlength\",\"length\":12,"
+                                          "\"tolerance\":1}' %s",
+                         pcg_test_binary(), path);
+    assert_int_equal(rc, 0);
+    json_t *j = json_loads(out, 0, NULL);
+    assert_non_null(j);
+    assert_near(json_number_value(json_object_get(j, "fitness")), 1.0 - 1.0 / 12, 1e-9);
+    json_t *t = json_object_get(j, "target");
+    assert_string_equal(json_string_value(json_object_get(t, "kind")), "pathlength");
+    assert_int_equal(json_integer_value(json_object_get(t, "length")), 12);
+    json_t *l0 = json_array_get(json_object_get(j, "levels"), 0);
+    assert_int_equal(json_integer_value(json_object_get(l0, "route")), 10);
+    json_decref(j);
+    rc = pcg_test_sh(out, sizeof out, "%s eval --target '{\"kind\":\"pathlength\",\"length\":12}' %s",
+                     pcg_test_binary(), path);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "route Player -> Key -> Door 12 steps, give or take 1"));
+    rc = pcg_test_sh(out, sizeof out, "%s eval --target '{\"kind\":\"pathlength\",\"length\":1}' %s 2>&1",
+                     pcg_test_binary(), path);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(out, "length must be"));
+}
+
+PCG_TESTS(eval, cmocka_unit_test(eval_presets), cmocka_unit_test(eval_path_length),
+          cmocka_unit_test(eval_cli_path_length_target), cmocka_unit_test(eval_paper_example),
           cmocka_unit_test(eval_enemy_window), cmocka_unit_test(eval_enemy_on_any_solution),
           cmocka_unit_test(eval_key_behind_key),
           cmocka_unit_test(eval_key_avoiding_route), cmocka_unit_test(eval_no_solution),

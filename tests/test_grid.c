@@ -375,7 +375,37 @@ static void grid_flag_errors_exit_2(void **state)
     assert_non_null(strstr(out, "--cell K"));
 }
 
+
+/* A cell whose model never writes a reward: the run stops its search early
+ * and exits 1, and the grid counts the cell as finished with fitness 0. */
+static void grid_hopeless_model_cell_is_finished(void **state)
+{
+    (void)state;
+    pcg_test_use_source_prompts();
+    char dir[PATH_MAX], script[PATH_MAX], out[16384];
+    snprintf(script, sizeof script, "%s/grid-hopeless.json", pcg_test_tmpdir());
+    static const char text[] =
+        "{\"default\": {\"content\": \"The reward should count the keys on the map.\\n\", \"repeat\": 300, "
+        "\"piece\": 16}}";
+    assert_int_equal(write_file_atomic(script, text, strlen(text)), 0);
+    pcg_fake_srv s;
+    pcg_test_srv_start(&s, script, "grid-hopeless", "PCG_GRID_TEST_KEY");
+    snprintf(dir, sizeof dir, "%s/grid-hopeless", pcg_test_tmpdir());
+    int rc = pcg_test_sh(out, sizeof out,
+                         "%s grid --out %s --scenarios 1 --ablations full --jobs 1 -- " TINY_CELL
+                         " --llm openai --base-url http://127.0.0.1:%d/v1 --model base --api-key-env PCG_GRID_TEST_KEY "
+                         "--trials 1 --iterations 4",
+                         pcg_test_binary(), dir, s.port);
+    pcg_test_srv_stop(&s);
+    if (rc != 0) fail_msg("grid exited %d: %s", rc, out);
+    assert_non_null(strstr(out, "no node produced a valid reward (fitness 0); 1/1 done"));
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/cells/s1-cot-full-r0/stopped.txt", dir);
+    assert_true(pcg_test_exists(path));
+}
+
 PCG_TESTS(grid, cmocka_unit_test(grid_scheduler_each_cell_once_one_per_slot),
+          cmocka_unit_test(grid_hopeless_model_cell_is_finished),
           cmocka_unit_test(grid_cells_names_seeds_json), cmocka_unit_test(grid_two_cells_jobs2_then_rerun_skips),
           cmocka_unit_test(grid_list_cell_and_definition_refused), cmocka_unit_test(grid_gpus_needs_a_gpu),
           cmocka_unit_test(grid_flag_errors_exit_2))

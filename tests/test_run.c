@@ -800,7 +800,7 @@ static void run_openai_fake_server(void **state)
     if (key_hit) fail_msg("the API key appears in %s", key_hit);
     char *reqs = slurp(s.log);
     assert_non_null(reqs);
-    int n_req = count_lines(reqs);
+    int n_req = count_of(reqs, "\"path\":"); /* requests; other lines note a stream the client ended early */
     assert_true(n_req >= 10);
     assert_int_equal(count_of(reqs, "\"auth\": \"match\""), n_req);
     free(reqs);
@@ -1100,6 +1100,112 @@ static void run_openai_fitness_llm_malformed(void **state)
     assert_file_has(dir, "summary.txt", "best_node 1\nbest_fitness 0.950000\nbest_path 0 -> 1\nnodes 3\n");
 }
 
+
+/* ---- a model that never writes a reward ------------------------------------------ */
+
+/* A script for a base model without chat training: it paraphrases the
+ * prompt in a loop (cut by the client, never continued). */
+static void write_script(const char *path, const char *text)
+{
+    assert_int_equal(write_file_atomic(path, text, strlen(text)), 0);
+}
+
+static const char loop_reply[] =
+    "{\"content\": \"The reward function should reward the player for reaching the key.\\n\", \"repeat\": 400, "
+    "\"piece\": 16, \"finish_reason\": \"length\"}";
+
+static void run_openai_hopeless_model_exits_1(void **state)
+{
+    (void)state;
+    pcg_test_use_source_prompts();
+    char script[PATH_MAX], dir[PATH_MAX], text[1024];
+    snprintf(script, sizeof script, "%s/hopeless.json", pcg_test_tmpdir());
+    snprintf(text, sizeof text, "{\"default\": %s}", loop_reply);
+    write_script(script, text);
+    snprintf(dir, sizeof dir, "%s/hopeless", pcg_test_tmpdir());
+    fake_srv s;
+    srv_start(&s, script, "hopeless");
+    static char out[1 << 16];
+    double t0 = now_seconds();
+    int rc = pcg_test_sh(out, sizeof out,
+                         "%s run --llm openai --base-url http://127.0.0.1:%d/v1 --model base --api-key-env %s "
+                         "--scenario 1 --pe got --trials 2 --fixes 1 " TINY_BUDGET " --levels 4 --iterations 4 --out %s",
+                         pcg_test_binary(), s.port, KEY_ENV, dir);
+    srv_stop(&s);
+    /* bounded, honest and non-zero */
+    assert_true(now_seconds() - t0 < 60);
+    if (rc != 1) fail_msg("exit %d, expected 1: %s", rc, out);
+    assert_non_null(strstr(out, "stopping: the model wrote no reward function in 2 nodes in a row"));
+    assert_non_null(strstr(out, "no node produced a reward"));
+    assert_non_null(strstr(out, "rewards: 0 held a reward function, 0 compiled, 0 passed validation, 0 trained"));
+    assert_non_null(strstr(out, "cut: 4 loops"));
+    assert_null(strstr(out, "first of"));
+    thought_graph g;
+    load_graph(dir, &g);
+    assert_int_equal(g.n, 2);
+    assert_int_equal(g.nodes[0].status, NODE_FAILED);
+    assert_int_equal(g.nodes[1].status, NODE_FAILED);
+    graph_free(&g);
+    /* what the model wrote is kept, with its tokens and why it was cut */
+    assert_file_has(dir, "nodes/000/llm/generate_1.reply.txt", "reward the player for reaching the key");
+    assert_file_has(dir, "nodes/000/llm/generate_1.outcome.json", "\"cut\": \"loop\"");
+    assert_file_has(dir, "nodes/000/llm/generate_1.outcome.json", "\"status\": \"failed\"");
+    assert_file_has(dir, "nodes/000/llm/generate_1.outcome.json", "\"completion_tokens\": ");
+    assert_file_has(dir, "nodes/000/failed.txt", "loop");
+    /* the retry said why the first attempt failed */
+    assert_file_has(dir, "nodes/000/llm/generate_2.request.json", "Attempt 2 of 2");
+    assert_file_has(dir, "nodes/000/llm/generate_2.request.json", "fell into a loop");
+    /* a small budget for a reward, the end-of-turn stops, a stream */
+    assert_file_has(dir, "nodes/000/llm/generate_1.request.json", "\"max_tokens\": 1280");
+    assert_file_has(dir, "nodes/000/llm/generate_1.request.json", "\"stream\": true");
+    assert_file_has(dir, "nodes/000/llm/generate_1.request.json", "<end_of_turn>");
+    /* no contradiction: node 1 is a root at iteration 2 */
+    assert_file_has(dir, "nodes/001/llm/generate_1.request.json", "iteration 2 of 4");
+    assert_non_null(strstr(out, "0.000            -  ")); /* no "reward bytes -1" */
+}
+
+/* A node killed after its first trial failed: --resume does not ask for
+ * that trial again, and the next trial is told why the first failed. */
+static void run_resume_skips_recorded_failed_trial(void **state)
+{
+    (void)state;
+    pcg_test_use_source_prompts();
+    char script[PATH_MAX], script2[PATH_MAX], dir[PATH_MAX], text[2048];
+    snprintf(script, sizeof script, "%s/trial1.json", pcg_test_tmpdir());
+    snprintf(text, sizeof text, "{\"responses\": [%s], \"default\": {\"sleep\": 60, \"content\": \"late\"}}",
+             loop_reply);
+    write_script(script, text);
+    snprintf(dir, sizeof dir, "%s/resume-trial", pcg_test_tmpdir());
+    fake_srv s;
+    srv_start(&s, script, "trial1");
+    static char out[1 << 16];
+    int rc = pcg_test_sh(out, sizeof out,
+                         "timeout -s KILL 6 %s run --llm openai --base-url http://127.0.0.1:%d/v1 --model base "
+                         "--api-key-env %s --scenario 1 --trials 2 --fixes 0 --ablation zs " TINY_BUDGET
+                         " --levels 4 --out %s",
+                         pcg_test_binary(), s.port, KEY_ENV, dir);
+    srv_stop(&s);
+    assert_int_equal(rc, 137);
+    assert_file_has(dir, "nodes/000/llm/generate_1.outcome.json", "\"status\": \"failed\"");
+    /* the second server answers with a good reward */
+    snprintf(script2, sizeof script2, "%s/trial2.json", pcg_test_tmpdir());
+    write_script(script2, "{\"default\": {\"content\": \"```c\\nfloat compute_reward(const level_t *prev, "
+                          "const level_t *curr)\\n{\\n    return (float)(count_tiles(curr, KEY) == 1) - "
+                          "(float)(count_tiles(prev, KEY) == 1);\\n}\\n```\\n\"}}");
+    srv_start(&s, script2, "trial2");
+    rc = pcg_test_sh(out, sizeof out,
+                     "%s run --out %s --resume --base-url http://127.0.0.1:%d/v1 --api-key-env %s", pcg_test_binary(),
+                     dir, s.port, KEY_ENV);
+    srv_stop(&s);
+    if (rc != 0) fail_msg("resume exited %d: %s", rc, out);
+    char *reqs = slurp(s.log);
+    assert_non_null(reqs);
+    assert_int_equal(count_of(reqs, "\"path\":"), 1);
+    assert_non_null(strstr(reqs, "Attempt 2 of 2"));
+    free(reqs);
+    assert_non_null(strstr(out, "recorded; not asked again"));
+}
+
 PCG_TESTS(run, cmocka_unit_test(run_flag_errors_one_line), cmocka_unit_test(run_story_refused_before_training),
           cmocka_unit_test(run_openai_story_refused), cmocka_unit_test(run_offline_cot),
           cmocka_unit_test(run_offline_tot), cmocka_unit_test(run_offline_got),
@@ -1107,4 +1213,5 @@ PCG_TESTS(run, cmocka_unit_test(run_flag_errors_one_line), cmocka_unit_test(run_
           cmocka_unit_test(run_resume_refuses_damaged_earlier_node), cmocka_unit_test(run_openai_fake_server),
           cmocka_unit_test(run_ablation_zs), cmocka_unit_test(run_ablation_sa), cmocka_unit_test(run_ablation_fb),
           cmocka_unit_test(run_openai_fitness_llm), cmocka_unit_test(run_openai_feedback_image),
-          cmocka_unit_test(run_openai_fitness_llm_malformed))
+          cmocka_unit_test(run_openai_fitness_llm_malformed), cmocka_unit_test(run_openai_hopeless_model_exits_1),
+          cmocka_unit_test(run_resume_skips_recorded_failed_trial))
