@@ -4,7 +4,7 @@ NVCC ?= nvcc
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter -fopenmp -Ihost -Ireward_jit -Ibench -MMD -MP
 PKG_CFLAGS := $(shell pkg-config --cflags cairo 2>/dev/null)
-LDLIBS := -ltcc $(shell pkg-config --libs cairo 2>/dev/null || echo -lcairo) -ljansson -lcurl -lopenblas \
+LDLIBS := -ltcc $(shell pkg-config --libs cairo 2>/dev/null || echo -lcairo) -ljansson -lcurl -lgsl -lopenblas \
           -lseccomp -ldl -lpthread -lm
 BUILD ?= build
 # The binary; a private BUILD/BIN pair lets several builds share the tree.

@@ -3,7 +3,7 @@
 # As root, installs what is missing with apt-get; otherwise prints the line to run.
 set -e
 PKGS="gcc make pkg-config python3 libtcc-dev libjansson-dev libcurl4-openssl-dev libopenblas-dev \
-libcairo2-dev libseccomp-dev libcmocka-dev"
+libcairo2-dev libseccomp-dev libcmocka-dev libgsl-dev"
 missing=""
 for p in $PKGS; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
