@@ -31,6 +31,9 @@ static void run_usage(FILE *f)
             "  --pe cot|tot|got      chain, tree or graph of thoughts (cot)\n"
             "  --iterations Y        thought nodes (6)       --align Z    self-alignment rounds (5)\n"
             "  --breadth B           children per node for tot/got (2)\n"
+            "  --got-best K          got: show the K best other rewards as references (2)\n"
+            "  --got-worst K         got: and the K worst (0); the parent and the previous\n"
+            "                        iteration are never references (0..4 each)\n"
             "  --ablation zs|sa|fb|full   zero-shot, +self-alignment, +feedback, both (full);\n"
             "                        zs and sa make one node\n"
             "  --feedback specific|generic|none  (specific)\n"
@@ -60,7 +63,8 @@ int cmd_run(int argc, char **argv)
     enum {
         O_SCENARIO = 256, O_STORY, O_STORY_FILE, O_LLM, O_PE, O_ITER, O_ALIGN, O_BREADTH, O_ABL, O_FB, O_FIT,
         O_FBIN, O_TRIALS, O_FIXES, O_TARGET, O_STEPS, O_ENVS, O_PRESET, O_BACKEND, O_SEED, O_THREADS, O_TTIMEOUT,
-        O_LEVELS, O_EVALSEED, O_CENVS, O_CTIMEOUT, O_OUT, O_RESUME, O_QUIET, O_HELP, O_MATMUL
+        O_LEVELS, O_EVALSEED, O_CENVS, O_CTIMEOUT, O_OUT, O_RESUME, O_QUIET, O_HELP, O_MATMUL, O_GOT_BEST,
+        O_GOT_WORST
     };
     static const struct option opts[] = {
         {"scenario", required_argument, 0, O_SCENARIO}, {"story", required_argument, 0, O_STORY},
@@ -78,7 +82,8 @@ int cmd_run(int argc, char **argv)
         {"check-envs", required_argument, 0, O_CENVS}, {"check-timeout", required_argument, 0, O_CTIMEOUT},
         {"out", required_argument, 0, O_OUT}, {"resume", no_argument, 0, O_RESUME},
         {"quiet", no_argument, 0, O_QUIET}, {"help", no_argument, 0, O_HELP},
-        {"matmul", required_argument, 0, O_MATMUL},
+        {"matmul", required_argument, 0, O_MATMUL}, {"got-best", required_argument, 0, O_GOT_BEST},
+        {"got-worst", required_argument, 0, O_GOT_WORST},
         /* LLM flags, handed to llm_config_flag */
         {"base-url", required_argument, 0, 'L'}, {"model", required_argument, 0, 'L'},
         {"api-key-env", required_argument, 0, 'L'}, {"temperature", required_argument, 0, 'L'},
@@ -140,6 +145,12 @@ int cmd_run(int argc, char **argv)
         case O_BREADTH:
             if (parse_int(optarg, 1, 16, &v)) BAD("--breadth must be 1..16");
             c.breadth = (int)v;
+            break;
+        case O_GOT_BEST:
+        case O_GOT_WORST:
+            if (parse_int(optarg, 0, GRAPH_MAX_REF_KIND, &v))
+                BAD("--got-%s must be 0..%d", ch == O_GOT_BEST ? "best" : "worst", GRAPH_MAX_REF_KIND);
+            *(ch == O_GOT_BEST ? &c.got_best : &c.got_worst) = (int)v;
             break;
         case O_ABL:
             if ((c.ablation = run_parse_ablation(optarg)) < 0) BAD("--ablation must be zs, sa, fb or full");

@@ -1,5 +1,6 @@
 /* Prompt templates: lookup, loading, placeholder filling.  See prompts.h. */
 #include "prompts.h"
+#include "graph.h"
 #include "llm.h"
 #include "util.h"
 #include <jansson.h>
@@ -289,7 +290,8 @@ int prompts_check(char *err, int errlen)
     return 0;
 }
 
-char *prompt_references(const char *const *codes, const double *fitness, int n, char *err, int errlen)
+char *prompt_references(const char *const *codes, const double *fitness, const int *kinds, int n, char *err,
+                        int errlen)
 {
     if (n <= 0) {
         char *e = malloc(1);
@@ -299,8 +301,9 @@ char *prompt_references(const char *const *codes, const double *fitness, int n, 
     sbuf b = {0};
     put(&b, "", 0);
     for (int i = 0; i < n; i++) {
-        char head[96];
-        snprintf(head, sizeof head, "%sReference %d (fitness %.3f):\n```c\n", i ? "\n" : "", i + 1, fitness[i]);
+        char head[128];
+        snprintf(head, sizeof head, "%sReference %d (one of the %s so far, fitness %.3f):\n```c\n", i ? "\n" : "",
+                 i + 1, kinds && kinds[i] == REF_WORST ? "worst" : "best", fitness[i]);
         put(&b, head, strlen(head));
         const char *c = codes[i] ? codes[i] : "";
         size_t cl = strlen(c);

@@ -39,7 +39,7 @@
  *   feedback_specific  story + reward + levels: exactly one problem and the change
  *   feedback_generic   fixed advice unrelated to the levels (used as the feedback)
  *   feedback_none      the text used in place of feedback when there is none
- *   got_references     the two best other rewards with their fitness
+ *   got_references     the reference rewards (best and worst others) with their fitness
  *   fitness_llm        the model's own 0-1 score of levels, answered as JSON
  *   target_extraction  story -> target JSON, or a refusal with its reason
  */
@@ -75,9 +75,11 @@ char *prompt_render(const char *name, const prompt_var *vars, int n, char *err, 
  * search starts so that an edited template fails early.  0 or -1 with err. */
 int prompts_check(char *err, int errlen);
 
-/* got_references.txt rendered with the n reference rewards (code and
- * fitness each), best first; "" (malloc'd) when n == 0. */
-char *prompt_references(const char *const *codes, const double *fitness, int n, char *err, int errlen);
+/* got_references.txt rendered with the n reference rewards (code, fitness
+ * and whether it is one of the best or the worst so far, kind REF_BEST or
+ * REF_WORST of graph.h), in the order given; "" (malloc'd) when n == 0. */
+char *prompt_references(const char *const *codes, const double *fitness, const int *kinds, int n, char *err,
+                        int errlen);
 
 /* Read the answer to fitness_llm: a JSON object {"scores":[...],
  * "fitness":F}.  fitness is F, or the mean of the scores when F is absent;

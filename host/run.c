@@ -35,6 +35,8 @@ void run_config_defaults(run_config *c)
     c->iterations = 6;
     c->align = 5;
     c->breadth = 2;
+    c->got_best = 2;
+    c->got_worst = 0;
     c->ablation = ABL_FULL;
     c->feedback = FB_SPECIFIC;
     c->fitness_mode = FIT_HEURISTIC;
@@ -166,6 +168,8 @@ static json_t *config_json(const run_config *c)
     json_object_set_new(o, "iterations", json_integer(c->iterations));
     json_object_set_new(o, "align", json_integer(c->align));
     json_object_set_new(o, "breadth", json_integer(c->breadth));
+    json_object_set_new(o, "got_best", json_integer(c->got_best));
+    json_object_set_new(o, "got_worst", json_integer(c->got_worst));
     json_object_set_new(o, "ablation", json_string(abl_names[c->ablation]));
     json_object_set_new(o, "feedback", json_string(fb_names[c->feedback]));
     json_object_set_new(o, "fitness", json_string(fit_names[c->fitness_mode]));
@@ -251,6 +255,11 @@ static int config_from_json(json_t *o, run_config *c, char *err, int errlen)
     c->align = (int)v;
     GET_INT("breadth", v, 1, GRAPH_MAX_BREADTH);
     c->breadth = (int)v;
+    /* runs made before the setting existed showed the two best */
+    c->got_best = 2;
+    c->got_worst = 0;
+    if (json_object_get(o, "got_best")) GET_INT("got_best", c->got_best, 0, GRAPH_MAX_REF_KIND);
+    if (json_object_get(o, "got_worst")) GET_INT("got_worst", c->got_worst, 0, GRAPH_MAX_REF_KIND);
     GET_NAME("ablation", abl_names, 4, c->ablation);
     GET_NAME("feedback", fb_names, 3, c->feedback);
     GET_NAME("fitness", fit_names, 2, c->fitness_mode);
@@ -1219,19 +1228,22 @@ int run_main(run_config *c)
         } else {
             if (R->g.n >= iterations) break;
             int parent = graph_select_parent(&R->g);
+            /* references are chosen before the node exists: "the previous
+             * iteration" is the latest node so far */
+            int refs[GRAPH_MAX_REFS], kinds[GRAPH_MAX_REFS], nr = 0;
+            if (c->pe == PE_GOT && parent >= 0)
+                nr = graph_references(&R->g, parent, c->got_best, c->got_worst, refs, kinds);
             id = graph_add(&R->g, R->g.n + 1, parent);
             if (id < 0) {
                 die_msg("run: thought graph full");
                 break;
             }
-            if (c->pe == PE_GOT && parent >= 0) {
-                int refs[GRAPH_MAX_REFS];
-                int nr = graph_references(&R->g, parent, refs);
-                R->g.nodes[id].n_refs = nr;
-                for (int k = 0; k < nr; k++) {
-                    R->g.nodes[id].refs[k] = refs[k];
-                    R->g.nodes[id].ref_fitness[k] = R->g.nodes[refs[k]].fitness;
-                }
+            thought_node *nd = &R->g.nodes[id];
+            nd->n_refs = nr;
+            for (int k = 0; k < nr; k++) {
+                nd->refs[k] = refs[k];
+                nd->ref_kind[k] = kinds[k];
+                nd->ref_fitness[k] = R->g.nodes[refs[k]].fitness;
             }
             graph_save(&R->g, path); /* the parent choice survives a kill */
         }

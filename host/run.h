@@ -28,6 +28,7 @@ typedef struct {
     llm_config llm;
     /* the search */
     int pe, iterations, align, breadth;
+    int got_best, got_worst;   /* GoT references: best and worst other nodes (2, 0) */
     int ablation, feedback, fitness_mode, feedback_input;
     int trials, fixes;         /* generation trials per node, code fixes per trial */
     double target_fitness;     /* stop once reached; < 0: never */

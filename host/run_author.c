@@ -120,13 +120,14 @@ static char *llm_generate(run_state *R, int node, const char *ndir, int trial, c
         if (R->c->pe == PE_GOT && nd->n_refs > 0) {
             char *codes[GRAPH_MAX_REFS] = {0};
             double fit[GRAPH_MAX_REFS];
-            int n = 0;
+            int kinds[GRAPH_MAX_REFS], n = 0;
             for (int k = 0; k < nd->n_refs; k++) {
                 codes[n] = node_code(R, nd->refs[k]);
                 fit[n] = nd->ref_fitness[k];
+                kinds[n] = nd->ref_kind[k];
                 if (codes[n]) n++;
             }
-            refs = prompt_references((const char *const *)codes, fit, n, err, errlen);
+            refs = prompt_references((const char *const *)codes, fit, kinds, n, err, errlen);
             for (int k = 0; k < n; k++) free(codes[k]);
         } else
             refs = dupstr("");

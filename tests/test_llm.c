@@ -1,6 +1,7 @@
 /* LLM client against the scripted fake server (tests/fake_openai.py), code
  * and JSON extraction, prompt templates. */
 #include "harness.h"
+#include "graph.h"
 #include "llm.h"
 #include "prompts.h"
 #include "util.h"
@@ -1130,15 +1131,16 @@ static void prompts_got_references(void **state)
     char err[256];
     const char *codes[] = {"float compute_reward(const level_t *a, const level_t *b) { return 1.0f; }",
                            "float compute_reward(const level_t *a, const level_t *b)\n{ return 2.0f; }\n"};
-    double fit[] = {0.8333, 0.5};
-    char *s = prompt_references(codes, fit, 2, err, sizeof err);
+    double fit[] = {0.8333, 0.05};
+    int kinds[] = {REF_BEST, REF_WORST};
+    char *s = prompt_references(codes, fit, kinds, 2, err, sizeof err);
     assert_non_null(s);
-    assert_non_null(strstr(s, "Reference 1 (fitness 0.833):\n```c\nfloat compute_reward(const level_t *a, const "
-                              "level_t *b) { return 1.0f; }\n```\n"));
-    assert_non_null(strstr(s, "Reference 2 (fitness 0.500):\n```c\n"));
+    assert_non_null(strstr(s, "Reference 1 (one of the best so far, fitness 0.833):\n```c\nfloat compute_reward(const "
+                              "level_t *a, const level_t *b) { return 1.0f; }\n```\n"));
+    assert_non_null(strstr(s, "Reference 2 (one of the worst so far, fitness 0.050):\n```c\n"));
     assert_true(strstr(s, "Reference 1") < strstr(s, "Reference 2"));
     free(s);
-    s = prompt_references(NULL, NULL, 0, err, sizeof err);
+    s = prompt_references(NULL, NULL, NULL, 0, err, sizeof err);
     assert_string_equal(s, "");
     free(s);
 }
