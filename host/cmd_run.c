@@ -22,6 +22,8 @@ static void run_usage(FILE *f)
             "task:\n"
             "  --scenario N          paper scenario 1..4 (SPEC section 7)\n"
             "  --story TEXT          a custom story; --story-file F reads it from a file\n"
+            "  --init-reward FILE    start from this reward: iteration 1 trains it as it is (no\n"
+            "                        generation, no alignment), later iterations refine it\n"
             "author:\n"
             "  --llm offline|openai  offline: the rule-based baseline author, no network, not a\n"
             "                        language model (default unless --base-url is given or\n"
@@ -64,7 +66,7 @@ int cmd_run(int argc, char **argv)
         O_SCENARIO = 256, O_STORY, O_STORY_FILE, O_LLM, O_PE, O_ITER, O_ALIGN, O_BREADTH, O_ABL, O_FB, O_FIT,
         O_FBIN, O_TRIALS, O_FIXES, O_TARGET, O_STEPS, O_ENVS, O_PRESET, O_BACKEND, O_SEED, O_THREADS, O_TTIMEOUT,
         O_LEVELS, O_EVALSEED, O_CENVS, O_CTIMEOUT, O_OUT, O_RESUME, O_QUIET, O_HELP, O_MATMUL, O_GOT_BEST,
-        O_GOT_WORST
+        O_GOT_WORST, O_INIT_REWARD
     };
     static const struct option opts[] = {
         {"scenario", required_argument, 0, O_SCENARIO}, {"story", required_argument, 0, O_STORY},
@@ -83,7 +85,7 @@ int cmd_run(int argc, char **argv)
         {"out", required_argument, 0, O_OUT}, {"resume", no_argument, 0, O_RESUME},
         {"quiet", no_argument, 0, O_QUIET}, {"help", no_argument, 0, O_HELP},
         {"matmul", required_argument, 0, O_MATMUL}, {"got-best", required_argument, 0, O_GOT_BEST},
-        {"got-worst", required_argument, 0, O_GOT_WORST},
+        {"got-worst", required_argument, 0, O_GOT_WORST}, {"init-reward", required_argument, 0, O_INIT_REWARD},
         /* LLM flags, handed to llm_config_flag */
         {"base-url", required_argument, 0, 'L'}, {"model", required_argument, 0, 'L'},
         {"api-key-env", required_argument, 0, 'L'}, {"temperature", required_argument, 0, 'L'},
@@ -146,6 +148,15 @@ int cmd_run(int argc, char **argv)
             if (parse_int(optarg, 1, 16, &v)) BAD("--breadth must be 1..16");
             c.breadth = (int)v;
             break;
+        case O_INIT_REWARD: {
+            long len;
+            char *t = read_file(optarg, 64L << 10, &len, err, sizeof err); /* the sandbox's size limit */
+            if (!t) BAD("--init-reward: %s", err);
+            free(t);
+            if (strlen(optarg) >= sizeof c.init_reward) BAD("--init-reward: path too long");
+            snprintf(c.init_reward, sizeof c.init_reward, "%s", optarg);
+            break;
+        }
         case O_GOT_BEST:
         case O_GOT_WORST:
             if (parse_int(optarg, 0, GRAPH_MAX_REF_KIND, &v))

@@ -154,6 +154,7 @@ static json_t *config_json(const run_config *c)
     json_object_set_new(o, "format", json_integer(RUN_FORMAT));
     json_object_set_new(o, "scenario", json_integer(c->scenario));
     json_object_set_new(o, "story", json_string(c->story));
+    json_object_set_new(o, "init_reward", c->init_reward[0] ? json_string(c->init_reward) : json_null());
     json_object_set_new(o, "author", json_string(c->offline ? "offline" : "openai"));
     json_object_set_new(o, "author_label",
                         json_string(c->offline ? "rule-based offline author (baseline, not a language model)"
@@ -238,6 +239,13 @@ static int config_from_json(json_t *o, run_config *c, char *err, int errlen)
         return -1;
     }
     snprintf(c->story, sizeof c->story, "%s", json_string_value(s));
+    json_t *ir = json_object_get(o, "init_reward"); /* absent in runs made before the option */
+    if (ir && !json_is_null(ir) && (!json_is_string(ir) || !json_string_value(ir)[0] ||
+                                    strlen(json_string_value(ir)) >= sizeof c->init_reward)) {
+        snprintf(err, (size_t)errlen, "config.json: 'init_reward' must be a path or null");
+        return -1;
+    }
+    snprintf(c->init_reward, sizeof c->init_reward, "%s", json_is_string(ir) ? json_string_value(ir) : "");
     GET_NAME("author", author_names, 2, c->offline);
     if (!c->offline) {
         json_t *l = json_object_get(o, "llm");
@@ -498,11 +506,39 @@ static int read_stats(const char *path, reward_stats *st)
 
 /* Step 1: a valid reward, within trials x (1 + fixes) attempts.  Writes
  * ndir/reward_gen.c.  0, or -1 with the last rejection in reason. */
+int run_init_node(const run_state *R, int id) { return R->c->init_reward[0] && id == 0; }
+
+/* Step 1 of the node that trains the --init-reward reward: the run's copy
+ * (DIR/init_reward.c) must pass the sandbox as it is; nobody fixes it. */
+static int step_init_reward(run_state *R, const char *ndir, const char *gen_path, char *reason, int len)
+{
+    char path[1200], why[1024];
+    snprintf(path, sizeof path, "%s/init_reward.c", R->c->out);
+    char *code = run_read_text(path);
+    if (!code) return snprintf(reason, (size_t)len, "cannot read the initial reward %.1000s", path), -1;
+    reward_stats st;
+    int rc = check_reward(R, ndir, "reward_init", code, &st, why, sizeof why);
+    if (rc) {
+        snprintf(reason, (size_t)len, "the initial reward (--init-reward %.300s) was rejected: %s", R->c->init_reward,
+                 why);
+    } else {
+        run_say(R, "  initial reward accepted: mean %.4g std %.4g zero share %.2f, %.1f us/call", st.mean, st.std,
+                st.zero_share, st.us_per_call);
+        char sp[2048];
+        path_join(sp, sizeof sp, ndir, "reward_gen.json");
+        write_json(sp, check_json(1, "", &st));
+        rc = run_write_text(gen_path, code);
+    }
+    free(code);
+    return rc ? -1 : 0;
+}
+
 static int step_generate(run_state *R, int id, const char *ndir, char *reason, int len)
 {
     char path[2048], err[1024], name[64];
     path_join(path, sizeof path, ndir, "reward_gen.c");
     if (file_exists(path)) return 0;
+    if (run_init_node(R, id)) return step_init_reward(R, ndir, path, reason, len);
     for (int trial = 0; trial < R->c->trials; trial++) {
         char *code = au_generate(R, id, ndir, trial + 1, err, sizeof err);
         if (!code) {
@@ -547,7 +583,8 @@ static int step_align(run_state *R, int id, const char *ndir, char *reason, int 
     path_join(path, sizeof path, ndir, "reward_gen.c");
     char *code = run_read_text(path);
     if (!code) return snprintf(reason, (size_t)len, "cannot read %.1000s", path), -1;
-    int rounds = (R->c->ablation == ABL_SA || R->c->ablation == ABL_FULL) ? R->c->align : 0;
+    /* the --init-reward node trains the given reward as it is */
+    int rounds = (R->c->ablation == ABL_SA || R->c->ablation == ABL_FULL) && !run_init_node(R, id) ? R->c->align : 0;
     for (int k = 1; k <= rounds; k++) {
         path_join(path, sizeof path, ndir, "align_%d.c", k);
         if (file_exists(path)) {
@@ -1004,7 +1041,9 @@ static int run_node(run_state *R, int id)
     double t0 = now_seconds();
     llm_usage u0 = R->usage;
     run_say(R, "node %d: iteration %d of %d, %s", id, nd->iteration, run_node_count(R->c),
-            nd->parent < 0 ? "from the empty template" : "refining a parent");
+            run_init_node(R, id) ? "the given initial reward, trained as it is"
+            : nd->parent < 0     ? "from the empty template"
+                                 : "refining a parent");
     if (nd->parent >= 0) run_say(R, "  parent node %d (fitness %.3f)", nd->parent, R->g.nodes[nd->parent].fitness);
     level_set *ls = calloc(1, sizeof *ls);
     double fitness = 0;
@@ -1129,6 +1168,21 @@ static int setup_target(run_state *R)
     return 0;
 }
 
+/* The run keeps its own copy of the --init-reward file, so that a resume
+ * or an audit does not depend on the original.  0, or 1 (printed). */
+static int copy_init_reward(const run_config *c)
+{
+    char path[1200], err[1400];
+    long len;
+    char *code = read_file(c->init_reward, 64L << 10, &len, err, sizeof err);
+    if (!code) return die_msg("run: --init-reward: %s", err), 1;
+    snprintf(path, sizeof path, "%s/init_reward.c", c->out);
+    int rc = write_file_atomic_msg(path, code, (size_t)len, err, sizeof err);
+    free(code);
+    if (rc) die_msg("run: %s", err);
+    return rc ? 1 : 0;
+}
+
 int run_main(run_config *c)
 {
     run_state R0, *R = &R0;
@@ -1180,6 +1234,7 @@ int run_main(run_config *c)
             die_msg("run: cannot write %s", path);
             return 1;
         }
+        if (c->init_reward[0] && copy_init_reward(c)) return 1;
     }
     c->llm.usage = &R->usage;
     snprintf(path, sizeof path, "%s/run.log", c->out);

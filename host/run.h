@@ -23,6 +23,8 @@ typedef struct {
     /* the task */
     int scenario;              /* 1..4, or 0 for a custom story */
     char story[STORY_MAX_LEN + 1];
+    char init_reward[1024];    /* --init-reward FILE: node 0 trains it as it is ("" = none);
+                                  the run keeps its copy in DIR/init_reward.c */
     /* the author */
     int offline;               /* 1: rule-based offline author (no language model) */
     llm_config llm;

@@ -40,6 +40,9 @@ char *run_levels_text(const level_t *levels, int n);
 /* Thought nodes the run makes: 1 for the zs and sa ablations (one reward,
  * no feedback), else --iterations.  What "iteration y of Y" counts. */
 int run_node_count(const run_config *c);
+/* 1 for node 0 of a run given --init-reward: it trains that reward as it
+ * is (no generation, no alignment); later nodes refine it. */
+int run_init_node(const run_state *R, int id);
 void run_say(run_state *R, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The author: a language model through prompts/, or the rule-based offline

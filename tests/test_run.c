@@ -417,6 +417,10 @@ static void run_flag_errors_one_line(void **state)
         "--scenario 1 extra",
         "--story ''",
         "--story-file /nonexistent/story.txt",
+        "--scenario 1 --init-reward /nonexistent/reward.c",
+        "--scenario 1 --init-reward /tmp",
+        "--scenario 1 --got-best 5",
+        "--scenario 1 --got-worst -1",
     };
     char out[4096], dir[PATH_MAX];
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
