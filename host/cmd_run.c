@@ -40,6 +40,8 @@ static void run_usage(FILE *f)
             "                        zs and sa make one node\n"
             "  --feedback specific|generic|none  (specific)\n"
             "  --fitness heuristic|llm           parent choice by the evaluator or the model (heuristic)\n"
+            "  --evaluator-rules     also tell the model how the evaluator scores levels (off: as\n"
+            "                        in the paper, the prompts state the story and the tiles)\n"
             "  --feedback-input text|image       levels shown as text grids or a picture (text)\n"
             "  --trials N            generation trials per node (3)   --fixes N  code fixes per trial (3)\n"
             "  --target-fitness F    stop once a node reaches fitness F\n"
@@ -66,7 +68,7 @@ int cmd_run(int argc, char **argv)
         O_SCENARIO = 256, O_STORY, O_STORY_FILE, O_LLM, O_PE, O_ITER, O_ALIGN, O_BREADTH, O_ABL, O_FB, O_FIT,
         O_FBIN, O_TRIALS, O_FIXES, O_TARGET, O_STEPS, O_ENVS, O_PRESET, O_BACKEND, O_SEED, O_THREADS, O_TTIMEOUT,
         O_LEVELS, O_EVALSEED, O_CENVS, O_CTIMEOUT, O_OUT, O_RESUME, O_QUIET, O_HELP, O_MATMUL, O_GOT_BEST,
-        O_GOT_WORST, O_INIT_REWARD
+        O_GOT_WORST, O_INIT_REWARD, O_EVAL_RULES
     };
     static const struct option opts[] = {
         {"scenario", required_argument, 0, O_SCENARIO}, {"story", required_argument, 0, O_STORY},
@@ -86,6 +88,7 @@ int cmd_run(int argc, char **argv)
         {"quiet", no_argument, 0, O_QUIET}, {"help", no_argument, 0, O_HELP},
         {"matmul", required_argument, 0, O_MATMUL}, {"got-best", required_argument, 0, O_GOT_BEST},
         {"got-worst", required_argument, 0, O_GOT_WORST}, {"init-reward", required_argument, 0, O_INIT_REWARD},
+        {"evaluator-rules", no_argument, 0, O_EVAL_RULES},
         /* LLM flags, handed to llm_config_flag */
         {"base-url", required_argument, 0, 'L'}, {"model", required_argument, 0, 'L'},
         {"api-key-env", required_argument, 0, 'L'}, {"temperature", required_argument, 0, 'L'},
@@ -240,6 +243,7 @@ int cmd_run(int argc, char **argv)
             snprintf(c.out, sizeof c.out, "%s", optarg);
             break;
         case O_RESUME: c.resume = 1; break;
+        case O_EVAL_RULES: c.evaluator_rules = 1; break;
         case O_QUIET: c.quiet = 1; break;
         case O_HELP: run_usage(stdout); return 0;
         case 'L': {

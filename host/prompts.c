@@ -17,14 +17,15 @@
 const char *const prompt_template_names[] = {
     "system",          "reward_init",      "reward_refine", "reward_fix",
     "self_align",      "feedback_specific", "feedback_generic", "feedback_none",
-    "got_references",  "fitness_llm",      "target_extraction",
+    "got_references",  "fitness_llm",      "target_extraction", "evaluator_rules_encounter",
+    "evaluator_rules_keydoor",
 };
 const int prompt_template_count = (int)(sizeof prompt_template_names / sizeof prompt_template_names[0]);
 
 const char *const prompt_vocabulary[] = {
     "story",       "reward_api", "iteration",      "iterations", "parent_code", "parent_fitness",
     "feedback",    "references", "reference_list", "code",       "rejection",   "statistics",
-    "align_round", "align_rounds", "levels",       "level_count", NULL,
+    "align_round", "align_rounds", "levels",       "level_count", "evaluator_rules", NULL,
 };
 
 /* What each template must use for its role (space-separated). */
@@ -32,13 +33,13 @@ static const struct {
     const char *name;
     const char *needs;
 } required[] = {
-    {"reward_init", "story reward_api iteration iterations"},
-    {"reward_refine", "story reward_api iteration iterations parent_code feedback references"},
+    {"reward_init", "story reward_api iteration iterations evaluator_rules"},
+    {"reward_refine", "story reward_api iteration iterations parent_code feedback references evaluator_rules"},
     {"reward_fix", "reward_api code rejection"},
     {"self_align", "story reward_api code statistics"},
-    {"feedback_specific", "story code levels"},
+    {"feedback_specific", "story code levels evaluator_rules"},
     {"got_references", "reference_list"},
-    {"fitness_llm", "story levels"},
+    {"fitness_llm", "story levels evaluator_rules"},
     {"target_extraction", "story"},
 };
 

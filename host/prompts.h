@@ -28,6 +28,10 @@
  *   levels          the generated levels as text grids (or a note that they
  *                   are in the attached image)
  *   level_count     how many levels are shown
+ *   evaluator_rules how the evaluator scores levels: "" by default (the
+ *                   paper's prompts state the story and the tiles, not the
+ *                   scoring rules); with `run --evaluator-rules`, the text
+ *                   of evaluator_rules_encounter.txt or _keydoor.txt
  *
  * Templates (prompt_template_names):
  *   system             system message of every request
@@ -42,6 +46,8 @@
  *   got_references     the reference rewards (best and worst others) with their fitness
  *   fitness_llm        the model's own 0-1 score of levels, answered as JSON
  *   target_extraction  story -> target JSON, or a refusal with its reason
+ *   evaluator_rules_encounter, evaluator_rules_keydoor
+ *                      the evaluator's scoring rules for the two target kinds
  */
 #ifndef PCG_PROMPTS_H
 #define PCG_PROMPTS_H

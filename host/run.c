@@ -177,6 +177,7 @@ static json_t *config_json(const run_config *c)
     json_object_set_new(o, "feedback_input", json_string(fbin_names[c->feedback_input]));
     json_object_set_new(o, "trials", json_integer(c->trials));
     json_object_set_new(o, "fixes", json_integer(c->fixes));
+    json_object_set_new(o, "evaluator_rules", json_boolean(c->evaluator_rules));
     json_object_set_new(o, "target_fitness", json_real(c->target_fitness));
     json_object_set_new(o, "steps", json_integer(c->steps));
     json_object_set_new(o, "envs", json_integer(c->envs));
@@ -276,6 +277,7 @@ static int config_from_json(json_t *o, run_config *c, char *err, int errlen)
     c->trials = (int)v;
     GET_INT("fixes", v, 0, 100);
     c->fixes = (int)v;
+    c->evaluator_rules = json_is_true(json_object_get(o, "evaluator_rules")); /* absent before the option: off */
     GET_REAL("target_fitness", c->target_fitness);
     GET_INT("steps", v, 1, (long long)1 << 50);
     c->steps = v;
@@ -1157,6 +1159,14 @@ static int setup_target(run_state *R)
         target_to_scenario(&R->target, c->story, &R->esc);
     }
     target_describe(&R->target, R->flow, sizeof R->flow);
+    if (c->evaluator_rules) {
+        /* only on request: the paper's prompts do not state the scoring rules */
+        char *t = prompt_load(R->esc.kind == EVAL_KEYDOOR ? "evaluator_rules_keydoor" : "evaluator_rules_encounter",
+                              reason, sizeof reason);
+        if (!t) return die_msg("run: %s", reason), 1;
+        snprintf(R->evaluator_rules, sizeof R->evaluator_rules, "%s", t);
+        free(t);
+    }
     R->esc.flow = R->flow;
     char js[512];
     if (target_to_json(&R->target, js, sizeof js) > 0 && !file_exists(path)) {

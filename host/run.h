@@ -33,6 +33,7 @@ typedef struct {
     int got_best, got_worst;   /* GoT references: best and worst other nodes (2, 0) */
     int ablation, feedback, fitness_mode, feedback_input;
     int trials, fixes;         /* generation trials per node, code fixes per trial */
+    int evaluator_rules;       /* 1: the prompts also state how levels are scored */
     double target_fitness;     /* stop once reached; < 0: never */
     /* training, passed to `pcgrllm train` and `generate` for every node */
     long long steps;

@@ -110,8 +110,9 @@ static char *llm_generate(run_state *R, int node, const char *ndir, int trial, c
     snprintf(name, sizeof name, "generate_%d", trial);
     char *code = NULL;
     if (nd->parent < 0) {
-        prompt_var v[] = {{"story", R->c->story}, {"reward_api", api}, {"iteration", it}, {"iterations", its}};
-        code = exchange_code(R, ndir, name, "reward_init", v, 4, err, errlen);
+        prompt_var v[] = {{"story", R->c->story}, {"reward_api", api}, {"iteration", it}, {"iterations", its},
+                          {"evaluator_rules", R->evaluator_rules}};
+        code = exchange_code(R, ndir, name, "reward_init", v, 5, err, errlen);
     } else {
         char *parent = node_code(R, nd->parent);
         const char *fb = R->g.nodes[nd->parent].feedback ? R->g.nodes[nd->parent].feedback : "";
@@ -134,8 +135,8 @@ static char *llm_generate(run_state *R, int node, const char *ndir, int trial, c
         if (parent && refs) {
             prompt_var v[] = {{"story", R->c->story},   {"reward_api", api},  {"iteration", it},
                               {"iterations", its},      {"parent_code", parent}, {"parent_fitness", pfit},
-                              {"feedback", fb},         {"references", refs}};
-            code = exchange_code(R, ndir, name, "reward_refine", v, 8, err, errlen);
+                              {"feedback", fb},         {"references", refs},   {"evaluator_rules", R->evaluator_rules}};
+            code = exchange_code(R, ndir, name, "reward_refine", v, 9, err, errlen);
         } else if (!parent)
             snprintf(err, (size_t)errlen, "the parent node's reward is missing");
         free(parent);
@@ -292,15 +293,20 @@ char *au_feedback(run_state *R, int node, const char *ndir, const char *code, co
         prompt_var v[] = {{"story", R->c->story},
                           {"code", code},
                           {"levels", "The levels are shown in the attached image, numbered from 0, with a legend."},
-                          {"level_count", count}};
-        char *out = exchange(R, ndir, "feedback", "feedback_specific", v, 4, img, (size_t)len, err, errlen);
+                          {"level_count", count},
+                          {"evaluator_rules", R->evaluator_rules}};
+        char *out = exchange(R, ndir, "feedback", "feedback_specific", v, 5, img, (size_t)len, err, errlen);
         free(img);
         return out;
     }
     char *text = run_levels_text(ls->levels, ls->n);
     if (!text) return NULL;
-    prompt_var v[] = {{"story", R->c->story}, {"code", code}, {"levels", text}, {"level_count", count}};
-    char *out = exchange(R, ndir, "feedback", "feedback_specific", v, 4, NULL, 0, err, errlen);
+    prompt_var v[] = {{"story", R->c->story},
+                      {"code", code},
+                      {"levels", text},
+                      {"level_count", count},
+                      {"evaluator_rules", R->evaluator_rules}};
+    char *out = exchange(R, ndir, "feedback", "feedback_specific", v, 5, NULL, 0, err, errlen);
     free(text);
     return out;
 }
@@ -317,8 +323,9 @@ int au_fitness(run_state *R, int node, const char *ndir, const level_set *ls, do
     snprintf(count, sizeof count, "%d", n);
     char *text = run_levels_text(ls->levels, n);
     if (!text) return -1;
-    prompt_var v[] = {{"story", R->c->story}, {"levels", text}, {"level_count", count}};
-    char *reply = exchange(R, ndir, "fitness", "fitness_llm", v, 3, NULL, 0, err, errlen);
+    prompt_var v[] = {
+        {"story", R->c->story}, {"levels", text}, {"level_count", count}, {"evaluator_rules", R->evaluator_rules}};
+    char *reply = exchange(R, ndir, "fitness", "fitness_llm", v, 4, NULL, 0, err, errlen);
     free(text);
     if (!reply) return -1;
     int rc = prompt_parse_fitness(reply, fitness, err, errlen);

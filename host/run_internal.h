@@ -17,6 +17,7 @@ typedef struct run_state {
     llm_usage usage;
     FILE *log;
     double t_start;
+    char evaluator_rules[4096]; /* the {evaluator_rules} text: "" unless --evaluator-rules */
 } run_state;
 
 /* A node's generated levels and their evaluation. */

@@ -1074,8 +1074,9 @@ static void prompts_templates_check_and_render(void **state)
     prompt_var v[] = {{"story", "The player must meet a BAT before the KEY."},
                       {"reward_api", "int count_tiles(const level_t *l, int tile);"},
                       {"iteration", "1"},
-                      {"iterations", "6"}};
-    char *s = prompt_render("reward_init", v, 4, err, sizeof err);
+                      {"iterations", "6"},
+                      {"evaluator_rules", ""}};
+    char *s = prompt_render("reward_init", v, 5, err, sizeof err);
     assert_non_null(s);
     assert_non_null(strstr(s, "iteration 1 of 6"));
     assert_non_null(strstr(s, "The player must meet a BAT before the KEY."));
@@ -1087,6 +1088,16 @@ static void prompts_templates_check_and_render(void **state)
     /* missing values are named */
     assert_null(prompt_render("reward_init", v, 3, err, sizeof err));
     assert_non_null(strstr(err, "{iterations}"));
+    /* the evaluator's rules are not in the prompts unless the run asks for them */
+    for (int i = 0; i < prompt_template_count; i++) {
+        if (!strncmp(prompt_template_names[i], "evaluator_rules", 15)) continue;
+        char *t = prompt_load(prompt_template_names[i], err, sizeof err);
+        assert_non_null(t);
+        if (strstr(t, "within 2 tiles") || strstr(t, "5x5 window") || strstr(t, "DOOR is locked") ||
+            strstr(t, "DOOR stays locked") || strstr(t, "out of reach while"))
+            fail_msg("prompts/%s.txt states a scoring rule of the evaluator", prompt_template_names[i]);
+        free(t);
+    }
     s = prompt_render("self_align", all, n, err, sizeof err);
     assert_non_null(strstr(s, "Keep the structure"));
     assert_non_null(strstr(s, "scale and sparsity"));

@@ -106,5 +106,46 @@ static void run_init_reward_rejected_fails_the_node(void **state)
     assert_false(node_has(dir, 0, "train.done"));
 }
 
+/* Requests the fake server got, as text (one JSON line each). */
+static void check_rules_in_requests(const char *dir, int want)
+{
+    const char *names[] = {"llm/generate_1.request.json", "llm/feedback.request.json"};
+    for (int i = 0; i < 2; i++) {
+        char *req = node_file(dir, 0, names[i]);
+        if (!req) fail_msg("%s/nodes/000/%s is missing", dir, names[i]);
+        int has = strstr(req, "How the levels are scored") != NULL;
+        if (has != want) fail_msg("%s %s the evaluator's rules", names[i], has ? "states" : "lacks");
+        if (want) assert_non_null(strstr(req, "scores 1 (playable)")); /* scenario 3: the key-door rules */
+        free(req);
+    }
+}
+
+static void run_evaluator_rules_only_on_request(void **state)
+{
+    (void)state;
+    pcg_test_use_source_prompts();
+    setenv("PCG_RULES_TEST_KEY", "sk-rules-test", 1);
+    pcg_fake_srv s;
+    pcg_test_srv_start(&s, "tests/fake_openai_run.json", "rules", "PCG_RULES_TEST_KEY");
+    char dir[2][PATH_MAX], path[PATH_MAX + 64], out[16384];
+    for (int on = 0; on < 2; on++) {
+        snprintf(dir[on], sizeof dir[on], "%s/rules-%d", pcg_test_tmpdir(), on);
+        int rc = pcg_test_sh(out, sizeof out,
+                             "%s run --scenario 3 --llm openai --base-url http://127.0.0.1:%d/v1 --model fake-coder "
+                             "--api-key-env PCG_RULES_TEST_KEY --llm-retries 1 --llm-timeout 20 --preset small "
+                             "--steps 512 --envs 2 --threads 1 --check-envs 4 --levels 4 --ablation fb "
+                             "--iterations 1 --quiet %s --out %s",
+                             pcg_test_binary(), s.port, on ? "--evaluator-rules" : "", dir[on]);
+        if (rc != 0) fail_msg("run exited %d: %s", rc, out);
+        check_rules_in_requests(dir[on], on);
+        snprintf(path, sizeof path, "%s/config.json", dir[on]);
+        json_t *cfg = json_load_file(path, 0, NULL);
+        assert_non_null(cfg);
+        assert_int_equal(json_is_true(json_object_get(cfg, "evaluator_rules")), on);
+        json_decref(cfg);
+    }
+    pcg_test_srv_stop(&s);
+}
+
 PCG_TESTS(run_options, cmocka_unit_test(run_init_reward_trained_as_is_then_refined),
-          cmocka_unit_test(run_init_reward_rejected_fails_the_node))
+          cmocka_unit_test(run_init_reward_rejected_fails_the_node), cmocka_unit_test(run_evaluator_rules_only_on_request))
