@@ -426,6 +426,8 @@ static json_t *eval_json(const run_state *R, const level_set *ls)
     json_object_set_new(o, "playable_share", json_real(ls->sum.playable_share));
     json_object_set_new(o, "playable_wall_share", json_real(ls->sum.playable_wall_share));
     json_object_set_new(o, "mean_solutions", json_real(ls->sum.mean_solutions));
+    json_object_set_new(o, "mean_entropy", json_real(ls->sum.mean_entropy));
+    json_object_set_new(o, "diversity_share", json_real(ls->sum.diversity_share));
     json_t *arr = json_array();
     for (int i = 0; i < ls->n; i++) {
         const eval_level_t *m = &ls->per[i];
@@ -1031,6 +1033,26 @@ static int check_finished_nodes(run_state *R, const char *graph_path)
     return 0;
 }
 
+/* Seconds spent in each step of a node, added up over the processes that
+ * worked on it (a resumed node adds to what its first attempt measured),
+ * in ndir/times.json for the grid's rows.  Returns the time now, where the
+ * next step's clock starts. */
+static double add_step_time(const char *ndir, const char *key, double since)
+{
+    double now = now_seconds();
+    char path[1400], err[1500];
+    snprintf(path, sizeof path, "%s/times.json", ndir);
+    json_t *o = path_present(path) ? read_json_file(path, 1L << 16, err, sizeof err) : NULL;
+    if (!json_is_object(o)) {
+        json_decref(o);
+        o = json_object();
+    }
+    double before = json_number_value(json_object_get(o, key));
+    json_object_set_new(o, key, json_real(before + (now - since)));
+    write_json(path, o); /* a lost update costs a timing, not the run */
+    return now;
+}
+
 /* One thought node, from whatever step it had reached.  0, or RUN_FATAL
  * (reason printed; the node stays pending for a --resume). */
 static int run_node(run_state *R, int id)
@@ -1050,11 +1072,13 @@ static int run_node(run_state *R, int id)
     level_set *ls = calloc(1, sizeof *ls);
     double fitness = 0;
     int rc = ls ? 0 : (snprintf(reason, sizeof reason, "out of memory"), -1);
-    if (!rc) rc = step_generate(R, id, ndir, reason, sizeof reason);
-    if (!rc) rc = step_align(R, id, ndir, reason, sizeof reason);
-    if (!rc) rc = step_train(R, id, ndir, reason, sizeof reason);
-    if (!rc) rc = step_generate_levels(R, ndir, reason, sizeof reason);
-    if (!rc) rc = step_fitness(R, id, ndir, ls, &fitness, reason, sizeof reason);
+    double ts = now_seconds();
+#define TIMED(key, call) if (!rc) rc = (call), ts = add_step_time(ndir, key, ts)
+    TIMED("reward_s", step_generate(R, id, ndir, reason, sizeof reason));
+    TIMED("align_s", step_align(R, id, ndir, reason, sizeof reason));
+    TIMED("train_s", step_train(R, id, ndir, reason, sizeof reason));
+    TIMED("levels_s", step_generate_levels(R, ndir, reason, sizeof reason));
+    TIMED("fitness_s", step_fitness(R, id, ndir, ls, &fitness, reason, sizeof reason));
     if (rc == RUN_FATAL) {
         run_say(R, "  stopping: %s", reason);
         die_msg("run: node %d: %s", id, reason);
@@ -1065,8 +1089,10 @@ static int run_node(run_state *R, int id)
     char *fb = NULL;
     if (ok && (R->c->ablation == ABL_FB || R->c->ablation == ABL_FULL)) {
         fb = step_feedback(R, id, ndir, ls, reason, sizeof reason);
+        ts = add_step_time(ndir, "feedback_s", ts);
         if (!fb) ok = 0;
     }
+#undef TIMED
     char path[1400];
     if (ok) {
         snprintf(nd->reward_path, sizeof nd->reward_path, "nodes/%03d/reward.c", id);
