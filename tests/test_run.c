@@ -183,7 +183,8 @@ static void check_offline_run(int pe)
     assert_non_null(html);
     assert_non_null(strstr(html, "<svg"));
     assert_non_null(strstr(html, "rule-based offline author"));
-    assert_int_equal(count_of(html, "data:image/png;base64,"), 3);
+    assert_int_equal(count_of(html, "data:image/png;base64,"), 4); /* 3 level pictures, the fitness chart */
+    assert_int_equal(count_of(html, "alt='fitness by iteration'"), 1);
     assert_null(strstr(html, "src='http"));
     assert_null(strstr(html, "src=\"http"));
     for (int i = 0; i < 3; i++) {
