@@ -8,10 +8,6 @@
 #include <string.h>
 #include <time.h>
 
-int run_parse_ablation(const char *s);
-int run_parse_feedback(const char *s);
-int run_parse_fitness(const char *s);
-int run_parse_feedback_input(const char *s);
 
 static void run_usage(FILE *f)
 {

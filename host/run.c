@@ -76,6 +76,9 @@ int run_parse_ablation(const char *s) { return run_name_index(abl_names, 4, s); 
 int run_parse_feedback(const char *s) { return run_name_index(fb_names, 3, s); }
 int run_parse_fitness(const char *s) { return run_name_index(fit_names, 2, s); }
 int run_parse_feedback_input(const char *s) { return run_name_index(fbin_names, 2, s); }
+const char *run_ablation_name(int a) { return a >= 0 && a < 4 ? abl_names[a] : "?"; }
+const char *run_feedback_name(int f) { return f >= 0 && f < 3 ? fb_names[f] : "?"; }
+const char *run_feedback_input_name(int f) { return f >= 0 && f < 2 ? fbin_names[f] : "?"; }
 
 /* ---------------------------------------------------------------- the run */
 

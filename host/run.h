@@ -52,6 +52,16 @@ typedef struct {
     int quiet;
 } run_config;
 
+/* The settings' names, as the flags and config.json spell them: the index
+ * of a name (-1 if unknown), and the name of an index ("?" if none). */
+int run_parse_ablation(const char *s);
+int run_parse_feedback(const char *s);
+int run_parse_fitness(const char *s);
+int run_parse_feedback_input(const char *s);
+const char *run_ablation_name(int a);
+const char *run_feedback_name(int f);
+const char *run_feedback_input_name(int f);
+
 void run_config_defaults(run_config *c);
 /* Run (or resume) the loop.  Returns the process exit code: 0 done,
  * 3 story refused, 1 error. */

@@ -29,11 +29,6 @@ typedef struct {
     eval_summary_t sum;
 } level_set;
 
-/* Name tables for flags and config.json. */
-int run_parse_ablation(const char *s);
-int run_parse_feedback(const char *s);
-int run_parse_fitness(const char *s);
-int run_parse_feedback_input(const char *s);
 
 char *run_read_text(const char *path);
 int run_write_text(const char *path, const char *text);
