@@ -93,7 +93,7 @@ static void table2_json(const grid_rows *R, const grid_tables *T, json_t *t2, js
             json_object_set_new(o, "p", jnum(v ? e->p_sa : e->p_zs));
             json_array_append_new(pv, o);
         }
-        if (!any_llm) continue;
+        if (!any_llm || !e->llm[ABL_FB].n) continue; /* Table V: +FB nodes the model judged */
         json_t *o = json_object();
         json_object_set_new(o, "scenario", jscen(e->scenario));
         put_key(o, &e->key);

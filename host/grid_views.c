@@ -14,7 +14,7 @@
 #include <string.h>
 
 #define VT_MAX_COLS 72
-#define VT_CELL 64
+#define VT_CELL 96
 
 typedef struct {
     int ncol, nrow, cap;
@@ -137,6 +137,15 @@ static void fmt_stat(char *buf, const grid_stat *s, int repeats)
     else snprintf(buf, VT_CELL, "%.3f ± %.3f", s->mean, s->sd);
 }
 
+/* "GoT, gpt-4o, specific, text": a method with its model and feedback
+ * settings, where a table mixes them. */
+static void full_label(const grid_key *k, int rv, char *buf)
+{
+    char lab[VT_CELL];
+    grid_key_label(k, rv, lab, sizeof lab);
+    snprintf(buf, VT_CELL, "%.24s, %.24s, %.12s, %.6s", lab, k->model, k->feedback, k->feedback_input);
+}
+
 static void fmt_p(char *buf, double p) { snprintf(buf, VT_CELL, isfinite(p) ? "%.3f" : "–", p); }
 
 /* The table group of a key: model, feedback and feedback input (a table
@@ -250,7 +259,7 @@ static void fitness_plot(vdoc *d, const grid_tables *T, const grid_key *g, int a
     }
     char title[400], head[300];
     group_title(head, sizeof head, "Fitness by iteration", g);
-    snprintf(title, sizeof title, "%s, %s", head, run_ablation_name(abl));
+    snprintf(title, sizeof title, "%s, %s", head, col_names[abl]);
     plot_axes ax = {title, "iteration", "normalised mean fitness (band: ± std over seeds)", 0, 0, 860, 420};
     unsigned char *png = NULL;
     size_t len = 0;
@@ -311,13 +320,11 @@ static void table5(vdoc *d, const grid_rows *R, const grid_tables *T)
     int rv = refs_vary(T);
     for (int i = 0; i < T->n_t2; i++) {
         const grid_t2_row *e = &T->t2[i];
-        if (!e->llm[ABL_ZS].n && !e->llm[ABL_FB].n) continue;
+        if (!e->llm[ABL_FB].n) continue; /* its +FB nodes were not judged by the model */
         char(*row)[VT_CELL] = table_row(t);
         if (!row) return;
         snprintf(row[0], VT_CELL, e->scenario ? "%d" : "Mean", e->scenario);
-        char lab[VT_CELL];
-        grid_key_label(&e->key, rv, lab, sizeof lab);
-        snprintf(row[1], VT_CELL, "%.20s %.40s", lab, e->key.model);
+        full_label(&e->key, rv, row[1]);
         mean_cell(row[2], &e->col[ABL_ZS]);
         mean_cell(row[3], &e->col[ABL_FB]);
         delta(row[4], e->col[ABL_ZS].mean, e->col[ABL_FB].mean);
@@ -358,9 +365,7 @@ static void table9(vdoc *d, const grid_tables *T)
         }
         char(*row)[VT_CELL] = table_row(t);
         if (!row) return;
-        char lab[VT_CELL];
-        grid_key_label(&e->key, rv, lab, sizeof lab);
-        snprintf(row[0], VT_CELL, "%.20s %.20s %.16s", lab, e->key.model, e->key.feedback);
+        full_label(&e->key, rv, row[0]);
         const grid_t2_row *x[2] = {e, img};
         for (int k = 0; k < 2; k++) {
             mean_cell(row[1 + 3 * k], &x[k]->col[ABL_ZS]);

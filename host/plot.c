@@ -319,6 +319,7 @@ int plot_heatmap_png(const plot_axes *ax, const char *const *rows, int nr, const
     if (canvas_open(&c, ax, 0)) return canvas_close(&c, png, len), -1;
     cairo_t *cr = c.cr;
     c.x0 = 110; /* room for the row labels */
+    c.y0 = 48;
     double cw = (c.x1 - c.x0) / (nc > 0 ? nc : 1), ch = (c.y1 - c.y0) / (nr > 0 ? nr : 1);
     char lab[32];
     for (int r = 0; r < nr; r++)
@@ -338,6 +339,12 @@ int plot_heatmap_png(const plot_axes *ax, const char *const *rows, int nr, const
     for (int k = 0; k < nc; k++) text_at(cr, c.x0 + cw * (k + 0.5), c.y1 + 8, cols[k], 12, 0.5, 0);
     for (int r = 0; r < nr; r++) text_at(cr, c.x0 - 8, c.y0 + ch * (r + 0.5), rows[r], 12, 1, 0.5);
     if (ax->xlabel) text_at(cr, (c.x0 + c.x1) / 2, c.h - 12, ax->xlabel, 12, 0.5, 1);
-    if (ax->ylabel) text_at(cr, 8, c.y0 - 14, ax->ylabel, 12, 0, 0.5);
+    if (ax->ylabel) {
+        cairo_save(cr);
+        cairo_translate(cr, 16, (c.y0 + c.y1) / 2);
+        cairo_rotate(cr, -M_PI / 2);
+        text_at(cr, 0, 0, ax->ylabel, 12, 0.5, 0.5);
+        cairo_restore(cr);
+    }
     return canvas_close(&c, png, len);
 }

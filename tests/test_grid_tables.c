@@ -393,4 +393,137 @@ static void grid_summary_json_csv_markdown(void **state)
     grid_rows_free(&R);
 }
 
-PCG_TESTS(grid_tables, cmocka_unit_test(grid_tables_known_rows), cmocka_unit_test(grid_summary_json_csv_markdown))
+/* ---- the studies: Table V, Table IX, feedback types, references ---- */
+
+static void add_study_row(grid_rows *R, const char *pe, const char *fb, const char *fbin, int gb, int gw, int abl,
+                          int repeat, int iteration, double fitness, double llm, int final)
+{
+    grid_row w;
+    grid_row_blank(&w);
+    snprintf(w.key.model, sizeof w.key.model, "m");
+    snprintf(w.key.pe, sizeof w.key.pe, "%s", pe);
+    snprintf(w.key.feedback, sizeof w.key.feedback, "%s", fb);
+    snprintf(w.key.feedback_input, sizeof w.key.feedback_input, "%s", fbin);
+    w.key.got_best = gb, w.key.got_worst = gw;
+    w.scenario = 1, w.ablation = abl, w.repeat = repeat, w.iteration = iteration, w.final = final, w.ok = 1;
+    w.fitness = w.best_so_far = fitness;
+    w.llm_score = w.llm_best_so_far = llm;
+    assert_int_equal(grid_rows_add(R, &w), 0);
+}
+
+/* Scenario 1, two seeds, zero-shot and +FB over two iterations.  Fitness
+ * spans 0..1, so the Mean rows are the raw values; the model's scores
+ * span 0.3..0.8. */
+static void build_study_rows(grid_rows *R)
+{
+    int scen[] = {1}, abl[] = {ABL_ZS, ABL_FB};
+    assert_int_equal(grid_rows_init(R, scen, 1, 2, abl, 2), 0);
+    R->fitness_llm = 1;
+    const char *keys[3][2] = {{"specific", "text"}, {"specific", "image"}, {"none", "text"}};
+    const double last[3][2] = {{0.6, 0.8}, {0.5, 1.0}, {0.0, 0.2}};
+    for (int k = 0; k < 3; k++)
+        for (int r = 0; r < 2; r++) {
+            add_study_row(R, "cot", keys[k][0], keys[k][1], -1, -1, ABL_ZS, r, 1, r ? 0.4 : 0.2, r ? 0.7 : 0.5, 1);
+            add_study_row(R, "cot", keys[k][0], keys[k][1], -1, -1, ABL_FB, r, 1, r ? 0.4 : 0.2,
+                          k == 0 ? (r ? 0.8 : 0.6) : NAN, 0);
+            add_study_row(R, "cot", keys[k][0], keys[k][1], -1, -1, ABL_FB, r, 2, last[k][r],
+                          k == 0 ? (r ? 0.5 : 0.3) : NAN, 1);
+        }
+    const int refs[4][2] = {{0, 0}, {2, 0}, {0, 1}, {2, 1}};
+    const double got[4][2] = {{0.1, 0.3}, {0.5, 0.7}, {0.0, 0.2}, {0.8, 1.0}};
+    for (int k = 0; k < 4; k++)
+        for (int r = 0; r < 2; r++) {
+            add_study_row(R, "got", "specific", "text", refs[k][0], refs[k][1], ABL_FB, r, 1, 0.5, NAN, 0);
+            add_study_row(R, "got", "specific", "text", refs[k][0], refs[k][1], ABL_FB, r, 2, got[k][r], NAN, 1);
+        }
+}
+
+static json_t *find_entry(json_t *arr, const char *pe, const char *fb, const char *fbin, int gb, int gw,
+                          const char *abl, int iteration)
+{
+    size_t i;
+    json_t *o;
+    json_array_foreach(arr, i, o) {
+        json_t *g = json_object_get(o, "got_best"), *w = json_object_get(o, "got_worst");
+        if (strcmp(json_string_value(json_object_get(o, "pe")), pe) ||
+            strcmp(json_string_value(json_object_get(o, "feedback")), fb) ||
+            strcmp(json_string_value(json_object_get(o, "feedback_input")), fbin) ||
+            (gb < 0 ? !json_is_null(g) : json_integer_value(g) != gb) ||
+            (gw < 0 ? !json_is_null(w) : json_integer_value(w) != gw) ||
+            (abl && strcmp(json_string_value(json_object_get(o, "ablation")), abl)) ||
+            (iteration && json_integer_value(json_object_get(o, "iteration")) != iteration) ||
+            (json_object_get(o, "scenario") && !json_is_string(json_object_get(o, "scenario"))))
+            continue;
+        return o;
+    }
+    fail_msg("no entry for %s %s %s %d %d %s %d", pe, fb, fbin, gb, gw, abl ? abl : "-", iteration);
+    return NULL;
+}
+
+static double num(json_t *o, const char *key) { return json_number_value(json_object_get(o, key)); }
+
+static void grid_studies_known_rows(void **state)
+{
+    (void)state;
+    grid_rows R;
+    grid_tables T;
+    build_study_rows(&R);
+    assert_int_equal(grid_tables_compute(&R, GRID_VALUE_FINAL, &T), 0);
+    near(T.lmin[1], 0.3, 1e-12, "llm min");
+    near(T.lmax[1], 0.8, 1e-12, "llm max");
+    json_t *j = grid_summary_json(&R, &T);
+    /* Table V: the same nodes scored by the evaluator and by the model;
+     * Mean row normalised: the model's ZS (0.5, 0.7) -> 0.4, 0.8; its +FB
+     * (0.3, 0.5) -> 0, 0.4 */
+    json_t *t5 = find_entry(json_object_get(j, "table5"), "cot", "specific", "text", -1, -1, NULL, 0);
+    near(num(t5, "heuristic_zs"), 0.3, 1e-12, "heuristic zs");
+    near(num(t5, "heuristic_fb"), 0.7, 1e-12, "heuristic fb");
+    near(num(t5, "heuristic_delta"), 0.4, 1e-12, "heuristic delta");
+    near(num(t5, "llm_zs"), 0.6, 1e-12, "llm zs");
+    near(num(t5, "llm_fb"), 0.2, 1e-12, "llm fb");
+    near(num(t5, "llm_delta"), -0.4, 1e-12, "llm delta");
+    /* Table IX: text and image feedback, the same but for the input */
+    json_t *t9 = json_object_get(j, "table9");
+    near(num(find_entry(t9, "cot", "specific", "image", -1, -1, "fb", 0), "mean"), 0.75, 1e-12, "image fb");
+    near(num(find_entry(t9, "cot", "specific", "text", -1, -1, "fb", 0), "mean"), 0.7, 1e-12, "text fb");
+    /* the feedback study (Fig. 6): y and its change per feedback type */
+    json_t *fs = json_object_get(j, "feedback_study");
+    json_t *sp = find_entry(fs, "cot", "specific", "text", -1, -1, "fb", 1);
+    json_t *no = find_entry(fs, "cot", "none", "text", -1, -1, "fb", 1);
+    near(num(sp, "mean"), 0.3, 1e-12, "specific y1");
+    near(num(sp, "delta_next_mean"), 0.4, 1e-12, "specific dy");
+    near(num(sp, "delta_next_std"), 0, 1e-12, "specific dy sd");
+    near(num(no, "delta_next_mean"), -0.2, 1e-12, "none dy");
+    near(num(find_entry(fs, "cot", "none", "text", -1, -1, "fb", 2), "mean"), 0.1, 1e-12, "none y2");
+    /* the reference heatmap (Fig. 7) */
+    json_t *hm = json_object_get(j, "ref_heatmap");
+    assert_int_equal(json_array_size(hm), 4);
+    const int refs[4][2] = {{0, 0}, {2, 0}, {0, 1}, {2, 1}};
+    const double want[4] = {0.2, 0.6, 0.1, 0.9};
+    for (int k = 0; k < 4; k++)
+        near(num(find_entry(hm, "got", "specific", "text", refs[k][0], refs[k][1], "fb", 0), "mean"), want[k], 1e-12,
+             "heatmap");
+    /* no PCGRLLM column: no p-values */
+    assert_int_equal(json_array_size(json_object_get(j, "p_values")), 0);
+    json_decref(j);
+    char *md = grid_tables_markdown(&R, &T, 1);
+    assert_non_null(md);
+    assert_non_null(strstr(md, "Table V"));
+    assert_non_null(strstr(md, "| Mean | CoT, m, specific, text | 0.300 | 0.700 | +0.400 | 0.600 | 0.200 | -0.400 |"));
+    assert_int_equal(pcg_test_count_of(md, "| CoT, m, "), 3); /* Table V: the judged rows only (1, Mean), Table IX */
+    assert_non_null(strstr(md, "Table IX"));
+    assert_non_null(strstr(md, "| CoT, m, specific, text | 0.300 | 0.700 | +0.400 | 0.300 | 0.750 | +0.450 |"));
+    assert_non_null(strstr(md, "| none | 0.300 ± 0.141 | 0.100 ± 0.141 |"));
+    assert_non_null(strstr(md, "| specific | 0.400 ± 0.000 |"));
+    assert_non_null(strstr(md, "| best \\ worst | 0 | 1 |"));
+    assert_non_null(strstr(md, "| 0 | 0.200 | 0.100 |"));
+    assert_non_null(strstr(md, "| 2 | 0.600 | 0.900 |"));
+    assert_non_null(strstr(md, "plots/feedback_delta_"));
+    assert_non_null(strstr(md, "plots/ref_heatmap_"));
+    free(md);
+    grid_tables_free(&T);
+    grid_rows_free(&R);
+}
+
+PCG_TESTS(grid_tables, cmocka_unit_test(grid_tables_known_rows), cmocka_unit_test(grid_summary_json_csv_markdown),
+          cmocka_unit_test(grid_studies_known_rows))
