@@ -1,4 +1,4 @@
-# pcgrllm build.  make · make test · make bench · make cuda · make deps · make clean
+# pcgrllm build.  make · make test · make bench · make cuda · make deps · make test-deps · make clean
 CC ?= gcc
 NVCC ?= nvcc
 CFLAGS ?= -O2 -g
@@ -30,7 +30,7 @@ NVCCFLAGS += -std=c++17 -Ihost -Ireward_jit $(CUDA_ARCHS) $(CUDA_PTX) -Xcompiler
 CUDA_ARCHS ?= -gencode arch=compute_75,code=sm_75 -gencode arch=compute_86,code=sm_86 \
               -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90,code=sm_90
 
-.PHONY: all test bench cuda deps clean
+.PHONY: all test bench cuda deps test-deps clean
 all: $(BIN)
 
 $(BIN): $(BUILD)/host/main.o $(BUILD)/libpcgrllm.a
@@ -79,6 +79,10 @@ $(CUDA_SAMPLE): tests/cuda/reward_sample.cu tests/reward_sample.h host/level.h h
 
 deps:
 	sh scripts/deps.sh
+
+# what some tests need beyond the build (they skip without it)
+test-deps:
+	sh scripts/test-deps.sh
 
 clean:
 	rm -rf $(BUILD) $(BIN)

@@ -108,9 +108,11 @@ void grid_cell_dir(const char *out, const grid_cell *c, char *buf, size_t len)
 
 int grid_cpu_cores(void)
 {
-    const char *slurm = getenv("SLURM_CPUS_PER_TASK");
+    /* a Slurm task's allocation: per task if asked for, else the job's CPUs on this node */
+    const char *slurm = getenv("SLURM_CPUS_PER_TASK"), *on_node = getenv("SLURM_CPUS_ON_NODE");
     long v;
     if (slurm && !parse_int(slurm, 1, 4096, &v)) return (int)v;
+    if (getenv("SLURM_JOB_ID") && on_node && !parse_int(on_node, 1, 4096, &v)) return (int)v;
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
     long n = sysconf(_SC_NPROCESSORS_ONLN);

@@ -38,9 +38,9 @@ void grid_log_close(void);
 
 /* DIR/cells/NAME */
 void grid_cell_dir(const char *out, const grid_cell *c, char *buf, size_t len);
-/* The number of CPUs this process may use: its affinity mask (a batch
- * scheduler's allocation), or $SLURM_CPUS_PER_TASK inside a Slurm task,
- * which binds no CPUs when the cluster runs without task affinity. */
+/* The number of CPUs this process may use: inside a Slurm job what Slurm
+ * allocated ($SLURM_CPUS_PER_TASK, else $SLURM_CPUS_ON_NODE: a cluster
+ * without task affinity binds no CPUs), else its affinity mask. */
 int grid_cpu_cores(void);
 
 /* ---- running cells ---- */
