@@ -260,7 +260,7 @@ static void fitness_plot(vdoc *d, const grid_tables *T, const grid_key *g, int a
     char title[400], head[300];
     group_title(head, sizeof head, "Fitness by iteration", g);
     snprintf(title, sizeof title, "%s, %s", head, col_names[abl]);
-    plot_axes ax = {title, "iteration", "normalised mean fitness (band: ± std over seeds)", 0, 0, 860, 420};
+    plot_axes ax = {title, "iteration", "normalised mean fitness (band: ± std over seeds)", 0, 1, 860, 420};
     unsigned char *png = NULL;
     size_t len = 0;
     if (ns && (!d->with_png || plot_lines_png(&ax, s, ns, &png, &len) == 0))
@@ -552,10 +552,15 @@ static void build(vdoc *d, const grid_rows *R, const grid_tables *T, int full)
         add_text(d, B_H2, "Table IV: by iteration (normalised mean)");
         for_groups(d, R, T, table4_group);
         add_text(d, B_H2, "Studies");
+        int before = d->n;
         table5(d, R, T);
         table9(d, T);
         feedback_study(d, R, T);
         for_groups(d, R, T, heatmaps);
+        if (d->n == before)
+            add_text(d, B_PARA, "None in this grid: --fitness llm gives Table V, --feedback-inputs text,image Table "
+                                "IX, --feedbacks specific,generic,none Table III and Fig. 6, --got-best and "
+                                "--got-worst lists Fig. 7.");
     }
     notes(d, R, T, full);
 }
