@@ -187,6 +187,7 @@ static int search_flag(run_config *c, int ch, const char *optarg, char *err, int
         if (parse_int(optarg, 0, 100, &v)) BAD("--fixes must be 0..100");
         c->fixes = (int)v;
         break;
+    case O_EVAL_RULES: c->evaluator_rules = 1; break;
     case O_TARGET:
         if (parse_double(optarg, 0, 1, &d)) BAD("--target-fitness must be in [0, 1]");
         c->target_fitness = d;

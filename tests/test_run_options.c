@@ -16,14 +16,14 @@
 
 static char *node_file(const char *dir, int id, const char *name)
 {
-    char path[PATH_MAX + 64];
+    char path[2 * PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/nodes/%03d/%s", dir, id, name);
     return pcg_test_slurp(path);
 }
 
 static int node_has(const char *dir, int id, const char *name)
 {
-    char path[PATH_MAX + 64];
+    char path[2 * PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/nodes/%03d/%s", dir, id, name);
     return pcg_test_exists(path);
 }
@@ -127,16 +127,20 @@ static void run_evaluator_rules_only_on_request(void **state)
     setenv("PCG_RULES_TEST_KEY", "sk-rules-test", 1);
     pcg_fake_srv s;
     pcg_test_srv_start(&s, "tests/fake_openai_run.json", "rules", "PCG_RULES_TEST_KEY");
-    char dir[2][PATH_MAX], path[PATH_MAX + 64], out[16384];
+    char dir[2][PATH_MAX], path[2 * PATH_MAX + 64], out[2][16384];
+    int rc[2];
     for (int on = 0; on < 2; on++) {
         snprintf(dir[on], sizeof dir[on], "%s/rules-%d", pcg_test_tmpdir(), on);
-        int rc = pcg_test_sh(out, sizeof out,
+        rc[on] = pcg_test_sh(out[on], sizeof out[on],
                              "%s run --scenario 3 --llm openai --base-url http://127.0.0.1:%d/v1 --model fake-coder "
                              "--api-key-env PCG_RULES_TEST_KEY --llm-retries 1 --llm-timeout 20 --preset small "
                              "--steps 512 --envs 2 --threads 1 --check-envs 4 --levels 4 --ablation fb "
                              "--iterations 1 --quiet %s --out %s",
                              pcg_test_binary(), s.port, on ? "--evaluator-rules" : "", dir[on]);
-        if (rc != 0) fail_msg("run exited %d: %s", rc, out);
+    }
+    pcg_test_srv_stop(&s); /* before any check can end the test: no server left behind */
+    for (int on = 0; on < 2; on++) {
+        if (rc[on] != 0) fail_msg("run exited %d: %s", rc[on], out[on]);
         check_rules_in_requests(dir[on], on);
         snprintf(path, sizeof path, "%s/config.json", dir[on]);
         json_t *cfg = json_load_file(path, 0, NULL);
@@ -144,7 +148,6 @@ static void run_evaluator_rules_only_on_request(void **state)
         assert_int_equal(json_is_true(json_object_get(cfg, "evaluator_rules")), on);
         json_decref(cfg);
     }
-    pcg_test_srv_stop(&s);
 }
 
 PCG_TESTS(run_options, cmocka_unit_test(run_init_reward_trained_as_is_then_refined),
