@@ -159,8 +159,11 @@ static int read_cell(const char *out, const grid_def *d, const grid_cell *c, gri
     thought_graph g;
     snprintf(path, sizeof path, "%s/graph.json", dir);
     if (graph_load(path, &g, err, sizeof err)) return 0; /* started, nothing finished yet */
-    grid_key keys[64];
-    int nk = cell_keys(d, c, &res, keys, 64), rc = 0;
+    /* every search method x feedback x input x best x worst references */
+    enum { MAX_HEADINGS = 3 * 3 * 2 * 5 * 5 };
+    grid_key *keys = malloc(sizeof *keys * MAX_HEADINGS);
+    if (!keys) return graph_free(&g), -1;
+    int nk = cell_keys(d, c, &res, keys, MAX_HEADINGS), rc = 0;
     double best = NAN, lbest = NAN;
     for (int i = 0; i < g.n && !rc; i++) {
         const thought_node *nd = &g.nodes[i];
@@ -191,6 +194,7 @@ static int read_cell(const char *out, const grid_def *d, const grid_cell *c, gri
         }
     }
     graph_free(&g);
+    free(keys);
     return rc;
 }
 

@@ -392,6 +392,58 @@ static void grid_human_row_and_models(void **state)
     json_decref(j);
 }
 
+/* A model on its own server (the scripted fake) that also judges the
+ * levels (--fitness llm): each row holds the evaluator's fitness and the
+ * model's score of the same node, and Table V pairs them. */
+static void grid_fitness_llm_rows_and_table5(void **state)
+{
+    (void)state;
+    pcg_test_use_source_prompts();
+    setenv("PCG_GRID_TEST_KEY", "sk-grid-test", 1);
+    pcg_fake_srv srv;
+    pcg_test_srv_start(&srv, "tests/fake_openai_judge.json", "grid-judge", "PCG_GRID_TEST_KEY");
+    char dir[PATH_MAX], path[PATH_MAX + 64];
+    static char out[1 << 16];
+    snprintf(dir, sizeof dir, "%s/grid-judge", pcg_test_tmpdir());
+    int rc = pcg_test_sh(out, sizeof out, "%s grid --out %s --scenarios 1 --pe tot --ablations zs,fb --models "
+                         "fake-coder@http://127.0.0.1:%d/v1 -- " TINY_BUDGET " --api-key-env PCG_GRID_TEST_KEY "
+                         "--llm-retries 1 --llm-timeout 20 --fitness llm", pcg_test_binary(), dir, srv.port);
+    pcg_test_srv_stop(&srv);
+    if (rc != 0) fail_msg("grid exited %d: %s", rc, out);
+    grid_check_summary(dir, 2);
+    snprintf(path, sizeof path, "%s/tables.md", dir);
+    char *md = pcg_test_slurp(path);
+    assert_non_null(md);
+    assert_non_null(strstr(md, "### Table V"));
+    free(md);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    json_t *j = json_load_file(path, 0, NULL), *r;
+    assert_true(json_is_true(json_object_get(j, "language_model")));
+    size_t i;
+    /* the cells ran one after the other: the zero-shot node was judged 0.25,
+     * the +FB node the mean of its scores, 0.95 */
+    json_array_foreach(json_object_get(j, "rows"), i, r) {
+        const char *abl = json_string_value(json_object_get(r, "ablation"));
+        assert_string_equal(json_string_value(json_object_get(r, "model")), "fake-coder");
+        double want = !strcmp(abl, "zs") ? 0.25 : 0.95;
+        assert_true(fabs(json_number_value(json_object_get(r, "llm_score")) - want) < 1e-9);
+        char ev[PATH_MAX + 128];
+        snprintf(ev, sizeof ev, "%s/cells/%s/nodes/000/eval.json", dir, json_string_value(json_object_get(r, "cell")));
+        json_t *e = json_load_file(ev, 0, NULL);
+        assert_non_null(e);
+        assert_true(fabs(json_number_value(json_object_get(r, "fitness")) -
+                         json_number_value(json_object_get(e, "fitness"))) < 1e-9);
+        json_decref(e);
+    }
+    json_t *t5 = json_object_get(j, "table5");
+    assert_int_equal(json_array_size(t5), 2); /* scenario 1 and the Mean row */
+    json_t *s1 = json_array_get(t5, 0);
+    assert_true(fabs(json_number_value(json_object_get(s1, "llm_zs")) - 0.25) < 1e-9);
+    assert_true(fabs(json_number_value(json_object_get(s1, "llm_fb")) - 0.95) < 1e-9);
+    assert_true(fabs(json_number_value(json_object_get(s1, "llm_delta")) - 0.7) < 1e-9);
+    json_decref(j);
+}
+
 static void grid_list_cell_and_definition_refused(void **state)
 {
     (void)state;
@@ -506,5 +558,6 @@ static void grid_flag_errors_exit_2(void **state)
 PCG_TESTS(grid, cmocka_unit_test(grid_scheduler_each_cell_once_one_per_slot),
           cmocka_unit_test(grid_cells_names_seeds_json), cmocka_unit_test(grid_axes_cells_and_flags),
           cmocka_unit_test(grid_offline_jobs2_summary_matches_rows), cmocka_unit_test(grid_human_row_and_models),
+          cmocka_unit_test(grid_fitness_llm_rows_and_table5),
           cmocka_unit_test(grid_list_cell_and_definition_refused), cmocka_unit_test(grid_gpus_needs_a_gpu),
           cmocka_unit_test(grid_flag_errors_exit_2))
