@@ -4,7 +4,9 @@
 #include "graph.h"
 #include "run.h"
 #include "util.h"
+#include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,8 +140,11 @@ int grid_parse_models(const char *s, grid_def *d, char *err, int errlen)
     return 0;
 }
 
-int grid_set_human(grid_def *d, const char *dir, char *err, int errlen)
+int grid_set_human(grid_def *d, const char *given, char *err, int errlen)
 {
+    /* absolute, so that cells and batch tasks started elsewhere find it */
+    char dir[PATH_MAX];
+    if (!realpath(given, dir)) return snprintf(err, (size_t)errlen, "--human: %.900s: %s", given, strerror(errno)), -1;
     if (strlen(dir) >= sizeof d->human - 16) return snprintf(err, (size_t)errlen, "--human: path too long"), -1;
     for (int i = 0; i < d->n_scen; i++) {
         char path[1100], why[1200];

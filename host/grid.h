@@ -71,7 +71,8 @@ int grid_parse_got_best(const char *s, grid_def *d, char *err, int errlen);
 int grid_parse_got_worst(const char *s, grid_def *d, char *err, int errlen);
 int grid_parse_models(const char *s, grid_def *d, char *err, int errlen);
 /* --human DIR: a directory holding scenarioN.c for each scenario of the
- * grid (call after the scenarios are known).  0, or -1 with err. */
+ * grid (call after the scenarios are known); kept as an absolute path.
+ * 0, or -1 with err. */
 int grid_set_human(grid_def *d, const char *dir, char *err, int errlen);
 /* Take the run flags (copied).  Refuses the flags the grid sets itself
  * (--scenario, --pe, --out, ..., and those of the axes given) and
@@ -96,7 +97,7 @@ const char *grid_cell_model(const grid_def *d, const grid_cell *c);
  * run); resume continues the run in dir.  Returns argc. */
 #define GRID_MAX_ARGV (48 + GRID_MAX_RUN_FLAGS)
 typedef struct {
-    char scen[8], seed[32], threads[16], gb[8], gw[8], human[1100];
+    char scen[8], seed[32], threads[16], gb[16], gw[16], human[1100];
 } grid_argv_buf;
 int grid_cell_argv(const grid_def *d, const grid_cell *c, const char *dir, int resume, int threads, int cuda,
                    grid_argv_buf *buf, char **argv);

@@ -165,7 +165,7 @@ static void grid_cells_names_seeds_json(void **state)
     char *argv[GRID_MAX_ARGV];
     grid_argv_buf buf;
     int argc = grid_cell_argv(&d, &c[0], "D/cells/s1-zs-r0", 0, 0, 0, &buf, argv);
-    char line[1024] = "";
+    char line[8192] = "";
     for (int i = 1; i < argc; i++) strcat(line, " "), strcat(line, argv[i]);
     assert_string_equal(line, " run --scenario 1 --pe cot --ablation zs --out D/cells/s1-zs-r0 --steps 1000 "
                               "--threads 2 --seed 7");
@@ -252,7 +252,7 @@ static void grid_axes_cells_and_flags(void **state)
     assert_int_equal(c[1].gb, -1); /* references only for GoT */
     char *argv[GRID_MAX_ARGV];
     grid_argv_buf buf;
-    char line[1024] = "";
+    char line[8192] = "";
     int argc = grid_cell_argv(&d, &c[12], "D", 0, 1, 0, &buf, argv);
     for (int i = 1; i < argc; i++) strcat(line, " "), strcat(line, argv[i]);
     assert_string_equal(c[12].name, "s2-got-fb-specific-b2-qwen2.5_7b-r0");
@@ -261,8 +261,11 @@ static void grid_axes_cells_and_flags(void **state)
     line[0] = 0;
     argc = grid_cell_argv(&d, &c[7], "D", 0, 0, 1, &buf, argv);
     for (int i = 1; i < argc; i++) strcat(line, " "), strcat(line, argv[i]);
-    assert_string_equal(line, " run --scenario 2 --pe cot --ablation full --init-reward rewards/human/scenario2.c "
-                              "--llm openai --model gpt-4o --backend cuda --out D --seed 0");
+    char human[PATH_MAX], want[2 * PATH_MAX];
+    assert_non_null(realpath("rewards/human", human));
+    snprintf(want, sizeof want, " run --scenario 2 --pe cot --ablation full --init-reward %s/scenario2.c --llm openai "
+             "--model gpt-4o --backend cuda --out D --seed 0", human);
+    assert_string_equal(line, want);
     line[0] = 0;
     argc = grid_cell_argv(&d, &c[7], "D", 1, 0, 1, &buf, argv);
     for (int i = 1; i < argc; i++) strcat(line, " "), strcat(line, argv[i]);
@@ -274,7 +277,7 @@ static void grid_axes_cells_and_flags(void **state)
     assert_int_equal(grid_def_from_json(js, &e, err, sizeof err), 0);
     assert_true(grid_def_equal(&d, &e));
     assert_string_equal(e.models[1].base_url, "http://127.0.0.1:8080/v1");
-    assert_string_equal(e.human, "rewards/human");
+    assert_string_equal(e.human, human);
     free(js);
     grid_def_free(&e);
     grid_def_free(&d);
