@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -106,6 +107,22 @@ void grid_cell_dir(const char *out, const grid_cell *c, char *buf, size_t len)
     snprintf(buf, len, "%s/cells/%s", out, c->name);
 }
 
+static void lock_path(const char *out, const grid_cell *c, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/cells/%s.lock", out, c->name);
+}
+
+int grid_cell_busy(const char *out, const grid_cell *c)
+{
+    char path[2100];
+    lock_path(out, c, path, sizeof path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    int busy = flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    close(fd); /* releases it if we took it */
+    return busy;
+}
+
 int grid_cpu_cores(void)
 {
     /* a Slurm task's allocation: per task if asked for, else the job's CPUs on this node */
@@ -146,12 +163,17 @@ static volatile sig_atomic_t g_signal;
 
 static void on_signal(int sig) { g_signal = sig; }
 
+/* The exit status of a cell's process that found its run directory in
+ * use by another process (it did not start the run). */
+#define CELL_BUSY 75
+
 /* Start cell c on slot (fork + exec of this binary); its pid, or -1. */
 static pid_t start_cell(const grid_exec_ctx *x, const grid_cell *c, int slot, int resume)
 {
-    char dir[2048], log[2100], gpu_env[32];
+    char dir[2048], log[2100], lock[2100], gpu_env[32];
     grid_cell_dir(x->out, c, dir, sizeof dir);
     snprintf(log, sizeof log, "%s.log", dir);
+    lock_path(x->out, c, lock, sizeof lock);
     snprintf(gpu_env, sizeof gpu_env, "PCGRLLM_GPU=%d", slot);
     char *argv[GRID_MAX_ARGV];
     grid_argv_buf buf;
@@ -180,6 +202,13 @@ static pid_t start_cell(const grid_exec_ctx *x, const grid_cell *c, int slot, in
             dup2(fd, 1);
             dup2(fd, 2);
             if (fd > 2) close(fd);
+        }
+        /* the lock goes through exec with the descriptor: the run holds it */
+        int lfd = open(lock, O_RDWR | O_CREAT, 0644);
+        if (lfd < 0 || flock(lfd, LOCK_EX | LOCK_NB) != 0) {
+            fprintf(stderr, "grid: %s is being run by another process (it holds %s); not starting it twice\n",
+                    c->name, lock);
+            _exit(CELL_BUSY);
         }
         execve("/proc/self/exe", argv, envp);
         fprintf(stderr, "grid: cannot run /proc/self/exe: %s\n", strerror(errno));
@@ -259,6 +288,7 @@ static void cell_ended(exec_state *e, int slot, int st)
         return;
     }
     if (WIFSIGNALED(st)) snprintf(why, sizeof why, "killed by %s", child_signal_name(WTERMSIG(st)));
+    else if (code == CELL_BUSY) snprintf(why, sizeof why, "not started");
     else if (code == 0) snprintf(why, sizeof why, "exited 0 but its run is not complete");
     else snprintf(why, sizeof why, "exit status %d", code);
     snprintf(log, sizeof log, "%s.log", dir);

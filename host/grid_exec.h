@@ -38,6 +38,11 @@ void grid_log_close(void);
 
 /* DIR/cells/NAME */
 void grid_cell_dir(const char *out, const grid_cell *c, char *buf, size_t len);
+/* A cell's run directory is worked on by one process at a time: its
+ * `run` holds DIR/cells/NAME.lock (flock) for its whole life, wherever it
+ * was started (a --jobs grid, a batch task).  1 when some process holds
+ * it now. */
+int grid_cell_busy(const char *out, const grid_cell *c);
 /* The number of CPUs this process may use: inside a Slurm job what Slurm
  * allocated ($SLURM_CPUS_PER_TASK, else $SLURM_CPUS_ON_NODE: a cluster
  * without task affinity binds no CPUs), else its affinity mask. */

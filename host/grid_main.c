@@ -56,6 +56,7 @@ static void list_cells(const grid_opts *o, const grid_cell *cells, int total)
         grid_cell_dir(o->out, &cells[k], dir, sizeof dir);
         grid_run_state(dir, &r);
         if (r.state == GRID_FINISHED) snprintf(state, sizeof state, "finished, best fitness %.4f", r.best_fitness);
+        else if (grid_cell_busy(o->out, &cells[k])) snprintf(state, sizeof state, "running");
         else snprintf(state, sizeof state, "%s", r.state == GRID_STARTED ? "started" : "new");
         printf("%-6d %-34s %-20llu %s\n", k, cells[k].name, (unsigned long long)cells[k].seed, state);
     }
@@ -101,6 +102,20 @@ static int unfinished(const grid_opts *o, const grid_cell *cells, int total, int
         else queue[nq++] = k;
     }
     return nq;
+}
+
+/* The queue without the cells some process is running now (a batch
+ * array submitted before, a grid running elsewhere): they are not
+ * submitted twice.  Returns the new length. */
+static int without_busy(const grid_opts *o, const grid_cell *cells, int *queue, int nq)
+{
+    int m = 0, busy = 0;
+    for (int i = 0; i < nq; i++) {
+        if (grid_cell_busy(o->out, &cells[queue[i]])) busy++;
+        else queue[m++] = queue[i];
+    }
+    if (busy) printf("grid %s: %d cell%s running now (not submitted again)\n", o->out, busy, busy == 1 ? " is" : "s are");
+    return m;
 }
 
 /* Run the queue here, on CPU job slots or GPUs.  The exit code. */
@@ -156,7 +171,8 @@ int grid_main(grid_opts *o)
         rc = grid_report(o->out, &o->d, cells, total, o->value, 0) < 0;
     } else if (!(o->gpus > 0 && (rc = check_gpus(o->gpus))) && !(rc = prepare_dir(o, have_stored))) {
         int finished, nq = unfinished(o, cells, total, queue, &finished);
-        if (o->slurm && nq == 0) printf("grid %s: every cell is finished; nothing to submit\n", o->out);
+        if (o->slurm) nq = without_busy(o, cells, queue, nq);
+        if (o->slurm && nq == 0) printf("grid %s: every cell is finished or running; nothing to submit\n", o->out);
         else if (o->slurm) rc = grid_slurm(o->out, queue, nq, total, &o->slurm_opts);
         else rc = run_here(o, cells, total, queue, nq, finished);
     }

@@ -23,6 +23,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <sys/file.h>
 
 #define TINY_BUDGET "--preset small --steps 256 --envs 2 --align 0 --check-envs 4 --levels 4 --iterations 1"
 #define TINY_CELL "--llm offline " TINY_BUDGET
@@ -500,6 +502,36 @@ static void grid_list_cell_and_definition_refused(void **state)
     assert_non_null(strstr(out, "unreadable"));
 }
 
+/* One process per cell: a cell whose lock another process holds is
+ * listed as running, not submitted again, and not started twice. */
+static void grid_cell_lock_one_process(void **state)
+{
+    (void)state;
+    pcg_test_use_source_prompts();
+    char dir[PATH_MAX], path[PATH_MAX + 64], out[8192];
+    snprintf(dir, sizeof dir, "%s/grid-lock", pcg_test_tmpdir());
+    int rc = pcg_test_sh(out, sizeof out, "%s grid --out %s --ablations zs --slurm-script-only -- " TINY_CELL,
+                         pcg_test_binary(), dir);
+    if (rc != 0) fail_msg("--slurm-script-only exited %d: %s", rc, out);
+    snprintf(path, sizeof path, "%s/cells/s1-zs-r0.lock", dir);
+    int fd = open(path, O_RDWR | O_CREAT, 0644);
+    assert_true(fd >= 0);
+    assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+    rc = pcg_test_sh(out, sizeof out, "%s grid --out %s --list", pcg_test_binary(), dir);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "s1-zs-r0                           0                    running"));
+    rc = pcg_test_sh(out, sizeof out, "%s grid --out %s --slurm-script-only", pcg_test_binary(), dir);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "1 cell is running now"));
+    assert_non_null(strstr(out, "nothing to submit"));
+    rc = pcg_test_sh(out, sizeof out, "%s grid --out %s --cell 0", pcg_test_binary(), dir);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(out, "being run by another process"));
+    snprintf(path, sizeof path, "%s/cells/s1-zs-r0", dir);
+    assert_false(pcg_test_exists(path)); /* the run never started */
+    close(fd);
+}
+
 static void grid_gpus_needs_a_gpu(void **state)
 {
     (void)state;
@@ -562,5 +594,6 @@ PCG_TESTS(grid, cmocka_unit_test(grid_scheduler_each_cell_once_one_per_slot),
           cmocka_unit_test(grid_cells_names_seeds_json), cmocka_unit_test(grid_axes_cells_and_flags),
           cmocka_unit_test(grid_offline_jobs2_summary_matches_rows), cmocka_unit_test(grid_human_row_and_models),
           cmocka_unit_test(grid_fitness_llm_rows_and_table5),
-          cmocka_unit_test(grid_list_cell_and_definition_refused), cmocka_unit_test(grid_gpus_needs_a_gpu),
+          cmocka_unit_test(grid_list_cell_and_definition_refused), cmocka_unit_test(grid_cell_lock_one_process),
+          cmocka_unit_test(grid_gpus_needs_a_gpu),
           cmocka_unit_test(grid_flag_errors_exit_2))
