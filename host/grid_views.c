@@ -514,9 +514,9 @@ static void notes(vdoc *d, const grid_rows *R, const grid_tables *T, int full)
     add_text(d, B_H2, "Notes");
     for (int i = 0; i < R->n_authors; i++) add_text(d, B_PARA, "Author: %s.", R->authors[i]);
     if (!R->n_authors) add_text(d, B_PARA, "Author: none yet (no finished cell).");
-    add_text(d, B_PARA, "Cells: %d of %d finished; %d seeds (repeats). Each entry is the mean ± sample standard "
+    add_text(d, B_PARA, "Cells: %d of %d finished; %d seed%s (repeats). Each entry is the mean ± sample standard "
                         "deviation over seeds (n shown when fewer seeds had a value).",
-             R->n_finished, R->n_cells, R->repeats);
+             R->n_finished, R->n_cells, R->repeats, R->repeats == 1 ? "" : "s");
     add_text(d, B_PARA, "%s", T->value == GRID_VALUE_BEST
                                   ? "Values: --value best: the highest fitness among a cell's nodes up to the "
                                     "column's node (not the paper's measure)."
@@ -547,6 +547,7 @@ static void notes(vdoc *d, const grid_rows *R, const grid_tables *T, int full)
 static void build(vdoc *d, const grid_rows *R, const grid_tables *T, int full)
 {
     add_text(d, B_H2, "Table II: ablations by search method");
+    if (!T->n_t2) add_text(d, B_PARA, "No node has finished yet.");
     for_groups(d, R, T, table2_group);
     if (full) {
         add_text(d, B_H2, "Table IV: by iteration (normalised mean)");
