@@ -1,10 +1,10 @@
-# pcgrllm build.  make · make test · make test-llama · make bench · make cuda · make deps · make clean
+# pcgrllm build.  make · make test · make test-llama · make bench · make cuda · make deps · make test-deps · make clean
 CC ?= gcc
 NVCC ?= nvcc
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter -fopenmp -Ihost -Ireward_jit -Ibench -MMD -MP
 PKG_CFLAGS := $(shell pkg-config --cflags cairo 2>/dev/null)
-LDLIBS := -ltcc $(shell pkg-config --libs cairo 2>/dev/null || echo -lcairo) -ljansson -lcurl -lopenblas \
+LDLIBS := -ltcc $(shell pkg-config --libs cairo 2>/dev/null || echo -lcairo) -ljansson -lcurl -lgsl -lopenblas \
           -lseccomp -lz -ldl -lpthread -lm
 BUILD ?= build
 # The binary; a private BUILD/BIN pair lets several builds share the tree.
@@ -34,7 +34,7 @@ NVCCFLAGS += -std=c++17 -Ihost -Ireward_jit $(CUDA_ARCHS) $(CUDA_PTX) -Xcompiler
 CUDA_ARCHS ?= -gencode arch=compute_75,code=sm_75 -gencode arch=compute_86,code=sm_86 \
               -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90,code=sm_90
 
-.PHONY: all test test-llama bench cuda deps clean devkit
+.PHONY: all test test-llama bench cuda deps test-deps clean devkit
 all: $(BIN)
 
 $(BIN): $(BUILD)/host/main.o $(BUILD)/libpcgrllm.a
@@ -101,6 +101,10 @@ devkit:
 
 deps:
 	sh scripts/deps.sh
+
+# what some tests need beyond the build (they skip without it)
+test-deps:
+	sh scripts/test-deps.sh
 
 clean:
 	rm -rf $(BUILD) $(BIN) $(DEVKIT)

@@ -1,6 +1,7 @@
 /* Prompt templates: lookup, loading, placeholder filling.  See prompts.h. */
 #include "prompts.h"
 #include "datadir.h"
+#include "graph.h"
 #include "llm.h"
 #include "util.h"
 #include <jansson.h>
@@ -17,7 +18,8 @@
 const char *const prompt_template_names[] = {
     "system",          "reward_init",      "reward_refine", "reward_fix",
     "self_align",      "feedback_specific", "feedback_generic", "feedback_none",
-    "got_references",  "fitness_llm",      "target_extraction", "retry_note",
+    "got_references",  "fitness_llm",      "target_extraction", "retry_note", "evaluator_rules_encounter",
+    "evaluator_rules_keydoor",
 };
 const int prompt_template_count = (int)(sizeof prompt_template_names / sizeof prompt_template_names[0]);
 
@@ -25,7 +27,7 @@ const char *const prompt_vocabulary[] = {
     "story",       "reward_api", "iteration",      "iterations", "parent_code", "parent_fitness",
     "feedback",    "references", "reference_list", "code",       "rejection",   "statistics",
     "align_round", "align_rounds", "levels",       "level_count", "target",     "attempt",
-    "attempts",    "failure",    NULL,
+    "attempts",    "failure",    "evaluator_rules", NULL,
 };
 
 /* What each template must use for its role (space-separated). */
@@ -33,13 +35,13 @@ static const struct {
     const char *name;
     const char *needs;
 } required[] = {
-    {"reward_init", "story reward_api iteration iterations"},
-    {"reward_refine", "story reward_api iteration iterations parent_code feedback references"},
+    {"reward_init", "story reward_api iteration iterations evaluator_rules"},
+    {"reward_refine", "story reward_api iteration iterations parent_code feedback references evaluator_rules"},
     {"reward_fix", "reward_api code rejection"},
     {"self_align", "story reward_api code statistics"},
-    {"feedback_specific", "story code levels"},
+    {"feedback_specific", "story code levels evaluator_rules"},
     {"got_references", "reference_list"},
-    {"fitness_llm", "story levels"},
+    {"fitness_llm", "story levels evaluator_rules"},
     {"target_extraction", "story"},
     {"retry_note", "failure"},
 };
@@ -238,7 +240,8 @@ int prompts_check(char *err, int errlen)
     return 0;
 }
 
-char *prompt_references(const char *const *codes, const double *fitness, int n, char *err, int errlen)
+char *prompt_references(const char *const *codes, const double *fitness, const int *kinds, int n, char *err,
+                        int errlen)
 {
     if (n <= 0) {
         char *e = malloc(1);
@@ -248,8 +251,9 @@ char *prompt_references(const char *const *codes, const double *fitness, int n, 
     sbuf b = {0};
     put(&b, "", 0);
     for (int i = 0; i < n; i++) {
-        char head[96];
-        snprintf(head, sizeof head, "%sReference %d (fitness %.3f):\n```c\n", i ? "\n" : "", i + 1, fitness[i]);
+        char head[128];
+        snprintf(head, sizeof head, "%sReference %d (one of the %s so far, fitness %.3f):\n```c\n", i ? "\n" : "",
+                 i + 1, kinds && kinds[i] == REF_WORST ? "worst" : "best", fitness[i]);
         put(&b, head, strlen(head));
         const char *c = codes[i] ? codes[i] : "";
         size_t cl = strlen(c);

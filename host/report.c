@@ -3,9 +3,11 @@
 #include "graph.h"
 #include "llm.h"
 #include "minecraft.h"
+#include "plot.h"
 #include "run_internal.h"
 #include "util.h"
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +114,37 @@ static void write_svg(FILE *f, const thought_graph *g, int best)
 #undef NX
 #undef NY
     fprintf(f, "</svg>\n");
+}
+
+/* The fitness of each node by its iteration (failed nodes as crosses at
+ * 0) and the best fitness so far, as an inline PNG. */
+static void write_fitness_chart(FILE *f, const thought_graph *g)
+{
+    int n = g->n;
+    double *v = calloc((size_t)(4 * n + 1), sizeof *v);
+    if (!v) return;
+    double *x = v, *ok = v + n, *failed = v + 2 * n, *best = v + 3 * n, top = NAN;
+    for (int i = 0; i < n; i++) {
+        const thought_node *nd = &g->nodes[i];
+        x[i] = nd->iteration;
+        ok[i] = nd->status == NODE_OK ? nd->fitness : NAN;
+        failed[i] = nd->status == NODE_FAILED ? 0 : NAN;
+        if (nd->status == NODE_OK && !(nd->fitness <= top)) top = nd->fitness;
+        best[i] = top;
+    }
+    plot_series s[3] = {{.label = "best so far", .n = n, .x = x, .y = best, .step = 1},
+                        {.label = "node fitness", .n = n, .x = x, .y = ok, .markers = 1},
+                        {.label = "failed node", .n = n, .x = x, .y = failed, .markers = 2}};
+    plot_axes ax = {.title = "Fitness by iteration", .xlabel = "iteration", .ylabel = "fitness", .ymin = 0, .ymax = 1};
+    unsigned char *png = NULL;
+    size_t len = 0;
+    if (n > 0 && plot_lines_png(&ax, s, 3, &png, &len) == 0) {
+        char *b64 = llm_base64(png, len);
+        if (b64) fprintf(f, "<p><img alt='fitness by iteration' src='data:image/png;base64,%s'/></p>\n", b64);
+        free(b64);
+    }
+    free(png);
+    free(v);
 }
 
 static void write_img(FILE *f, const char *png_path)
@@ -261,6 +294,7 @@ static int write_html(const char *dir, json_t *cfg, const thought_graph *g, int 
                "the left. Solid lines: parent to child; dashed: references shown to the author. "
                "Colour: fitness (red 0, green 1); the best node has a thick border.</p>\n");
     write_svg(f, g, best);
+    write_fitness_chart(f, g);
     fprintf(f, "<h2>Nodes</h2>\n<table><tr><th>node</th><th>iteration</th><th>parent</th><th>status</th>"
                "<th>fitness</th><th>ASPAO</th><th>UTR</th><th>VUTR</th><th>reward bytes</th><th>tokens</th><th>wall s</th>"
                "</tr>\n");

@@ -35,6 +35,8 @@ void run_config_defaults(run_config *c)
     c->iterations = 6;
     c->align = 5;
     c->breadth = 2;
+    c->got_best = 2;
+    c->got_worst = 0;
     c->ablation = ABL_FULL;
     c->feedback = FB_SPECIFIC;
     c->fitness_mode = FIT_HEURISTIC;
@@ -75,6 +77,9 @@ int run_parse_ablation(const char *s) { return run_name_index(abl_names, 4, s); 
 int run_parse_feedback(const char *s) { return run_name_index(fb_names, 3, s); }
 int run_parse_fitness(const char *s) { return run_name_index(fit_names, 2, s); }
 int run_parse_feedback_input(const char *s) { return run_name_index(fbin_names, 2, s); }
+const char *run_ablation_name(int a) { return a >= 0 && a < 4 ? abl_names[a] : "?"; }
+const char *run_feedback_name(int f) { return f >= 0 && f < 3 ? fb_names[f] : "?"; }
+const char *run_feedback_input_name(int f) { return f >= 0 && f < 2 ? fbin_names[f] : "?"; }
 
 /* ---------------------------------------------------------------- the run */
 
@@ -153,6 +158,7 @@ static json_t *config_json(const run_config *c)
     json_object_set_new(o, "format", json_integer(RUN_FORMAT));
     json_object_set_new(o, "scenario", json_integer(c->scenario));
     json_object_set_new(o, "story", json_string(c->story));
+    json_object_set_new(o, "init_reward", c->init_reward[0] ? json_string(c->init_reward) : json_null());
     json_object_set_new(o, "author", json_string(c->offline ? "offline" : "openai"));
     json_object_set_new(o, "author_label",
                         json_string(c->offline ? "rule-based offline author (baseline, not a language model)"
@@ -167,6 +173,8 @@ static json_t *config_json(const run_config *c)
     json_object_set_new(o, "iterations", json_integer(c->iterations));
     json_object_set_new(o, "align", json_integer(c->align));
     json_object_set_new(o, "breadth", json_integer(c->breadth));
+    json_object_set_new(o, "got_best", json_integer(c->got_best));
+    json_object_set_new(o, "got_worst", json_integer(c->got_worst));
     json_object_set_new(o, "ablation", json_string(abl_names[c->ablation]));
     json_object_set_new(o, "feedback", json_string(fb_names[c->feedback]));
     json_object_set_new(o, "fitness", json_string(fit_names[c->fitness_mode]));
@@ -174,6 +182,7 @@ static json_t *config_json(const run_config *c)
     json_object_set_new(o, "trials", json_integer(c->trials));
     json_object_set_new(o, "fixes", json_integer(c->fixes));
     json_object_set_new(o, "node_time", json_real(c->node_time));
+    json_object_set_new(o, "evaluator_rules", json_boolean(c->evaluator_rules));
     json_object_set_new(o, "target_fitness", json_real(c->target_fitness));
     json_object_set_new(o, "steps", json_integer(c->steps));
     json_object_set_new(o, "envs", json_integer(c->envs));
@@ -236,6 +245,13 @@ static int config_from_json(json_t *o, run_config *c, char *err, int errlen)
         return -1;
     }
     snprintf(c->story, sizeof c->story, "%s", json_string_value(s));
+    json_t *ir = json_object_get(o, "init_reward"); /* absent in runs made before the option */
+    if (ir && !json_is_null(ir) && (!json_is_string(ir) || !json_string_value(ir)[0] ||
+                                    strlen(json_string_value(ir)) >= sizeof c->init_reward)) {
+        snprintf(err, (size_t)errlen, "config.json: 'init_reward' must be a path or null");
+        return -1;
+    }
+    snprintf(c->init_reward, sizeof c->init_reward, "%s", json_is_string(ir) ? json_string_value(ir) : "");
     GET_NAME("author", author_names, 2, c->offline);
     if (!c->offline) {
         json_t *l = json_object_get(o, "llm");
@@ -253,6 +269,11 @@ static int config_from_json(json_t *o, run_config *c, char *err, int errlen)
     c->align = (int)v;
     GET_INT("breadth", v, 1, GRAPH_MAX_BREADTH);
     c->breadth = (int)v;
+    /* runs made before the setting existed showed the two best */
+    c->got_best = 2;
+    c->got_worst = 0;
+    if (json_object_get(o, "got_best")) GET_INT("got_best", c->got_best, 0, GRAPH_MAX_REF_KIND);
+    if (json_object_get(o, "got_worst")) GET_INT("got_worst", c->got_worst, 0, GRAPH_MAX_REF_KIND);
     GET_NAME("ablation", abl_names, 4, c->ablation);
     GET_NAME("feedback", fb_names, 3, c->feedback);
     GET_NAME("fitness", fit_names, 2, c->fitness_mode);
@@ -263,6 +284,7 @@ static int config_from_json(json_t *o, run_config *c, char *err, int errlen)
     c->fixes = (int)v;
     json_t *nt = json_object_get(o, "node_time"); /* absent in runs made before the option */
     if (json_is_number(nt) && json_number_value(nt) >= 0) c->node_time = json_number_value(nt);
+    c->evaluator_rules = json_is_true(json_object_get(o, "evaluator_rules")); /* absent before the option: off */
     GET_REAL("target_fitness", c->target_fitness);
     GET_INT("steps", v, 1, (long long)1 << 50);
     c->steps = v;
@@ -415,6 +437,8 @@ static json_t *eval_json(const run_state *R, const level_set *ls)
     json_object_set_new(o, "aspao", ls->sum.n_valid ? json_real(ls->sum.aspao) : json_null());
     json_object_set_new(o, "utr", json_real(ls->sum.utr));
     json_object_set_new(o, "vutr", json_real(ls->sum.vutr));
+    json_object_set_new(o, "mean_entropy", json_real(ls->sum.mean_entropy));
+    json_object_set_new(o, "diversity_share", json_real(ls->sum.diversity_share));
     json_t *arr = json_array();
     for (int i = 0; i < ls->n; i++) {
         const eval_level_t *m = &ls->per[i];
@@ -502,11 +526,39 @@ static int read_stats(const char *path, reward_stats *st)
 
 /* Step 1: a valid reward, within trials x (1 + fixes) attempts.  Writes
  * ndir/reward_gen.c.  0, or -1 with the last rejection in reason. */
+int run_init_node(const run_state *R, int id) { return R->c->init_reward[0] && id == 0; }
+
+/* Step 1 of the node that trains the --init-reward reward: the run's copy
+ * (DIR/init_reward.c) must pass the sandbox as it is; nobody fixes it. */
+static int step_init_reward(run_state *R, const char *ndir, const char *gen_path, char *reason, int len)
+{
+    char path[1200], why[1024];
+    snprintf(path, sizeof path, "%s/init_reward.c", R->c->out);
+    char *code = run_read_text(path);
+    if (!code) return snprintf(reason, (size_t)len, "cannot read the initial reward %.1000s", path), -1;
+    reward_stats st;
+    int rc = check_reward(R, ndir, "reward_init", code, &st, why, sizeof why);
+    if (rc) {
+        snprintf(reason, (size_t)len, "the initial reward (--init-reward %.300s) was rejected: %s", R->c->init_reward,
+                 why);
+    } else {
+        run_say(R, "  initial reward accepted: mean %.4g std %.4g zero share %.2f, %.1f us/call", st.mean, st.std,
+                st.zero_share, st.us_per_call);
+        char sp[2048];
+        path_join(sp, sizeof sp, ndir, "reward_gen.json");
+        write_json(sp, check_json(1, "", &st));
+        rc = run_write_text(gen_path, code);
+    }
+    free(code);
+    return rc ? -1 : 0;
+}
+
 static int step_generate(run_state *R, int id, const char *ndir, char *reason, int len)
 {
     char path[2048], err[1024], name[64];
     path_join(path, sizeof path, ndir, "reward_gen.c");
     if (file_exists(path)) return 0;
+    if (run_init_node(R, id)) return step_init_reward(R, ndir, path, reason, len);
     for (int trial = 0; trial < R->c->trials; trial++) {
         char *code = au_generate(R, id, ndir, trial + 1, trial ? reason : NULL, err, sizeof err);
         if (!code) {
@@ -551,7 +603,8 @@ static int step_align(run_state *R, int id, const char *ndir, char *reason, int 
     path_join(path, sizeof path, ndir, "reward_gen.c");
     char *code = run_read_text(path);
     if (!code) return snprintf(reason, (size_t)len, "cannot read %.1000s", path), -1;
-    int rounds = (R->c->ablation == ABL_SA || R->c->ablation == ABL_FULL) ? R->c->align : 0;
+    /* the --init-reward node trains the given reward as it is */
+    int rounds = (R->c->ablation == ABL_SA || R->c->ablation == ABL_FULL) && !run_init_node(R, id) ? R->c->align : 0;
     for (int k = 1; k <= rounds; k++) {
         path_join(path, sizeof path, ndir, "align_%d.c", k);
         if (file_exists(path)) {
@@ -998,6 +1051,26 @@ static int check_finished_nodes(run_state *R, const char *graph_path)
     return 0;
 }
 
+/* Seconds spent in each step of a node, added up over the processes that
+ * worked on it (a resumed node adds to what its first attempt measured),
+ * in ndir/times.json for the grid's rows.  Returns the time now, where the
+ * next step's clock starts. */
+static double add_step_time(const char *ndir, const char *key, double since)
+{
+    double now = now_seconds();
+    char path[1400], err[1500];
+    snprintf(path, sizeof path, "%s/times.json", ndir);
+    json_t *o = path_present(path) ? read_json_file(path, 1L << 16, err, sizeof err) : NULL;
+    if (!json_is_object(o)) {
+        json_decref(o);
+        o = json_object();
+    }
+    double before = json_number_value(json_object_get(o, key));
+    json_object_set_new(o, key, json_real(before + (now - since)));
+    write_json(path, o); /* a lost update costs a timing, not the run */
+    return now;
+}
+
 /* One thought node, from whatever step it had reached.  0, or RUN_FATAL
  * (reason printed; the node stays pending for a --resume). */
 static int run_node(run_state *R, int id)
@@ -1013,16 +1086,20 @@ static int run_node(run_state *R, int id)
      * generation run as subprocesses with limits of their own */
     R->c->llm.deadline = R->c->node_time > 0 ? t0 + R->c->node_time : 0;
     run_say(R, "node %d: iteration %d of %d, %s", id, nd->iteration, run_node_count(R->c),
-            nd->parent < 0 ? "from the empty template" : "refining a parent");
+            run_init_node(R, id) ? "the given initial reward, trained as it is"
+            : nd->parent < 0     ? "from the empty template"
+                                 : "refining a parent");
     if (nd->parent >= 0) run_say(R, "  parent node %d (fitness %.3f)", nd->parent, R->g.nodes[nd->parent].fitness);
     level_set *ls = calloc(1, sizeof *ls);
     double fitness = 0;
     int rc = ls ? 0 : (snprintf(reason, sizeof reason, "out of memory"), -1);
-    if (!rc) rc = step_generate(R, id, ndir, reason, sizeof reason);
-    if (!rc) rc = step_align(R, id, ndir, reason, sizeof reason);
-    if (!rc) rc = step_train(R, id, ndir, reason, sizeof reason);
-    if (!rc) rc = step_generate_levels(R, ndir, reason, sizeof reason);
-    if (!rc) rc = step_fitness(R, id, ndir, ls, &fitness, reason, sizeof reason);
+    double ts = now_seconds();
+#define TIMED(key, call) if (!rc) rc = (call), ts = add_step_time(ndir, key, ts)
+    TIMED("reward_s", step_generate(R, id, ndir, reason, sizeof reason));
+    TIMED("align_s", step_align(R, id, ndir, reason, sizeof reason));
+    TIMED("train_s", step_train(R, id, ndir, reason, sizeof reason));
+    TIMED("levels_s", step_generate_levels(R, ndir, reason, sizeof reason));
+    TIMED("fitness_s", step_fitness(R, id, ndir, ls, &fitness, reason, sizeof reason));
     if (rc == RUN_FATAL) {
         run_say(R, "  stopping: %s", reason);
         die_msg("run: node %d: %s", id, reason);
@@ -1033,8 +1110,10 @@ static int run_node(run_state *R, int id)
     char *fb = NULL;
     if (ok && (R->c->ablation == ABL_FB || R->c->ablation == ABL_FULL)) {
         fb = step_feedback(R, id, ndir, ls, reason, sizeof reason);
+        ts = add_step_time(ndir, "feedback_s", ts);
         if (!fb) ok = 0;
     }
+#undef TIMED
     char path[1400];
     if (ok) {
         snprintf(nd->reward_path, sizeof nd->reward_path, "nodes/%03d/reward.c", id);
@@ -1183,6 +1262,14 @@ static int setup_target(run_state *R)
         target_to_scenario(&R->target, c->story, &R->esc);
     }
     target_describe(&R->target, R->flow, sizeof R->flow);
+    if (c->evaluator_rules) {
+        /* only on request: the paper's prompts do not state the scoring rules */
+        char *t = prompt_load(R->esc.kind == EVAL_KEYDOOR ? "evaluator_rules_keydoor" : "evaluator_rules_encounter",
+                              reason, sizeof reason);
+        if (!t) return die_msg("run: %s", reason), 1;
+        snprintf(R->evaluator_rules, sizeof R->evaluator_rules, "%s", t);
+        free(t);
+    }
     R->esc.flow = R->flow;
     char js[512];
     if (target_to_json(&R->target, js, sizeof js) > 0 && !file_exists(path)) {
@@ -1192,6 +1279,21 @@ static int setup_target(run_state *R)
         run_write_text(path, js);
     }
     return 0;
+}
+
+/* The run keeps its own copy of the --init-reward file, so that a resume
+ * or an audit does not depend on the original.  0, or 1 (printed). */
+static int copy_init_reward(const run_config *c)
+{
+    char path[1200], err[1400];
+    long len;
+    char *code = read_file(c->init_reward, 64L << 10, &len, err, sizeof err);
+    if (!code) return die_msg("run: --init-reward: %s", err), 1;
+    snprintf(path, sizeof path, "%s/init_reward.c", c->out);
+    int rc = write_file_atomic_msg(path, code, (size_t)len, err, sizeof err);
+    free(code);
+    if (rc) die_msg("run: %s", err);
+    return rc ? 1 : 0;
 }
 
 /* config.json: read back for --resume (the stored settings win, but for
@@ -1239,6 +1341,7 @@ static int open_config(run_config *c)
             die_msg("run: cannot write %s", path);
             return 1;
         }
+        if (c->init_reward[0] && copy_init_reward(c)) return 1;
     }
     return 0;
 }
@@ -1322,19 +1425,22 @@ int run_main(run_config *c)
         } else {
             if (R->g.n >= iterations) break;
             int parent = graph_select_parent(&R->g);
+            /* references are chosen before the node exists: "the previous
+             * iteration" is the latest node so far */
+            int refs[GRAPH_MAX_REFS], kinds[GRAPH_MAX_REFS], nr = 0;
+            if (c->pe == PE_GOT && parent >= 0)
+                nr = graph_references(&R->g, parent, c->got_best, c->got_worst, refs, kinds);
             id = graph_add(&R->g, R->g.n + 1, parent);
             if (id < 0) {
                 die_msg("run: thought graph full");
                 break;
             }
-            if (c->pe == PE_GOT && parent >= 0) {
-                int refs[GRAPH_MAX_REFS];
-                int nr = graph_references(&R->g, parent, refs);
-                R->g.nodes[id].n_refs = nr;
-                for (int k = 0; k < nr; k++) {
-                    R->g.nodes[id].refs[k] = refs[k];
-                    R->g.nodes[id].ref_fitness[k] = R->g.nodes[refs[k]].fitness;
-                }
+            thought_node *nd = &R->g.nodes[id];
+            nd->n_refs = nr;
+            for (int k = 0; k < nr; k++) {
+                nd->refs[k] = refs[k];
+                nd->ref_kind[k] = kinds[k];
+                nd->ref_fitness[k] = R->g.nodes[refs[k]].fitness;
             }
             graph_save(&R->g, path); /* the parent choice survives a kill */
         }

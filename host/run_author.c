@@ -52,14 +52,15 @@ char *run_references(run_state *R, int node, int n, char *err, int errlen)
     const thought_node *nd = &R->g.nodes[node];
     char *codes[GRAPH_MAX_REFS] = {0};
     double fit[GRAPH_MAX_REFS];
-    int k = 0;
+    int kinds[GRAPH_MAX_REFS], k = 0;
     for (int i = 0; i < nd->n_refs && i < n; i++) {
         codes[k] = run_node_code(R, nd->refs[i]);
         fit[k] = nd->ref_fitness[i];
+        kinds[k] = nd->ref_kind[i];
         if (codes[k]) k++;
     }
     if (k == 0) return dupstr("");
-    char *refs = prompt_references((const char *const *)codes, fit, k, err, errlen);
+    char *refs = prompt_references((const char *const *)codes, fit, kinds, k, err, errlen);
     for (int i = 0; i < k; i++) free(codes[i]);
     return refs;
 }
@@ -95,7 +96,15 @@ static char *offline_generate(run_state *R, int node, char *err, int errlen)
     }
     int rc = author_parse(parent, &r, err, errlen);
     free(parent);
-    if (rc) return NULL;
+    if (rc && run_init_node(R, nd->parent)) {
+        /* it reads only rewards it wrote: a given initial reward is replaced
+         * by its own initial design for the target */
+        author_initial(&R->target, &r);
+        run_say(R, "  offline author: cannot read the given initial reward's terms (%s); starting from its own "
+                   "initial reward",
+                err);
+    } else if (rc)
+        return NULL;
     if (R->c->pe == PE_GOT && nd->n_refs > 0) {
         /* the references lend the parent their further refined terms */
         author_reward refs[GRAPH_MAX_REFS];
@@ -160,10 +169,14 @@ char *au_align(run_state *R, int node, const char *ndir, const char *code, const
 char *au_feedback(run_state *R, int node, const char *ndir, const char *code, const level_set *ls, char *err,
                   int errlen)
 {
-    (void)node;
     if (R->c->offline) {
         author_reward r;
-        if (author_parse(code, &r, err, errlen)) return NULL;
+        if (author_parse(code, &r, err, errlen)) {
+            if (!run_init_node(R, node)) return NULL;
+            /* a given initial reward: the feedback names the term of its
+             * own design that the measured failure calls for */
+            author_initial(&R->target, &r);
+        }
         author_metrics m;
         author_metrics_compute(&R->target, ls->levels, ls->n, &m);
         char *buf = malloc(4096);

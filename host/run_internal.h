@@ -29,6 +29,7 @@ typedef struct run_state {
     run_tally tally;
     FILE *log;
     double t_start;
+    char evaluator_rules[4096]; /* the {evaluator_rules} text: "" unless --evaluator-rules */
 } run_state;
 
 /* A node's generated levels and their evaluation. */
@@ -40,11 +41,6 @@ typedef struct {
     eval_summary_t sum;
 } level_set;
 
-/* Name tables for flags and config.json. */
-int run_parse_ablation(const char *s);
-int run_parse_feedback(const char *s);
-int run_parse_fitness(const char *s);
-int run_parse_feedback_input(const char *s);
 
 char *run_read_text(const char *path);
 int run_write_text(const char *path, const char *text);
@@ -55,6 +51,9 @@ int run_load_levels(const char *dir, int n, level_set *ls, char *err, int errlen
 /* Thought nodes the run makes: 1 for the zs and sa ablations (one reward,
  * no feedback), else --iterations.  What "iteration y of Y" counts. */
 int run_node_count(const run_config *c);
+/* 1 for node 0 of a run given --init-reward: it trains that reward as it
+ * is (no generation, no alignment); later nodes refine it. */
+int run_init_node(const run_state *R, int id);
 void run_say(run_state *R, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The author: a language model through prompts/, or the rule-based offline

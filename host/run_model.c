@@ -216,8 +216,8 @@ char *mdl_generate(run_state *R, int node, const char *ndir, int trial, const ch
     char *code = NULL;
     if (nd->parent < 0) {
         prompt_var v[] = {{"story", R->c->story}, {"reward_api", api}, {"iteration", it}, {"iterations", its},
-                          {"target", R->flow}};
-        x.tmpl = "reward_init", x.vars = v, x.nvars = 5;
+                          {"target", R->flow},      {"evaluator_rules", R->evaluator_rules}};
+        x.tmpl = "reward_init", x.vars = v, x.nvars = 6;
         code = exchange_code(R, ndir, &x, err, errlen);
         free(api);
         free(note);
@@ -237,8 +237,9 @@ char *mdl_generate(run_state *R, int node, const char *ndir, int trial, const ch
         }
         prompt_var v[] = {{"story", R->c->story},   {"reward_api", api},     {"iteration", it},
                           {"iterations", its},      {"parent_code", parent}, {"parent_fitness", pfit},
-                          {"feedback", fb},         {"references", refs},    {"target", R->flow}};
-        x.tmpl = "reward_refine", x.vars = v, x.nvars = 9;
+                          {"feedback", fb},         {"references", refs},    {"target", R->flow},
+                          {"evaluator_rules", R->evaluator_rules}};
+        x.tmpl = "reward_refine", x.vars = v, x.nvars = 10;
         char why[700];
         if (nrefs > 0 && !exchange_fits(R, &x, why, sizeof why)) {
             run_say(R, "  the prompt with %d reference%s does not fit the context; trying %d", nrefs,
@@ -302,8 +303,9 @@ char *mdl_feedback(run_state *R, const char *ndir, const char *code, const level
                           {"code", code},
                           {"levels", "The levels are shown in the attached image, numbered from 0, with a legend."},
                           {"level_count", count},
-                          {"target", R->flow}};
-        exchange_t x = {"feedback", "feedback_specific", v, 5, img, (size_t)len, &task_feedback, NULL, 1};
+                          {"target", R->flow},
+                          {"evaluator_rules", R->evaluator_rules}};
+        exchange_t x = {"feedback", "feedback_specific", v, 6, img, (size_t)len, &task_feedback, NULL, 1};
         char *out = exchange(R, ndir, &x, err, errlen);
         free(img);
         return out;
@@ -316,9 +318,9 @@ char *mdl_feedback(run_state *R, const char *ndir, const char *code, const level
         char *text = run_levels_text(ls->levels, n);
         if (!text) return snprintf(err, (size_t)errlen, "out of memory"), NULL;
         snprintf(count, sizeof count, "%d", n);
-        prompt_var v[] = {{"story", R->c->story}, {"code", code}, {"levels", text}, {"level_count", count},
-                          {"target", R->flow}};
-        exchange_t x = {"feedback", "feedback_specific", v, 5, NULL, 0, &task_feedback, NULL, 1};
+        prompt_var v[] = {{"story", R->c->story}, {"code", code},       {"levels", text},
+                          {"level_count", count},   {"target", R->flow}, {"evaluator_rules", R->evaluator_rules}};
+        exchange_t x = {"feedback", "feedback_specific", v, 6, NULL, 0, &task_feedback, NULL, 1};
         char why[700];
         int last = i + 1 == sizeof tries / sizeof tries[0];
         if (!last && !exchange_fits(R, &x, why, sizeof why)) {
@@ -340,8 +342,12 @@ int mdl_fitness(run_state *R, const char *ndir, const level_set *ls, double *fit
     snprintf(count, sizeof count, "%d", n);
     char *text = run_levels_text(ls->levels, n);
     if (!text) return -1;
-    prompt_var v[] = {{"story", R->c->story}, {"levels", text}, {"level_count", count}, {"target", R->flow}};
-    exchange_t x = {"fitness", "fitness_llm", v, 4, NULL, 0, &task_fitness, NULL, 1};
+    prompt_var v[] = {{"story", R->c->story},
+                      {"levels", text},
+                      {"level_count", count},
+                      {"target", R->flow},
+                      {"evaluator_rules", R->evaluator_rules}};
+    exchange_t x = {"fitness", "fitness_llm", v, 5, NULL, 0, &task_fitness, NULL, 1};
     char *reply = exchange(R, ndir, &x, err, errlen);
     free(text);
     if (!reply) return -1;

@@ -7,7 +7,7 @@
 # it skips with one line saying so.
 set -e
 PKGS="gcc make pkg-config python3 libtcc-dev libjansson-dev libcurl4-openssl-dev libopenblas-dev \
-libcairo2-dev libseccomp-dev libcmocka-dev zlib1g-dev"
+libcairo2-dev libseccomp-dev libcmocka-dev zlib1g-dev libgsl-dev"
 PY_PKGS="NBT==1.5.1"
 
 python_deps() {

@@ -1,6 +1,7 @@
 /* LLM client against the scripted fake server (tests/fake_openai.py), code
  * and JSON extraction, prompt templates. */
 #include "harness.h"
+#include "graph.h"
 #include "llm.h"
 #include "prompts.h"
 #include "util.h"
@@ -1365,8 +1366,8 @@ static void prompts_templates_check_and_render(void **state)
                       {"reward_api", "int count_tiles(const level_t *l, int tile);"},
                       {"iteration", "1"},
                       {"iterations", "6"},
-                      {"target", "encounter: meet BAT"}};
-    char *s = prompt_render("reward_init", v, 5, err, sizeof err);
+                      {"target", "encounter: meet BAT"}, {"evaluator_rules", ""}};
+    char *s = prompt_render("reward_init", v, 6, err, sizeof err);
     if (!s) fail_msg("%s", err);
     assert_non_null(strstr(s, "iteration 1 of 6"));
     assert_non_null(strstr(s, "scored on this target: encounter: meet BAT."));
@@ -1387,6 +1388,16 @@ static void prompts_templates_check_and_render(void **state)
     assert_non_null(strstr(s, "Attempt 2 of 3"));
     assert_non_null(strstr(s, "the model fell into a loop"));
     free(s);
+    /* the evaluator's rules are not in the prompts unless the run asks for them */
+    for (int i = 0; i < prompt_template_count; i++) {
+        if (!strncmp(prompt_template_names[i], "evaluator_rules", 15)) continue;
+        char *t = prompt_load(prompt_template_names[i], err, sizeof err);
+        assert_non_null(t);
+        if (strstr(t, "within 2 tiles") || strstr(t, "5x5 window") || strstr(t, "DOOR is locked") ||
+            strstr(t, "DOOR stays locked") || strstr(t, "out of reach while"))
+            fail_msg("prompts/%s.txt states a scoring rule of the evaluator", prompt_template_names[i]);
+        free(t);
+    }
     s = prompt_render("self_align", all, n, err, sizeof err);
     assert_non_null(strstr(s, "Keep the structure"));
     assert_non_null(strstr(s, "scale and sparsity"));
@@ -1431,15 +1442,16 @@ static void prompts_got_references(void **state)
     char err[256];
     const char *codes[] = {"float compute_reward(const level_t *a, const level_t *b) { return 1.0f; }",
                            "float compute_reward(const level_t *a, const level_t *b)\n{ return 2.0f; }\n"};
-    double fit[] = {0.8333, 0.5};
-    char *s = prompt_references(codes, fit, 2, err, sizeof err);
+    double fit[] = {0.8333, 0.05};
+    int kinds[] = {REF_BEST, REF_WORST};
+    char *s = prompt_references(codes, fit, kinds, 2, err, sizeof err);
     assert_non_null(s);
-    assert_non_null(strstr(s, "Reference 1 (fitness 0.833):\n```c\nfloat compute_reward(const level_t *a, const "
-                              "level_t *b) { return 1.0f; }\n```\n"));
-    assert_non_null(strstr(s, "Reference 2 (fitness 0.500):\n```c\n"));
+    assert_non_null(strstr(s, "Reference 1 (one of the best so far, fitness 0.833):\n```c\nfloat compute_reward(const "
+                              "level_t *a, const level_t *b) { return 1.0f; }\n```\n"));
+    assert_non_null(strstr(s, "Reference 2 (one of the worst so far, fitness 0.050):\n```c\n"));
     assert_true(strstr(s, "Reference 1") < strstr(s, "Reference 2"));
     free(s);
-    s = prompt_references(NULL, NULL, 0, err, sizeof err);
+    s = prompt_references(NULL, NULL, NULL, 0, err, sizeof err);
     assert_string_equal(s, "");
     free(s);
 }

@@ -140,14 +140,16 @@ static void check_offline_run(int pe)
     assert_int_equal(g.nodes[1].parent, 0);
     int p2 = pe == PE_COT ? 1 : g.nodes[1].fitness > g.nodes[0].fitness ? 1 : 0;
     assert_int_equal(g.nodes[2].parent, p2);
-    /* GoT shows the best other valid node (the parent excluded) */
+    /* GoT shows the best other valid nodes, leaving out the parent and the
+     * previous iteration (node 1): node 0, when node 1 is the parent */
     for (int i = 0; i < 3; i++) {
-        int want = pe == PE_GOT && i == 2 ? 1 : 0;
+        int want = pe == PE_GOT && i == 2 && p2 == 1 ? 1 : 0;
         assert_int_equal(g.nodes[i].n_refs, want);
     }
-    if (pe == PE_GOT) {
-        assert_int_equal(g.nodes[2].refs[0], p2 == 0 ? 1 : 0);
-        assert_true(g.nodes[2].ref_fitness[0] == g.nodes[g.nodes[2].refs[0]].fitness);
+    if (pe == PE_GOT && p2 == 1) {
+        assert_int_equal(g.nodes[2].refs[0], 0);
+        assert_int_equal(g.nodes[2].ref_kind[0], REF_BEST);
+        assert_true(g.nodes[2].ref_fitness[0] == g.nodes[0].fitness);
     }
     if (p2 == 0) { /* siblings refined from the same feedback differ */
         char *a = node_file(dir, 1, "reward_gen.c"), *b = node_file(dir, 2, "reward_gen.c");
@@ -181,7 +183,8 @@ static void check_offline_run(int pe)
     assert_non_null(html);
     assert_non_null(strstr(html, "<svg"));
     assert_non_null(strstr(html, "rule-based offline author"));
-    assert_int_equal(count_of(html, "data:image/png;base64,"), 3);
+    assert_int_equal(count_of(html, "data:image/png;base64,"), 4); /* 3 level pictures, the fitness chart */
+    assert_int_equal(count_of(html, "alt='fitness by iteration'"), 1);
     assert_null(strstr(html, "src='http"));
     assert_null(strstr(html, "src=\"http"));
     for (int i = 0; i < 3; i++) {
@@ -195,7 +198,7 @@ static void check_offline_run(int pe)
         assert_non_null(strstr(html, row));
     }
     assert_int_equal(count_of(html, "float compute_reward(const level_t *prev, const level_t *curr)"), 3);
-    assert_int_equal(count_of(html, "stroke-dasharray"), pe == PE_GOT ? 1 : 0);
+    assert_int_equal(count_of(html, "stroke-dasharray"), pe == PE_GOT && p2 == 1 ? 1 : 0);
     /* Word2Minecraft's metrics per node, and a Minecraft datapack to
      * download per level, embedded as a ZIP */
     assert_non_null(strstr(html, "<th>ASPAO</th><th>UTR</th><th>VUTR</th>"));
@@ -437,6 +440,10 @@ static void run_flag_errors_one_line(void **state)
         "--scenario 1 extra",
         "--story ''",
         "--story-file /nonexistent/story.txt",
+        "--scenario 1 --init-reward /nonexistent/reward.c",
+        "--scenario 1 --init-reward /tmp",
+        "--scenario 1 --got-best 5",
+        "--scenario 1 --got-worst -1",
     };
     char out[4096], dir[PATH_MAX];
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -788,8 +795,8 @@ static void run_openai_fake_server(void **state)
                          "%s run --llm openai --base-url http://127.0.0.1:%d/v1 --model fake-coder --api-key-env %s "
                          "--llm-retries 1 --llm-backoff 0.01 --llm-timeout 20 "
                          "--story 'The player must meet a bat before picking up the key and leaving through the door' "
-                         "--pe got --preset small --steps 512 --envs 2 --threads 1 --align 1 --check-envs 4 "
-                         "--levels 4 --iterations 3 --out %s",
+                         "--pe got --breadth 1 --preset small --steps 512 --envs 2 --threads 1 --align 1 "
+                         "--check-envs 4 --levels 4 --iterations 3 --out %s",
                          pcg_test_binary(), s.port, KEY_ENV, dir);
     srv_stop(&s);
     if (rc != 0) fail_msg("run --llm openai exited %d: %s", rc, out);
@@ -836,8 +843,11 @@ static void run_openai_fake_server(void **state)
         assert_non_null(strstr(g.nodes[i].feedback, "Problem: most levels have no bat"));
         assert_true(g.nodes[i].tokens_prompt > 0 && g.nodes[i].tokens_completion > 0);
     }
-    /* GoT: the third node's prompt shows the other reward with its fitness */
+    /* GoT with breadth 1: node 2 refines node 1 and shows node 0 (the
+     * previous iteration, node 1, is its parent) with its fitness */
+    assert_int_equal(g.nodes[2].parent, 1);
     assert_int_equal(g.nodes[2].n_refs, 1);
+    assert_int_equal(g.nodes[2].refs[0], 0);
     char *req = node_file(dir, 2, "llm/generate_1.request.json");
     assert_non_null(req);
     assert_non_null(strstr(req, "Other reward functions tried so far"));
