@@ -31,6 +31,7 @@ static void grid_usage(FILE *f)
             "                        flags' --seed, 0)\n"
             "  -- RUN FLAGS          every further flag goes to each cell's `pcgrllm run`\n"
             "where it runs:\n"
+            "  --yes                 go on with a grid projected at over 3 hours on the CPU without asking\n"
             "  --jobs J              at most J cells at once on the CPU, each with --threads\n"
             "                        max(1, cores/J) unless the run flags set --threads (1)\n"
             "  --gpus N              one cell per GPU at once, with PCGRLLM_GPU=k and --backend cuda\n"
@@ -55,7 +56,7 @@ static void grid_usage(FILE *f)
 
 enum {
     O_OUT = 256, O_SCEN, O_PE, O_ABL, O_MODELS, O_FBS, O_FBINS, O_GB, O_GW, O_HUMAN, O_REP, O_JOBS, O_GPUS, O_CELL,
-    O_LIST, O_SUMMARY, O_VALUE, O_SLURM, O_SLURM_ONLY, O_PART, O_TIME, O_GRES, O_CPT, O_MEM, O_MAXPAR, O_HELP
+    O_LIST, O_SUMMARY, O_VALUE, O_SLURM, O_SLURM_ONLY, O_PART, O_TIME, O_GRES, O_CPT, O_MEM, O_MAXPAR, O_HELP, O_YES
 };
 
 /* An axis flag: the list into o->d.  0, or -1 with err. */
@@ -104,7 +105,7 @@ static int parse_flags(int argc, char **argv, grid_opts *o, char *human, int *sl
         {"got-worst", required_argument, 0, O_GW},     {"human", required_argument, 0, O_HUMAN},
         {"repeats", required_argument, 0, O_REP},      {"jobs", required_argument, 0, O_JOBS},
         {"gpus", required_argument, 0, O_GPUS},        {"cell", required_argument, 0, O_CELL},
-        {"list", no_argument, 0, O_LIST},              {"summary", no_argument, 0, O_SUMMARY},
+        {"yes", no_argument, 0, O_YES},                {"list", no_argument, 0, O_LIST},              {"summary", no_argument, 0, O_SUMMARY},
         {"value", required_argument, 0, O_VALUE},      {"slurm", no_argument, 0, O_SLURM},
         {"slurm-script-only", no_argument, 0, O_SLURM_ONLY}, {"partition", required_argument, 0, O_PART},
         {"time", required_argument, 0, O_TIME},        {"gres", required_argument, 0, O_GRES},
@@ -144,6 +145,7 @@ static int parse_flags(int argc, char **argv, grid_opts *o, char *human, int *sl
                 return snprintf(err, (size_t)errlen, "--cell must be a cell index (pcgrllm grid --list)"), -1;
             break;
         case O_LIST: o->list = 1; break;
+        case O_YES: o->yes = 1; break;
         case O_SUMMARY: o->summary = 1; break;
         case O_VALUE:
             if (strcmp(optarg, "final") && strcmp(optarg, "best"))

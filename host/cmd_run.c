@@ -55,6 +55,7 @@ static void run_usage(FILE *f)
             "  --out DIR             (default runs/YYYYmmdd-HHMMSS)\n"
             "  --resume              continue the run in --out DIR from where it stopped\n"
             "  --quiet               no progress lines (the log is still written)\n"
+            "  --yes                 go on with a job projected at over 3 hours on the CPU without asking\n"
             "Exit codes: 0 done, 1 error or no node produced a reward, 2 bad flags, 3 story refused.\n"
             "See docs/loop.md and docs/llm.md.\n",
             llm_flags_help());
@@ -64,7 +65,7 @@ enum {
     O_SCENARIO = 256, O_STORY, O_STORY_FILE, O_LLM, O_PE, O_ITER, O_ALIGN, O_BREADTH, O_ABL, O_FB, O_FIT,
     O_FBIN, O_TRIALS, O_FIXES, O_TARGET, O_STEPS, O_ENVS, O_PRESET, O_BACKEND, O_SEED, O_THREADS, O_TTIMEOUT,
     O_LEVELS, O_EVALSEED, O_CENVS, O_CTIMEOUT, O_OUT, O_RESUME, O_QUIET, O_HELP, O_MATMUL, O_GOT_BEST,
-    O_GOT_WORST, O_INIT_REWARD, O_EVAL_RULES, O_NODETIME
+    O_GOT_WORST, O_INIT_REWARD, O_EVAL_RULES, O_NODETIME, O_YES
 };
 
 static const struct option run_opts[] = {
@@ -86,6 +87,7 @@ static const struct option run_opts[] = {
     {"matmul", required_argument, 0, O_MATMUL}, {"got-best", required_argument, 0, O_GOT_BEST},
     {"got-worst", required_argument, 0, O_GOT_WORST}, {"init-reward", required_argument, 0, O_INIT_REWARD},
     {"evaluator-rules", no_argument, 0, O_EVAL_RULES}, {"node-time", required_argument, 0, O_NODETIME},
+    {"yes", no_argument, 0, O_YES},
     {0, 0, 0, 0}};
 #define N_RUN_OPTS (sizeof run_opts / sizeof run_opts[0] - 1)
 
@@ -334,6 +336,7 @@ int cmd_run(int argc, char **argv)
             break;
         case O_RESUME: c.resume = 1; break;
         case O_QUIET: c.quiet = 1; break;
+        case O_YES: c.yes = 1; break;
         case O_HELP: run_usage(stdout); return 0;
         case 'L': {
             char flag[64];

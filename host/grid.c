@@ -397,6 +397,7 @@ int grid_cell_argv(const grid_def *d, const grid_cell *c, const char *dir, int r
     }
     argv[n++] = "--out";
     argv[n++] = (char *)dir;
+    argv[n++] = "--yes"; /* the grid said its cost up front; a cell never asks */
     /* the run flags, their --seed replaced by the cell's (after them, so
      * that it wins; a resumed run keeps its stored seed anyway) */
     for (int i = 0; i < d->n_run_flags; i++) {

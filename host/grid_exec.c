@@ -1,6 +1,7 @@
 /* Running a grid's cells as child processes.  See grid_exec.h. */
 #define _GNU_SOURCE /* sched_getaffinity */
 #include "grid_exec.h"
+#include "train_estimate.h"
 #include "child.h"
 #include "util.h"
 #include <errno.h>
@@ -232,7 +233,21 @@ typedef struct {
     double *t0;
     int *failed, *failed_status, n_failed;
     int total, done, bad_flags, forwarded;
+    int done_before;   /* finished before this grid started: not in its ETA */
+    double started;
 } exec_state;
+
+/* "; ETA 12 min" from the cells this grid finished so far, or "". */
+static void eta_text(const exec_state *e, char *buf, int len)
+{
+    buf[0] = 0;
+    int done_here = e->done - e->done_before, left = e->total - e->done;
+    if (done_here <= 0 || left <= 0) return;
+    double per = (now_seconds() - e->started) / done_here; /* wall time per cell, slots included */
+    char d[64];
+    train_format_duration(per * left, d, sizeof d);
+    snprintf(buf, (size_t)len, ", %d running, %d left; ETA %s", e->s.running, left - e->s.running, d);
+}
 
 /* Start cells while slots are free. */
 static void start_ready(exec_state *e)
@@ -276,12 +291,14 @@ static void cell_ended(exec_state *e, int slot, int st)
     /* a finished run without any reward exits 1: a result (fitness 0), not a failure */
     if ((code == 0 || (code == 1 && r.best_node < 0)) && r.state == GRID_FINISHED) {
         e->done++;
+        char eta[160];
+        eta_text(e, eta, sizeof eta);
         if (r.best_node >= 0)
-            grid_say("done %s on %s in %.1f s: best fitness %.4f (node %d); %d/%d done", c->name, sn, wall,
-                     r.best_fitness, r.best_node, e->done, e->total);
+            grid_say("done %s on %s in %.1f s: best fitness %.4f (node %d); %d/%d done%s", c->name, sn, wall,
+                     r.best_fitness, r.best_node, e->done, e->total, eta);
         else
-            grid_say("done %s on %s in %.1f s: no node produced a valid reward (fitness 0); %d/%d done", c->name, sn,
-                     wall, e->done, e->total);
+            grid_say("done %s on %s in %.1f s: no node produced a valid reward (fitness 0); %d/%d done%s", c->name,
+                     sn, wall, e->done, e->total, eta);
         return;
     }
     if (e->forwarded && WIFSIGNALED(st)) {
@@ -337,6 +354,8 @@ int grid_exec_run(const grid_exec_ctx *x, const int *queue, int nq, int n_slots,
     e.x = x;
     e.total = total;
     e.done = done_before;
+    e.done_before = done_before;
+    e.started = now_seconds();
     e.pid = calloc((size_t)n_slots, sizeof *e.pid);
     e.t0 = calloc((size_t)n_slots, sizeof *e.t0);
     e.failed = calloc((size_t)(nq ? nq : 1), sizeof *e.failed);

@@ -1,5 +1,7 @@
 /* `pcgrllm grid` after its flags: see grid_main.h. */
 #include "grid_main.h"
+#include "train_estimate.h"
+#include "run.h"
 #include "backend.h"
 #include "grid_exec.h"
 #include "grid_report.h"
@@ -118,6 +120,56 @@ static int without_busy(const grid_opts *o, const grid_cell *cells, int *queue, 
     return m;
 }
 
+/* The value of run flag name (--steps 5 or --steps=5) in the grid's run
+ * flags, or NULL. */
+static const char *run_flag(const grid_def *d, const char *name)
+{
+    size_t n = strlen(name);
+    for (int i = 0; i < d->n_run_flags; i++) {
+        const char *f = d->run_flags[i];
+        if (!strcmp(f, name) && i + 1 < d->n_run_flags) return d->run_flags[i + 1];
+        if (!strncmp(f, name, n) && f[n] == '=') return f + n + 1;
+    }
+    return NULL;
+}
+
+/* The grid's training time on the CPU, projected from a short warm-up of
+ * the cells' settings, said up front; over 3 hours it goes on only when
+ * asked.  0 to go on. */
+static int grid_cost(const grid_opts *o, const grid_cell *cells, const int *queue, int nq, int slots)
+{
+    run_config c;
+    run_config_defaults(&c);
+    const char *v;
+    if ((v = run_flag(&o->d, "--steps"))) c.steps = atoll(v);
+    if ((v = run_flag(&o->d, "--envs"))) c.envs = atoi(v);
+    if ((v = run_flag(&o->d, "--iterations"))) c.iterations = atoi(v);
+    if ((v = run_flag(&o->d, "--preset"))) snprintf(c.preset, sizeof c.preset, "%s", v);
+    ppo_config cfg;
+    ppo_config_default(&cfg);
+    cfg.n_envs = c.envs > 0 ? c.envs : cfg.n_envs;
+    snprintf(cfg.preset, sizeof cfg.preset, "%s", c.preset);
+    if (ppo_config_check(&cfg)) return 0; /* the cells will say what is wrong */
+    double sps = train_estimate_sps(&cfg, 10.0), nodes = 0;
+    for (int i = 0; i < nq; i++) {
+        int a = cells[queue[i]].ablation;
+        nodes += a == ABL_ZS || a == ABL_SA ? 1 : c.iterations;
+    }
+    /* the slots share the machine's cores: the same work however it is split */
+    double seconds = sps > 0 ? nodes * (double)c.steps / sps : -1;
+    char d[64];
+    train_format_duration(seconds, d, sizeof d);
+    grid_say("projected: about %s of training on the CPU for %d cell%s, %.0f nodes of %lld steps (%s preset, %d envs, "
+             "%.0f steps/s in a short warm-up, %d at a time; model calls not counted)",
+             d, nq, nq == 1 ? "" : "s", nodes, (long long)c.steps, c.preset, cfg.n_envs, sps, slots);
+    if (seconds <= TRAIN_ASK_ABOVE_S || o->yes) return 0;
+    return train_confirm_long_job("grid", seconds,
+                                  "fewer --steps, a smaller --preset or fewer cells shorten it; --gpus N or --slurm "
+                                  "spread it")
+               ? 0
+               : -1;
+}
+
 /* Run the queue here, on CPU job slots or GPUs.  The exit code. */
 static int run_here(grid_opts *o, const grid_cell *cells, int total, const int *queue, int nq, int finished)
 {
@@ -135,6 +187,10 @@ static int run_here(grid_opts *o, const grid_cell *cells, int total, const int *
     else
         grid_say("grid %s: %d cells, %d finished, %d to run, %s", o->out, total, finished, nq, nq ? where : "nothing to do");
     if (nq && x.threads) grid_say("each new cell: --threads %d (%d cores)", x.threads, cores);
+    if (nq && o->gpus <= 0 && grid_cost(o, cells, queue, nq, slots)) {
+        grid_log_close();
+        return 2;
+    }
     int rc = nq ? grid_exec_run(&x, queue, nq, slots, o->cell >= 0 ? 1 : total, finished) : 0;
     if (o->cell < 0 && rc != 130 && rc != 143) {
         printf("\n");

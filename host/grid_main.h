@@ -11,6 +11,7 @@ typedef struct {
     grid_def d;                /* the definition the flags give */
     int def_given;             /* some axis or run flag was given */
     int sets_threads, sets_backend;
+    int yes;                   /* go on with a grid projected at over 3 hours on the CPU */
     long jobs, gpus;
     long cell;                 /* --cell K, -1: every cell */
     int list, summary;

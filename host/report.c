@@ -147,6 +147,53 @@ static void write_fitness_chart(FILE *f, const thought_graph *g)
     free(v);
 }
 
+/* A node's training curve from its train/metrics.jsonl: the mean episode
+ * reward and the policy's entropy over the environment steps, as two
+ * inline PNGs side by side.  Nothing when the node did not train. */
+static void write_training_curve(FILE *f, const char *dir, int node)
+{
+    char path[1400], err[256];
+    snprintf(path, sizeof path, "%s/nodes/%03d/train/metrics.jsonl", dir, node);
+    long len;
+    char *text = read_file(path, 1L << 28, &len, err, sizeof err);
+    if (!text) return;
+    int cap = 0, n = 0;
+    for (char *c = text; *c; c++) cap += *c == '\n';
+    double *v = calloc((size_t)(3 * cap + 3), sizeof *v);
+    for (char *line = text; v && line && *line && n < cap;) {
+        char *nl = strchr(line, '\n');
+        if (nl) *nl = 0;
+        json_t *j = json_loads(line, 0, NULL);
+        if (j) {
+            json_t *r = json_object_get(j, "episode_reward"), *e = json_object_get(j, "entropy");
+            v[n] = json_number_value(json_object_get(j, "step"));
+            v[cap + n] = json_is_number(r) ? json_number_value(r) : NAN;
+            v[2 * cap + n] = json_is_number(e) ? json_number_value(e) : NAN;
+            n++;
+            json_decref(j);
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    free(text);
+    const char *names[2] = {"mean episode reward", "entropy"};
+    fprintf(f, "<h4>Training</h4><p>\n");
+    for (int k = 0; v && n > 0 && k < 2; k++) {
+        plot_series sr = {.label = names[k], .n = n, .x = v, .y = v + (k + 1) * cap, .line = 1};
+        plot_axes ax = {.title = names[k], .xlabel = "environment steps", .ylabel = names[k], .width = 600,
+                        .height = 320};
+        unsigned char *png = NULL;
+        size_t plen = 0;
+        if (plot_lines_png(&ax, &sr, 1, &png, &plen) == 0) {
+            char *b64 = llm_base64(png, plen);
+            if (b64) fprintf(f, "<img alt='%s over training' src='data:image/png;base64,%s'/>\n", names[k], b64);
+            free(b64);
+        }
+        free(png);
+    }
+    fprintf(f, "</p>\n");
+    free(v);
+}
+
 static void write_img(FILE *f, const char *png_path)
 {
     long len;
@@ -334,6 +381,7 @@ static int write_html(const char *dir, json_t *cfg, const thought_graph *g, int 
             fprintf(f, "</p>\n");
             free(failed);
         }
+        write_training_curve(f, dir, i);
         snprintf(p, sizeof p, "%s/nodes/%03d/levels.png", dir, i);
         if (file_size(p) > 0) {
             fprintf(f, "<h4>Generated levels</h4>\n");

@@ -2,6 +2,9 @@
 #include "run.h"
 #include "checkpoint.h"
 #include "child.h"
+#include "backend.h"
+#include "train_estimate.h"
+#include "train_worker.h"
 #include "worker.h"
 #include "dungeon.h"
 #include "levelio.h"
@@ -49,7 +52,7 @@ void run_config_defaults(run_config *c)
     c->envs = 600;
     c->threads = 0;
     snprintf(c->preset, sizeof c->preset, "paper");
-    snprintf(c->backend, sizeof c->backend, "cpu");
+    snprintf(c->backend, sizeof c->backend, "auto");
     snprintf(c->matmul, sizeof c->matmul, "fp32");
     c->seed = 0;
     c->train_timeout = 0;
@@ -326,6 +329,7 @@ typedef struct {
     char **argv;
     const char *log_path;
     char *const *envp;
+    char *fd_slot; /* an argv entry that receives the pipe's number: the child reports on it */
 } exec_args;
 
 static int exec_self(void *arg)
@@ -344,7 +348,15 @@ static int exec_self(void *arg)
     close(fd);
     /* train and generate need no secret: the environment of a worker
      * (built before the fork), and none of this process's descriptors */
-    child_exec("/proc/self/exe", a->argv, a->envp, -1, 0);
+    if (a->fd_slot) { /* digits without stdio: this runs between fork and exec */
+        char tmp[12];
+        int v = child_fd(), k = 0, i = 0;
+        do tmp[k++] = (char)('0' + v % 10), v /= 10;
+        while (v > 0 && k < 11);
+        while (k > 0) a->fd_slot[i++] = tmp[--k];
+        a->fd_slot[i] = 0;
+    }
+    child_exec("/proc/self/exe", a->argv, a->envp, -1, a->fd_slot != NULL);
     fprintf(stderr, "cannot run /proc/self/exe: %s\n", strerror(errno));
     return 127;
 }
@@ -354,10 +366,14 @@ static int exec_self(void *arg)
  * RUN_FATAL when the command refused its flags (exit status 2): the loop
  * called it wrongly, and every further node would fail the same way. */
 #define RUN_FATAL (-2)
-static int run_self(char **argv, const char *log_path, double timeout_s, char *reason, int len)
+/* The same with the child's progress frames (train --report-fd) handed to
+ * on_data; fd_slot is the argv entry for the pipe's number. */
+static int run_self_reporting(char **argv, char *fd_slot, const char *log_path, double timeout_s,
+                              int (*on_data)(void *, const unsigned char *, size_t, char *, int), void *ctx,
+                              char *reason, int len)
 {
-    exec_args a = {argv, log_path, worker_environment()}; /* built here: after the fork only exec runs */
-    child_opts o = {.timeout_s = timeout_s};
+    exec_args a = {argv, log_path, worker_environment(), fd_slot}; /* built here: after the fork only exec runs */
+    child_opts o = {.timeout_s = timeout_s, .on_data = on_data, .data_ctx = ctx};
     fflush(NULL);
     char why[512];
     int rc = child_run_ex(exec_self, &a, &o, NULL, NULL, why, sizeof why);
@@ -381,6 +397,44 @@ static int run_self(char **argv, const char *log_path, double timeout_s, char *r
         free(log);
     }
     return rc;
+}
+
+static int run_self(char **argv, const char *log_path, double timeout_s, char *reason, int len)
+{
+    return run_self_reporting(argv, NULL, log_path, timeout_s, NULL, NULL, reason, len);
+}
+
+/* A node's training progress, relayed from train: a live line on a
+ * terminal, a line every 30 s otherwise. */
+typedef struct {
+    run_state *R;
+    int tty, drawn;
+    double last_line;
+} train_relay;
+
+static int relay_training(void *ctx, const unsigned char *data, size_t len, char *why, int whylen)
+{
+    train_relay *t = ctx;
+    train_report r;
+    if (len != sizeof r || data[0] != 'T') return CHILD_DATA_OK; /* not ours to judge: train is trusted */
+    memcpy(&r, data, sizeof r);
+    char eta[32], rew[32];
+    train_format_duration(r.eta_s, eta, sizeof eta);
+    if (isnan(r.episode_reward)) snprintf(rew, sizeof rew, "n/a");
+    else snprintf(rew, sizeof rew, "%.3g", r.episode_reward);
+    double pct = r.target > 0 ? 100.0 * (double)r.step / (double)r.target : 0;
+    if (t->tty) {
+        printf("\r\033[K  training: step %lld/%lld (%.0f%%), %.0f steps/s, mean episode reward %s, %s left",
+               (long long)r.step, (long long)r.target, pct, r.steps_per_s, rew, eta);
+        fflush(stdout);
+        t->drawn = 1;
+    } else if (now_seconds() - t->last_line >= 30) {
+        run_say(t->R, "  training: step %lld/%lld (%.0f%%), %.0f steps/s, mean episode reward %s, %s left",
+                (long long)r.step, (long long)r.target, pct, r.steps_per_s, rew, eta);
+        t->last_line = now_seconds();
+    }
+    (void)why, (void)whylen;
+    return CHILD_DATA_OK;
 }
 
 /* ---------------------------------------------------------------- levels */
@@ -710,10 +764,16 @@ static int step_train(run_state *R, int id, const char *ndir, char *reason, int 
     path_join(ckpt, sizeof ckpt, out, "%s", CHECKPOINT_FILE);
     if (file_exists(ckpt)) argv[n++] = "--resume";
     argv[n++] = "--quiet";
+    argv[n++] = "--yes"; /* the run's own cost was said up front */
+    char fd_slot[16] = "";
+    argv[n++] = "--report-fd";
+    argv[n++] = fd_slot;
     argv[n] = NULL;
     double t0 = now_seconds();
     run_say(R, "  training: %s steps, %s envs, preset %s, backend %s", steps, envs, R->c->preset, R->c->backend);
-    int rc = run_self(argv, log, R->c->train_timeout, reason, len);
+    train_relay relay = {R, !R->c->quiet && stdout_is_tty(), 0, now_seconds()};
+    int rc = run_self_reporting(argv, fd_slot, log, R->c->train_timeout, relay_training, &relay, reason, len);
+    if (relay.drawn) printf("\r\033[K"), fflush(stdout);
     if (rc) return rc;
     run_say(R, "  trained in %.1f s", now_seconds() - t0);
     R->tally.trained++;
@@ -753,7 +813,10 @@ static int step_generate_levels(run_state *R, const char *ndir, char *reason, in
         argv[k++] = threads;
     }
     argv[k] = NULL;
+    double t0 = now_seconds();
+    run_say(R, "  generating %d levels (one episode of the trained policy on the evaluation maps)", R->c->n_levels);
     int rc = run_self(argv, log, 3600, reason, len);
+    if (rc == 0) run_say(R, "  generated in %.1f s", now_seconds() - t0);
     if (rc) return rc;
     return run_write_text(done, "ok\n");
 }
@@ -1346,6 +1409,49 @@ static int open_config(run_config *c)
     return 0;
 }
 
+/* The backend (probed in a child: this process forks and must not hold a
+ * CUDA context) and, on the CPU, the projected wall time of the run's
+ * training from a short warm-up; a run of many hours goes on only when
+ * asked.  The line goes into line[] for run.log.  0, or 2 (refused). */
+static int say_cost(run_config *c, char *line, int len)
+{
+    backend_probe_result pr;
+    char err[700];
+    if (backend_probe(c->backend, &pr, err, sizeof err)) {
+        die_msg("run: %s", err);
+        return 2;
+    }
+    if (pr.backend == BACKEND_CUDA) {
+        snprintf(c->backend, sizeof c->backend, "cuda");
+        snprintf(line, (size_t)len, "backend: cuda, GPU %d (%s); the training time shows after each node's first "
+                 "update", pr.gpu, pr.info.name);
+        if (!c->quiet) printf("%s\n", line);
+        return 0;
+    }
+    snprintf(c->backend, sizeof c->backend, "cpu");
+    ppo_config cfg;
+    ppo_config_default(&cfg);
+    cfg.n_envs = c->envs;
+    snprintf(cfg.preset, sizeof cfg.preset, "%s", c->preset);
+    /* a reward of about 10 us a call, as the human rewards take */
+    double sps = train_estimate_sps(&cfg, 10.0);
+    int nodes = run_node_count(c);
+    double seconds = sps > 0 ? (double)nodes * (double)c->steps / sps : -1;
+    char d[64];
+    train_format_duration(seconds, d, sizeof d);
+    snprintf(line, (size_t)len,
+             "backend: cpu; projected: about %s of training for %d node%s of %lld steps (%s preset, %d envs, %.0f "
+             "steps/s in a short warm-up; model calls not counted)",
+             d, nodes, nodes == 1 ? "" : "s", (long long)c->steps, c->preset, c->envs, sps);
+    if (!c->quiet) printf("%s\n", line);
+    if (seconds <= TRAIN_ASK_ABOVE_S || c->yes) return 0;
+    return train_confirm_long_job("run", seconds,
+                                  "fewer --steps, a smaller --preset, --envs or --iterations shorten it, and a GPU "
+                                  "(--backend cuda) is far faster")
+               ? 0
+               : 2;
+}
+
 int run_main(run_config *c)
 {
     run_state R0, *R = &R0;
@@ -1360,7 +1466,10 @@ int run_main(run_config *c)
         die_msg("run: %s", err);
         return 1;
     }
+    char cost[512] = "";
+    if (!c->resume && say_cost(c, cost, sizeof cost)) return 2;
     if (open_config(c)) return 1;
+    if (c->resume && say_cost(c, cost, sizeof cost)) return 2;
     c->llm.usage = &R->usage;
     c->llm.server = &R->server;
     c->llm.progress = !c->quiet;
@@ -1375,6 +1484,7 @@ int run_main(run_config *c)
         return rc;
     }
     int iterations = run_node_count(c);
+    if (R->log && cost[0]) fprintf(R->log, "[%8.1fs] %s\n", now_seconds() - R->t_start, cost);
     run_say(R, "%s run %s: %s", c->resume ? "resuming" : "starting", c->out, R->flow);
     if (!c->offline) say_context(R);
     run_say(R, "author: %s; search %s, %d iteration%s, align %d, breadth %d, ablation %s, feedback %s",

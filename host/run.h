@@ -52,6 +52,7 @@ typedef struct {
     int resume;
     int base_url_given;        /* --base-url given with --resume: it replaces the stored one */
     int quiet;
+    int yes;                   /* go on with a job projected at over 3 hours on the CPU */
 } run_config;
 
 /* The settings' names, as the flags and config.json spell them: the index

@@ -338,6 +338,20 @@ static void fmt_reward(char *buf, size_t n, double r, const char *fmt)
     else snprintf(buf, n, fmt, r);
 }
 
+/* The caller's copy of the progress (run shows it), once a second. */
+static void report(driver *d, double frac, double entropy)
+{
+    static double last;
+    double now = now_seconds();
+    if (!d->s->report || now - last < 1.0) return;
+    last = now;
+    double el = now - d->t0, done = (double)(d->step - d->start_step) + frac * (double)d->update_steps;
+    double sps = el > 0 ? done / el : 0, left = (double)(d->s->steps - d->step) - frac * (double)d->update_steps;
+    train_report r = {'T', {0}, d->step + (int64_t)(frac * d->update_steps), d->s->steps, sps, d->ep_reward, entropy,
+                      sps > 0 ? left / sps : -1};
+    child_send_data(&r, sizeof r);
+}
+
 static void draw(driver *d, double frac)
 {
     double now = now_seconds(), el = now - d->t0;
@@ -458,6 +472,7 @@ static int on_metrics(driver *d, const unsigned char *data, size_t len, char *wh
     if (mm.m.episodes > 0) d->ep_reward = mm.m.episode_reward;
     write_metrics(d->mf, &mm.m);
     print_update(d, &mm.m);
+    report(d, 0, mm.m.entropy);
     set_deadline(d);
     return CHILD_DATA_PROGRESS;
 }
@@ -495,6 +510,7 @@ static int on_message(void *ctx, const unsigned char *data, size_t len, char *wh
         if (m.total != total || m.done <= d->last_done || m.done > total) return CHILD_DATA_OK;
         d->last_done = m.done;
         if (d->tty) draw(d, (double)m.done / m.total);
+        report(d, (double)m.done / m.total, NAN);
         return CHILD_DATA_PROGRESS;
     }
     case TM_METRICS: return on_metrics(d, data, len, why, whylen);
