@@ -169,7 +169,7 @@ static void grid_cells_names_seeds_json(void **state)
     int argc = grid_cell_argv(&d, &c[0], "D/cells/s1-zs-r0", 0, 0, 0, &buf, argv);
     char line[8192] = "";
     for (int i = 1; i < argc; i++) strcat(line, " "), strcat(line, argv[i]);
-    assert_string_equal(line, " run --scenario 1 --pe cot --ablation zs --out D/cells/s1-zs-r0 --steps 1000 "
+    assert_string_equal(line, " run --scenario 1 --pe cot --ablation zs --out D/cells/s1-zs-r0 --yes --steps 1000 "
                               "--threads 2 --seed 7");
     free(c);
     /* grid.json round trip, and a changed definition differs */
@@ -259,19 +259,19 @@ static void grid_axes_cells_and_flags(void **state)
     for (int i = 1; i < argc; i++) strcat(line, " "), strcat(line, argv[i]);
     assert_string_equal(c[12].name, "s2-got-fb-specific-b2-qwen2.5_7b-r0");
     assert_string_equal(line, " run --scenario 2 --pe got --ablation fb --feedback specific --got-best 2 --llm openai "
-                              "--model qwen2.5:7b --base-url http://127.0.0.1:8080/v1 --threads 1 --out D --seed 0");
+                              "--model qwen2.5:7b --base-url http://127.0.0.1:8080/v1 --threads 1 --out D --yes --seed 0");
     line[0] = 0;
     argc = grid_cell_argv(&d, &c[7], "D", 0, 0, 1, &buf, argv);
     for (int i = 1; i < argc; i++) strcat(line, " "), strcat(line, argv[i]);
     char human[PATH_MAX], want[2 * PATH_MAX];
     assert_non_null(realpath("rewards/human", human));
     snprintf(want, sizeof want, " run --scenario 2 --pe cot --ablation full --init-reward %s/scenario2.c --llm openai "
-             "--model gpt-4o --backend cuda --out D --seed 0", human);
+             "--model gpt-4o --backend cuda --out D --yes --seed 0", human);
     assert_string_equal(line, want);
     line[0] = 0;
     argc = grid_cell_argv(&d, &c[7], "D", 1, 0, 1, &buf, argv);
     for (int i = 1; i < argc; i++) strcat(line, " "), strcat(line, argv[i]);
-    assert_string_equal(line, " run --resume --out D");
+    assert_string_equal(line, " run --resume --out D --yes");
     free(c);
     /* grid.json keeps every axis */
     grid_def e;

@@ -183,7 +183,9 @@ static void check_offline_run(int pe)
     assert_non_null(html);
     assert_non_null(strstr(html, "<svg"));
     assert_non_null(strstr(html, "rule-based offline author"));
-    assert_int_equal(count_of(html, "data:image/png;base64,"), 4); /* 3 level pictures, the fitness chart */
+    /* 3 level pictures, the fitness chart, each node's reward and entropy curves */
+    assert_int_equal(count_of(html, "data:image/png;base64,"), 10);
+    assert_int_equal(count_of(html, "alt='entropy over training'"), 3);
     assert_int_equal(count_of(html, "alt='fitness by iteration'"), 1);
     assert_null(strstr(html, "src='http"));
     assert_null(strstr(html, "src=\"http"));
