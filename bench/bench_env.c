@@ -2,11 +2,17 @@
  * step, no reward (the reward's own cost is measured by check-reward). */
 #include "bench.h"
 #include "bench_util.h"
+#include "cpus.h"
 #include "env.h"
 #include "util.h"
 #include <omp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 /* Steps per second for n envs with t threads over about `seconds`. */
 static double env_rate(int n, int threads, double seconds)
@@ -39,12 +45,48 @@ static double env_rate(int n, int threads, double seconds)
     return (double)steps / el;
 }
 
+/* A process that keeps one core busy until it is killed. */
+static pid_t busy_core(void)
+{
+    pid_t p = fork();
+    if (p == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        for (volatile unsigned long x = 0;; x++) continue;
+    }
+    return p;
+}
+
+/* The same step rates with another process busy on one core: one thread,
+ * every allowed CPU (what OpenMP does by default), and the engine's own
+ * choice (host/cpus.h), which must never fall below one thread. */
+static void shared_machine_rows(double seconds)
+{
+    cpu_budget all = cpus_measure(0);
+    if (all.affinity < 2) return;
+    pid_t busy = busy_core();
+    if (busy < 0) return;
+    struct timespec settle = {0, 200000000};
+    nanosleep(&settle, NULL);
+    cpu_budget chosen = cpus_measure(0.2);
+    printf("\nwith another process busy on one core: 1 thread, all %d CPUs, and the engine's choice (%d)\n",
+           all.affinity, chosen.threads);
+    printf("%8s %16s %16s %16s\n", "envs", "1 thread", "all CPUs", "engine's choice");
+    int counts[2] = {64, 1024};
+    for (int i = 0; i < 2; i++) {
+        double r1 = env_rate(counts[i], 1, seconds), ra = env_rate(counts[i], all.affinity, seconds);
+        double rc = chosen.threads == 1 ? r1 : chosen.threads == all.affinity ? ra : env_rate(counts[i], chosen.threads, seconds);
+        printf("%8d %16.0f %16.0f %16.0f\n", counts[i], r1, ra, rc);
+    }
+    kill(busy, SIGKILL);
+    waitpid(busy, NULL, 0);
+}
+
 int bench_env(int argc, char **argv)
 {
     double seconds;
     int rc = bench_seconds_opts(argc, argv, "env", &seconds);
     if (rc >= 0) return rc;
-    int maxt = omp_get_max_threads();
+    int maxt = cpus_measure(0).affinity, engine = omp_get_max_threads();
     int counts[4] = {1, 64, 1024, 4096};
     printf("\nenvironment steps/s (dungeon 16x16, random actions, 31x31 compact observation each step, no reward)\n");
     bench_print_machine(stdout);
@@ -54,6 +96,7 @@ int bench_env(int argc, char **argv)
         double rn = maxt > 1 ? env_rate(counts[i], maxt, seconds) : r1;
         printf("%8d %16.0f %16.0f %7.2fx\n", counts[i], r1, rn, rn / r1);
     }
-    omp_set_num_threads(maxt);
+    shared_machine_rows(seconds);
+    omp_set_num_threads(engine);
     return 0;
 }

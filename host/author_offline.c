@@ -12,6 +12,7 @@
 static const char *const term_names[AT_N_KINDS] = {
     "key_count",  "player_key", "key_door",     "enemy_count",  "enemy_near",  "enemy_none",
     "enemy_away", "gate_count", "door_count",   "player_gate",  "gate_door",   "door_separates",
+    "route_length",
 };
 
 const char *author_term_name(int kind) { return kind >= 0 && kind < AT_N_KINDS ? term_names[kind] : "?"; }
@@ -63,6 +64,11 @@ void author_initial(const target_t *t, author_reward *r)
     add_term(r, AT_KEY_COUNT, TILE_KEY, 1.0f, AF_BINARY, 1);
     add_term(r, AT_PLAYER_KEY, TILE_KEY, 2.0f, AF_BINARY, 0);
     add_term(r, AT_KEY_DOOR, TILE_KEY, 2.0f, AF_BINARY, 0);
+    if (t->kind == TARGET_PATHLENGTH) {
+        /* the length only counts once there is a route: after the connectivity terms */
+        add_term(r, AT_ROUTE_LENGTH, TILE_KEY, 2.0f, AF_BINARY, 0);
+        return;
+    }
     for (int e = 0; e < TARGET_N_ENEMIES; e++) {
         int tile = TILE_BAT + e;
         if (t->enemies[e]) {
@@ -220,6 +226,21 @@ static void emit_encounter_terms(sbuf *b, const author_reward *r)
             else
                 out(b, "        v += %s * (det_%s <= %d.0f ? 1.0f : 0.0f);\n", flit(t->weight, w), n, t->param);
             break;
+        case AT_ROUTE_LENGTH: {
+            char lw[40], tw[40];
+            float L = (float)r->target.length, T = (float)r->target.tolerance;
+            out(b, "        /* route_length (%s): the route Player -> Key -> Door %d steps, give or take %d */\n",
+                t->form == AF_SHAPED ? "shaped" : "binary", r->target.length, r->target.tolerance);
+            out(b, "        if (d_pk > 0 && d_kd > 0) {\n");
+            out(b, "            float off = fmaxf(fabsf((float)(d_pk + d_kd) - %s) - %s, 0.0f);\n", flit(L, lw),
+                flit(T, tw));
+            if (t->form == AF_SHAPED)
+                out(b, "            v += %s * (1.0f - fminf(off / %s, 1.0f));\n", flit(t->weight, w), flit(L, lw));
+            else
+                out(b, "            v += %s * (off == 0.0f ? 1.0f : 0.0f);\n", flit(t->weight, w));
+            out(b, "        }\n");
+            break;
+        }
         case AT_ENEMY_NONE:
             out(b, "        /* enemy_none: no %s on the map */\n", n);
             out(b, "        v += %s * -fminf((float)n_%s, quarter) / 4.0f;\n", flit(t->weight, w), n);
@@ -318,9 +339,14 @@ int author_code(const author_reward *r, char *buf, size_t len)
     out(&b, " * Score S(level) = sum of weighted terms; reward = scale * (S(curr) - S(prev)).\n");
     out(&b, " *\n");
     out(&b, " * offline-author-terms v1\n");
-    out(&b, " * target %s g=%d,%d,%d gate=%s\n", r->target.kind == TARGET_KEYDOOR ? "keydoor" : "encounter",
-        r->target.enemies[0], r->target.enemies[1], r->target.enemies[2],
+    const char *kind = r->target.kind == TARGET_KEYDOOR ? "keydoor"
+                       : r->target.kind == TARGET_PATHLENGTH ? "pathlength"
+                                                              : "encounter";
+    out(&b, " * target %s g=%d,%d,%d gate=%s", kind, r->target.enemies[0], r->target.enemies[1], r->target.enemies[2],
         r->target.kind == TARGET_KEYDOOR ? tname(r->target.gate) : "-");
+    if (r->target.kind == TARGET_PATHLENGTH)
+        out(&b, " length=%d tolerance=%d", r->target.length, r->target.tolerance);
+    out(&b, "\n");
     out(&b, " * scale %.9g revision %d\n", (double)r->scale, r->revision);
     for (int i = 0; i < r->n; i++) {
         const author_term *t = &r->term[i];
@@ -395,6 +421,11 @@ int author_parse(const char *code, author_reward *r, char *err, int errlen)
         t->kind = TARGET_KEYDOOR;
         t->gate = tile_from_name(g);
         t->variant = VARIANT_TREASURE;
+    } else if (!strcmp(kind, "pathlength")) {
+        const char *lp = strstr(line, " length=");
+        t->kind = TARGET_PATHLENGTH;
+        t->variant = VARIANT_DUNGEON;
+        if (!lp || sscanf(lp, " length=%d tolerance=%d", &t->length, &t->tolerance) != 2) goto bad;
     }
     if (target_validate(t, NULL, 0)) goto bad;
     lineno++;
@@ -436,7 +467,7 @@ bad:
 static int sparse_kind(int k)
 {
     return k == AT_PLAYER_KEY || k == AT_KEY_DOOR || k == AT_PLAYER_GATE || k == AT_GATE_DOOR ||
-           k == AT_ENEMY_NEAR || k == AT_ENEMY_AWAY;
+           k == AT_ENEMY_NEAR || k == AT_ENEMY_AWAY || k == AT_ROUTE_LENGTH;
 }
 
 /* Round to 3 significant digits, so scales print and parse exactly. */
@@ -573,6 +604,16 @@ static void diagnose(const author_reward *r, const author_metrics *m, diagnosis 
     snprintf(p, sizeof p, "in %d of %d levels every way to a key passes another key", m->blocked_by_keys, n);
     snprintf(c, sizeof c, "raise the weight of the term that asks for exactly one key (key_count)");
     consider(d, AT_KEY_COUNT, TILE_KEY, m->blocked_by_keys, p, c);
+    if (r->target.kind == TARGET_PATHLENGTH) {
+        int off = m->route_short + m->route_long, L = r->target.length, T = r->target.tolerance;
+        snprintf(p, sizeof p,
+                 "in %d of the %d solvable levels the route Player -> Key -> Door is not %d +- %d steps (%d too "
+                 "short, %d too long)",
+                 off, m->solved, L, T, m->route_short, m->route_long);
+        snprintf(c, sizeof c, "strengthen the term that rewards a route of %d +- %d steps (route_length)", L, T);
+        consider(d, AT_ROUTE_LENGTH, TILE_KEY, off, p, c);
+        return;
+    }
     for (int e = 0; e < TARGET_N_ENEMIES; e++) {
         const char *name = tname(TILE_BAT + e);
         if (r->target.enemies[e]) {
@@ -774,6 +815,14 @@ void author_metrics_compute(const target_t *t, const level_t *levels, int n, aut
             else if (ev.player_treasure < 0) m->treasure_unreached++;
             else if (dist[treasure] >= 0) m->door_not_separating++;
             else m->gate_unreached++; /* not reached: counted with the gate */
+            continue;
+        }
+        if (ev.solutions > 0 && t->kind == TARGET_PATHLENGTH) {
+            m->solved++;
+            if (ev.score < 1.0) {
+                if (ev.route < t->length - t->tolerance) m->route_short++;
+                else m->route_long++;
+            }
             continue;
         }
         if (ev.solutions > 0) {

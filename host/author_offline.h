@@ -33,6 +33,7 @@ enum {
     AT_PLAYER_GATE,    /* key-door: a gate reachable, nearer than the door */
     AT_GATE_DOOR,      /* key-door: a door reachable from that gate */
     AT_DOOR_SEPARATES, /* key-door: the way to the treasure runs through the door */
+    AT_ROUTE_LENGTH,   /* path length: the route Player -> Key -> Door within the tolerance */
     AT_N_KINDS
 };
 /* Forms: binary features, or shaped ones that also reward getting closer
@@ -81,6 +82,8 @@ typedef struct {
     /* key-door: why a level is not playable (first reason that applies) */
     int no_gate, no_door, gate_unreached, gate_no_door, treasure_unreached, door_not_separating;
     int missing;           /* PLAYER, DOOR (encounter) or TREASURE missing */
+    /* path length: solvable levels whose route is too short or too long */
+    int route_short, route_long;
 } author_metrics;
 
 const char *author_term_name(int kind);

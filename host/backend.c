@@ -1,6 +1,7 @@
 /* Backend selection: probe the CUDA driver for a device, load the CUDA
  * backend library at run time, fall back to the CPU for "auto". */
 #include "backend.h"
+#include "child.h"
 #include "cuda_libs.h"
 #include <dlfcn.h>
 #include <limits.h>
@@ -186,4 +187,41 @@ int backend_select(const char *name, char *err, int errlen)
 int backend_gpu(void)
 {
     return selected_gpu;
+}
+
+static int probe_child(void *arg)
+{
+    char err[600];
+    backend_probe_result r;
+    memset(&r, 0, sizeof r);
+    r.backend = backend_select((const char *)arg, err, sizeof err);
+    if (r.backend < 0) {
+        child_fail(err);
+        return 1;
+    }
+    if (r.backend == BACKEND_CUDA) {
+        r.gpu = backend_gpu();
+        if (backend_cuda()->device_info(r.gpu, &r.info)) {
+            snprintf(err, sizeof err, "GPU %d: %s", r.gpu, backend_cuda()->last_error());
+            child_fail(err);
+            return 1;
+        }
+    }
+    child_send(&r, sizeof r);
+    return 0;
+}
+
+int backend_probe(const char *name, backend_probe_result *r, char *err, int errlen)
+{
+    memset(r, 0, sizeof *r);
+    if (!strcmp(name, "cpu")) return 0;
+    void *blob = NULL;
+    size_t blob_len = 0;
+    child_opts po = {.timeout_s = 120.0};
+    int rc = child_run_ex(probe_child, (void *)name, &po, &blob, &blob_len, err, errlen);
+    if (rc == 0 && blob && blob_len == sizeof *r) memcpy(r, blob, sizeof *r);
+    else if (rc == 0) rc = -1, snprintf(err, (size_t)errlen, "the device probe returned no result");
+    free(blob);
+    r->info.name[sizeof r->info.name - 1] = 0;
+    return rc;
 }

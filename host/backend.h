@@ -34,6 +34,7 @@ enum { BACKEND_CPU = 0, BACKEND_CUDA = 1 };
 int backend_select(const char *name, char *err, int errlen);
 /* The GPU index backend_select chose (PCGRLLM_GPU, else 0). */
 int backend_gpu(void);
+
 const char *backend_name(int backend);
 
 /* Number of CUDA devices the driver reports, 0 when there is no driver or no
@@ -241,4 +242,14 @@ typedef const pcg_cuda_api *(*pcg_cuda_entry_fn)(void);
 #ifdef __cplusplus
 }
 #endif
+/* backend_select in a short child process, so that the caller never
+ * initialises CUDA (a process that forks must not): the backend, the GPU
+ * and its description.  0, or -1 with one line in err. */
+typedef struct {
+    int backend;
+    int gpu;
+    pcg_cuda_device_info info;
+} backend_probe_result;
+int backend_probe(const char *name, backend_probe_result *r, char *err, int errlen);
+
 #endif

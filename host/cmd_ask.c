@@ -12,11 +12,14 @@ static void ask_usage(FILE *f)
     fprintf(f,
             "usage: pcgrllm ask [options] TEXT     (TEXT '-' reads the prompt from stdin)\n\n"
             "Send one chat request to an OpenAI-compatible server and print the reply.\n"
-            "A summary line (model, finish reason, tokens, attempts, seconds) goes to stderr.\n\n"
+            "A summary line (model, finish reason, tokens, attempts, seconds) goes to stderr,\n"
+            "also when the call fails; a reply cut short (a loop, the time budget) is still\n"
+            "printed, after which the exit status is 1.\n\n"
             "  --llm openai            the only provider this command talks to (the default)\n"
             "  --system TEXT           a system message before the prompt\n"
             "  --image FILE.png        attach a PNG (vision models)\n"
-            "  --extract code|json     print only the code block / JSON object of the reply\n"
+            "  --extract code|json     print only the code block / JSON object of the reply; the\n"
+            "                          call then stops as soon as that block is complete\n"
             "%s\n"
             "Exit status: 0 reply printed, 1 the request or the extraction failed, 2 bad usage.\n",
             llm_flags_help());
@@ -40,6 +43,28 @@ static char *read_stdin(void)
     }
     b[len] = 0;
     return b;
+}
+
+static void print_text(const char *out)
+{
+    size_t ol = strlen(out);
+    fwrite(out, 1, ol, stdout);
+    if (ol && out[ol - 1] != '\n') fputc('\n', stdout);
+    fflush(stdout);
+}
+
+/* One line on stderr, whether the call succeeded or not. */
+static void ask_summary(const llm_config *cfg, const llm_reply *r)
+{
+    static const char *const cut[] = {"", ", cut: a loop", ", cut: out of time", ", cut: token limit"};
+    fprintf(stderr,
+            "pcgrllm: ask: model %s, finish %s%s%s, tokens %ld prompt + %ld completion%s = %ld, %d request%s, "
+            "%.1f s\n",
+            r->model[0] ? r->model : cfg->model, r->finish_reason[0] ? r->finish_reason : "-",
+            r->early_stop ? " (stopped early: answer complete)" : "", cut[r->cut], r->usage.prompt_tokens,
+            r->usage.completion_tokens, r->tokens_counted ? " (counted)" : "",
+            r->usage.total_tokens ? r->usage.total_tokens : r->usage.prompt_tokens + r->usage.completion_tokens,
+            r->attempts, r->attempts == 1 ? "" : "s", r->seconds);
 }
 
 int cmd_ask(int argc, char **argv)
@@ -127,17 +152,23 @@ int cmd_ask(int argc, char **argv)
     int n = 0;
     if (system) msgs[n++] = (llm_message){"system", system, NULL, 0};
     msgs[n++] = (llm_message){"user", text, image, image ? (size_t)image_len : 0};
+    llm_task task = {LLM_TEXT, 0, NULL, "ask"};
+    if (extract) task.kind = !strcmp(extract, "code") ? LLM_CODE : LLM_JSON;
+    cfg.progress = 1;
+    llm_server server = {0};
+    server.context = llm_probe_context(&cfg, server.context_from, sizeof server.context_from);
+    cfg.server = &server;
     llm_reply r;
-    int rc = llm_chat(&cfg, msgs, n, &r, err, sizeof err);
+    int rc = llm_chat_task(&cfg, &task, msgs, n, &r, err, sizeof err);
     free(image);
     free(owned);
+    ask_summary(&cfg, &r);
     if (rc != 0) {
+        if (r.content && !extract) print_text(r.content); /* what the model wrote before the cut */
         die_msg("%s", err);
+        llm_reply_free(&r);
         return 1;
     }
-    fprintf(stderr, "pcgrllm: ask: model %s, finish %s, tokens %ld prompt + %ld completion = %ld, %d request%s, %.1f s\n",
-            r.model[0] ? r.model : cfg.model, r.finish_reason[0] ? r.finish_reason : "?", r.usage.prompt_tokens,
-            r.usage.completion_tokens, r.usage.total_tokens, r.attempts, r.attempts == 1 ? "" : "s", r.seconds);
     const char *out = r.content;
     char *ex = NULL;
     if (extract) {
@@ -150,10 +181,7 @@ int cmd_ask(int argc, char **argv)
         }
         out = ex;
     }
-    size_t ol = strlen(out);
-    fwrite(out, 1, ol, stdout);
-    if (ol && out[ol - 1] != '\n') fputc('\n', stdout);
-    fflush(stdout);
+    print_text(out);
     free(ex);
     llm_reply_free(&r);
     return 0;

@@ -4,7 +4,6 @@
 #include "levelio.h"
 #include "story.h"
 #include "util.h"
-#include <dirent.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <sys/stat.h>
@@ -13,71 +12,6 @@
 #include <string.h>
 
 static const char *const enemy_names[EVAL_N_ENEMIES] = {"BAT", "SCORPION", "SPIDER"};
-
-static int by_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The level files of the arguments: a file as given, a directory as its
- * *.txt files in name order (what `pcgrllm generate` writes).  NULL with a
- * line in err when a directory cannot be read or holds no level file. */
-static char **level_files(char **args, int n_args, int *n_out, char *err, int errlen)
-{
-    int n = 0, cap = 64;
-    char **files = malloc(sizeof(char *) * (size_t)cap);
-    if (!files) goto oom;
-    for (int i = 0; i < n_args; i++) {
-        struct stat st;
-        int first = n;
-        if (stat(args[i], &st) != 0 || !S_ISDIR(st.st_mode)) {
-            if (n == cap) {
-                char **more = realloc(files, sizeof(char *) * (size_t)(cap *= 2));
-                if (!more) goto oom;
-                files = more;
-            }
-            if (!(files[n++] = strdup(args[i]))) goto oom;
-            continue;
-        }
-        DIR *d = opendir(args[i]);
-        if (!d) {
-            snprintf(err, (size_t)errlen, "eval: cannot read directory %s", args[i]);
-            goto fail;
-        }
-        for (struct dirent *e; (e = readdir(d));) {
-            size_t len = strlen(e->d_name);
-            if (len < 5 || e->d_name[0] == '.' || strcmp(e->d_name + len - 4, ".txt")) continue;
-            if (n == cap) {
-                char **more = realloc(files, sizeof(char *) * (size_t)(cap *= 2));
-                if (!more) {
-                    closedir(d);
-                    goto oom;
-                }
-                files = more;
-            }
-            size_t sz = strlen(args[i]) + len + 2;
-            if (!(files[n] = malloc(sz))) {
-                closedir(d);
-                goto oom;
-            }
-            snprintf(files[n++], sz, "%s/%s", args[i], e->d_name);
-        }
-        closedir(d);
-        if (n == first) {
-            snprintf(err, (size_t)errlen, "eval: directory %s holds no level files (*.txt)", args[i]);
-            goto fail;
-        }
-        qsort(files + first, (size_t)(n - first), sizeof(char *), by_name);
-    }
-    *n_out = n;
-    return files;
-oom:
-    snprintf(err, (size_t)errlen, "eval: out of memory");
-fail:
-    for (int i = 0; i < n; i++) free(files[i]);
-    free(files);
-    return NULL;
-}
 
 static void eval_usage(FILE *f)
 {
@@ -88,7 +22,8 @@ static void eval_usage(FILE *f)
                "  *.txt files in name order (e.g. the output of pcgrllm generate).\n"
                "  --scenario N  the scenario (see below)\n"
                "  --target JSON any other target, e.g. '{\"kind\":\"encounter\",\"enemies\":[\"BAT\",\"SPIDER\"]}'\n"
-               "                or '{\"kind\":\"keydoor\",\"gate\":\"KEY\"}' (scenario 0 in the output)\n"
+               "                or '{\"kind\":\"keydoor\",\"gate\":\"KEY\"}'\n"
+               "                or '{\"kind\":\"pathlength\",\"length\":30,\"tolerance\":3}' (scenario 0 in the output)\n"
                "  --json        one JSON document instead of a table\n"
                "scenarios:\n");
     for (int i = 1; i <= eval_n_scenarios(); i++) {
@@ -113,10 +48,13 @@ static json_t *level_json(const eval_scenario_t *s, const char *file, const leve
     json_object_set_new(o, "missing", m->missing ? json_string(tile_name(m->missing)) : json_null());
     json_object_set_new(o, "height", json_integer(l->h));
     json_object_set_new(o, "width", json_integer(l->w));
-    if (s->kind == EVAL_ENCOUNTER) {
-        json_t *met = json_object();
-        for (int e = 0; e < EVAL_N_ENEMIES; e++) json_object_set_new(met, enemy_names[e], json_boolean(m->met[e]));
-        json_object_set_new(o, "met", met);
+    if (s->kind == EVAL_ENCOUNTER || s->kind == EVAL_PATHLENGTH) {
+        if (s->kind == EVAL_ENCOUNTER) {
+            json_t *met = json_object();
+            for (int e = 0; e < EVAL_N_ENEMIES; e++)
+                json_object_set_new(met, enemy_names[e], json_boolean(m->met[e]));
+            json_object_set_new(o, "met", met);
+        }
         json_object_set_new(o, "player_door", opt_int(m->player_door));
         json_object_set_new(o, "route", opt_int(m->route));
     } else {
@@ -130,6 +68,8 @@ static json_t *level_json(const eval_scenario_t *s, const char *file, const leve
     json_object_set_new(o, "counts", counts);
     json_object_set_new(o, "entropy", json_real(m->entropy));
     json_object_set_new(o, "wall_share", json_real(m->wall_share));
+    json_object_set_new(o, "objectives_reachable", json_boolean(m->objectives_reachable));
+    json_object_set_new(o, "aspao", m->objectives_reachable ? json_real(m->objective_path) : json_null());
     return o;
 }
 
@@ -151,12 +91,20 @@ static int print_json(const eval_scenario_t *s, char **files, const level_t *lv,
                         sum->n_playable ? json_real(sum->playable_wall_share) : json_null());
     json_object_set_new(doc, "mean_solutions", json_real(sum->mean_solutions));
     json_object_set_new(doc, "mean_entropy", json_real(sum->mean_entropy));
+    json_object_set_new(doc, "n_valid", json_integer(sum->n_valid));
+    json_object_set_new(doc, "aspao", sum->n_valid ? json_real(sum->aspao) : json_null());
+    json_object_set_new(doc, "utr", json_real(sum->utr));
+    json_object_set_new(doc, "vutr", json_real(sum->vutr));
     json_t *target = json_object();
     if (s->kind == EVAL_ENCOUNTER) {
         json_object_set_new(target, "kind", json_string("encounter"));
         json_t *g = json_array();
         for (int e = 0; e < EVAL_N_ENEMIES; e++) json_array_append_new(g, json_integer(s->enemies[e]));
         json_object_set_new(target, "enemies", g);
+    } else if (s->kind == EVAL_PATHLENGTH) {
+        json_object_set_new(target, "kind", json_string("pathlength"));
+        json_object_set_new(target, "length", json_integer(s->length));
+        json_object_set_new(target, "tolerance", json_integer(s->tolerance));
     } else {
         json_object_set_new(target, "kind", json_string("key-door"));
         json_object_set_new(target, "gate", json_string(tile_name(s->gate)));
@@ -185,10 +133,14 @@ static void print_table(const eval_scenario_t *s, char **files, const eval_level
     else printf("custom target (scenario 0): %s\n", s->flow);
     if (s->kind == EVAL_ENCOUNTER)
         printf("  target: BAT %d, SCORPION %d, SPIDER %d\n\n%-*s  score  sol  play  met b s x  p->door  route  walls  "
-               "entropy\n",
+               "entropy  aspao\n",
                s->enemies[0], s->enemies[1], s->enemies[2], fw, "file");
+    else if (s->kind == EVAL_PATHLENGTH)
+        printf("  target: route Player -> Key -> Door %d steps, give or take %d\n\n%-*s  score  sol  play  p->door  "
+               "route  walls  entropy\n",
+               s->length, s->tolerance, fw, "file");
     else
-        printf("  target: gate %s\n\n%-*s  score  sol  play  p->gate  gate->door  p->treasure  walls  entropy\n",
+        printf("  target: gate %s\n\n%-*s  score  sol  play  p->gate  gate->door  p->treasure  walls  entropy  aspao\n",
                tile_name(s->gate), fw, "file");
     for (int i = 0; i < sum->n; i++) {
         const eval_level_t *m = &per[i];
@@ -200,6 +152,10 @@ static void print_table(const eval_scenario_t *s, char **files, const eval_level
             fmt_dist(a, sizeof a, m->player_door);
             fmt_dist(b, sizeof b, m->route);
             printf("        %d %d %d  %7s  %5s", m->met[0], m->met[1], m->met[2], a, b);
+        } else if (s->kind == EVAL_PATHLENGTH) {
+            fmt_dist(a, sizeof a, m->player_door);
+            fmt_dist(b, sizeof b, m->route);
+            printf("  %7s  %5s", a, b);
         } else {
             fmt_dist(a, sizeof a, m->player_gate);
             fmt_dist(b, sizeof b, m->gate_door);
@@ -207,6 +163,8 @@ static void print_table(const eval_scenario_t *s, char **files, const eval_level
             printf("  %7s  %10s  %11s", a, b, c);
         }
         printf("  %5.3f  %7.3f", m->wall_share, m->entropy);
+        if (m->objectives_reachable) printf("  %5.2f", m->objective_path);
+        else printf("  %5s", "-");
         if (m->missing) printf("  (no %s)", tile_name(m->missing));
         putchar('\n');
     }
@@ -215,6 +173,11 @@ static void print_table(const eval_scenario_t *s, char **files, const eval_level
     if (sum->n_playable) printf(", wall share on playable levels %.3f", sum->playable_wall_share);
     printf("\ndiversity %.2f cells (%.3f of the cells) mean pairwise Hamming distance\n", sum->diversity,
            sum->diversity_share);
+    printf("Word2Minecraft: ");
+    if (sum->n_valid) printf("ASPAO %.2f steps", sum->aspao);
+    else printf("ASPAO -");
+    printf(" over %d valid level%s (every objective reachable), UTR %.3f, VUTR %.3f\n", sum->n_valid,
+           sum->n_valid == 1 ? "" : "s", sum->utr, sum->vutr);
 }
 
 int cmd_eval(int argc, char **argv)
@@ -257,8 +220,8 @@ int cmd_eval(int argc, char **argv)
         target_to_scenario(&t, "", &custom);
     }
     char err[1024];
-    char **files = level_files(argv + optind, n, &n, err, sizeof err);
-    if (!files) return die_msg("%s", err), 1;
+    char **files = level_paths(argv + optind, n, &n, err, sizeof err);
+    if (!files) return die_msg("eval: %s", err), 1;
     if (n < 1 || n > 10000000) { /* cannot happen: at least one argument, and memory bounds the rest */
         for (int k = 0; k < n; k++) free(files[k]);
         free(files);

@@ -10,11 +10,14 @@
 #include "checkpoint.h"
 #include "child.h"
 #include "commands.h"
+#include "cpus.h"
 #include "ppo.h"
 #include "reward_jit.h"
+#include "train_estimate.h"
 #include "train_worker.h"
 #include "util.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -38,13 +41,14 @@ static void train_usage(FILE *f)
             "  --out DIR           run directory\n"
             "  --resume            continue the run in DIR up to --steps (settings from the checkpoint;\n"
             "                      other settings given with it are ignored)\n"
-            "  --backend B         cpu (default), cuda (the device trainer on a GPU; PCGRLLM_GPU=k picks GPU k)\n"
-            "                      or auto (cuda when a GPU is usable, else cpu).  A checkpoint resumes on\n"
+            "  --backend B         auto (default: cuda when a GPU is usable, else cpu), cpu, or cuda (the\n"
+            "                      device trainer; PCGRLLM_GPU=k picks GPU k).  A checkpoint resumes on\n"
             "                      either backend.\n"
             "  --matmul M          cuda: fp32 (default), tf32 or bf16 tensor-core matmuls\n"
             "  --save-every SEC    seconds between checkpoints (default: every update on cpu, 30 on cuda;\n"
             "                      the last update is always saved)\n"
             "  --watchdog SEC      end the training if it shows no progress for SEC seconds (default 600)\n"
+            "  --yes               go on with a job projected at over 3 hours on the CPU without asking\n"
             "  --quiet             only the final line and errors\n"
             "  --envs E            parallel environments (default 600)\n"
             "  --preset P          network: paper (SPEC 4, default), small (16/16 filters) or tiny (3x3\n"
@@ -82,51 +86,6 @@ static void on_sigint(int sig)
 
 /* Resolves --backend in a child process, so that this process never
  * initialises CUDA (the training child is forked from it). */
-typedef struct {
-    int backend;
-    int gpu;
-    pcg_cuda_device_info info;
-} probe_result;
-
-static int probe_child(void *arg)
-{
-    char err[600];
-    probe_result r;
-    memset(&r, 0, sizeof r);
-    r.backend = backend_select((const char *)arg, err, sizeof err);
-    if (r.backend < 0) {
-        child_fail(err);
-        return 1;
-    }
-    if (r.backend == BACKEND_CUDA) {
-        r.gpu = backend_gpu();
-        if (backend_cuda()->device_info(r.gpu, &r.info)) {
-            snprintf(err, sizeof err, "GPU %d: %s", r.gpu, backend_cuda()->last_error());
-            child_fail(err);
-            return 1;
-        }
-    }
-    child_send(&r, sizeof r);
-    return 0;
-}
-
-/* --backend resolved in a child, so that this process never initialises
- * CUDA.  0, or -1 with err. */
-static int probe_backend(const char *backend, probe_result *r, char *err, int errlen)
-{
-    memset(r, 0, sizeof *r);
-    if (!strcmp(backend, "cpu")) return 0;
-    void *blob = NULL;
-    size_t blob_len = 0;
-    child_opts po = {.timeout_s = 120.0};
-    int rc = child_run_ex(probe_child, (void *)backend, &po, &blob, &blob_len, err, errlen);
-    if (rc == 0 && blob && blob_len == sizeof *r) memcpy(r, blob, sizeof *r);
-    else if (rc == 0) rc = -1, snprintf(err, (size_t)errlen, "the device probe returned no result");
-    free(blob);
-    r->info.name[sizeof r->info.name - 1] = 0;
-    return rc;
-}
-
 static int write_train_json(const train_job *j, const char *reward_path)
 {
     char buf[2048], path[4096];
@@ -146,11 +105,31 @@ static int write_train_json(const train_job *j, const char *reward_path)
     return write_file_atomic(path, buf, (size_t)n);
 }
 
+/* The projected wall time of the CPU job, said up front (from a short
+ * warm-up); a job of many hours goes on only when asked.  0 to go on. */
+static int project_cpu_cost(const train_job *j, int64_t start_step, double reward_us, int yes)
+{
+    double sps = train_estimate_sps(&j->cfg, reward_us);
+    if (sps <= 0) return 0;
+    double seconds = (double)(j->steps - start_step) / sps;
+    char d[64];
+    train_format_duration(seconds, d, sizeof d);
+    if (!j->quiet)
+        printf("projected: about %s for %lld steps on the CPU (%.0f steps/s in a short warm-up)\n", d,
+               (long long)(j->steps - start_step), sps);
+    if (seconds <= TRAIN_ASK_ABOVE_S || yes) return 0;
+    return train_confirm_long_job("train", seconds,
+                                  "fewer --steps, --preset small or --envs 64 shorten it, and a GPU (--backend "
+                                  "cuda) is far faster")
+               ? 0
+               : -1;
+}
+
 int cmd_train(int argc, char **argv)
 {
     enum {
         O_LR = 256, O_ROLLOUT, O_EPOCHS, O_MB, O_GAMMA, O_LAMBDA, O_CLIP, O_ENT, O_VF, O_GN, O_EPS, O_CHUNK, O_MATH,
-        O_SAVE, O_WATCHDOG
+        O_SAVE, O_WATCHDOG, O_YES, O_REPORT
     };
     static const struct option opts[] = {
         {"reward", required_argument, 0, 'r'},     {"scenario", required_argument, 0, 'S'},
@@ -167,14 +146,18 @@ int cmd_train(int argc, char **argv)
         {"vf-coef", required_argument, 0, O_VF},   {"max-grad-norm", required_argument, 0, O_GN},
         {"adam-eps", required_argument, 0, O_EPS}, {"chunk", required_argument, 0, O_CHUNK},
         {"matmul", required_argument, 0, O_MATH},  {"save-every", required_argument, 0, O_SAVE},
-        {"watchdog", required_argument, 0, O_WATCHDOG},
+        {"watchdog", required_argument, 0, O_WATCHDOG}, {"yes", no_argument, 0, O_YES},
+        {"report-fd", required_argument, 0, O_REPORT},
         {0, 0, 0, 0}};
     train_job j;
     memset(&j, 0, sizeof j);
     ppo_config_default(&j.cfg);
-    j.backend = "cpu";
+    j.backend = "auto";
     j.save_every = -1;
     double watchdog = 600;
+    int yes = 0;          /* a job of many hours on the CPU goes on without asking */
+    int report_fd = 0;    /* progress frames for run on an inherited pipe */
+    int64_t start_step = 0;
     const char *reward_path = NULL;
     long v;
     double d;
@@ -182,7 +165,7 @@ int cmd_train(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         if (c != 'n' && c != 'o' && c != 'R' && c != 'h' && c != 't' && c != 'r' && c != 'q' && c != 'b' &&
-            c != O_MATH && c != O_SAVE && c != O_WATCHDOG)
+            c != O_MATH && c != O_SAVE && c != O_WATCHDOG && c != O_YES && c != O_REPORT)
             settings++;
         switch (c) {
         case 'r': reward_path = optarg; break;
@@ -213,6 +196,13 @@ int cmd_train(int argc, char **argv)
                 return die_msg("train: --watchdog must be a number of seconds (at least 1)"), 2;
             break;
         case 'q': j.quiet = 1; break;
+        case O_YES: yes = 1; break;
+        case O_REPORT: /* run's pipe: progress frames for it to show (not in --help: run's own plumbing) */
+            if (parse_int(optarg, 3, 1 << 20, &v) || fcntl((int)v, F_GETFD) < 0)
+                return die_msg("train: --report-fd wants an open descriptor"), 2;
+            child_attach((int)v);
+            report_fd = 1;
+            break;
         case 'n':
             if (parse_int(optarg, 1, (long)4e12, &v)) return die_msg("train: --steps must be a positive integer"), 2;
             j.steps = v;
@@ -294,6 +284,7 @@ int cmd_train(int argc, char **argv)
             }
         }
         if (!j.steps) j.steps = step; /* nothing more unless asked */
+        start_step = step;
         if (j.steps <= step) {
             printf("the checkpoint already has %lld steps (asked for %lld); nothing to do\n", (long long)step,
                    (long long)j.steps);
@@ -310,8 +301,8 @@ int cmd_train(int argc, char **argv)
     }
     /* the backend next (a missing GPU is reported before anything else runs) */
     char err2[700];
-    probe_result pr;
-    if (probe_backend(j.backend, &pr, err2, sizeof err2)) {
+    backend_probe_result pr;
+    if (backend_probe(j.backend, &pr, err2, sizeof err2)) {
         free(src);
         return die_msg("train: %s", err2), 1;
     }
@@ -335,6 +326,10 @@ int cmd_train(int argc, char **argv)
     if (reward_validate(src, j.cfg.variant, 64, j.cfg.seed, 60.0, &st, err, sizeof err)) {
         free(src);
         return die_msg("train: reward refused: %s", err), 1;
+    }
+    if (!j.use_cuda && project_cpu_cost(&j, start_step, st.us_per_call, yes)) {
+        free(src);
+        return 1;
     }
     /* on a GPU: the reward kernel for this architecture, sized for these levels */
     char *cubin = NULL;
@@ -365,7 +360,14 @@ int cmd_train(int argc, char **argv)
         }
     }
     train_settings ts = {j.cfg, j.steps, j.resume, j.threads, j.use_cuda, j.math, pr.gpu, j.quiet, j.save_every,
-                         watchdog};
+                         watchdog, report_fd};
+    if (!j.quiet && !j.use_cuda) {
+        cpu_budget cb = cpus_current();
+        if (j.threads > 0) cb.threads = j.threads;
+        char line[160];
+        cpus_describe(&cb, line, sizeof line);
+        printf("cpu: %s%s\n", line, j.threads > 0 ? ", as --threads asks" : "");
+    }
     struct sigaction sa, old_int, old_term;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_sigint;

@@ -10,15 +10,15 @@ static const eval_scenario_t scenarios[] = {
     {1,
      "The 'Player' needs to obtain the Key and escape through the 'Door'. To pick up the key, the player must "
      "encounter one of monsters: BAT.",
-     "Player -> Bat -> Key -> Door", VARIANT_DUNGEON, EVAL_ENCOUNTER, {1, 0, 0}, 0},
+     "Player -> Bat -> Key -> Door", VARIANT_DUNGEON, EVAL_ENCOUNTER, {1, 0, 0}, 0, 0, 0},
     {2,
      "The 'Player' needs to obtain the Key and escape through the 'Door'. To pick up the key, the player must "
      "encounter both of monsters: BAT, SCORPION.",
-     "Player -> Bat & Scorpion -> Key -> Door", VARIANT_DUNGEON, EVAL_ENCOUNTER, {1, 1, 0}, 0},
+     "Player -> Bat & Scorpion -> Key -> Door", VARIANT_DUNGEON, EVAL_ENCOUNTER, {1, 1, 0}, 0, 0, 0},
     {3, "The player must pick up the KEY to unlock the door and discover the treasure inside.",
-     "Player -> Key -> Door -> Treasure", VARIANT_TREASURE, EVAL_KEYDOOR, {0, 0, 0}, TILE_KEY},
+     "Player -> Key -> Door -> Treasure", VARIANT_TREASURE, EVAL_KEYDOOR, {0, 0, 0}, TILE_KEY, 0, 0},
     {4, "The BAT holds the key, and only by defeating it can the player open the door and reach the treasure.",
-     "Player -> Bat -> Door -> Treasure", VARIANT_TREASURE, EVAL_KEYDOOR, {0, 0, 0}, TILE_BAT},
+     "Player -> Bat -> Door -> Treasure", VARIANT_TREASURE, EVAL_KEYDOOR, {0, 0, 0}, TILE_BAT, 0, 0},
 };
 
 int eval_n_scenarios(void)
@@ -52,7 +52,10 @@ static void enemy_windows(const level_t *l, unsigned char *near)
     }
 }
 
-/* Scenarios 1-2 (SPEC §5 steps 1-4).
+/* The searches of scenarios 1-2 (SPEC §5 steps 1-4), shared by the score
+ * and by eval_routes so that both follow the same routes; path-length
+ * targets score the length of the same shortest solution route instead of
+ * the enemies.
  *
  * Two shortcuts keep this at a few searches per level, both exact:
  * - d2 comes from one BFS from the door (distances are symmetric).
@@ -62,124 +65,245 @@ static void enemy_windows(const level_t *l, unsigned char *near)
  *   path to a cell nearer than k), so d1' = 1 + the least distance of k's
  *   neighbours, and rebuilding the path from k reads only those cells.
  * tests/test_eval.c checks both against the one-search-per-key reading. */
+typedef struct {
+    const level_t *l;
+    int player, door;
+    short dist_p[PCG_MAX_CELLS]; /* from the player, walls blocking */
+    short dist_d[PCG_MAX_CELLS]; /* from the door, walls blocking */
+    short dist_b[PCG_MAX_CELLS]; /* from the player, walls and keys blocking */
+    int keys_searched;           /* dist_b is filled */
+} encounter_search;
+
+/* The player's search.  0, or the missing tile (PLAYER or DOOR). */
+static int encounter_begin(encounter_search *e, const level_t *l, short *queue)
+{
+    e->l = l;
+    e->keys_searched = 0;
+    e->player = lv_first(l, TILE_PLAYER);
+    e->door = lv_first(l, TILE_DOOR);
+    if (e->player < 0) return TILE_PLAYER;
+    if (e->door < 0) return TILE_DOOR;
+    lv_bfs(l, e->player, PCG_BLOCK_DEFAULT, -1, e->dist_p, queue);
+    if (e->dist_p[e->door] >= 0) lv_bfs(l, e->door, PCG_BLOCK_DEFAULT, -1, e->dist_d, queue);
+    return 0;
+}
+
+/* d1 when KEY cell k gives a solution (d1 > 0, d2 > 0, d1' == d1), else -1.
+ * Call only when the player reaches the door: d1 > 0 and d2 > 0 put player,
+ * key and door in one region, so without that path no key gives one. */
+static int encounter_solution(encounter_search *e, int k, short *queue)
+{
+    const level_t *l = e->l;
+    const int h = l->h, w = l->w;
+    int d1 = e->dist_p[k], d2 = e->dist_d[k];
+    if (d1 <= 0 || d2 <= 0) return -1;
+    if (!e->keys_searched) {
+        lv_bfs(l, e->player, PCG_BLOCK_DEFAULT | (1u << TILE_KEY), -1, e->dist_b, queue);
+        e->keys_searched = 1;
+    }
+    /* d1': every other KEY blocks, k is entered from its nearest neighbour */
+    int r = k / w, c = k % w, best = -1;
+    for (int q = 0; q < 4; q++) {
+        int nr = r + PCG_DR(q), nc = c + PCG_DC(q);
+        if (nr < 0 || nc < 0 || nr >= h || nc >= w) continue;
+        int d = e->dist_b[nr * w + nc];
+        if (d >= 0 && (best < 0 || d < best)) best = d;
+    }
+    return best >= 0 && best + 1 == d1 ? d1 : -1;
+}
+
+/* The key-avoiding route player -> solution key k, rebuilt from k. */
+static int encounter_leg_to_key(encounter_search *e, int k, short *path)
+{
+    e->dist_b[k] = e->dist_p[k];
+    int n = lv_path(e->l, e->dist_b, k, path);
+    e->dist_b[k] = -1;
+    return n;
+}
+
+/* k -> door with only walls blocking, rebuilt from the door. */
+static int encounter_leg_to_door(encounter_search *e, int k, short *path, short *dist, short *queue)
+{
+    lv_bfs(e->l, k, PCG_BLOCK_DEFAULT, -1, dist, queue);
+    return lv_path(e->l, dist, e->door, path);
+}
+
+static void objective_paths(const eval_scenario_t *s, const level_t *l, const short *dist_p, eval_level_t *m);
+
 static void eval_encounter(const eval_scenario_t *s, const level_t *l, eval_level_t *m)
 {
-    short dist_p[PCG_MAX_CELLS], dist_d[PCG_MAX_CELLS], dist_b[PCG_MAX_CELLS], dist[PCG_MAX_CELLS];
-    short queue[PCG_MAX_CELLS], path[PCG_MAX_CELLS];
+    encounter_search e;
+    short dist[PCG_MAX_CELLS], queue[PCG_MAX_CELLS], path[PCG_MAX_CELLS];
     unsigned char near[PCG_MAX_CELLS];
-    const int h = l->h, w = l->w, cells = h * w;
+    const int cells = l->h * l->w;
     const unsigned all_met = (1u << EVAL_N_ENEMIES) - 1;
 
-    int player = lv_first(l, TILE_PLAYER), door = lv_first(l, TILE_DOOR);
-    if (player < 0) {
-        m->missing = TILE_PLAYER;
-        return;
-    }
-    if (door < 0) {
-        m->missing = TILE_DOOR;
-        return;
-    }
-    lv_bfs(l, player, PCG_BLOCK_DEFAULT, -1, dist_p, queue);
-    m->player_door = dist_p[door];
+    if ((m->missing = encounter_begin(&e, l, queue))) return;
+    objective_paths(s, l, e.dist_p, m);
+    m->player_door = e.dist_p[e.door];
     m->playable = m->player_door > 0;
-    /* d1 > 0 and d2 > 0 put player, key and door in one region: without a
-     * player-door path no key can give a solution. */
     if (m->player_door < 0) return;
-    lv_bfs(l, door, PCG_BLOCK_DEFAULT, -1, dist_d, queue);
-    int searched = 0;
+    int windows = 0;
     unsigned met = 0;
     for (int k = 0; k < cells; k++) {
         if (l->t[k] != TILE_KEY) continue;
-        int d1 = dist_p[k], d2 = dist_d[k];
-        if (d1 <= 0 || d2 <= 0) continue;
-        if (!searched) {
-            lv_bfs(l, player, PCG_BLOCK_DEFAULT | (1u << TILE_KEY), -1, dist_b, queue);
-            enemy_windows(l, near);
-            searched = 1;
-        }
-        /* d1': every other KEY blocks, k is entered from its nearest neighbour */
-        int r = k / w, c = k % w, best = -1;
-        for (int q = 0; q < 4; q++) {
-            int nr = r + PCG_DR(q), nc = c + PCG_DC(q);
-            if (nr < 0 || nc < 0 || nr >= h || nc >= w) continue;
-            int d = dist_b[nr * w + nc];
-            if (d >= 0 && (best < 0 || d < best)) best = d;
-        }
-        if (best < 0 || best + 1 != d1) continue;
+        int d1 = encounter_solution(&e, k, queue);
+        if (d1 < 0) continue;
+        int d2 = e.dist_d[k];
         m->solutions++;
         if (m->route < 0 || d1 + d2 < m->route) m->route = d1 + d2;
-        if (met == all_met) continue; /* the route can add nothing to p */
-        /* the key-avoiding route player -> k, rebuilt from k */
-        dist_b[k] = (short)d1;
-        int n = lv_path(l, dist_b, k, path);
-        dist_b[k] = -1;
+        if (met == all_met || s->kind == EVAL_PATHLENGTH) continue; /* nothing to add to p */
+        if (!windows) {
+            enemy_windows(l, near);
+            windows = 1;
+        }
+        int n = encounter_leg_to_key(&e, k, path);
         for (int i = 0; i < n; i++) met |= near[path[i]];
         if (met == all_met) continue;
-        /* k -> door with only walls blocking, rebuilt from the door */
-        lv_bfs(l, k, PCG_BLOCK_DEFAULT, -1, dist, queue);
-        n = lv_path(l, dist, door, path);
+        n = encounter_leg_to_door(&e, k, path, dist, queue);
         for (int i = 0; i < n; i++) met |= near[path[i]];
     }
     if (m->solutions == 0) return;
+    if (s->kind == EVAL_PATHLENGTH) {
+        m->score = eval_route_score(m->route, s->length, s->tolerance);
+        return;
+    }
     int match = 0;
-    for (int e = 0; e < EVAL_N_ENEMIES; e++) {
-        m->met[e] = (met >> e) & 1u;
-        match += m->met[e] == (s->enemies[e] != 0);
+    for (int e_ = 0; e_ < EVAL_N_ENEMIES; e_++) {
+        m->met[e_] = (met >> e_) & 1u;
+        match += m->met[e_] == (s->enemies[e_] != 0);
     }
     m->score = match / 3.0;
 }
 
-/* Scenarios 3-4: Player -> G -> Door -> Treasure.  Every G reachable from
- * the player with doors blocking lies in the player's sealed region, so a
- * DOOR reachable from one of them is reachable from all: one search from
- * the nearest G decides for every G. */
+/* The searches of scenarios 3-4 (Player -> G -> Door -> Treasure), shared
+ * by the score and by eval_routes.  Every G reachable from the player with
+ * doors blocking lies in the player's sealed region, so a DOOR reachable
+ * from one of them is reachable from all: one search from the nearest G
+ * decides for every G. */
+typedef struct {
+    int player, treasure;
+    int door;                       /* the nearest DOOR from the player (walls blocking), -1 */
+    int gate;                       /* the nearest G with doors blocking, -1 */
+    int gate_door;                  /* the nearest DOOR from that G (walls blocking), -1 */
+    int gates;                      /* Gs reachable with doors blocking */
+    short dist_open[PCG_MAX_CELLS];   /* from the player, walls blocking */
+    short dist_sealed[PCG_MAX_CELLS]; /* from the player, walls and doors blocking */
+    short dist_gate[PCG_MAX_CELLS];   /* from the nearest G, walls blocking */
+} keydoor_search;
+
+/* The first cell holding tile among the n cells of a BFS queue (so the
+ * nearest, ties in BFS order), -1 if none. */
+static int first_in_queue(const level_t *l, const short *queue, int n, int tile)
+{
+    for (int i = 0; i < n; i++)
+        if (l->t[queue[i]] == tile) return queue[i];
+    return -1;
+}
+
+/* 0, or the missing tile (PLAYER or TREASURE); with the TREASURE missing
+ * the player's search and door are still filled. */
+static int keydoor_run(const eval_scenario_t *s, const level_t *l, keydoor_search *k, short *queue)
+{
+    const int cells = l->h * l->w;
+    k->door = k->gate = k->gate_door = -1;
+    k->gates = 0;
+    k->player = lv_first(l, TILE_PLAYER);
+    k->treasure = lv_first(l, TILE_TREASURE);
+    if (k->player < 0) return TILE_PLAYER;
+    int reached = lv_bfs(l, k->player, PCG_BLOCK_DEFAULT, -1, k->dist_open, queue);
+    k->door = first_in_queue(l, queue, reached, TILE_DOOR);
+    if (k->treasure < 0) return TILE_TREASURE;
+    lv_bfs(l, k->player, PCG_BLOCK_DEFAULT | (1u << TILE_DOOR), -1, k->dist_sealed, queue);
+    for (int g = 0; g < cells; g++) {
+        if (l->t[g] != s->gate || g == k->player || k->dist_sealed[g] < 0) continue;
+        k->gates++;
+        if (k->gate < 0 || k->dist_sealed[g] < k->dist_sealed[k->gate]) k->gate = g;
+    }
+    if (k->gate >= 0) {
+        /* the nearest door's distance is the same whether other doors block
+         * or not (a shortest path to the nearest door passes no other door) */
+        reached = lv_bfs(l, k->gate, PCG_BLOCK_DEFAULT, -1, k->dist_gate, queue);
+        k->gate_door = first_in_queue(l, queue, reached, TILE_DOOR);
+        if (k->gate_door < 0) k->gates = 0;
+    }
+    return 0;
+}
+
 static void eval_keydoor(const eval_scenario_t *s, const level_t *l, eval_level_t *m)
 {
-    short dist_sealed[PCG_MAX_CELLS], dist_open[PCG_MAX_CELLS], queue[PCG_MAX_CELLS];
-    const int w = l->w, cells = l->h * l->w;
-    int player = lv_first(l, TILE_PLAYER), treasure = lv_first(l, TILE_TREASURE);
-    if (player < 0) {
-        m->missing = TILE_PLAYER;
-        return;
+    keydoor_search k;
+    short queue[PCG_MAX_CELLS];
+    m->missing = keydoor_run(s, l, &k, queue);
+    if (m->missing == TILE_PLAYER) return;
+    objective_paths(s, l, k.dist_open, m);
+    if (k.door >= 0) m->player_door = k.dist_open[k.door];
+    if (m->missing) return;
+    m->player_treasure = k.dist_open[k.treasure];
+    if (k.gates > 0) {
+        m->player_gate = k.dist_sealed[k.gate];
+        m->gate_door = k.dist_gate[k.gate_door];
     }
-    /* the nearest DOOR from the player, walls blocking: the first door in BFS order */
-    int reached = lv_bfs(l, player, PCG_BLOCK_DEFAULT, -1, dist_open, queue);
-    for (int i = 0; i < reached; i++)
-        if (l->t[queue[i]] == TILE_DOOR) {
-            m->player_door = dist_open[queue[i]];
-            break;
-        }
-    if (treasure < 0) {
-        m->missing = TILE_TREASURE;
-        return;
-    }
-    m->player_treasure = dist_open[treasure];
-    lv_bfs(l, player, PCG_BLOCK_DEFAULT | (1u << TILE_DOOR), -1, dist_sealed, queue);
-    int gates = 0, nearest = -1;
-    for (int g = 0; g < cells; g++) {
-        if (l->t[g] != s->gate || g == player || dist_sealed[g] < 0) continue;
-        gates++;
-        if (nearest < 0 || dist_sealed[g] < dist_sealed[nearest]) nearest = g;
-    }
-    if (nearest >= 0) {
-        /* some DOOR reachable from G; the nearest door's distance is the same
-         * whether other doors block or not (a shortest path to the nearest
-         * door passes no other door) */
-        int gd = lv_nearest(l, nearest / w, nearest % w, TILE_DOOR);
-        if (gd >= 0) {
-            m->player_gate = dist_sealed[nearest];
-            m->gate_door = gd;
-        } else gates = 0;
-    }
-    m->playable = dist_sealed[treasure] < 0 && gates > 0 && m->player_treasure >= 0;
-    m->solutions = m->playable ? gates : 0;
+    m->playable = k.dist_sealed[k.treasure] < 0 && k.gates > 0 && m->player_treasure >= 0;
+    m->solutions = m->playable ? k.gates : 0;
     m->score = m->playable ? 1.0 : 0.0;
+}
+
+/* ---- Word2Minecraft's level metrics (docs/evaluator.md) ---- */
+
+int eval_objective_tiles(const eval_scenario_t *s, int *tiles)
+{
+    int n = 0;
+    if (s->kind == EVAL_ENCOUNTER || s->kind == EVAL_PATHLENGTH) {
+        for (int e = 0; e < EVAL_N_ENEMIES && s->kind == EVAL_ENCOUNTER; e++)
+            if (s->enemies[e]) tiles[n++] = TILE_BAT + e;
+        tiles[n++] = TILE_KEY;
+        tiles[n++] = TILE_DOOR;
+    } else {
+        tiles[n++] = s->gate;
+        if (s->gate != TILE_DOOR) tiles[n++] = TILE_DOOR;
+        if (s->gate != TILE_TREASURE) tiles[n++] = TILE_TREASURE;
+    }
+    return n;
+}
+
+/* From the player's search (walls blocking): the level is valid when it
+ * holds every objective tile type and reaches every objective cell; its
+ * objective path is then the mean distance to them. */
+static void objective_paths(const eval_scenario_t *s, const level_t *l, const short *dist_p, eval_level_t *m)
+{
+    int tiles[EVAL_N_ENEMIES + 3], nt = eval_objective_tiles(s, tiles);
+    unsigned want = 0, seen = 0;
+    for (int i = 0; i < nt; i++) want |= 1u << tiles[i];
+    long sum = 0;
+    int n = 0;
+    const int cells = l->h * l->w;
+    for (int c = 0; c < cells; c++) {
+        if (!((want >> l->t[c]) & 1u)) continue;
+        if (dist_p[c] < 0) return; /* an objective the player cannot reach */
+        seen |= 1u << l->t[c];
+        sum += dist_p[c];
+        n++;
+    }
+    if (seen != want) return;
+    m->objectives_reachable = 1;
+    m->objective_path = (double)sum / n;
+}
+
+double eval_route_score(int route, int length, int tolerance)
+{
+    if (route < 0 || length <= 0) return 0.0;
+    int off = abs(route - length) - (tolerance > 0 ? tolerance : 0);
+    if (off <= 0) return 1.0;
+    double s = 1.0 - (double)off / length;
+    return s > 0 ? s : 0.0;
 }
 
 void eval_level(const eval_scenario_t *s, const level_t *l, eval_level_t *m)
 {
     memset(m, 0, sizeof *m);
     m->player_door = m->route = m->player_gate = m->gate_door = m->player_treasure = -1;
+    m->objective_path = -1;
     int cells = l->h * l->w;
     if (l->h <= 0 || l->w <= 0 || cells > PCG_MAX_CELLS) return;
     for (int i = 0; i < cells; i++)
@@ -193,6 +317,64 @@ void eval_level(const eval_scenario_t *s, const level_t *l, eval_level_t *m)
     m->wall_share = (double)m->counts[TILE_WALL] / cells;
     if (s->kind == EVAL_KEYDOOR) eval_keydoor(s, l, m);
     else eval_encounter(s, l, m);
+}
+
+/* Every path behind a distance or a solution the evaluator reports, in
+ * the order it takes them (see eval.h). */
+static int routes_encounter(const level_t *l, eval_route_fn fn, void *ctx)
+{
+    encounter_search e;
+    short dist[PCG_MAX_CELLS], queue[PCG_MAX_CELLS], path[PCG_MAX_CELLS];
+    if (encounter_begin(&e, l, queue) || e.dist_p[e.door] < 0) return 0;
+    eval_leg_t leg = {EVAL_LEG_PLAYER_DOOR, e.player, e.door, path, lv_path(l, e.dist_p, e.door, path)};
+    int rc = fn(ctx, &leg);
+    for (int k = 0; k < l->h * l->w && !rc; k++) {
+        if (l->t[k] != TILE_KEY || encounter_solution(&e, k, queue) < 0) continue;
+        leg = (eval_leg_t){EVAL_LEG_PLAYER_KEY, e.player, k, path, encounter_leg_to_key(&e, k, path)};
+        if ((rc = fn(ctx, &leg))) break;
+        leg = (eval_leg_t){EVAL_LEG_KEY_DOOR, k, e.door, path, encounter_leg_to_door(&e, k, path, dist, queue)};
+        rc = fn(ctx, &leg);
+    }
+    return rc;
+}
+
+static int routes_keydoor(const eval_scenario_t *s, const level_t *l, eval_route_fn fn, void *ctx)
+{
+    keydoor_search k;
+    short queue[PCG_MAX_CELLS], path[PCG_MAX_CELLS];
+    int missing = keydoor_run(s, l, &k, queue), rc = 0;
+    if (missing == TILE_PLAYER) return 0;
+    eval_leg_t leg;
+    if (k.door >= 0) {
+        leg = (eval_leg_t){EVAL_LEG_PLAYER_DOOR, k.player, k.door, path, lv_path(l, k.dist_open, k.door, path)};
+        if ((rc = fn(ctx, &leg))) return rc;
+    }
+    if (missing) return 0;
+    if (k.dist_open[k.treasure] >= 0) {
+        leg = (eval_leg_t){EVAL_LEG_PLAYER_TREASURE, k.player, k.treasure, path,
+                           lv_path(l, k.dist_open, k.treasure, path)};
+        if ((rc = fn(ctx, &leg))) return rc;
+    }
+    if (k.gates > 0) {
+        leg = (eval_leg_t){EVAL_LEG_PLAYER_GATE, k.player, k.gate, path, lv_path(l, k.dist_sealed, k.gate, path)};
+        if ((rc = fn(ctx, &leg))) return rc;
+        leg = (eval_leg_t){EVAL_LEG_GATE_DOOR, k.gate, k.gate_door, path, lv_path(l, k.dist_gate, k.gate_door, path)};
+        rc = fn(ctx, &leg);
+    }
+    return rc;
+}
+
+int eval_routes(const eval_scenario_t *s, const level_t *l, eval_route_fn fn, void *ctx)
+{
+    if (l->h <= 0 || l->w <= 0 || l->h * l->w > PCG_MAX_CELLS) return 0;
+    return s->kind == EVAL_KEYDOOR ? routes_keydoor(s, l, fn, ctx) : routes_encounter(l, fn, ctx);
+}
+
+const char *eval_leg_name(int kind)
+{
+    static const char *const names[] = {"player -> door", "player -> key", "key -> door", "player -> gate",
+                                        "gate -> door", "player -> treasure"};
+    return kind >= 0 && kind < (int)(sizeof names / sizeof names[0]) ? names[kind] : "?";
 }
 
 double eval_score_batch(const eval_scenario_t *s, const level_t *levels, int n, float *scores)
@@ -271,14 +453,20 @@ double eval_diversity(const level_t *levels, int n)
 
 double eval_levels(const eval_scenario_t *s, const level_t *levels, int n, eval_level_t *per, eval_summary_t *sum)
 {
-    double total = 0, walls = 0, solutions = 0, entropy = 0;
-    int playable = 0;
+    double total = 0, walls = 0, solutions = 0, entropy = 0, all_walls = 0, valid_walls = 0, paths = 0;
+    int playable = 0, valid = 0;
     for (int i = 0; i < n; i++) {
         eval_level_t local, *m = per ? &per[i] : &local;
         eval_level(s, &levels[i], m);
         total += m->score;
         solutions += m->solutions;
         entropy += m->entropy;
+        all_walls += m->wall_share;
+        if (m->objectives_reachable) {
+            valid++;
+            valid_walls += m->wall_share;
+            paths += m->objective_path;
+        }
         if (m->playable) {
             playable++;
             walls += m->wall_share;
@@ -294,6 +482,10 @@ double eval_levels(const eval_scenario_t *s, const level_t *levels, int n, eval_
         sum->playable_wall_share = playable ? walls / playable : -1.0;
         sum->mean_solutions = n > 0 ? solutions / n : 0.0;
         sum->mean_entropy = n > 0 ? entropy / n : 0.0;
+        sum->n_valid = valid;
+        sum->aspao = valid ? paths / valid : -1.0;
+        sum->utr = n > 0 ? all_walls / n : 0.0;
+        sum->vutr = n > 0 ? valid_walls / n : 0.0;
         double cells_sum, share_sum;
         if (n >= 2 && !diversity_sums(levels, n, &cells_sum, &share_sum)) {
             double pairs = (double)n * (n - 1) / 2;

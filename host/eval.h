@@ -6,9 +6,10 @@
 #define PCG_EVAL_H
 #include "level.h"
 
-/* Target kinds: a required enemy set g (encounter), or a gate tile G on the
- * way Player -> G -> Door -> Treasure (key-door). */
-enum { EVAL_ENCOUNTER = 0, EVAL_KEYDOOR = 1 };
+/* Target kinds: a required enemy set g (encounter), a gate tile G on the
+ * way Player -> G -> Door -> Treasure (key-door), or the length of the
+ * solution route Player -> Key -> Door (path length). */
+enum { EVAL_ENCOUNTER = 0, EVAL_KEYDOOR = 1, EVAL_PATHLENGTH = 2 };
 /* Enemy order of g and p: BAT, SCORPION, SPIDER. */
 #define EVAL_N_ENEMIES 3
 
@@ -20,7 +21,14 @@ typedef struct {
     int kind;            /* EVAL_ENCOUNTER or EVAL_KEYDOOR */
     int enemies[EVAL_N_ENEMIES]; /* encounter: g_e in {0,1} */
     int gate;            /* key-door: TILE_KEY or TILE_BAT (any tile id 1..9) */
+    int length;          /* path length: the wanted route length in steps */
+    int tolerance;       /* path length: steps off that still score 1 */
 } eval_scenario_t;
+
+/* Score of a level whose solution route is route steps long (-1: none)
+ * against a path-length target: 1 within the tolerance, then falling
+ * linearly to 0 at a further `length` steps off. */
+double eval_route_score(int route, int length, int tolerance);
 
 /* Built-in scenario 1..eval_n_scenarios(); NULL for any other number. */
 const eval_scenario_t *eval_scenario(int number);
@@ -39,14 +47,22 @@ typedef struct {
     int met[EVAL_N_ENEMIES]; /* encounter: p_e, enemy met on some solution */
     int player_door;     /* encounter: to the first DOOR; key-door: to the
                             nearest DOOR (walls blocking) */
-    int route;           /* encounter: steps of the shortest solution route
-                            (player->key + key->door); key-door: -1 */
+    int route;           /* encounter and path length: steps of the shortest
+                            solution route (player->key + key->door); key-door: -1 */
     int player_gate;     /* key-door: player to the nearest G, DOORs blocking */
     int gate_door;       /* key-door: that G to its nearest DOOR */
     int player_treasure; /* key-door: player to TREASURE, DOORs passable */
     int counts[N_TILES]; /* tiles of each id */
     double entropy;      /* Shannon entropy of the tile-type shares, bits */
-    double wall_share;   /* WALL tiles / cells */
+    double wall_share;   /* WALL tiles / cells: the unwalkable tile ratio (UTR)
+                            of Word2Minecraft for this level */
+    /* Word2Minecraft's view (docs/evaluator.md): the objective tiles are
+     * those of the scenario's flow after the player (eval_objective_tiles) */
+    int objectives_reachable; /* a "valid" level: every objective tile type is
+                                 present and every objective cell reachable
+                                 from the player (walls blocking) */
+    double objective_path;    /* mean BFS steps from the player to each objective
+                                 cell (this level's ASPAO), -1 if not valid */
 } eval_level_t;
 
 typedef struct {
@@ -59,6 +75,12 @@ typedef struct {
     double playable_wall_share;/* mean wall share of playable levels, -1 if none */
     double mean_solutions;
     double mean_entropy;
+    /* Word2Minecraft's metrics (docs/evaluator.md) */
+    int n_valid;               /* levels with objectives_reachable */
+    double aspao;              /* mean objective_path over valid levels, -1 if none */
+    double utr;                /* mean wall share over all levels */
+    double vutr;               /* wall shares of the valid levels summed, over n:
+                                  an invalid level counts as 0 */
 } eval_summary_t;
 
 /* Score one level; fills every field of m.  No allocation, thread-safe. */
@@ -71,6 +93,38 @@ double eval_levels(const eval_scenario_t *s, const level_t *levels, int n, eval_
 /* Scores only, for benchmarks and the training loop: scores[i] for each of n
  * levels, scored in parallel (OpenMP).  Returns the mean score. */
 double eval_score_batch(const eval_scenario_t *s, const level_t *levels, int n, float *scores);
+
+/* The objective tiles of a scenario (Word2Minecraft's ASPAO): the tiles of
+ * its flow after the player.  Encounter: the required enemies, KEY, DOOR;
+ * key-door: G, DOOR, TREASURE.  Writes at most EVAL_N_ENEMIES + 3 tile
+ * ids into tiles; returns how many. */
+int eval_objective_tiles(const eval_scenario_t *s, int *tiles);
+
+/* One leg of a route the evaluator walks: cells[0] is from, cells[n-1]
+ * is to, BFS order rules of SPEC §5; valid only during the callback. */
+enum {
+    EVAL_LEG_PLAYER_DOOR,     /* the path behind player_door */
+    EVAL_LEG_PLAYER_KEY,      /* encounter: a solution's key-avoiding path */
+    EVAL_LEG_KEY_DOOR,        /* encounter: that key on to the door */
+    EVAL_LEG_PLAYER_GATE,     /* key-door: to the nearest G, doors blocking */
+    EVAL_LEG_GATE_DOOR,       /* key-door: that G to its nearest door */
+    EVAL_LEG_PLAYER_TREASURE, /* key-door: to the treasure, doors passable */
+};
+typedef struct {
+    int kind;          /* EVAL_LEG_* */
+    int from, to;      /* cell indices */
+    const short *cells;
+    int n;
+} eval_leg_t;
+typedef int (*eval_route_fn)(void *ctx, const eval_leg_t *leg);
+/* Call fn for every path behind a distance or a solution that eval_level
+ * reports for s on l: the player -> door path, and for encounter targets
+ * both legs of every solution, for key-door targets player -> treasure,
+ * player -> G and G -> door.  A leg that does not exist is not reported.
+ * Stops at the first non-zero return of fn and returns it; else 0. */
+int eval_routes(const eval_scenario_t *s, const level_t *l, eval_route_fn fn, void *ctx);
+/* "player -> key", ... for an EVAL_LEG_* kind. */
+const char *eval_leg_name(int kind);
 
 /* Mean pairwise Hamming distance in cells; a pair of different sizes counts
  * as differing in every cell of the larger.  0 for fewer than two levels. */

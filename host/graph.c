@@ -131,21 +131,47 @@ int graph_select_parent(const thought_graph *g)
     return best;
 }
 
-int graph_references(const thought_graph *g, int parent, int out[GRAPH_MAX_REFS])
+/* Insert candidate i into the ranked list out[0..*n) (at most max long),
+ * ranked by rank(a, b) != 0 when a goes before b. */
+static void rank_insert(const thought_graph *g, int i, int *out, int *n, int max,
+                        int (*rank)(const thought_node *, const thought_node *))
 {
-    int n = 0;
+    int pos = *n;
+    while (pos > 0 && rank(&g->nodes[i], &g->nodes[out[pos - 1]])) pos--;
+    if (pos >= max) return;
+    for (int k = (*n < max ? *n : max - 1); k > pos; k--) out[k] = out[k - 1];
+    out[pos] = i;
+    if (*n < max) (*n)++;
+}
+
+/* a ranks before b among the worst: lower fitness, then lower id. */
+static int worse(const thought_node *a, const thought_node *b)
+{
+    if (a->fitness != b->fitness) return a->fitness < b->fitness;
+    return a->id < b->id;
+}
+
+int graph_references(const thought_graph *g, int parent, int n_best, int n_worst, int out[GRAPH_MAX_REFS],
+                     int kind[GRAPH_MAX_REFS])
+{
+    if (n_best < 0) n_best = 0;
+    if (n_worst < 0) n_worst = 0;
+    if (n_best > GRAPH_MAX_REF_KIND) n_best = GRAPH_MAX_REF_KIND;
+    if (n_worst > GRAPH_MAX_REF_KIND) n_worst = GRAPH_MAX_REF_KIND;
+    int previous = g->n - 1, nb = 0, nw = 0, worst[GRAPH_MAX_REF_KIND];
+    for (int i = 0; i < g->n; i++)
+        if (i != parent && i != previous && g->nodes[i].status == NODE_OK) rank_insert(g, i, out, &nb, n_best, better);
     for (int i = 0; i < g->n; i++) {
-        const thought_node *nd = &g->nodes[i];
-        if (i == parent || nd->status != NODE_OK) continue;
-        /* insertion into the sorted top list */
-        int pos = n;
-        while (pos > 0 && better(nd, &g->nodes[out[pos - 1]])) pos--;
-        if (pos >= GRAPH_MAX_REFS) continue;
-        for (int k = (n < GRAPH_MAX_REFS ? n : GRAPH_MAX_REFS - 1); k > pos; k--) out[k] = out[k - 1];
-        out[pos] = i;
-        if (n < GRAPH_MAX_REFS) n++;
+        int taken = 0;
+        for (int k = 0; k < nb; k++) taken |= out[k] == i;
+        if (!taken && i != parent && i != previous && g->nodes[i].status == NODE_OK)
+            rank_insert(g, i, worst, &nw, n_worst, worse);
     }
-    return n;
+    for (int k = 0; k < nb + nw; k++) {
+        if (k >= nb) out[k] = worst[k - nb];
+        if (kind) kind[k] = k < nb ? REF_BEST : REF_WORST;
+    }
+    return nb + nw;
 }
 
 int graph_best(const thought_graph *g)
@@ -192,7 +218,8 @@ json_t *graph_to_json(const thought_graph *g)
         for (int k = i + 1; k < g->n; k++)
             if (g->nodes[k].parent == i) json_array_append_new(children, json_integer(k));
         for (int k = 0; k < nd->n_refs; k++)
-            json_array_append_new(refs, json_pack("{s:i, s:f}", "id", nd->refs[k], "fitness", nd->ref_fitness[k]));
+            json_array_append_new(refs, json_pack("{s:i, s:f, s:s}", "id", nd->refs[k], "fitness", nd->ref_fitness[k],
+                                                  "kind", nd->ref_kind[k] == REF_WORST ? "worst" : "best"));
         json_t *o = json_pack("{s:i, s:i, s:o, s:o, s:o, s:s, s:f, s:s, s:o, s:{s:I, s:I}, s:f}", "id", nd->id,
                               "iteration", nd->iteration, "parent",
                               nd->parent < 0 ? json_null() : json_integer(nd->parent), "children", children,
@@ -307,12 +334,42 @@ static int files_from_json(const json_t *fo, thought_graph *g, int id)
     return graph_set_files(g, id, files, n);
 }
 
+/* A node's "references": earlier nodes other than the parent, no repeats,
+ * each with its fitness and kind (absent in graphs from before worst
+ * references: best).  0, or -1 with err. */
+static int refs_from_json(const json_t *refs, thought_node *nd, int parent, char *err, int errlen)
+{
+    static const char *const ref_keys[] = {"id", "fitness", "kind", NULL};
+    size_t r;
+    const json_t *ro;
+    const char *bad;
+    json_array_foreach(refs, r, ro) {
+        long rid;
+        double rf;
+        const json_t *kj = json_object_get(ro, "kind");
+        const char *ks = kj ? json_string_value(kj) : "best";
+        int ok = json_is_object(ro) && !only_keys(ro, ref_keys, &bad) && !get_int(ro, "id", 0, nd->id - 1, &rid) &&
+                 rid != parent && !get_real(ro, "fitness", 0, 1, &rf) && ks &&
+                 (!strcmp(ks, "best") || !strcmp(ks, "worst"));
+        for (size_t k = 0; ok && k < r; k++) ok = nd->refs[k] != rid;
+        if (!ok)
+            return fail(err, errlen,
+                        "node %d: each reference must be {\"id\":earlier node other than the parent, "
+                        "\"fitness\":0..1, \"kind\":\"best\"|\"worst\"}, no repeats",
+                        nd->id);
+        nd->refs[r] = (int)rid;
+        nd->ref_fitness[r] = rf;
+        nd->ref_kind[r] = !strcmp(ks, "worst") ? REF_WORST : REF_BEST;
+        nd->n_refs = (int)r + 1;
+    }
+    return 0;
+}
+
 int graph_from_json(const json_t *j, thought_graph *g, char *err, int errlen)
 {
     static const char *const top_keys[] = {"version", "pe", "breadth", "nodes", NULL};
     static const char *const node_keys[] = {"id", "iteration", "parent", "children", "references", "reward",
                                             "fitness", "status", "feedback", "tokens", "wall_s", "files", NULL};
-    static const char *const ref_keys[] = {"id", "fitness", NULL};
     static const char *const tok_keys[] = {"prompt", "completion", NULL};
     const char *bad = NULL;
     long v;
@@ -417,23 +474,7 @@ int graph_from_json(const json_t *j, thought_graph *g, char *err, int errlen)
             fail(err, errlen, "node %d: 'references' must be an array of at most %d", id, GRAPH_MAX_REFS);
             goto out;
         }
-        size_t r;
-        const json_t *ro;
-        json_array_foreach(refs, r, ro) {
-            long rid;
-            double rf;
-            if (!json_is_object(ro) || only_keys(ro, ref_keys, &bad) || get_int(ro, "id", 0, id - 1, &rid) ||
-                rid == parent || get_real(ro, "fitness", 0, 1, &rf) || (r == 1 && rid == nd->refs[0])) {
-                fail(err, errlen,
-                     "node %d: each reference must be {\"id\":earlier node other than the parent, "
-                     "\"fitness\":0..1}, no repeats",
-                     id);
-                goto out;
-            }
-            nd->refs[r] = (int)rid;
-            nd->ref_fitness[r] = rf;
-            nd->n_refs = (int)r + 1;
-        }
+        if (refs_from_json(refs, nd, (int)parent, err, errlen)) goto out;
     }
     /* children are derived from parents; the stored lists must agree */
     json_array_foreach(nodes, i, o) {

@@ -11,8 +11,11 @@
  * (So in CoT a node whose child failed gets a second child: the chain goes
  * on from the latest valid reward.)
  * With no eligible node the next node starts from the empty template (-1).
- * GoT references: the two best other valid nodes (parent excluded), by
- * fitness, ties to the lowest id. */
+ * GoT references (--got-best B, --got-worst W; 2 and 0 by default): the B
+ * best and then the W worst valid nodes by fitness (ties to the lowest id),
+ * leaving out the previous iteration's node, as the paper's reference
+ * implementation does, and the parent, whose code the prompt already
+ * shows. */
 #ifndef PCG_GRAPH_H
 #define PCG_GRAPH_H
 #include <jansson.h>
@@ -23,7 +26,10 @@ enum { NODE_PENDING = 0, NODE_OK = 1, NODE_FAILED = 2 };
 #define GRAPH_MAX_NODES 1024
 #define GRAPH_MAX_BREADTH 16
 #define GRAPH_PATH_MAX 256
-#define GRAPH_MAX_REFS 2
+/* references per node: up to GRAPH_MAX_REF_KIND best and as many worst */
+#define GRAPH_MAX_REF_KIND 4
+#define GRAPH_MAX_REFS (2 * GRAPH_MAX_REF_KIND)
+enum { REF_BEST = 0, REF_WORST = 1 };
 #define GRAPH_FILE_NAME_MAX 64
 #define GRAPH_MAX_FILES 128
 
@@ -43,6 +49,7 @@ typedef struct {
     int n_refs;                   /* GoT references shown to the model */
     int refs[GRAPH_MAX_REFS];
     double ref_fitness[GRAPH_MAX_REFS];
+    int ref_kind[GRAPH_MAX_REFS]; /* REF_BEST or REF_WORST */
     char reward_path[GRAPH_PATH_MAX]; /* relative to the run directory; "" if none */
     double fitness;               /* [0,1]; 0 when failed */
     int status;                   /* NODE_PENDING, NODE_OK, NODE_FAILED */
@@ -89,9 +96,12 @@ int graph_reopen(thought_graph *g, int id);
 
 /* Parent for the next node (rules above), -1 for the empty template. */
 int graph_select_parent(const thought_graph *g);
-/* GoT references for a node refined from parent: up to 2 ids into out,
- * returns how many.  Any PE may ask; only GoT shows them to the model. */
-int graph_references(const thought_graph *g, int parent, int out[GRAPH_MAX_REFS]);
+/* GoT references for the next node (id g->n), refined from parent: the
+ * n_best best, then the n_worst worst (each 0..GRAPH_MAX_REF_KIND) by the
+ * rules above; ids into out, REF_BEST/REF_WORST into kind (may be NULL).
+ * Returns how many.  Any PE may ask; only GoT shows them to the model. */
+int graph_references(const thought_graph *g, int parent, int n_best, int n_worst, int out[GRAPH_MAX_REFS],
+                     int kind[GRAPH_MAX_REFS]);
 /* Best valid node (highest fitness, lowest id on ties), -1 if none. */
 int graph_best(const thought_graph *g);
 /* Children of id in id order; returns the count, fills up to max. */
@@ -99,7 +109,8 @@ int graph_children(const thought_graph *g, int id, int *out, int max);
 
 /* JSON for the run directory; strict validation on the way back in (ids in
  * order, parents and references earlier nodes, children consistent, fitness
- * in [0,1], no unknown fields, relative reward paths without "..", files as
+ * in [0,1], no unknown fields, relative reward paths without "..", references
+ * {"id", "fitness", "kind": "best"|"worst"} (no kind: best), files as
  * {"relative/name": "16 hex digits"}; a node without "files" has none
  * recorded). */
 json_t *graph_to_json(const thought_graph *g);

@@ -1,26 +1,20 @@
-/* Experiment grids: definition, cells, scheduler, run states.  See grid.h. */
+/* Experiment grids: definition, cells, the flags of their runs, run
+ * states.  See grid.h. */
 #include "grid.h"
 #include "graph.h"
+#include "run.h"
 #include "util.h"
+#include <errno.h>
 #include <jansson.h>
-#include <math.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#define GRID_FORMAT 1
-
-static const char *const abl_names[] = {"zs", "sa", "fb", "full"};
-
-const char *grid_ablation_name(int a) { return a >= 0 && a < 4 ? abl_names[a] : "?"; }
-
-static int ablation_from_name(const char *s)
-{
-    for (int i = 0; i < 4; i++)
-        if (!strcmp(s, abl_names[i])) return i;
-    return -1;
-}
+/* 2: zs and sa cells shared by the search methods, the axes of models,
+ * feedback, feedback input, references and the Human row. */
+#define GRID_FORMAT 2
 
 /* ---------------------------------------------------------------- lists */
 
@@ -61,10 +55,8 @@ static int parse_list(const char *s, const char *what, const char *allowed, int 
     return 0;
 }
 
-static int scenario_from_name(const char *s)
-{
-    return s[0] >= '1' && s[0] <= '4' && !s[1] ? s[0] - '0' : -1;
-}
+static int scenario_from_name(const char *s) { return s[0] >= '1' && s[0] <= '4' && !s[1] ? s[0] - '0' : -1; }
+static int ref_count_from_name(const char *s) { return s[0] >= '0' && s[0] <= '4' && !s[1] ? s[0] - '0' : -1; }
 
 int grid_parse_scenarios(const char *s, grid_def *d, char *err, int errlen)
 {
@@ -78,33 +70,140 @@ int grid_parse_pe(const char *s, grid_def *d, char *err, int errlen)
 
 int grid_parse_ablations(const char *s, grid_def *d, char *err, int errlen)
 {
-    return parse_list(s, "ablations", "zs, sa, fb, full", ablation_from_name, d->abl, 4, &d->n_abl, err, errlen);
+    return parse_list(s, "ablations", "zs, sa, fb, full", run_parse_ablation, d->abl, 4, &d->n_abl, err, errlen);
+}
+
+int grid_parse_feedbacks(const char *s, grid_def *d, char *err, int errlen)
+{
+    return parse_list(s, "feedbacks", "specific, generic, none", run_parse_feedback, d->fb, 3, &d->n_fb, err, errlen);
+}
+
+int grid_parse_feedback_inputs(const char *s, grid_def *d, char *err, int errlen)
+{
+    return parse_list(s, "feedback-inputs", "text, image", run_parse_feedback_input, d->fbin, 2, &d->n_fbin, err,
+                      errlen);
+}
+
+int grid_parse_got_best(const char *s, grid_def *d, char *err, int errlen)
+{
+    return parse_list(s, "got-best", "0 to 4", ref_count_from_name, d->got_best, 5, &d->n_gb, err, errlen);
+}
+
+int grid_parse_got_worst(const char *s, grid_def *d, char *err, int errlen)
+{
+    return parse_list(s, "got-worst", "0 to 4", ref_count_from_name, d->got_worst, 5, &d->n_gw, err, errlen);
+}
+
+/* The model's name as it appears in cell names: letters, digits, '.', '-'
+ * and '_' kept, anything else '_'. */
+static void model_tag(const char *name, char *out, size_t len)
+{
+    size_t k = 0;
+    for (const char *p = name; *p && k + 1 < len && k < 40; p++) {
+        char ch = *p;
+        int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
+                 ch == '-' || ch == '_';
+        out[k++] = ok ? ch : '_';
+    }
+    out[k] = 0;
+}
+
+int grid_parse_models(const char *s, grid_def *d, char *err, int errlen)
+{
+    char buf[4096];
+    if (strlen(s) >= sizeof buf) return snprintf(err, (size_t)errlen, "--models: list too long"), -1;
+    snprintf(buf, sizeof buf, "%s", s);
+    d->n_models = 0;
+    for (char *save = NULL, *it = strtok_r(buf, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
+        if (d->n_models == GRID_MAX_MODELS)
+            return snprintf(err, (size_t)errlen, "--models: at most %d models", GRID_MAX_MODELS), -1;
+        grid_model *m = &d->models[d->n_models];
+        char *at = strchr(it, '@'); /* NAME@BASE_URL */
+        if (at) *at = 0;
+        if (!*it || strlen(it) >= sizeof m->name || (at && (!at[1] || strlen(at + 1) >= sizeof m->base_url)))
+            return snprintf(err, (size_t)errlen, "--models: '%.60s' is not NAME or NAME@BASE_URL", it), -1;
+        if (at && !strcmp(it, "offline"))
+            return snprintf(err, (size_t)errlen, "--models: the offline author has no server"), -1;
+        snprintf(m->name, sizeof m->name, "%s", it);
+        snprintf(m->base_url, sizeof m->base_url, "%s", at ? at + 1 : "");
+        char tag[64], other[64];
+        model_tag(m->name, tag, sizeof tag);
+        for (int i = 0; i < d->n_models; i++) {
+            model_tag(d->models[i].name, other, sizeof other);
+            if (!strcmp(tag, other))
+                return snprintf(err, (size_t)errlen, "--models: '%.60s' is listed twice (or reads the same in cell "
+                                "names as '%.60s')", m->name, d->models[i].name), -1;
+        }
+        d->n_models++;
+    }
+    if (!d->n_models) return snprintf(err, (size_t)errlen, "--models: an empty list"), -1;
+    return 0;
+}
+
+int grid_set_human(grid_def *d, const char *given, char *err, int errlen)
+{
+    /* absolute, so that cells and batch tasks started elsewhere find it */
+    char dir[PATH_MAX];
+    if (!realpath(given, dir)) return snprintf(err, (size_t)errlen, "--human: %.900s: %s", given, strerror(errno)), -1;
+    if (strlen(dir) >= sizeof d->human - 16) return snprintf(err, (size_t)errlen, "--human: path too long"), -1;
+    for (int i = 0; i < d->n_scen; i++) {
+        char path[1100], why[1200];
+        long len;
+        snprintf(path, sizeof path, "%s/scenario%d.c", dir, d->scen[i]);
+        char *t = read_file(path, 64L << 10, &len, why, sizeof why);
+        if (!t) return snprintf(err, (size_t)errlen, "--human: %s", why), -1;
+        free(t);
+    }
+    snprintf(d->human, sizeof d->human, "%s", dir);
+    return 0;
 }
 
 /* ---------------------------------------------------------------- run flags */
 
 /* Set by the grid for every cell: never among the run flags. */
-static const char *const grid_sets[] = {"scenario", "story", "story-file", "pe", "ablation", "out", "resume", "help"};
+static const char *const grid_sets[] = {"scenario", "story", "story-file", "pe",  "ablation",
+                                        "out",      "resume", "help",      "init-reward"};
 /* Read by the grid, then handed on (or replaced, for seed). */
 static const char *const grid_reads[] = {"seed", "threads", "backend"};
+/* Run flags that are prefixes of flags the grid may set, yet full names
+ * themselves (so not abbreviations). */
+static const char *const run_full_names[] = {"feedback"};
 
-/* i: index in grid_reads, or -1 when name is none of them.  Abbreviations
- * (which `run` would accept) of either list are refused. */
-static int classify_flag(const char *name, size_t len, char *err, int errlen)
+/* The flags an axis sets: refused after "--" when that axis is given. */
+static int axis_sets(const grid_def *d, const char **out)
 {
-    const char *const *lists[2] = {grid_sets, grid_reads};
-    int counts[2] = {(int)(sizeof grid_sets / sizeof *grid_sets), (int)(sizeof grid_reads / sizeof *grid_reads)};
-    for (int l = 0; l < 2; l++)
-        for (int i = 0; i < counts[l]; i++) {
-            const char *full = lists[l][i];
-            if (strncmp(name, full, len)) continue;
-            if (full[len] == 0 && l == 1) return i;
-            if (full[len] == 0)
-                snprintf(err, (size_t)errlen, "--%s is set by the grid for each cell; it cannot be a run flag", full);
-            else
-                snprintf(err, (size_t)errlen, "run flag '--%.*s': write it in full (--%s ...)", (int)len, name, full);
+    int n = 0;
+    if (d->n_models) out[n++] = "model", out[n++] = "llm", out[n++] = "base-url";
+    if (d->n_fb) out[n++] = "feedback";
+    if (d->n_fbin) out[n++] = "feedback-input";
+    if (d->n_gb) out[n++] = "got-best";
+    if (d->n_gw) out[n++] = "got-worst";
+    return n;
+}
+
+/* i: index in grid_reads, -1 when name is none of the grid's, -2 refused
+ * (err says why: set by the grid, or an abbreviation `run` would accept). */
+static int classify_flag(const grid_def *d, const char *name, size_t len, char *err, int errlen)
+{
+    const char *sets[16];
+    int n = 0;
+    for (size_t i = 0; i < sizeof grid_sets / sizeof *grid_sets; i++) sets[n++] = grid_sets[i];
+    n += axis_sets(d, sets + n);
+    for (size_t i = 0; i < sizeof grid_reads / sizeof *grid_reads; i++)
+        if (strlen(grid_reads[i]) == len && !strncmp(name, grid_reads[i], len)) return (int)i;
+    for (int i = 0; i < n; i++)
+        if (strlen(sets[i]) == len && !strncmp(name, sets[i], len)) {
+            snprintf(err, (size_t)errlen, "--%s is set by the grid for each cell; it cannot be a run flag", sets[i]);
             return -2;
         }
+    for (size_t i = 0; i < sizeof run_full_names / sizeof *run_full_names; i++)
+        if (strlen(run_full_names[i]) == len && !strncmp(name, run_full_names[i], len)) return -1;
+    for (int i = 0; i < n + 3; i++) {
+        const char *full = i < n ? sets[i] : grid_reads[i - n];
+        if (strncmp(name, full, len)) continue;
+        snprintf(err, (size_t)errlen, "run flag '--%.*s': write it in full (--%s ...)", (int)len, name, full);
+        return -2;
+    }
     return -1;
 }
 
@@ -122,7 +221,7 @@ int grid_set_run_flags(grid_def *d, int n, char **flags, int *sets_threads, int 
         if (strncmp(f, "--", 2) || !f[2]) continue; /* a value, or something `run` will refuse */
         const char *name = f + 2, *eq = strchr(name, '=');
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
-        int k = classify_flag(name, len, err, errlen);
+        int k = classify_flag(d, name, len, err, errlen);
         if (k == -2) return -1;
         if (k == 0) { /* --seed */
             const char *v = eq ? eq + 1 : i + 1 < n ? flags[i + 1] : NULL;
@@ -156,58 +255,219 @@ void grid_def_free(grid_def *d)
 
 /* ---------------------------------------------------------------- cells */
 
-int grid_n_cells(const grid_def *d) { return d->n_scen * d->n_pe * d->n_abl * d->repeats; }
-
-void grid_cell_at(const grid_def *d, int k, grid_cell *c)
+/* "s1-got-full-generic-image-b2-w1-gpt-4o-r0": the parts of the axes that
+ * vary (more than one value) and apply to the cell. */
+static void cell_name(const grid_def *d, grid_cell *c)
 {
-    int per_repeat = d->n_scen * d->n_pe * d->n_abl;
-    c->index = k;
-    c->repeat = k / per_repeat;
-    int rest = k % per_repeat;
-    c->ablation = d->abl[rest % d->n_abl];
-    rest /= d->n_abl;
-    c->pe = d->pe[rest % d->n_pe];
-    c->scenario = d->scen[rest / d->n_pe];
-    c->seed = d->base_seed + (uint64_t)c->repeat * GRID_SEED_STRIDE;
-    snprintf(c->name, sizeof c->name, "s%d-%s-%s-r%d", c->scenario, graph_pe_name(c->pe),
-             grid_ablation_name(c->ablation), c->repeat);
+    char *p = c->name, *end = c->name + sizeof c->name;
+    p += snprintf(p, (size_t)(end - p), "s%d-", c->scenario);
+    if (c->human) p += snprintf(p, (size_t)(end - p), "human");
+    else if (c->pe < 0) p += snprintf(p, (size_t)(end - p), "%s", run_ablation_name(c->ablation));
+    else p += snprintf(p, (size_t)(end - p), "%s-%s", graph_pe_name(c->pe), run_ablation_name(c->ablation));
+    if (c->fb >= 0 && d->n_fb > 1) p += snprintf(p, (size_t)(end - p), "-%s", run_feedback_name(c->fb));
+    if (c->fbin >= 0 && d->n_fbin > 1) p += snprintf(p, (size_t)(end - p), "-%s", run_feedback_input_name(c->fbin));
+    if (c->gb >= 0 && d->n_gb > 1) p += snprintf(p, (size_t)(end - p), "-b%d", c->gb);
+    if (c->gw >= 0 && d->n_gw > 1) p += snprintf(p, (size_t)(end - p), "-w%d", c->gw);
+    if (c->model >= 0 && d->n_models > 1) {
+        char tag[64];
+        model_tag(d->models[c->model].name, tag, sizeof tag);
+        p += snprintf(p, (size_t)(end - p), "-%s", tag);
+    }
+    snprintf(p, (size_t)(end - p), "-r%d", c->repeat);
+}
+
+typedef struct {
+    const grid_def *d;
+    grid_cell *cells;
+    int n, cap;
+} cell_list;
+
+static int push_cell(cell_list *l, grid_cell c)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap ? l->cap * 2 : 64;
+        grid_cell *p = realloc(l->cells, sizeof *p * (size_t)cap);
+        if (!p) return -1;
+        l->cells = p;
+        l->cap = cap;
+    }
+    c.index = l->n;
+    c.seed = l->d->base_seed + (uint64_t)c.repeat * GRID_SEED_STRIDE;
+    cell_name(l->d, &c);
+    l->cells[l->n++] = c;
+    return 0;
+}
+
+/* The fb and full cells of one search method: every feedback, feedback
+ * input and, for GoT, reference counts. */
+static int push_search_cells(cell_list *l, grid_cell c)
+{
+    const grid_def *d = l->d;
+    int nfb = d->n_fb ? d->n_fb : 1, nfi = d->n_fbin ? d->n_fbin : 1;
+    int got = c.pe == PE_GOT, ngb = got && d->n_gb ? d->n_gb : 1, ngw = got && d->n_gw ? d->n_gw : 1;
+    for (int f = 0; f < nfb; f++)
+        for (int i = 0; i < nfi; i++)
+            for (int b = 0; b < ngb; b++)
+                for (int w = 0; w < ngw; w++) {
+                    c.fb = d->n_fb ? d->fb[f] : -1;
+                    c.fbin = d->n_fbin ? d->fbin[i] : -1;
+                    c.gb = got && d->n_gb ? d->got_best[b] : -1;
+                    c.gw = got && d->n_gw ? d->got_worst[w] : -1;
+                    if (push_cell(l, c)) return -1;
+                }
+    return 0;
+}
+
+int grid_cells(const grid_def *d, grid_cell **cells)
+{
+    cell_list l = {d, NULL, 0, 0};
+    int nm = d->n_models ? d->n_models : 1;
+    for (int r = 0; r < d->repeats; r++)
+        for (int m = 0; m < nm; m++)
+            for (int s = 0; s < d->n_scen; s++) {
+                grid_cell c;
+                memset(&c, 0, sizeof c);
+                c.scenario = d->scen[s];
+                c.model = d->n_models ? m : -1;
+                c.repeat = r;
+                c.fb = c.fbin = c.gb = c.gw = -1;
+                for (int a = 0; a < d->n_abl; a++) {
+                    c.ablation = d->abl[a];
+                    if (c.ablation == ABL_ZS || c.ablation == ABL_SA) {
+                        c.pe = -1;
+                        if (push_cell(&l, c)) goto oom;
+                        continue;
+                    }
+                    for (int p = 0; p < d->n_pe; p++) {
+                        c.pe = d->pe[p];
+                        if (push_search_cells(&l, c)) goto oom;
+                    }
+                }
+                if (d->human[0]) {
+                    grid_cell h = c;
+                    h.human = 1, h.pe = PE_COT, h.ablation = ABL_FULL;
+                    h.fb = h.fbin = h.gb = h.gw = -1;
+                    if (push_cell(&l, h)) goto oom;
+                }
+            }
+    *cells = l.cells;
+    return l.n;
+oom:
+    free(l.cells);
+    *cells = NULL;
+    return -1;
+}
+
+const char *grid_cell_model(const grid_def *d, const grid_cell *c)
+{
+    return c->model >= 0 && c->model < d->n_models ? d->models[c->model].name : "";
+}
+
+int grid_cell_argv(const grid_def *d, const grid_cell *c, const char *dir, int resume, int threads, int cuda,
+                   grid_argv_buf *b, char **argv)
+{
+    int n = 0;
+    argv[n++] = "pcgrllm";
+    argv[n++] = "run";
+    if (resume) {
+        argv[n++] = "--resume";
+    } else {
+        snprintf(b->scen, sizeof b->scen, "%d", c->scenario);
+        argv[n++] = "--scenario", argv[n++] = b->scen;
+        argv[n++] = "--pe", argv[n++] = (char *)graph_pe_name(c->pe < 0 ? PE_COT : c->pe);
+        argv[n++] = "--ablation", argv[n++] = (char *)run_ablation_name(c->ablation);
+        if (c->fb >= 0) argv[n++] = "--feedback", argv[n++] = (char *)run_feedback_name(c->fb);
+        if (c->fbin >= 0) argv[n++] = "--feedback-input", argv[n++] = (char *)run_feedback_input_name(c->fbin);
+        if (c->gb >= 0) snprintf(b->gb, sizeof b->gb, "%d", c->gb), argv[n++] = "--got-best", argv[n++] = b->gb;
+        if (c->gw >= 0) snprintf(b->gw, sizeof b->gw, "%d", c->gw), argv[n++] = "--got-worst", argv[n++] = b->gw;
+        if (c->human) {
+            snprintf(b->human, sizeof b->human, "%s/scenario%d.c", d->human, c->scenario);
+            argv[n++] = "--init-reward", argv[n++] = b->human;
+        }
+        if (c->model >= 0) {
+            const grid_model *m = &d->models[c->model];
+            int offline = !strcmp(m->name, "offline");
+            argv[n++] = "--llm", argv[n++] = offline ? "offline" : "openai";
+            if (!offline) argv[n++] = "--model", argv[n++] = (char *)m->name;
+            if (m->base_url[0]) argv[n++] = "--base-url", argv[n++] = (char *)m->base_url;
+        }
+        if (threads > 0) snprintf(b->threads, sizeof b->threads, "%d", threads), argv[n++] = "--threads",
+                                                                                   argv[n++] = b->threads;
+        if (cuda) argv[n++] = "--backend", argv[n++] = "cuda";
+    }
+    argv[n++] = "--out";
+    argv[n++] = (char *)dir;
+    argv[n++] = "--yes"; /* the grid said its cost up front; a cell never asks */
+    /* the run flags, their --seed replaced by the cell's (after them, so
+     * that it wins; a resumed run keeps its stored seed anyway) */
+    for (int i = 0; i < d->n_run_flags; i++) {
+        const char *f = d->run_flags[i];
+        if (!strcmp(f, "--seed")) {
+            i++;
+            continue;
+        }
+        if (!strncmp(f, "--seed=", 7)) continue;
+        argv[n++] = d->run_flags[i];
+    }
+    if (!resume) {
+        snprintf(b->seed, sizeof b->seed, "%llu", (unsigned long long)c->seed);
+        argv[n++] = "--seed", argv[n++] = b->seed;
+    }
+    argv[n] = NULL;
+    return n;
 }
 
 /* ---------------------------------------------------------------- grid.json */
+
+static json_t *int_array(const int *v, int n)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < n; i++) json_array_append_new(a, json_integer(v[i]));
+    return a;
+}
+
+static json_t *name_array(const int *v, int n, const char *(*name)(int))
+{
+    json_t *a = json_array();
+    for (int i = 0; i < n; i++) json_array_append_new(a, json_string(name(v[i])));
+    return a;
+}
 
 char *grid_def_json(const grid_def *d)
 {
     json_t *o = json_object(), *a;
     json_object_set_new(o, "format", json_integer(GRID_FORMAT));
-    json_object_set_new(o, "scenarios", a = json_array());
-    for (int i = 0; i < d->n_scen; i++) json_array_append_new(a, json_integer(d->scen[i]));
-    json_object_set_new(o, "pe", a = json_array());
-    for (int i = 0; i < d->n_pe; i++) json_array_append_new(a, json_string(graph_pe_name(d->pe[i])));
-    json_object_set_new(o, "ablations", a = json_array());
-    for (int i = 0; i < d->n_abl; i++) json_array_append_new(a, json_string(abl_names[d->abl[i]]));
+    json_object_set_new(o, "scenarios", int_array(d->scen, d->n_scen));
+    json_object_set_new(o, "models", a = json_array());
+    for (int i = 0; i < d->n_models; i++)
+        json_array_append_new(a, json_pack("{s:s, s:s}", "name", d->models[i].name, "base_url", d->models[i].base_url));
+    json_object_set_new(o, "pe", name_array(d->pe, d->n_pe, graph_pe_name));
+    json_object_set_new(o, "ablations", name_array(d->abl, d->n_abl, run_ablation_name));
+    json_object_set_new(o, "feedbacks", name_array(d->fb, d->n_fb, run_feedback_name));
+    json_object_set_new(o, "feedback_inputs", name_array(d->fbin, d->n_fbin, run_feedback_input_name));
+    json_object_set_new(o, "got_best", int_array(d->got_best, d->n_gb));
+    json_object_set_new(o, "got_worst", int_array(d->got_worst, d->n_gw));
+    json_object_set_new(o, "human", d->human[0] ? json_string(d->human) : json_null());
     json_object_set_new(o, "repeats", json_integer(d->repeats));
     json_object_set_new(o, "run_flags", a = json_array());
     for (int i = 0; i < d->n_run_flags; i++) json_array_append_new(a, json_string(d->run_flags[i]));
     json_object_set_new(o, "cells", a = json_array());
-    for (int k = 0; k < grid_n_cells(d); k++) {
-        grid_cell c;
-        grid_cell_at(d, k, &c);
-        json_t *e = json_object();
-        json_object_set_new(e, "index", json_integer(k));
-        json_object_set_new(e, "name", json_string(c.name));
-        json_object_set_new(e, "seed", json_integer((json_int_t)c.seed));
-        json_array_append_new(a, e);
-    }
+    grid_cell *cells;
+    int n = grid_cells(d, &cells);
+    for (int k = 0; k < n; k++)
+        json_array_append_new(a, json_pack("{s:i, s:s, s:I}", "index", k, "name", cells[k].name, "seed",
+                                           (json_int_t)cells[k].seed));
+    free(cells);
     char *s = json_dumps(o, JSON_INDENT(2));
     json_decref(o);
     return s;
 }
 
 /* A JSON array of strings or integers, joined with commas, for the list
- * parsers (which check every item). */
+ * parsers (which check every item).  An empty array gives "". */
 static int join_items(json_t *arr, char *buf, size_t len)
 {
-    if (!json_is_array(arr) || json_array_size(arr) == 0) return -1;
+    if (!json_is_array(arr)) return -1;
     size_t k = 0, i;
     json_t *v;
     buf[0] = 0;
@@ -222,6 +482,53 @@ static int join_items(json_t *arr, char *buf, size_t len)
     return 0;
 }
 
+/* One list of grid.json through its parser; an optional list may be empty
+ * (the axis is not varied).  0, or -1 with err naming the key. */
+static int read_list(json_t *o, const char *key, int optional, int (*parse)(const char *, grid_def *, char *, int),
+                     grid_def *d, char *err, int errlen)
+{
+    char buf[1024], why[256];
+    json_t *arr = json_object_get(o, key);
+    if (join_items(arr, buf, sizeof buf) || (!buf[0] && !optional) || (buf[0] && parse(buf, d, why, sizeof why)))
+        return snprintf(err, (size_t)errlen, "'%s' missing or invalid", key), -1;
+    return 0;
+}
+
+static int read_models(json_t *o, grid_def *d, char *err, int errlen)
+{
+    json_t *arr = json_object_get(o, "models"), *m;
+    size_t i;
+    if (!json_is_array(arr) || json_array_size(arr) > GRID_MAX_MODELS)
+        return snprintf(err, (size_t)errlen, "'models' missing or invalid"), -1;
+    json_array_foreach(arr, i, m) {
+        const char *name = json_string_value(json_object_get(m, "name"));
+        const char *url = json_string_value(json_object_get(m, "base_url"));
+        if (!name || !url || !name[0] || strlen(name) >= GRID_MODEL_MAX || strlen(url) >= sizeof d->models[0].base_url)
+            return snprintf(err, (size_t)errlen, "'models' missing or invalid"), -1;
+        snprintf(d->models[i].name, sizeof d->models[i].name, "%s", name);
+        snprintf(d->models[i].base_url, sizeof d->models[i].base_url, "%s", url);
+    }
+    d->n_models = (int)json_array_size(arr);
+    return 0;
+}
+
+static int read_run_flags(json_t *o, grid_def *d, char *err, int errlen)
+{
+    json_t *flags = json_object_get(o, "run_flags"), *v;
+    char *list[GRID_MAX_RUN_FLAGS], why[256];
+    int n = 0, st, sb;
+    size_t i;
+    if (!json_is_array(flags) || json_array_size(flags) > GRID_MAX_RUN_FLAGS)
+        return snprintf(err, (size_t)errlen, "'run_flags' missing or too long"), -1;
+    json_array_foreach(flags, i, v) {
+        if (!json_is_string(v)) return snprintf(err, (size_t)errlen, "'run_flags' holds something other than strings"), -1;
+        list[n++] = (char *)json_string_value(v);
+    }
+    if (grid_set_run_flags(d, n, list, &st, &sb, why, sizeof why))
+        return snprintf(err, (size_t)errlen, "'run_flags': %s", why), -1;
+    return 0;
+}
+
 int grid_def_from_json(const char *text, grid_def *d, char *err, int errlen)
 {
     memset(d, 0, sizeof *d);
@@ -232,102 +539,58 @@ int grid_def_from_json(const char *text, grid_def *d, char *err, int errlen)
         json_decref(o);
         return -1;
     }
-    char buf[256], why[256];
     int rc = -1;
-    json_t *fmt = json_object_get(o, "format"), *rep = json_object_get(o, "repeats");
-    json_t *flags = json_object_get(o, "run_flags");
-    if (!json_is_integer(fmt) || json_integer_value(fmt) != GRID_FORMAT) {
+    json_t *fmt = json_object_get(o, "format"), *rep = json_object_get(o, "repeats"), *hu = json_object_get(o, "human");
+    if (json_is_integer(fmt) && json_integer_value(fmt) == 1) {
+        snprintf(err, (size_t)errlen, "it was written by an earlier version (format 1, before zero-shot and +SA cells "
+                                      "were shared by the search methods)");
+    } else if (!json_is_integer(fmt) || json_integer_value(fmt) != GRID_FORMAT) {
         snprintf(err, (size_t)errlen, "'format' missing or not %d", GRID_FORMAT);
-    } else if (join_items(json_object_get(o, "scenarios"), buf, sizeof buf) ||
-               grid_parse_scenarios(buf, d, why, sizeof why)) {
-        snprintf(err, (size_t)errlen, "'scenarios' missing or invalid");
-    } else if (join_items(json_object_get(o, "pe"), buf, sizeof buf) || grid_parse_pe(buf, d, why, sizeof why)) {
-        snprintf(err, (size_t)errlen, "'pe' missing or invalid");
-    } else if (join_items(json_object_get(o, "ablations"), buf, sizeof buf) ||
-               grid_parse_ablations(buf, d, why, sizeof why)) {
-        snprintf(err, (size_t)errlen, "'ablations' missing or invalid");
-    } else if (!json_is_integer(rep) || json_integer_value(rep) < 1 || json_integer_value(rep) > GRID_MAX_REPEATS) {
-        snprintf(err, (size_t)errlen, "'repeats' missing or not 1..%d", GRID_MAX_REPEATS);
-    } else if (!json_is_array(flags) || json_array_size(flags) > GRID_MAX_RUN_FLAGS) {
-        snprintf(err, (size_t)errlen, "'run_flags' missing or too long");
-    } else {
-        d->repeats = (int)json_integer_value(rep);
-        char *list[GRID_MAX_RUN_FLAGS];
-        int n = 0, bad = 0, st, sb;
-        size_t i;
-        json_t *v;
-        json_array_foreach(flags, i, v) {
-            if (!json_is_string(v)) bad = 1;
-            else list[n++] = (char *)json_string_value(v);
+    } else if (!read_list(o, "scenarios", 0, grid_parse_scenarios, d, err, errlen) && !read_models(o, d, err, errlen) &&
+               !read_list(o, "pe", 0, grid_parse_pe, d, err, errlen) &&
+               !read_list(o, "ablations", 0, grid_parse_ablations, d, err, errlen) &&
+               !read_list(o, "feedbacks", 1, grid_parse_feedbacks, d, err, errlen) &&
+               !read_list(o, "feedback_inputs", 1, grid_parse_feedback_inputs, d, err, errlen) &&
+               !read_list(o, "got_best", 1, grid_parse_got_best, d, err, errlen) &&
+               !read_list(o, "got_worst", 1, grid_parse_got_worst, d, err, errlen)) {
+        if (!json_is_integer(rep) || json_integer_value(rep) < 1 || json_integer_value(rep) > GRID_MAX_REPEATS)
+            snprintf(err, (size_t)errlen, "'repeats' missing or not 1..%d", GRID_MAX_REPEATS);
+        else if (hu && !json_is_null(hu) && (!json_is_string(hu) || strlen(json_string_value(hu)) >= sizeof d->human))
+            snprintf(err, (size_t)errlen, "'human' must be a directory or null");
+        else {
+            d->repeats = (int)json_integer_value(rep);
+            snprintf(d->human, sizeof d->human, "%s", json_is_string(hu) ? json_string_value(hu) : "");
+            rc = read_run_flags(o, d, err, errlen);
         }
-        if (bad) snprintf(err, (size_t)errlen, "'run_flags' holds something other than strings");
-        else if (grid_set_run_flags(d, n, list, &st, &sb, why, sizeof why))
-            snprintf(err, (size_t)errlen, "'run_flags': %s", why);
-        else rc = 0;
     }
     json_decref(o);
     if (rc) grid_def_free(d);
     return rc;
 }
 
+static int same_ints(const int *a, int na, const int *b, int nb)
+{
+    return na == nb && !memcmp(a, b, sizeof(int) * (size_t)na);
+}
+
 int grid_def_equal(const grid_def *a, const grid_def *b)
 {
-    if (a->n_scen != b->n_scen || a->n_pe != b->n_pe || a->n_abl != b->n_abl || a->repeats != b->repeats ||
-        a->n_run_flags != b->n_run_flags)
+    if (a->repeats != b->repeats || a->n_run_flags != b->n_run_flags || a->n_models != b->n_models ||
+        strcmp(a->human, b->human))
         return 0;
-    if (memcmp(a->scen, b->scen, sizeof(int) * (size_t)a->n_scen) || memcmp(a->pe, b->pe, sizeof(int) * (size_t)a->n_pe) ||
-        memcmp(a->abl, b->abl, sizeof(int) * (size_t)a->n_abl))
+    if (!same_ints(a->scen, a->n_scen, b->scen, b->n_scen) || !same_ints(a->pe, a->n_pe, b->pe, b->n_pe) ||
+        !same_ints(a->abl, a->n_abl, b->abl, b->n_abl) || !same_ints(a->fb, a->n_fb, b->fb, b->n_fb) ||
+        !same_ints(a->fbin, a->n_fbin, b->fbin, b->n_fbin) ||
+        !same_ints(a->got_best, a->n_gb, b->got_best, b->n_gb) ||
+        !same_ints(a->got_worst, a->n_gw, b->got_worst, b->n_gw))
         return 0;
+    for (int i = 0; i < a->n_models; i++)
+        if (strcmp(a->models[i].name, b->models[i].name) || strcmp(a->models[i].base_url, b->models[i].base_url))
+            return 0;
     for (int i = 0; i < a->n_run_flags; i++)
         if (strcmp(a->run_flags[i], b->run_flags[i])) return 0;
     return 1;
 }
-
-/* ---------------------------------------------------------------- scheduler */
-
-int grid_sched_init(grid_sched *s, int n_slots, const int *queue, int n_queue)
-{
-    memset(s, 0, sizeof *s);
-    if (n_slots < 1 || n_queue < 0) return -1;
-    s->slot_cell = malloc(sizeof(int) * (size_t)n_slots);
-    if (!s->slot_cell) return -1;
-    for (int i = 0; i < n_slots; i++) s->slot_cell[i] = -1;
-    s->n_slots = n_slots;
-    s->queue = queue;
-    s->n_queue = n_queue;
-    return 0;
-}
-
-void grid_sched_free(grid_sched *s)
-{
-    free(s->slot_cell);
-    s->slot_cell = NULL;
-}
-
-int grid_sched_next(grid_sched *s, int *slot)
-{
-    if (s->next >= s->n_queue) return -1;
-    for (int i = 0; i < s->n_slots; i++)
-        if (s->slot_cell[i] < 0) {
-            int cell = s->queue[s->next++];
-            s->slot_cell[i] = cell;
-            s->running++;
-            *slot = i;
-            return cell;
-        }
-    return -1;
-}
-
-int grid_sched_done(grid_sched *s, int slot)
-{
-    if (slot < 0 || slot >= s->n_slots || s->slot_cell[slot] < 0) return -1;
-    int cell = s->slot_cell[slot];
-    s->slot_cell[slot] = -1;
-    s->running--;
-    return cell;
-}
-
-void grid_sched_stop(grid_sched *s) { s->next = s->n_queue; }
 
 /* ---------------------------------------------------------------- run states */
 
@@ -337,6 +600,36 @@ static int exists_in(const char *dir, const char *name)
     struct stat st;
     snprintf(path, sizeof path, "%s/%s", dir, name);
     return stat(path, &st) == 0;
+}
+
+/* What config.json says about the author and the settings the tables
+ * report.  Returns the iterations the run makes and its target fitness. */
+static void read_config(json_t *cfg, grid_result *r, int *iterations, double *target)
+{
+    const char *label = json_string_value(json_object_get(cfg, "author_label"));
+    const char *author = json_string_value(json_object_get(cfg, "author"));
+    const char *model = json_string_value(json_object_get(json_object_get(cfg, "llm"), "model"));
+    const char *abl = json_string_value(json_object_get(cfg, "ablation"));
+    const char *backend = json_string_value(json_object_get(cfg, "backend"));
+    const char *fb = json_string_value(json_object_get(cfg, "feedback"));
+    const char *fbin = json_string_value(json_object_get(cfg, "feedback_input"));
+    const char *fit = json_string_value(json_object_get(cfg, "fitness"));
+    json_t *gb = json_object_get(cfg, "got_best"), *gw = json_object_get(cfg, "got_worst");
+    r->offline = author && !strcmp(author, "offline");
+    if (r->offline) snprintf(r->author, sizeof r->author, "%s", label ? label : "rule-based offline author");
+    else if (author) snprintf(r->author, sizeof r->author, "%s %s", label ? label : "language model", model ? model : "");
+    snprintf(r->model, sizeof r->model, "%s", r->offline ? "offline" : model ? model : "?");
+    snprintf(r->backend, sizeof r->backend, "%s", backend ? backend : "?");
+    snprintf(r->feedback, sizeof r->feedback, "%s", fb ? fb : "specific");
+    snprintf(r->feedback_input, sizeof r->feedback_input, "%s", fbin ? fbin : "text");
+    r->fitness_llm = fit && !strcmp(fit, "llm");
+    r->evaluator_rules = json_is_true(json_object_get(cfg, "evaluator_rules"));
+    r->got_best = json_is_integer(gb) ? (int)json_integer_value(gb) : 2;
+    r->got_worst = json_is_integer(gw) ? (int)json_integer_value(gw) : 0;
+    json_t *it = json_object_get(cfg, "iterations"), *tf = json_object_get(cfg, "target_fitness");
+    *iterations = json_is_integer(it) ? (int)json_integer_value(it) : 1;
+    if (abl && (!strcmp(abl, "zs") || !strcmp(abl, "sa"))) *iterations = 1;
+    *target = json_is_number(tf) ? json_number_value(tf) : -1;
 }
 
 void grid_run_state(const char *dir, grid_result *r)
@@ -354,19 +647,9 @@ void grid_run_state(const char *dir, grid_result *r)
         return;
     }
     r->state = GRID_STARTED;
-    const char *label = json_string_value(json_object_get(cfg, "author_label"));
-    const char *author = json_string_value(json_object_get(cfg, "author"));
-    const char *model = json_string_value(json_object_get(json_object_get(cfg, "llm"), "model"));
-    const char *abl = json_string_value(json_object_get(cfg, "ablation"));
-    const char *backend = json_string_value(json_object_get(cfg, "backend"));
-    r->offline = author && !strcmp(author, "offline");
-    if (r->offline) snprintf(r->author, sizeof r->author, "%s", label ? label : "rule-based offline author");
-    else if (author) snprintf(r->author, sizeof r->author, "%s %s", label ? label : "language model", model ? model : "");
-    snprintf(r->backend, sizeof r->backend, "%s", backend ? backend : "?");
-    json_t *it = json_object_get(cfg, "iterations"), *tf = json_object_get(cfg, "target_fitness");
-    int iterations = json_is_integer(it) ? (int)json_integer_value(it) : 1;
-    if (abl && (!strcmp(abl, "zs") || !strcmp(abl, "sa"))) iterations = 1;
-    double target = json_is_number(tf) ? json_number_value(tf) : -1;
+    int iterations;
+    double target;
+    read_config(cfg, r, &iterations, &target);
     json_decref(cfg);
     snprintf(path, sizeof path, "%s/graph.json", dir);
     thought_graph g;
@@ -375,19 +658,9 @@ void grid_run_state(const char *dir, grid_result *r)
     r->best_node = graph_best(&g);
     r->best_fitness = r->best_node >= 0 ? g.nodes[r->best_node].fitness : 0;
     int pending = g.n > 0 && g.nodes[g.n - 1].status == NODE_PENDING;
-    int ended = g.n >= iterations || (target >= 0 && r->best_node >= 0 && r->best_fitness >= target);
+    /* stopped.txt: the run ended its search early (a model that wrote no reward) */
+    int ended = g.n >= iterations || (target >= 0 && r->best_node >= 0 && r->best_fitness >= target) ||
+                exists_in(dir, "stopped.txt");
     if (g.n > 0 && !pending && ended && exists_in(dir, "summary.txt")) r->state = GRID_FINISHED;
     graph_free(&g);
-}
-
-/* ---------------------------------------------------------------- statistics */
-
-void grid_mean_std(const double *x, int n, double *mean, double *sd)
-{
-    double m = 0, v = 0;
-    for (int i = 0; i < n; i++) m += x[i];
-    m = n ? m / n : 0;
-    for (int i = 0; i < n; i++) v += (x[i] - m) * (x[i] - m);
-    *mean = m;
-    *sd = n ? sqrt(v / n) : 0;
 }

@@ -1,6 +1,8 @@
 #include "levelio.h"
 #include "util.h"
+#include <dirent.h>
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,4 +121,66 @@ int level_write(const char *path, const level_t *l, const char *comment)
         return -1;
     }
     return write_file_atomic(path, buf, (size_t)(n + m));
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **level_paths(char **args, int n_args, int *n_out, char *err, int errlen)
+{
+    int n = 0, cap = 64;
+    char **files = malloc(sizeof(char *) * (size_t)cap);
+    if (!files) goto oom;
+    for (int i = 0; i < n_args; i++) {
+        struct stat st;
+        int first = n;
+        if (stat(args[i], &st) != 0 || !S_ISDIR(st.st_mode)) {
+            if (n == cap) {
+                char **more = realloc(files, sizeof(char *) * (size_t)(cap *= 2));
+                if (!more) goto oom;
+                files = more;
+            }
+            if (!(files[n++] = strdup(args[i]))) goto oom;
+            continue;
+        }
+        DIR *d = opendir(args[i]);
+        if (!d) {
+            snprintf(err, (size_t)errlen, "cannot read directory %s", args[i]);
+            goto fail;
+        }
+        for (struct dirent *e; (e = readdir(d));) {
+            size_t len = strlen(e->d_name);
+            if (len < 5 || e->d_name[0] == '.' || strcmp(e->d_name + len - 4, ".txt")) continue;
+            if (n == cap) {
+                char **more = realloc(files, sizeof(char *) * (size_t)(cap *= 2));
+                if (!more) {
+                    closedir(d);
+                    goto oom;
+                }
+                files = more;
+            }
+            size_t sz = strlen(args[i]) + len + 2;
+            if (!(files[n] = malloc(sz))) {
+                closedir(d);
+                goto oom;
+            }
+            snprintf(files[n++], sz, "%s/%s", args[i], e->d_name);
+        }
+        closedir(d);
+        if (n == first) {
+            snprintf(err, (size_t)errlen, "directory %s holds no level files (*.txt)", args[i]);
+            goto fail;
+        }
+        qsort(files + first, (size_t)(n - first), sizeof(char *), by_name);
+    }
+    *n_out = n;
+    return files;
+oom:
+    snprintf(err, (size_t)errlen, "out of memory");
+fail:
+    for (int i = 0; i < n; i++) free(files[i]);
+    free(files);
+    return NULL;
 }

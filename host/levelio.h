@@ -14,6 +14,11 @@ int level_parse(const char *name, const char *buf, long len, level_t *out, unsig
 int level_write(const char *path, const level_t *l, const char *comment);
 /* Format as text into buf (no comment); returns bytes or -1 if too small. */
 int level_format(const level_t *l, char *buf, int len);
+/* The level files named by command arguments: a file as given, a
+ * directory as its *.txt files in name order (what `pcgrllm generate`
+ * writes).  A malloc'd array of n malloc'd paths, or NULL with a line in
+ * err when a directory cannot be read or holds no level file. */
+char **level_paths(char **args, int n_args, int *n, char *err, int errlen);
 const char *tile_name(int tile);
 char tile_char(int tile);
 

@@ -1,11 +1,11 @@
-/* OpenAI-compatible chat completions over libcurl, bodies built and parsed
- * with jansson.  See llm.h for the contract. */
+/* OpenAI-compatible chat completions: the request, the call (budgets,
+ * retries, continuations) and the config.  HTTP and the event stream are in
+ * llm_http.c, reading replies in llm_reply.c.  See llm.h for the contract. */
 #include "llm.h"
+#include "llm_http.h"
 #include "util.h"
-#include <curl/curl.h>
 #include <errno.h>
 #include <jansson.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -32,7 +32,7 @@ void llm_config_defaults(llm_config *c)
     snprintf(c->max_tokens_field, sizeof c->max_tokens_field, "max_tokens");
     c->temperature = 0.0;
     c->seed = -1;
-    c->max_tokens = 4096;
+    c->max_tokens = -1;
     c->connect_timeout = 10.0;
     c->total_timeout = 600.0;
     c->retries = 4;
@@ -40,6 +40,10 @@ void llm_config_defaults(llm_config *c)
     c->backoff_max = 60.0;
     c->retry_after_max = 300.0;
     c->max_continuations = 2;
+    c->call_time = 900.0;
+    c->stream = LLM_STREAM_ON;
+    c->stop = 1;
+    c->constrain = LLM_CONSTRAIN_AUTO;
     c->max_response_bytes = 8L << 20;
     c->usage = NULL;
 }
@@ -100,27 +104,6 @@ static int fail(const llm_config *c, char *err, int errlen, const char *fmt, ...
 }
 
 /* A short printable one-line excerpt of server text, for error messages. */
-static void snippet(const char *src, size_t len, char *out, size_t outlen)
-{
-    size_t j = 0;
-    int space = 0;
-    for (size_t i = 0; i < len && j + 4 < outlen; i++) {
-        unsigned char ch = (unsigned char)src[i];
-        if (ch == '\n' || ch == '\r' || ch == '\t' || ch == ' ') {
-            space = 1;
-            continue;
-        }
-        if (space && j > 0) out[j++] = ' ';
-        space = 0;
-        out[j++] = (ch < 32 || ch == 127) ? '?' : (char)ch;
-    }
-    if (j + 4 >= outlen && len > 0) {
-        out[j++] = '.';
-        out[j++] = '.';
-        out[j++] = '.';
-    }
-    out[j] = 0;
-}
 
 /* ---- text helpers ----------------------------------------------------------------- */
 
@@ -181,7 +164,25 @@ static json_t *jstr(const char *s)
     return j;
 }
 
+
 /* ---- request body --------------------------------------------------------------- */
+
+/* Per-task budgets: a reward (a short plan and one function) is about a
+ * thousand tokens; feedback is a few sentences; the JSON answers a line. */
+#define TOKENS_CODE 1280
+#define TOKENS_TEXT 1024
+
+long llm_task_tokens(const llm_config *c, const llm_task *task)
+{
+    if (c->max_tokens >= 0) return c->max_tokens;
+    if (task && task->max_tokens > 0) return task->max_tokens;
+    return task && task->kind == LLM_CODE ? TOKENS_CODE : TOKENS_TEXT;
+}
+
+/* End-of-turn markers of common chat formats.  A model served without its
+ * chat template (or without chat training) writes them as text and goes on
+ * with an imagined next turn; the server stops at them instead. */
+static const char *const stop_sequences[] = {"<end_of_turn>", "<|im_end|>", "<|eot_id|>", "<start_of_turn>"};
 
 static json_t *message_json(const llm_message *m, char *why, size_t whylen)
 {
@@ -192,40 +193,46 @@ static json_t *message_json(const llm_message *m, char *why, size_t whylen)
     }
     json_t *o = json_object();
     json_object_set_new(o, "role", json_string(role));
-    if (m->image && m->image_len > 0) {
-        char *b64 = llm_base64(m->image, m->image_len);
-        if (!b64) {
-            json_decref(o);
-            snprintf(why, whylen, "out of memory encoding an image");
-            return NULL;
-        }
-        size_t ul = strlen(b64) + 32;
-        char *url = malloc(ul);
-        if (!url) {
-            free(b64);
-            json_decref(o);
-            snprintf(why, whylen, "out of memory encoding an image");
-            return NULL;
-        }
-        snprintf(url, ul, "data:image/png;base64,%s", b64);
-        free(b64);
-        json_t *parts = json_array();
-        json_array_append_new(parts, json_pack("{s:s, s:o}", "type", "text", "text",
-                                               jstr(m->content ? m->content : "")));
-        json_array_append_new(parts, json_pack("{s:s, s:{s:s}}", "type", "image_url", "image_url",
-                                               "url", url));
-        free(url);
-        json_object_set_new(o, "content", parts);
-    } else {
+    if (!m->image || m->image_len == 0) {
         json_object_set_new(o, "content", jstr(m->content ? m->content : ""));
+        return o;
     }
+    char *b64 = llm_base64(m->image, m->image_len);
+    size_t ul = b64 ? strlen(b64) + 32 : 0;
+    char *url = b64 ? malloc(ul) : NULL;
+    if (!url) {
+        free(b64);
+        json_decref(o);
+        snprintf(why, whylen, "out of memory encoding an image");
+        return NULL;
+    }
+    snprintf(url, ul, "data:image/png;base64,%s", b64);
+    free(b64);
+    json_t *parts = json_array();
+    json_array_append_new(parts, json_pack("{s:s, s:o}", "type", "text", "text", jstr(m->content ? m->content : "")));
+    json_array_append_new(parts, json_pack("{s:s, s:{s:s}}", "type", "image_url", "image_url", "url", url));
+    free(url);
+    json_object_set_new(o, "content", parts);
     return o;
 }
 
+/* The response_format asking for task->schema in the given form: 1 OpenAI's
+ * json_schema (vLLM, Ollama, LM Studio take it too), 2 llama-cpp-python's
+ * json_object with a schema.  NULL when there is no schema. */
+static json_t *schema_format(const llm_task *task, int form)
+{
+    if (!task || task->kind != LLM_JSON || !task->schema || form <= 0) return NULL;
+    json_t *schema = json_loads(task->schema, 0, NULL);
+    if (!schema) return NULL;
+    if (form == 2) return json_pack("{s:s, s:o}", "type", "json_object", "schema", schema);
+    return json_pack("{s:s, s:{s:s, s:o, s:b}}", "type", "json_schema", "json_schema", "name",
+                     task->name && *task->name ? task->name : "answer", "schema", schema, "strict", 1);
+}
+
 /* msgs, then (when partial != NULL) the partial assistant reply and a request
- * to continue it. */
-static json_t *request_object(const llm_config *c, const llm_message *msgs, int n,
-                              const char *partial, char *why, size_t whylen)
+ * to continue it; form is the response_format form to ask for. */
+static json_t *request_object(const llm_config *c, const llm_task *task, const llm_message *msgs, int n,
+                              const char *partial, int form, char *why, size_t whylen)
 {
     if (n <= 0) {
         snprintf(why, whylen, "no messages to send");
@@ -250,17 +257,35 @@ static json_t *request_object(const llm_config *c, const llm_message *msgs, int 
     json_object_set_new(req, "messages", arr);
     json_object_set_new(req, "temperature", json_real(c->temperature));
     if (c->seed >= 0) json_object_set_new(req, "seed", json_integer(c->seed));
-    if (c->max_tokens > 0)
-        json_object_set_new(req, c->max_tokens_field[0] ? c->max_tokens_field : "max_tokens",
-                            json_integer(c->max_tokens));
-    json_object_set_new(req, "stream", json_false());
+    long tokens = llm_task_tokens(c, task);
+    if (tokens > 0)
+        json_object_set_new(req, c->max_tokens_field[0] ? c->max_tokens_field : "max_tokens", json_integer(tokens));
+    if (c->stop) {
+        json_t *st = json_array();
+        for (size_t i = 0; i < sizeof stop_sequences / sizeof stop_sequences[0]; i++)
+            json_array_append_new(st, json_string(stop_sequences[i]));
+        json_object_set_new(req, "stop", st);
+    }
+    json_t *rf = schema_format(task, form);
+    if (rf) json_object_set_new(req, "response_format", rf);
+    json_object_set_new(req, "stream", json_boolean(c->stream == LLM_STREAM_ON));
+    if (c->stream == LLM_STREAM_ON)
+        json_object_set_new(req, "stream_options", json_pack("{s:b}", "include_usage", 1));
     return req;
 }
 
-char *llm_request_json(const llm_config *c, const llm_message *msgs, int n, char *err, int errlen)
+/* The response_format form to try first for this config. */
+static int schema_form(const llm_config *c)
+{
+    if (c->constrain != LLM_CONSTRAIN_AUTO) return -1;
+    return c->server && c->server->schema_form ? c->server->schema_form : 1;
+}
+
+char *llm_request_json(const llm_config *c, const llm_task *task, const llm_message *msgs, int n, char *err,
+                       int errlen)
 {
     char why[160];
-    json_t *req = request_object(c, msgs, n, NULL, why, sizeof why);
+    json_t *req = request_object(c, task, msgs, n, NULL, schema_form(c), why, sizeof why);
     if (!req) {
         fail(c, err, errlen, "llm: %s", why);
         return NULL;
@@ -271,7 +296,99 @@ char *llm_request_json(const llm_config *c, const llm_message *msgs, int n, char
     return s;
 }
 
+/* ---- context size ------------------------------------------------------------------ */
+
+long llm_estimate_tokens(const llm_message *msgs, int n)
+{
+    long bytes = 0;
+    for (int i = 0; i < n; i++) bytes += (long)strlen(msgs[i].content ? msgs[i].content : "") + 24;
+    return bytes / 3 + 16;
+}
+
+int llm_fits(const llm_config *c, const llm_message *msgs, int n, long reply_tokens, char *why, int whylen)
+{
+    long ctx = c->server && c->server->context > 0 ? c->server->context : c->context;
+    if (ctx <= 0) return 1;
+    long need = llm_estimate_tokens(msgs, n);
+    if (need + reply_tokens <= ctx) return 1;
+    snprintf(why, (size_t)whylen,
+             "the prompt needs about %ld tokens and the reply up to %ld, more than the server's context of %ld "
+             "tokens; start the server with a larger context (llama.cpp: -c / --n_ctx, Ollama: "
+             "OLLAMA_CONTEXT_LENGTH, vLLM: --max-model-len), or give a smaller --max-tokens",
+             need, reply_tokens, ctx);
+    return 0;
+}
+
+/* The server's root: base_url without a trailing "/v1" (or "/chat/completions"). */
+static void server_root(const char *base, char *root, size_t len)
+{
+    size_t bl = strlen(base);
+    while (bl > 0 && base[bl - 1] == '/') bl--;
+    if (bl >= 17 && !strncmp(base + bl - 17, "/chat/completions", 17)) bl -= 17;
+    if (bl >= 3 && !strncmp(base + bl - 3, "/v1", 3)) bl -= 3;
+    snprintf(root, len, "%.*s", (int)bl, base);
+}
+
+/* The first integer found under one of the keys, searching objects and
+ * arrays of v depth-first (the model lists are arrays of objects). */
+static long find_context(json_t *v, const char *const *keys, int depth)
+{
+    if (depth > 4) return 0;
+    if (json_is_object(v)) {
+        for (int k = 0; keys[k]; k++) {
+            json_t *x = json_object_get(v, keys[k]);
+            if (json_is_integer(x) && json_integer_value(x) > 0) return (long)json_integer_value(x);
+        }
+        const char *key;
+        json_t *child;
+        json_object_foreach(v, key, child) {
+            long n = find_context(child, keys, depth + 1);
+            if (n > 0) return n;
+        }
+    } else if (json_is_array(v)) {
+        size_t i;
+        json_t *child;
+        json_array_foreach(v, i, child) {
+            long n = find_context(child, keys, depth + 1);
+            if (n > 0) return n;
+        }
+    }
+    return 0;
+}
+
+long llm_probe_context(const llm_config *c, char *from, size_t fromlen)
+{
+    if (c->context > 0) {
+        snprintf(from, fromlen, "--llm-context");
+        return c->context;
+    }
+    char root[600], url[700];
+    server_root(c->base_url, root, sizeof root);
+    /* the runtime context, never the model's trained maximum (n_ctx_train) */
+    static const char *const keys[] = {"n_ctx", "max_model_len", "loaded_context_length", "context_length", NULL};
+    static const char *const paths[] = {"/props", "/v1/models", "/api/v0/models", "/api/ps"};
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        snprintf(url, sizeof url, "%s%s", root, paths[i]);
+        json_t *j = llm_http_get_json(c, api_key(c), url, 5.0);
+        long n = j ? find_context(j, keys, 0) : 0;
+        json_decref(j);
+        if (n > 0) {
+            snprintf(from, fromlen, "GET %s", paths[i]);
+            return n;
+        }
+    }
+    snprintf(from, fromlen, "unknown");
+    return 0;
+}
+
+
 /* ---- config as flags and JSON --------------------------------------------------- */
+
+const char *const llm_flag_names[] = {
+    "base-url",    "model",         "api-key-env",      "temperature", "llm-seed",  "max-tokens",
+    "max-tokens-field", "connect-timeout", "llm-timeout", "llm-call-time", "llm-retries", "llm-backoff",
+    "max-continuations", "stream",   "llm-stop",         "constrain",   "llm-context", NULL,
+};
 
 static int copy_flag(char *dst, size_t cap, const char *v, const char *flag, char *err, int errlen)
 {
@@ -317,6 +434,7 @@ int llm_config_flag(llm_config *c, const char *flag, const char *value, char *er
         {"--temperature", 0.0, 2.0, &c->temperature},
         {"--connect-timeout", 0.1, 3600.0, &c->connect_timeout},
         {"--llm-timeout", 0.1, 86400.0, &c->total_timeout},
+        {"--llm-call-time", 1.0, 86400.0, &c->call_time},
         {"--llm-backoff", 0.0, 600.0, &c->backoff},
     };
     for (size_t i = 0; i < sizeof dflags / sizeof dflags[0]; i++) {
@@ -326,6 +444,32 @@ int llm_config_flag(llm_config *c, const char *flag, const char *value, char *er
             return -1;
         }
         *dflags[i].dst = d;
+        return 1;
+    }
+    struct {
+        const char *name, *on, *off;
+        int *dst, on_value, off_value;
+    } switches[] = {
+        {"--stream", "on", "off", &c->stream, LLM_STREAM_ON, LLM_STREAM_OFF},
+        {"--llm-stop", "on", "off", &c->stop, 1, 0},
+        {"--constrain", "auto", "off", &c->constrain, LLM_CONSTRAIN_AUTO, LLM_CONSTRAIN_OFF},
+    };
+    for (size_t i = 0; i < sizeof switches / sizeof switches[0]; i++) {
+        if (strcmp(flag, switches[i].name)) continue;
+        if (value && !strcmp(value, switches[i].on)) *switches[i].dst = switches[i].on_value;
+        else if (value && !strcmp(value, switches[i].off)) *switches[i].dst = switches[i].off_value;
+        else {
+            snprintf(err, (size_t)errlen, "%s takes %s or %s", flag, switches[i].on, switches[i].off);
+            return -1;
+        }
+        return 1;
+    }
+    if (!strcmp(flag, "--llm-context")) {
+        if (parse_int(value, 0, 10000000, &l) != 0) {
+            snprintf(err, (size_t)errlen, "--llm-context needs the server's context size in tokens (0: read it from the server)");
+            return -1;
+        }
+        c->context = l;
         return 1;
     }
     if (!strcmp(flag, "--llm-seed")) {
@@ -371,13 +515,19 @@ const char *llm_flags_help(void)
            "; \"\" sends none)\n"
            "  --temperature T         sampling temperature, always sent (default 0)\n"
            "  --llm-seed N            sampling seed sent to the server (default: not sent)\n"
-           "  --max-tokens N          reply token limit (default 4096; 0: not sent)\n"
+           "  --max-tokens N          reply token limit for every task (default: sized per task,\n"
+           "                          1280 for a reward, 600 feedback, 300 JSON, 1024 text; 0: not sent)\n"
            "  --max-tokens-field F    max_tokens or max_completion_tokens (newer OpenAI models)\n"
            "  --connect-timeout S     seconds to connect (default 10)\n"
            "  --llm-timeout S         seconds for one request (default 600)\n"
+           "  --llm-call-time S       seconds for one call: requests, waits, continuations (default 900)\n"
            "  --llm-retries N         retries on network errors, 408, 429 and 5xx (default 4)\n"
            "  --llm-backoff S         first retry wait, doubled each time, with jitter (default 2)\n"
-           "  --max-continuations N   follow-ups for a reply cut by the token limit (default 2)\n";
+           "  --max-continuations N   follow-ups for a reply cut by the token limit (default 2)\n"
+           "  --stream on|off         stream replies, stop early when the answer is complete (default on)\n"
+           "  --llm-stop on|off       send end-of-turn stop sequences (default on; off for OpenAI o-series)\n"
+           "  --constrain auto|off    a JSON schema for JSON answers where the server takes one (default auto)\n"
+           "  --llm-context N         the server's context in tokens (default: read from the server)\n";
 }
 
 char *llm_config_json(const llm_config *c)
@@ -390,197 +540,24 @@ char *llm_config_json(const llm_config *c)
     json_object_set_new(o, "api_key_set", json_boolean(api_key(c) != NULL));
     json_object_set_new(o, "temperature", json_real(c->temperature));
     json_object_set_new(o, "seed", c->seed >= 0 ? json_integer(c->seed) : json_null());
-    json_object_set_new(o, "max_tokens", json_integer(c->max_tokens));
+    json_object_set_new(o, "max_tokens", c->max_tokens >= 0 ? json_integer(c->max_tokens) : json_string("per task"));
     json_object_set_new(o, "max_tokens_field", jstr(c->max_tokens_field));
     json_object_set_new(o, "connect_timeout_s", json_real(c->connect_timeout));
     json_object_set_new(o, "request_timeout_s", json_real(c->total_timeout));
     json_object_set_new(o, "retries", json_integer(c->retries));
     json_object_set_new(o, "backoff_s", json_real(c->backoff));
     json_object_set_new(o, "max_continuations", json_integer(c->max_continuations));
+    json_object_set_new(o, "call_time_s", json_real(c->call_time));
+    json_object_set_new(o, "stream", json_boolean(c->stream == LLM_STREAM_ON));
+    json_object_set_new(o, "stop_sequences", json_boolean(c->stop));
+    json_object_set_new(o, "constrain", json_string(c->constrain == LLM_CONSTRAIN_AUTO ? "auto" : "off"));
+    json_object_set_new(o, "context", c->context > 0 ? json_integer(c->context) : json_null());
     char *s = json_dumps(o, JSON_INDENT(2));
     json_decref(o);
     if (s) redact_with(s, api_key(c));
     return s;
 }
 
-/* ---- HTTP ------------------------------------------------------------------------ */
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static int curl_init_rc;
-static void curl_init_once(void)
-{
-    curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -1;
-}
-
-typedef struct {
-    char *data;
-    size_t len, cap, max;
-    int too_big;
-} buffer;
-
-static size_t on_body(char *ptr, size_t size, size_t nmemb, void *user)
-{
-    buffer *b = user;
-    size_t n = size * nmemb;
-    if (b->len + n > b->max) {
-        b->too_big = 1;
-        return 0;
-    }
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 16384;
-        while (cap < b->len + n + 1) cap *= 2;
-        char *d = realloc(b->data, cap);
-        if (!d) return 0;
-        b->data = d;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->len, ptr, n);
-    b->len += n;
-    b->data[b->len] = 0;
-    return n;
-}
-
-enum { OUT_OK, OUT_RETRY, OUT_FATAL };
-
-typedef struct {
-    long status;
-    double retry_after; /* seconds, 0 if none */
-    buffer body;
-} http_result;
-
-/* The message a server put in an error body ({"error":{"message":...}},
- * {"error":"..."}, {"message":...}, {"detail":...}) or the raw body. */
-static void server_message(const buffer *b, char *out, size_t outlen)
-{
-    out[0] = 0;
-    if (!b->data || !b->len) return;
-    json_t *j = json_loadb(b->data, b->len, 0, NULL);
-    const char *msg = NULL;
-    if (j) {
-        json_t *e = json_object_get(j, "error");
-        if (json_is_object(e)) msg = json_string_value(json_object_get(e, "message"));
-        else if (json_is_string(e)) msg = json_string_value(e);
-        if (!msg) msg = json_string_value(json_object_get(j, "message"));
-        if (!msg) msg = json_string_value(json_object_get(j, "detail"));
-    }
-    if (msg) snippet(msg, strlen(msg), out, outlen);
-    else snippet(b->data, b->len, out, outlen);
-    json_decref(j);
-}
-
-static int is_retryable_curl(CURLcode rc)
-{
-    switch (rc) {
-    case CURLE_COULDNT_CONNECT:
-    case CURLE_COULDNT_RESOLVE_HOST:
-    case CURLE_COULDNT_RESOLVE_PROXY:
-    case CURLE_OPERATION_TIMEDOUT:
-    case CURLE_SEND_ERROR:
-    case CURLE_RECV_ERROR:
-    case CURLE_GOT_NOTHING:
-    case CURLE_PARTIAL_FILE:
-    case CURLE_SSL_CONNECT_ERROR:
-    case CURLE_HTTP2:
-    case CURLE_HTTP2_STREAM:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
-/* One POST.  Returns OUT_OK for HTTP 200 (body in r), else OUT_RETRY or
- * OUT_FATAL with a reason in why. */
-static int http_post(const llm_config *c, const char *url, const char *body, http_result *r,
-                     char *why, size_t whylen)
-{
-    memset(r, 0, sizeof *r);
-    r->body.max = c->max_response_bytes > 0 ? (size_t)c->max_response_bytes : (size_t)8 << 20;
-    CURL *h = curl_easy_init();
-    if (!h) {
-        snprintf(why, whylen, "could not start an HTTP client");
-        return OUT_FATAL;
-    }
-    struct curl_slist *hdr = NULL;
-    hdr = curl_slist_append(hdr, "Content-Type: application/json");
-    hdr = curl_slist_append(hdr, "Accept: application/json");
-    hdr = curl_slist_append(hdr, "Expect:");
-    char *auth = NULL;
-    size_t auth_len = 0;
-    const char *key = api_key(c);
-    if (key) {
-        auth_len = strlen(key) + 32;
-        auth = malloc(auth_len);
-        if (auth) {
-            snprintf(auth, auth_len, "Authorization: Bearer %s", key);
-            hdr = curl_slist_append(hdr, auth);
-        }
-    }
-    char cerr[CURL_ERROR_SIZE];
-    cerr[0] = 0;
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
-    curl_easy_setopt(h, CURLOPT_USERAGENT, "pcgrllm/0.1");
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L); /* never carry the key elsewhere */
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(c->connect_timeout * 1000.0));
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(c->total_timeout * 1000.0));
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &r->body);
-    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
-    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
-    /* A local server is never reached through a proxy; keep the user's own
-     * exceptions and add the loopback names to them. */
-    const char *np = getenv("no_proxy");
-    if (!np || !*np) np = getenv("NO_PROXY");
-    char noproxy[1024];
-    snprintf(noproxy, sizeof noproxy, "%.900s%slocalhost,127.0.0.1,::1", np && *np ? np : "", np && *np ? "," : "");
-    curl_easy_setopt(h, CURLOPT_NOPROXY, noproxy);
-    CURLcode rc = curl_easy_perform(h);
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
-    curl_off_t ra = 0;
-    if (curl_easy_getinfo(h, CURLINFO_RETRY_AFTER, &ra) == CURLE_OK && ra > 0) r->retry_after = (double)ra;
-    curl_easy_cleanup(h);
-    curl_slist_free_all(hdr);
-    if (auth) {
-        memset(auth, 0, auth_len);
-        __asm__ __volatile__("" : : "r"(auth) : "memory");
-        free(auth);
-    }
-
-    if (rc != CURLE_OK) {
-        if (r->body.too_big) {
-            snprintf(why, whylen, "response larger than %zu bytes", r->body.max);
-            return OUT_FATAL;
-        }
-        const char *what = cerr[0] ? cerr : curl_easy_strerror(rc);
-        if (rc == CURLE_OPERATION_TIMEDOUT)
-            snprintf(why, whylen, "request timed out (%s)", what);
-        else if (rc == CURLE_COULDNT_CONNECT)
-            snprintf(why, whylen, "could not connect to %.300s (%s)", url, what);
-        else
-            snprintf(why, whylen, "network error: %s", what);
-        return is_retryable_curl(rc) ? OUT_RETRY : OUT_FATAL;
-    }
-    if (r->status == 200) return OUT_OK;
-    char msg[LLM_SNIPPET + 8];
-    server_message(&r->body, msg, sizeof msg);
-    long s = r->status;
-    if (s == 429)
-        snprintf(why, whylen, "rate limited (HTTP 429)%s%s", msg[0] ? ": " : "", msg);
-    else if (s == 408 || (s >= 500 && s <= 599))
-        snprintf(why, whylen, "server error (HTTP %ld)%s%s", s, msg[0] ? ": " : "", msg);
-    else if (s == 401 || s == 403)
-        snprintf(why, whylen, "not authorized (HTTP %ld)%s%s; check the key in $%s", s, msg[0] ? ": " : "",
-                 msg, c->api_key_env[0] ? c->api_key_env : LLM_DEFAULT_KEY_ENV);
-    else if (s == 404)
-        snprintf(why, whylen, "not found (HTTP 404) at %.300s%s%s; check --base-url (usually ending in /v1) and --model",
-                 url, msg[0] ? ": " : "", msg);
-    else
-        snprintf(why, whylen, "request rejected (HTTP %ld)%s%s", s, msg[0] ? ": " : "", msg);
-    return (s == 408 || s == 429 || (s >= 500 && s <= 599)) ? OUT_RETRY : OUT_FATAL;
-}
 
 /* ---- waiting ---------------------------------------------------------------------- */
 
@@ -608,6 +585,7 @@ static void sleep_seconds(double s)
     }
 }
 
+
 /* ---- response parsing ------------------------------------------------------------ */
 
 typedef struct {
@@ -618,14 +596,14 @@ typedef struct {
     int has_usage;
 } parsed;
 
-static int parse_completion(const buffer *b, parsed *p, char *why, size_t whylen)
+static int parse_completion(const llm_buf *b, parsed *p, char *why, size_t whylen)
 {
     memset(p, 0, sizeof *p);
     json_error_t je;
     json_t *j = json_loadb(b->data ? b->data : "", b->len, 0, &je);
     if (!j || !json_is_object(j)) {
         char sn[80];
-        snippet(b->data ? b->data : "", b->len, sn, sizeof sn);
+        llm_snippet(b->data ? b->data : "", b->len, sn, sizeof sn);
         if (j) snprintf(why, whylen, "malformed JSON response: not an object (body: %s)", sn);
         else snprintf(why, whylen, "malformed JSON response: %s at line %d (body: %s)", je.text, je.line, sn);
         json_decref(j);
@@ -634,7 +612,7 @@ static int parse_completion(const buffer *b, parsed *p, char *why, size_t whylen
     json_t *err = json_object_get(j, "error");
     if (err && !json_is_null(err)) {
         char msg[LLM_SNIPPET + 8];
-        server_message(b, msg, sizeof msg);
+        llm_server_message(b, msg, sizeof msg);
         snprintf(why, whylen, "server returned an error: %s", msg);
         json_decref(j);
         return -1;
@@ -679,7 +657,7 @@ static int parse_completion(const buffer *b, parsed *p, char *why, size_t whylen
         const char *refusal = json_string_value(json_object_get(msg, "refusal"));
         if (refusal) {
             char sn[LLM_SNIPPET + 8];
-            snippet(refusal, strlen(refusal), sn, sizeof sn);
+            llm_snippet(refusal, strlen(refusal), sn, sizeof sn);
             snprintf(why, whylen, "the model refused: %s", sn);
             json_decref(j);
             return -1;
@@ -711,50 +689,7 @@ static int parse_completion(const buffer *b, parsed *p, char *why, size_t whylen
     return 0;
 }
 
-/* Count fence lines (``` at a line start, after up to 3 spaces). */
-static int count_fences(const char *s)
-{
-    int n = 0;
-    const char *p = s;
-    while (*p) {
-        const char *q = p;
-        int sp = 0;
-        while (*q == ' ' && sp < 3) q++, sp++;
-        if (!strncmp(q, "```", 3)) n++;
-        const char *nl = strchr(p, '\n');
-        if (!nl) break;
-        p = nl + 1;
-    }
-    return n;
-}
 
-/* Append a continuation to the text so far.  If the text ends inside an open
- * code block and the continuation starts by opening a new one anyway, that
- * fence line is dropped. */
-static char *join_continuation(char *sofar, const char *more)
-{
-    const char *m = more;
-    if (count_fences(sofar) % 2 == 1) {
-        const char *q = m;
-        while (*q == ' ' || *q == '\n' || *q == '\r' || *q == '\t') q++;
-        if (!strncmp(q, "```", 3)) {
-            const char *nl = strchr(q, '\n');
-            m = nl ? nl + 1 : q + strlen(q);
-        }
-    }
-    size_t a = strlen(sofar), b = strlen(m);
-    char *o = realloc(sofar, a + b + 1);
-    if (!o) return NULL;
-    memcpy(o + a, m, b + 1);
-    return o;
-}
-
-static int blank(const char *s)
-{
-    for (; *s; s++)
-        if (*s != ' ' && *s != '\n' && *s != '\r' && *s != '\t') return 0;
-    return 1;
-}
 
 /* ---- the call ----------------------------------------------------------------------- */
 
@@ -774,11 +709,264 @@ static void add_usage(llm_usage *dst, const llm_usage *src)
     dst->replies += src->replies;
     dst->failures += src->failures;
     dst->missing_usage += src->missing_usage;
+    dst->cut += src->cut;
+    dst->seconds += src->seconds;
 }
 
-static int chat_inner(const llm_config *c, const llm_message *msgs, int n, llm_reply *out, char *err,
-                      int errlen)
+/* State of one call across its requests. */
+typedef struct {
+    const llm_config *c;
+    const llm_task *task;
+    const llm_message *msgs;
+    int n;
+    char url[600];
+    double deadline;
+    int form;            /* response_format form in use; -1 none */
+    int retries_used;
+    char *text;          /* the reply so far */
+    llm_reply *out;
+} call;
+
+/* Fail the call: err gets the line, the reply keeps what arrived. */
+static int call_fail(call *k, int model, int cut, char *err, int errlen, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+static int call_fail(call *k, int model, int cut, char *err, int errlen, const char *fmt, ...)
 {
+    char line[1400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    k->out->model_failure = model;
+    k->out->cut = cut;
+    if (k->text && !llm_blank(k->text)) {
+        const char *key = api_key(k->c);
+        if (key && strlen(key) >= LLM_REDACT_REPLY_MIN) redact_with(k->text, key);
+        k->out->content = k->text;
+    } else {
+        free(k->text);
+    }
+    k->text = NULL;
+    return fail(k->c, err, errlen, "llm: %s", line);
+}
+
+/* Add one response's text and tokens to the call. */
+static int take_text(call *k, const char *piece, const http_exchange *x)
+{
+    llm_reply *out = k->out;
+    if (x->has_usage) {
+        out->usage.prompt_tokens += x->pt;
+        out->usage.completion_tokens += x->ct;
+        out->usage.total_tokens += x->tt;
+    } else if (x->streamed) {
+        /* a server that reports no usage in streams: one piece is one token,
+         * and the prompt is estimated from its size */
+        long pt = llm_estimate_tokens(k->msgs, k->n);
+        out->usage.prompt_tokens += pt;
+        out->usage.completion_tokens += x->chunks;
+        out->usage.total_tokens += pt + x->chunks;
+        out->tokens_counted = 1;
+        out->usage.missing_usage++;
+    } else {
+        out->usage.missing_usage++;
+    }
+    if (x->finish[0]) snprintf(out->finish_reason, sizeof out->finish_reason, "%s", x->finish);
+    if (x->model[0]) snprintf(out->model, sizeof out->model, "%s", x->model);
+    if (!k->text) {
+        k->text = strdup(piece);
+        return k->text ? 0 : -1;
+    }
+    char *joined = llm_join_continuation(k->text, piece);
+    if (!joined) return -1;
+    k->text = joined;
+    return 0;
+}
+
+/* Advice for a reply that hit the token limit, fitted to what it holds:
+ * a model that never started its answer is not helped by more tokens. */
+static void length_advice(const call *k, long tokens, char *buf, size_t len)
+{
+    const char *t = k->text ? k->text : "";
+    int kind = k->task ? k->task->kind : LLM_TEXT;
+    if (kind == LLM_CODE && !strstr(t, "```"))
+        snprintf(buf, len,
+                 "the model wrote %ld tokens without starting a code block: it may lack chat training, or the "
+                 "server may not apply its chat template (see docs/llm.md); a larger --max-tokens only makes "
+                 "each try longer",
+                 tokens);
+    else if (kind == LLM_CODE)
+        snprintf(buf, len,
+                 "the code block was still open after %ld tokens and %d continuation%s; raise --max-tokens if the "
+                 "model writes long functions",
+                 tokens, k->out->continuations, k->out->continuations == 1 ? "" : "s");
+    else if (kind == LLM_JSON)
+        snprintf(buf, len,
+                 "no complete JSON object after %ld tokens: the model may lack chat training or a chat template "
+                 "(see docs/llm.md)",
+                 tokens);
+    else
+        snprintf(buf, len,
+                 "the reply was cut off by the token limit after %ld tokens and %d continuation%s: a reasoning "
+                 "model needs a larger --max-tokens; a model that rambles may lack chat training or a chat "
+                 "template (see docs/llm.md)",
+                 tokens, k->out->continuations, k->out->continuations == 1 ? "" : "s");
+}
+
+/* A reply cut by the token limit: continue it (1), or fail (-1). */
+static int on_length(call *k, char *err, int errlen)
+{
+    char why[600];
+    const char *t = k->text ? k->text : "";
+    if (llm_text_loops(t, strlen(t), why, sizeof why))
+        return call_fail(k, 1, LLM_CUT_LOOP, err, errlen,
+                         "the model fell into a loop (%s); cut at the token limit and not continued: it may lack "
+                         "chat training, or the server may not apply its chat template (see docs/llm.md)",
+                         why);
+    int kind = k->task ? k->task->kind : LLM_TEXT;
+    /* continuing helps an answer under way, not one never begun */
+    int begun = kind == LLM_CODE ? strstr(t, "```") != NULL : kind == LLM_JSON ? strchr(t, '{') != NULL : 1;
+    if (begun && k->out->continuations < k->c->max_continuations) {
+        k->out->continuations++;
+        return 1;
+    }
+    length_advice(k, k->out->usage.completion_tokens, why, sizeof why);
+    return call_fail(k, 1, LLM_CUT_LENGTH, err, errlen, "%s (max tokens %ld)", why, llm_task_tokens(k->c, k->task));
+}
+
+/* The client ended the stream: a complete answer (0), else a failure. */
+static int on_stopped(call *k, const http_exchange *x, char *err, int errlen)
+{
+    if (take_text(k, x->text.data + x->prefix_len, x))
+        return call_fail(k, 0, LLM_CUT_NONE, err, errlen, "out of memory joining a reply");
+    if (x->stop == STOP_DONE) {
+        k->out->early_stop = 1;
+        snprintf(k->out->finish_reason, sizeof k->out->finish_reason, "stop");
+        return 0;
+    }
+    if (x->stop == STOP_BIG)
+        return call_fail(k, 0, LLM_CUT_NONE, err, errlen, "response larger than %zu bytes", x->text.max);
+    if (x->stop == STOP_LOOP)
+        return call_fail(k, 1, LLM_CUT_LOOP, err, errlen,
+                         "the model fell into a loop after %ld tokens (%s); cut there and not continued: it may "
+                         "lack chat training, or the server may not apply its chat template (see docs/llm.md)",
+                         k->out->usage.completion_tokens, x->stop_why);
+    double gen = x->t_first > 0 ? now_seconds() - x->t_first : 0;
+    char rate[96] = "";
+    if (x->chunks > 0 && gen > 0.1) snprintf(rate, sizeof rate, " at %.1f tokens/s", (double)x->chunks / gen);
+    return call_fail(k, 1, LLM_CUT_TIME, err, errlen,
+                     "no complete answer within the time allowed (%.0f s: --llm-call-time, --llm-timeout or the "
+                     "node's budget; %ld tokens%s%s); not resent, since a single-slot server would still be busy "
+                     "with it",
+                     now_seconds() - k->out->seconds, x->chunks, rate,
+                     x->chunks == 0 ? ", none before the time ran out: the prompt may be too long for this machine"
+                                    : "");
+}
+
+/* A plain or streamed reply that arrived whole: 0 done, 1 continue, -1 failed. */
+static int on_reply(call *k, http_exchange *x, char *err, int errlen)
+{
+    char why[1024];
+    if (x->streamed) {
+        if (x->stream_error[0])
+            return call_fail(k, 0, LLM_CUT_NONE, err, errlen, "server returned an error: %s", x->stream_error);
+        if (take_text(k, x->text.data + x->prefix_len, x))
+            return call_fail(k, 0, LLM_CUT_NONE, err, errlen, "out of memory joining a reply");
+    } else {
+        parsed p;
+        if (parse_completion(&x->body, &p, why, sizeof why) != 0)
+            return call_fail(k, strstr(why, "refused") != NULL, LLM_CUT_NONE, err, errlen, "%s", why);
+        snprintf(x->finish, sizeof x->finish, "%s", p.finish);
+        snprintf(x->model, sizeof x->model, "%s", p.model);
+        x->has_usage = p.has_usage, x->pt = p.pt, x->ct = p.ct, x->tt = p.tt;
+        int rc = take_text(k, p.text, x);
+        free(p.text);
+        if (rc) return call_fail(k, 0, LLM_CUT_NONE, err, errlen, "out of memory joining a reply");
+    }
+    if (!strcmp(k->out->finish_reason, "length")) return on_length(k, err, errlen);
+    if (!strcmp(k->out->finish_reason, "content_filter"))
+        return call_fail(k, 1, LLM_CUT_NONE, err, errlen, "the reply was withheld by the server's content filter");
+    if (!k->text || llm_blank(k->text))
+        return call_fail(k, 1, LLM_CUT_NONE, err, errlen, "the model returned an empty reply (finish_reason \"%s\")",
+                         k->out->finish_reason);
+    return 0;
+}
+
+/* A request the server refused for its response_format: try the next form
+ * (OpenAI's, then llama-cpp-python's, then none).  1 if there is one. */
+static int next_form(call *k, const http_exchange *x, const char *why)
+{
+    if (k->form <= 0 || (x->status != 400 && x->status != 422)) return 0;
+    if (!strstr(why, "response_format") && !strstr(why, "schema") && !strstr(why, "json")) return 0;
+    k->form = k->form == 1 ? 2 : -1;
+    if (k->c->server) k->c->server->schema_form = k->form;
+    return 1;
+}
+
+/* Wait before a retry: exponential backoff with jitter, at least a
+ * Retry-After; 0, or -1 (why set) when the wait is not allowed. */
+static int backoff(call *k, const http_exchange *x, char *why, size_t whylen)
+{
+    const llm_config *c = k->c;
+    double wait = c->backoff * (double)(1u << (k->retries_used < 20 ? k->retries_used : 20));
+    if (wait > c->backoff_max) wait = c->backoff_max;
+    wait *= 0.5 + 0.5 * jitter_unit();
+    if (x->retry_after > 0) {
+        if (x->retry_after > c->retry_after_max) {
+            size_t n = strlen(why);
+            snprintf(why + n, whylen - n, "; the server asks to wait %.0f s, longer than the %.0f s allowed",
+                     x->retry_after, c->retry_after_max);
+            return -1;
+        }
+        if (wait < x->retry_after) wait = x->retry_after;
+    }
+    if (now_seconds() + wait >= k->deadline) return -1;
+    k->retries_used++;
+    sleep_seconds(wait);
+    return 0;
+}
+
+/* One request of the call: 0 done, 1 send another, -1 failed. */
+static int call_request(call *k, char *err, int errlen)
+{
+    char why[1024];
+    json_t *req = request_object(k->c, k->task, k->msgs, k->n, k->text, k->form, why, sizeof why);
+    char *body = req ? json_dumps(req, JSON_COMPACT) : NULL;
+    json_decref(req);
+    if (!body) return call_fail(k, 0, LLM_CUT_NONE, err, errlen, "%s", req ? "could not encode the request" : why);
+    http_exchange x;
+    if (llm_http_init(&x, k->c, k->text)) {
+        free(body);
+        return call_fail(k, 0, LLM_CUT_NONE, err, errlen, "out of memory");
+    }
+    x.kind = k->task ? k->task->kind : LLM_TEXT;
+    x.deadline = k->deadline;
+    x.progress = k->c->progress;
+    x.label = k->task && k->task->name ? k->task->name : "model";
+    k->out->attempts++;
+    k->out->usage.requests++;
+    int o = llm_http_post(k->c, api_key(k->c), k->url, body, &x, why, sizeof why);
+    free(body);
+    int rc;
+    if (o == HTTP_OK) rc = on_reply(k, &x, err, errlen);
+    else if (o == HTTP_STOPPED) rc = on_stopped(k, &x, err, errlen);
+    else if (o == HTTP_FATAL && next_form(k, &x, why)) rc = 1;
+    else if (o == HTTP_RETRY && k->retries_used < k->c->retries && backoff(k, &x, why, sizeof why) == 0) rc = 1;
+    else if (o == HTTP_RETRY)
+        rc = call_fail(k, 0, LLM_CUT_NONE, err, errlen, "%s (gave up after %d attempt%s)", why, k->out->attempts,
+                       k->out->attempts == 1 ? "" : "s");
+    else rc = call_fail(k, 0, LLM_CUT_NONE, err, errlen, "%s", why);
+    int answered = o == HTTP_OK || (o == HTTP_STOPPED && rc == 0);
+    if (answered && k->form > 0 && k->task && k->task->kind == LLM_JSON) {
+        k->out->constrained = 1;
+        if (k->c->server) k->c->server->schema_form = k->form; /* the form this server takes */
+    }
+    llm_http_free(&x);
+    return rc;
+}
+
+static int chat_inner(call *k, char *err, int errlen)
+{
+    const llm_config *c = k->c;
     if (!c->base_url[0]) return fail(c, err, errlen, "llm: no base URL configured (use --base-url URL)");
     if (!c->model[0]) return fail(c, err, errlen, "llm: no model configured (use --model NAME)");
     if (!api_key(c) && c->api_key_env[0] && strstr(c->base_url, "api.openai.com"))
@@ -786,335 +974,53 @@ static int chat_inner(const llm_config *c, const llm_message *msgs, int n, llm_r
                     "llm: the environment variable %s is not set; export your OpenAI API key in it "
                     "(or name another variable with --api-key-env)",
                     c->api_key_env);
-    pthread_once(&curl_once, curl_init_once);
-    if (curl_init_rc != 0) return fail(c, err, errlen, "llm: could not initialise libcurl");
-
-    char url[600];
+    char why[600];
+    if (!llm_fits(c, k->msgs, k->n, llm_task_tokens(c, k->task), why, sizeof why))
+        return fail(c, err, errlen, "llm: %s", why);
     size_t bl = strlen(c->base_url);
     while (bl > 0 && c->base_url[bl - 1] == '/') bl--;
     if (bl >= 17 && !strncmp(c->base_url + bl - 17, "/chat/completions", 17))
-        snprintf(url, sizeof url, "%.*s", (int)bl, c->base_url);
+        snprintf(k->url, sizeof k->url, "%.*s", (int)bl, c->base_url);
     else
-        snprintf(url, sizeof url, "%.*s/chat/completions", (int)bl, c->base_url);
-
-    char *text = NULL;   /* reply so far */
-    int retries_used = 0;
-    char why[1024];
-    for (;;) {
-        char rwhy[200];
-        json_t *req = request_object(c, msgs, n, text, rwhy, sizeof rwhy);
-        if (!req) {
-            free(text);
-            return fail(c, err, errlen, "llm: %s", rwhy);
-        }
-        char *body = json_dumps(req, JSON_COMPACT);
-        json_decref(req);
-        if (!body) {
-            free(text);
-            return fail(c, err, errlen, "llm: could not encode the request");
-        }
-        http_result hr;
-        out->attempts++;
-        out->usage.requests++;
-        int o = http_post(c, url, body, &hr, why, sizeof why);
-        free(body);
-        if (o == OUT_RETRY) {
-            free(hr.body.data);
-            if (retries_used >= c->retries) {
-                free(text);
-                return fail(c, err, errlen, "llm: %s (gave up after %d attempt%s)", why, out->attempts,
-                            out->attempts == 1 ? "" : "s");
-            }
-            double wait = c->backoff * (double)(1u << (retries_used < 20 ? retries_used : 20));
-            if (wait > c->backoff_max) wait = c->backoff_max;
-            wait *= 0.5 + 0.5 * jitter_unit();
-            if (hr.retry_after > 0) {
-                if (hr.retry_after > c->retry_after_max) {
-                    free(text);
-                    return fail(c, err, errlen,
-                                "llm: %s; the server asks to wait %.0f s, longer than the %.0f s allowed",
-                                why, hr.retry_after, c->retry_after_max);
-                }
-                if (wait < hr.retry_after) wait = hr.retry_after;
-            }
-            retries_used++;
-            sleep_seconds(wait);
-            continue;
-        }
-        if (o == OUT_FATAL) {
-            free(hr.body.data);
-            free(text);
-            return fail(c, err, errlen, "llm: %s", why);
-        }
-        parsed p;
-        int prc = parse_completion(&hr.body, &p, why, sizeof why);
-        free(hr.body.data);
-        if (prc != 0) {
-            free(text);
-            return fail(c, err, errlen, "llm: %s", why);
-        }
-        if (p.has_usage) {
-            out->usage.prompt_tokens += p.pt;
-            out->usage.completion_tokens += p.ct;
-            out->usage.total_tokens += p.tt;
-        } else {
-            out->usage.missing_usage++;
-        }
-        snprintf(out->finish_reason, sizeof out->finish_reason, "%s", p.finish);
-        if (p.model[0]) snprintf(out->model, sizeof out->model, "%s", p.model);
-        if (!text) {
-            text = p.text;
-        } else {
-            char *joined = join_continuation(text, p.text);
-            free(p.text);
-            if (!joined) {
-                free(text);
-                return fail(c, err, errlen, "llm: out of memory joining a continued reply");
-            }
-            text = joined;
-        }
-        if (!strcmp(p.finish, "length")) {
-            if (out->continuations < c->max_continuations) {
-                out->continuations++;
-                continue;
-            }
-            free(text);
-            return fail(c, err, errlen,
-                        "llm: the reply was cut off by the token limit (max tokens %ld) and still unfinished "
-                        "after %d continuation%s; raise --max-tokens (and the server's context size)",
-                        c->max_tokens, out->continuations, out->continuations == 1 ? "" : "s");
-        }
-        if (!strcmp(p.finish, "content_filter")) {
-            free(text);
-            return fail(c, err, errlen, "llm: the reply was withheld by the server's content filter");
-        }
-        if (blank(text)) {
-            free(text);
-            return fail(c, err, errlen, "llm: the model returned an empty reply (finish_reason \"%s\")",
-                        out->finish_reason);
-        }
+        snprintf(k->url, sizeof k->url, "%.*s/chat/completions", (int)bl, c->base_url);
+    int rc;
+    do {
+        if (now_seconds() >= k->deadline - 0.5)
+            return call_fail(k, 1, LLM_CUT_TIME, err, errlen,
+                             "no time left for a request (--llm-call-time, or the node's budget)");
+        rc = call_request(k, err, errlen);
+    } while (rc == 1);
+    if (rc == 0) {
         const char *key = api_key(c);
-        if (key && strlen(key) >= LLM_REDACT_REPLY_MIN) redact_with(text, key);
-        out->content = text;
-        return 0;
+        if (key && strlen(key) >= LLM_REDACT_REPLY_MIN) redact_with(k->text, key);
+        k->out->content = k->text;
+        k->text = NULL;
     }
+    return rc;
 }
 
-int llm_chat(const llm_config *c, const llm_message *msgs, int n, llm_reply *out, char *err, int errlen)
+int llm_chat_task(const llm_config *c, const llm_task *task, const llm_message *msgs, int n, llm_reply *out,
+                  char *err, int errlen)
 {
     memset(out, 0, sizeof *out);
     if (err && errlen > 0) err[0] = 0;
     double t0 = now_seconds();
-    int rc = chat_inner(c, msgs, n, out, err, errlen);
+    call k = {.c = c, .task = task, .msgs = msgs, .n = n, .out = out, .form = schema_form(c)};
+    k.deadline = t0 + c->call_time;
+    if (c->deadline > 0 && c->deadline < k.deadline) k.deadline = c->deadline;
+    out->seconds = t0; /* on_stopped reads the start from here until the end */
+    int rc = chat_inner(&k, err, errlen);
+    free(k.text);
     out->seconds = now_seconds() - t0;
+    out->usage.seconds = out->seconds;
     if (rc == 0) out->usage.replies = 1;
     else out->usage.failures = 1;
+    if (out->cut) out->usage.cut = 1;
     if (c->usage) add_usage(c->usage, &out->usage);
-    return rc;
+    return rc == 0 ? 0 : -1;
 }
 
-/* ---- extraction ------------------------------------------------------------------- */
-
-/* If line starts a fence (up to 3 spaces, then 3+ backticks), return the
- * number of backticks and set info to the info string's first word
- * (lower-cased); else 0. */
-static int fence_at(const char *line, const char *end, char *info, size_t infolen)
+int llm_chat(const llm_config *c, const llm_message *msgs, int n, llm_reply *out, char *err, int errlen)
 {
-    const char *p = line;
-    int sp = 0;
-    while (p < end && *p == ' ' && sp < 3) p++, sp++;
-    int ticks = 0;
-    while (p < end && *p == '`') p++, ticks++;
-    if (ticks < 3) return 0;
-    while (p < end && (*p == ' ' || *p == '\t')) p++;
-    size_t j = 0;
-    while (p < end && *p != ' ' && *p != '\t' && *p != '\r' && *p != '{' && j + 1 < infolen) {
-        char ch = *p++;
-        if (ch == '`') return 0; /* inline code span, not a fence */
-        info[j++] = (char)(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
-    }
-    info[j] = 0;
-    return ticks;
-}
-
-static int code_lang(const char *info)
-{
-    static const char *ok[] = {"", "c", "cpp", "c++", "cc", "cxx", "h", "cuda", "cu"};
-    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
-        if (!strcmp(info, ok[i])) return 1;
-    return 0;
-}
-
-/* Is [line,end) a closing fence for a block opened with `ticks` backticks? */
-static int closes(const char *line, const char *end, int ticks)
-{
-    const char *p = line;
-    int sp = 0;
-    while (p < end && *p == ' ' && sp < 3) p++, sp++;
-    int t = 0;
-    while (p < end && *p == '`') p++, t++;
-    if (t < ticks) return 0;
-    while (p < end && (*p == ' ' || *p == '\t' || *p == '\r')) p++;
-    return p == end;
-}
-
-static char *trimmed_copy(const char *a, const char *b)
-{
-    while (a < b && (*a == ' ' || *a == '\n' || *a == '\r' || *a == '\t')) a++;
-    while (b > a && (b[-1] == ' ' || b[-1] == '\n' || b[-1] == '\r' || b[-1] == '\t')) b--;
-    size_t n = (size_t)(b - a);
-    char *o = malloc(n + 2);
-    if (!o) return NULL;
-    memcpy(o, a, n);
-    o[n] = '\n';
-    o[n + 1] = 0;
-    return o;
-}
-
-/* Reasoning models served by llama-server or Ollama may put their thinking in
- * the reply as <think>...</think>; the answer is what follows it. */
-static const char *after_thinking(const char *reply)
-{
-    const char *last = NULL;
-    for (const char *p = reply; (p = strstr(p, "</think>")) != NULL; p += 8) last = p + 8;
-    return last ? last : reply;
-}
-
-char *llm_extract_code(const char *reply, char *err, int errlen)
-{
-    if (reply) reply = after_thinking(reply);
-    if (!reply || blank(reply)) {
-        snprintf(err, (size_t)errlen, "the reply is empty: expected C code in a ```c block");
-        return NULL;
-    }
-    const char *p = reply;
-    int fences = 0, empty_blocks = 0;
-    char other[24] = "";
-    while (*p) {
-        const char *nl = strchr(p, '\n');
-        const char *end = nl ? nl : p + strlen(p);
-        char info[24];
-        int ticks = fence_at(p, end, info, sizeof info);
-        if (!ticks) {
-            p = nl ? nl + 1 : end;
-            continue;
-        }
-        fences++;
-        const char *body = nl ? nl + 1 : end;
-        const char *q = body, *body_end = NULL, *after = NULL;
-        while (*q) {
-            const char *qn = strchr(q, '\n');
-            const char *qe = qn ? qn : q + strlen(q);
-            if (closes(q, qe, ticks)) {
-                body_end = q;
-                after = qn ? qn + 1 : qe;
-                break;
-            }
-            q = qn ? qn + 1 : qe;
-        }
-        if (!body_end) { /* no closing fence: the block runs to the end */
-            body_end = body + strlen(body);
-            after = body_end;
-        }
-        if (code_lang(info)) {
-            const char *a = body;
-            int has = 0;
-            for (const char *s = a; s < body_end; s++)
-                if (*s != ' ' && *s != '\n' && *s != '\r' && *s != '\t') has = 1;
-            if (has) {
-                char *o = trimmed_copy(body, body_end);
-                if (!o) snprintf(err, (size_t)errlen, "out of memory");
-                return o;
-            }
-            empty_blocks++;
-        } else if (!other[0]) {
-            snprintf(other, sizeof other, "%s", info);
-        }
-        p = after;
-    }
-    if (fences == 0) {
-        char *o = trimmed_copy(reply, reply + strlen(reply));
-        if (!o) snprintf(err, (size_t)errlen, "out of memory");
-        return o;
-    }
-    if (other[0])
-        snprintf(err, (size_t)errlen,
-                 "the reply has code only in a ```%s block; write the reward in C inside a ```c block", other);
-    else
-        snprintf(err, (size_t)errlen, "the reply's code block%s empty; put the C reward inside a ```c block",
-                 empty_blocks > 1 ? "s are" : " is");
-    return NULL;
-}
-
-/* End of the balanced JSON object starting at s ('{'), or NULL. */
-static const char *json_object_end(const char *s)
-{
-    int depth = 0, in_str = 0;
-    for (const char *p = s; *p; p++) {
-        if (in_str) {
-            if (*p == '\\' && p[1]) p++;
-            else if (*p == '"') in_str = 0;
-            continue;
-        }
-        if (*p == '"') in_str = 1;
-        else if (*p == '{') depth++;
-        else if (*p == '}' && --depth == 0) return p + 1;
-    }
-    return NULL;
-}
-
-static char *valid_object(const char *a, const char *b)
-{
-    json_t *j = json_loadb(a, (size_t)(b - a), 0, NULL);
-    int ok = json_is_object(j);
-    json_decref(j);
-    if (!ok) return NULL;
-    char *o = malloc((size_t)(b - a) + 1);
-    if (!o) return NULL;
-    memcpy(o, a, (size_t)(b - a));
-    o[b - a] = 0;
-    return o;
-}
-
-char *llm_extract_json(const char *reply, char *err, int errlen)
-{
-    if (reply) reply = after_thinking(reply);
-    if (!reply || blank(reply)) {
-        snprintf(err, (size_t)errlen, "the reply is empty: expected a JSON object");
-        return NULL;
-    }
-    /* a ```json block first */
-    const char *p = reply;
-    while (*p) {
-        const char *nl = strchr(p, '\n');
-        const char *end = nl ? nl : p + strlen(p);
-        char info[24];
-        int ticks = fence_at(p, end, info, sizeof info);
-        if (ticks && !strcmp(info, "json") && nl) {
-            const char *body = nl + 1, *q = body;
-            while (*q) {
-                const char *qn = strchr(q, '\n');
-                const char *qe = qn ? qn : q + strlen(q);
-                if (closes(q, qe, ticks)) break;
-                q = qn ? qn + 1 : qe;
-            }
-            const char *a = body;
-            while (a < q && *a != '{') a++;
-            const char *b = a < q ? json_object_end(a) : NULL;
-            if (b && b <= q) {
-                char *o = valid_object(a, b);
-                if (o) return o;
-            }
-        }
-        p = nl ? nl + 1 : end;
-    }
-    /* else the first balanced object that parses */
-    for (const char *a = strchr(reply, '{'); a; a = strchr(a + 1, '{')) {
-        const char *b = json_object_end(a);
-        if (!b) continue;
-        char *o = valid_object(a, b);
-        if (o) return o;
-    }
-    snprintf(err, (size_t)errlen, "the reply contains no JSON object");
-    return NULL;
+    return llm_chat_task(c, NULL, msgs, n, out, err, errlen);
 }

@@ -1,6 +1,7 @@
 /* pcgrllm: LLM-designed rewards for PCGRL, trained and proved on CPU or GPU.
  * Every command is listed here. */
 #include "commands.h"
+#include "cpus.h"
 #include "worker.h"
 #include <stdio.h>
 #include <string.h>
@@ -25,6 +26,7 @@ static const struct {
     {"levels", cmd_levels, "write starting maps, or maps after an episode of random play"},
     {"show", cmd_show, "print a level in the terminal with a legend"},
     {"render", cmd_render, "draw a level as a PNG"},
+    {"export", cmd_export, "levels as a Minecraft datapack and structure files (--minecraft), to walk through"},
     {"bench", cmd_bench, "throughput tables: environment, evaluator, reward JIT, training"},
     {"device", cmd_device, "the compute backend (--backend cpu|cuda|auto), its GPU, device env steps/s"},
 };
@@ -42,6 +44,8 @@ int main(int argc, char **argv)
 {
     int w = worker_dispatch(argc, argv); /* the engine's own worker processes */
     if (w >= 0) return w;
+    /* threads for the CPUs this process may use and that are free */
+    cpus_apply_default();
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -1,5 +1,7 @@
 /* Prompt templates: lookup, loading, placeholder filling.  See prompts.h. */
 #include "prompts.h"
+#include "datadir.h"
+#include "graph.h"
 #include "llm.h"
 #include "util.h"
 #include <jansson.h>
@@ -16,14 +18,16 @@
 const char *const prompt_template_names[] = {
     "system",          "reward_init",      "reward_refine", "reward_fix",
     "self_align",      "feedback_specific", "feedback_generic", "feedback_none",
-    "got_references",  "fitness_llm",      "target_extraction",
+    "got_references",  "fitness_llm",      "target_extraction", "retry_note", "evaluator_rules_encounter",
+    "evaluator_rules_keydoor",
 };
 const int prompt_template_count = (int)(sizeof prompt_template_names / sizeof prompt_template_names[0]);
 
 const char *const prompt_vocabulary[] = {
     "story",       "reward_api", "iteration",      "iterations", "parent_code", "parent_fitness",
     "feedback",    "references", "reference_list", "code",       "rejection",   "statistics",
-    "align_round", "align_rounds", "levels",       "level_count", NULL,
+    "align_round", "align_rounds", "levels",       "level_count", "target",     "attempt",
+    "attempts",    "failure",    "evaluator_rules", NULL,
 };
 
 /* What each template must use for its role (space-separated). */
@@ -31,14 +35,15 @@ static const struct {
     const char *name;
     const char *needs;
 } required[] = {
-    {"reward_init", "story reward_api iteration iterations"},
-    {"reward_refine", "story reward_api iteration iterations parent_code feedback references"},
+    {"reward_init", "story reward_api iteration iterations evaluator_rules"},
+    {"reward_refine", "story reward_api iteration iterations parent_code feedback references evaluator_rules"},
     {"reward_fix", "reward_api code rejection"},
     {"self_align", "story reward_api code statistics"},
-    {"feedback_specific", "story code levels"},
+    {"feedback_specific", "story code levels evaluator_rules"},
     {"got_references", "reference_list"},
-    {"fitness_llm", "story levels"},
+    {"fitness_llm", "story levels evaluator_rules"},
     {"target_extraction", "story"},
+    {"retry_note", "failure"},
 };
 
 static int known(const char *name)
@@ -50,70 +55,16 @@ static int known(const char *name)
 
 /* ---- where the templates are ---------------------------------------------------- */
 
-static int has_templates(const char *dir)
-{
-    char p[PATH_MAX];
-    if (snprintf(p, sizeof p, "%s/system.txt", dir) >= (int)sizeof p) return 0;
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
+static const datadir_spec prompts_spec = {"prompts", "system.txt", "prompt templates", "PCGRLLM_PROMPTS"};
 
 int prompts_dir_for_exe(const char *exe, char *out, size_t outlen, char *err, int errlen)
 {
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", exe);
-    char *slash = strrchr(dir, '/');
-    if (slash) *slash = 0;
-    else snprintf(dir, sizeof dir, ".");
-    static const char *const rel[] = {"prompts", "../prompts", "../share/pcgrllm/prompts"};
-    char tried[3 * PATH_MAX / 4] = "";
-    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-        char cand[PATH_MAX];
-        if (snprintf(cand, sizeof cand, "%s/%s", dir, rel[i]) >= (int)sizeof cand) continue;
-        if (has_templates(cand)) {
-            char real[PATH_MAX];
-            const char *use = realpath(cand, real) ? real : cand;
-            if (strlen(use) >= outlen) break;
-            snprintf(out, outlen, "%s", use);
-            return 0;
-        }
-        size_t tl = strlen(tried), cl = strlen(cand);
-        if (tl + cl + 3 < sizeof tried) {
-            if (tl) memcpy(tried + tl, ", ", 2), tl += 2;
-            memcpy(tried + tl, cand, cl + 1);
-        }
-    }
-    snprintf(err, (size_t)errlen,
-             "prompt templates not found beside the binary (looked in %s); set PCGRLLM_PROMPTS to the "
-             "prompts/ directory of the source tree",
-             tried);
-    return -1;
+    return datadir_for_exe(&prompts_spec, exe, out, outlen, err, errlen);
 }
 
 int prompts_dir(char *out, size_t outlen, char *err, int errlen)
 {
-    const char *env = getenv("PCGRLLM_PROMPTS");
-    if (env && *env) {
-        if (!has_templates(env)) {
-            snprintf(err, (size_t)errlen, "PCGRLLM_PROMPTS=%s does not hold the prompt templates (no system.txt there)",
-                     env);
-            return -1;
-        }
-        if (strlen(env) >= outlen) {
-            snprintf(err, (size_t)errlen, "PCGRLLM_PROMPTS is too long");
-            return -1;
-        }
-        snprintf(out, outlen, "%s", env);
-        return 0;
-    }
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) {
-        snprintf(err, (size_t)errlen, "cannot find this binary's path to locate prompts/; set PCGRLLM_PROMPTS");
-        return -1;
-    }
-    exe[n] = 0;
-    return prompts_dir_for_exe(exe, out, outlen, err, errlen);
+    return datadir_find(&prompts_spec, out, outlen, err, errlen);
 }
 
 char *prompt_load(const char *name, char *err, int errlen)
@@ -289,7 +240,8 @@ int prompts_check(char *err, int errlen)
     return 0;
 }
 
-char *prompt_references(const char *const *codes, const double *fitness, int n, char *err, int errlen)
+char *prompt_references(const char *const *codes, const double *fitness, const int *kinds, int n, char *err,
+                        int errlen)
 {
     if (n <= 0) {
         char *e = malloc(1);
@@ -299,8 +251,9 @@ char *prompt_references(const char *const *codes, const double *fitness, int n, 
     sbuf b = {0};
     put(&b, "", 0);
     for (int i = 0; i < n; i++) {
-        char head[96];
-        snprintf(head, sizeof head, "%sReference %d (fitness %.3f):\n```c\n", i ? "\n" : "", i + 1, fitness[i]);
+        char head[128];
+        snprintf(head, sizeof head, "%sReference %d (one of the %s so far, fitness %.3f):\n```c\n", i ? "\n" : "",
+                 i + 1, kinds && kinds[i] == REF_WORST ? "worst" : "best", fitness[i]);
         put(&b, head, strlen(head));
         const char *c = codes[i] ? codes[i] : "";
         size_t cl = strlen(c);

@@ -1,6 +1,6 @@
 /* Prompt templates: plain text files in prompts/, loaded at run time.
  *
- * Where they are found: the directory named by $PCGRLLM_PROMPTS if set;
+ * Where they are found (datadir.h): the directory named by $PCGRLLM_PROMPTS if set;
  * otherwise beside the binary (resolved through /proc/self/exe): DIR/prompts,
  * DIR/../prompts, DIR/../share/pcgrllm/prompts, the first that holds
  * system.txt.
@@ -28,6 +28,13 @@
  *   levels          the generated levels as text grids (or a note that they
  *                   are in the attached image)
  *   level_count     how many levels are shown
+ *   target          what the levels are scored on (the measured target, one line)
+ *   attempt, attempts  "attempt a of A" of a retried request
+ *   failure         why the previous attempt failed
+ *   evaluator_rules how the evaluator scores levels: "" by default (the
+ *                   paper's prompts state the story and the tiles, not the
+ *                   scoring rules); with `run --evaluator-rules`, the text
+ *                   of evaluator_rules_encounter.txt or _keydoor.txt
  *
  * Templates (prompt_template_names):
  *   system             system message of every request
@@ -39,9 +46,12 @@
  *   feedback_specific  story + reward + levels: exactly one problem and the change
  *   feedback_generic   fixed advice unrelated to the levels (used as the feedback)
  *   feedback_none      the text used in place of feedback when there is none
- *   got_references     the two best other rewards with their fitness
+ *   got_references     the reference rewards (best and worst others) with their fitness
  *   fitness_llm        the model's own 0-1 score of levels, answered as JSON
  *   target_extraction  story -> target JSON, or a refusal with its reason
+ *   retry_note         appended to a retried prompt: what went wrong last time
+ *   evaluator_rules_encounter, evaluator_rules_keydoor
+ *                      the evaluator's scoring rules for the two target kinds
  */
 #ifndef PCG_PROMPTS_H
 #define PCG_PROMPTS_H
@@ -75,9 +85,11 @@ char *prompt_render(const char *name, const prompt_var *vars, int n, char *err, 
  * search starts so that an edited template fails early.  0 or -1 with err. */
 int prompts_check(char *err, int errlen);
 
-/* got_references.txt rendered with the n reference rewards (code and
- * fitness each), best first; "" (malloc'd) when n == 0. */
-char *prompt_references(const char *const *codes, const double *fitness, int n, char *err, int errlen);
+/* got_references.txt rendered with the n reference rewards (code, fitness
+ * and whether it is one of the best or the worst so far, kind REF_BEST or
+ * REF_WORST of graph.h), in the order given; "" (malloc'd) when n == 0. */
+char *prompt_references(const char *const *codes, const double *fitness, const int *kinds, int n, char *err,
+                        int errlen);
 
 /* Read the answer to fitness_llm: a JSON object {"scores":[...],
  * "fitness":F}.  fitness is F, or the mean of the scores when F is absent;

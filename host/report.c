@@ -2,9 +2,12 @@
  * self-contained HTML page (no server, no external files). */
 #include "graph.h"
 #include "llm.h"
+#include "minecraft.h"
+#include "plot.h"
 #include "run_internal.h"
 #include "util.h"
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +17,14 @@ static long file_size(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+/* The size of a node's reward.c, or "-" for a node that has none (failed). */
+static void reward_bytes(const char *path, char *buf, size_t len)
+{
+    long n = file_size(path);
+    if (n < 0) snprintf(buf, len, "-");
+    else snprintf(buf, len, "%ld", n);
 }
 
 /* Best node's ancestry as "0 -> 2 -> 5". */
@@ -105,6 +116,84 @@ static void write_svg(FILE *f, const thought_graph *g, int best)
     fprintf(f, "</svg>\n");
 }
 
+/* The fitness of each node by its iteration (failed nodes as crosses at
+ * 0) and the best fitness so far, as an inline PNG. */
+static void write_fitness_chart(FILE *f, const thought_graph *g)
+{
+    int n = g->n;
+    double *v = calloc((size_t)(4 * n + 1), sizeof *v);
+    if (!v) return;
+    double *x = v, *ok = v + n, *failed = v + 2 * n, *best = v + 3 * n, top = NAN;
+    for (int i = 0; i < n; i++) {
+        const thought_node *nd = &g->nodes[i];
+        x[i] = nd->iteration;
+        ok[i] = nd->status == NODE_OK ? nd->fitness : NAN;
+        failed[i] = nd->status == NODE_FAILED ? 0 : NAN;
+        if (nd->status == NODE_OK && !(nd->fitness <= top)) top = nd->fitness;
+        best[i] = top;
+    }
+    plot_series s[3] = {{.label = "best so far", .n = n, .x = x, .y = best, .step = 1},
+                        {.label = "node fitness", .n = n, .x = x, .y = ok, .markers = 1},
+                        {.label = "failed node", .n = n, .x = x, .y = failed, .markers = 2}};
+    plot_axes ax = {.title = "Fitness by iteration", .xlabel = "iteration", .ylabel = "fitness", .ymin = 0, .ymax = 1};
+    unsigned char *png = NULL;
+    size_t len = 0;
+    if (n > 0 && plot_lines_png(&ax, s, 3, &png, &len) == 0) {
+        char *b64 = llm_base64(png, len);
+        if (b64) fprintf(f, "<p><img alt='fitness by iteration' src='data:image/png;base64,%s'/></p>\n", b64);
+        free(b64);
+    }
+    free(png);
+    free(v);
+}
+
+/* A node's training curve from its train/metrics.jsonl: the mean episode
+ * reward and the policy's entropy over the environment steps, as two
+ * inline PNGs side by side.  Nothing when the node did not train. */
+static void write_training_curve(FILE *f, const char *dir, int node)
+{
+    char path[1400], err[256];
+    snprintf(path, sizeof path, "%s/nodes/%03d/train/metrics.jsonl", dir, node);
+    long len;
+    char *text = read_file(path, 1L << 28, &len, err, sizeof err);
+    if (!text) return;
+    int cap = 0, n = 0;
+    for (char *c = text; *c; c++) cap += *c == '\n';
+    double *v = calloc((size_t)(3 * cap + 3), sizeof *v);
+    for (char *line = text; v && line && *line && n < cap;) {
+        char *nl = strchr(line, '\n');
+        if (nl) *nl = 0;
+        json_t *j = json_loads(line, 0, NULL);
+        if (j) {
+            json_t *r = json_object_get(j, "episode_reward"), *e = json_object_get(j, "entropy");
+            v[n] = json_number_value(json_object_get(j, "step"));
+            v[cap + n] = json_is_number(r) ? json_number_value(r) : NAN;
+            v[2 * cap + n] = json_is_number(e) ? json_number_value(e) : NAN;
+            n++;
+            json_decref(j);
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    free(text);
+    const char *names[2] = {"mean episode reward", "entropy"};
+    fprintf(f, "<h4>Training</h4><p>\n");
+    for (int k = 0; v && n > 0 && k < 2; k++) {
+        plot_series sr = {.label = names[k], .n = n, .x = v, .y = v + (k + 1) * cap, .line = 1};
+        plot_axes ax = {.title = names[k], .xlabel = "environment steps", .ylabel = names[k], .width = 600,
+                        .height = 320};
+        unsigned char *png = NULL;
+        size_t plen = 0;
+        if (plot_lines_png(&ax, &sr, 1, &png, &plen) == 0) {
+            char *b64 = llm_base64(png, plen);
+            if (b64) fprintf(f, "<img alt='%s over training' src='data:image/png;base64,%s'/>\n", names[k], b64);
+            free(b64);
+        }
+        free(png);
+    }
+    fprintf(f, "</p>\n");
+    free(v);
+}
+
 static void write_img(FILE *f, const char *png_path)
 {
     long len;
@@ -120,17 +209,108 @@ static void write_img(FILE *f, const char *png_path)
     free(b64);
 }
 
+/* A node's levels evaluated against the run's target (s), malloc'd; NULL
+ * when the target is unknown or the node has no readable levels (yet). */
+static level_set *node_levels(const char *dir, int id, int n, const eval_scenario_t *s)
+{
+    char path[1400], err[1600];
+    if (!s) return NULL;
+    snprintf(path, sizeof path, "%s/nodes/%03d/levels", dir, id);
+    level_set *ls = malloc(sizeof *ls);
+    if (!ls || run_load_levels(path, n, ls, err, sizeof err) || ls->n == 0) {
+        free(ls);
+        return NULL;
+    }
+    eval_levels(s, ls->levels, ls->n, ls->per, &ls->sum);
+    return ls;
+}
+
+/* "12.34", or a dash when no level is valid */
+static void fmt_aspao(char *buf, size_t len, const eval_summary_t *sum)
+{
+    if (sum->n_valid) snprintf(buf, len, "%.2f", sum->aspao);
+    else snprintf(buf, len, "-");
+}
+
+/* One table cell: a download link to a datapack holding this level alone
+ * (at the export's default scale), or why it is not exported. */
+static void write_download(FILE *f, const level_t *l, int node, int k, const eval_scenario_t *s, const mc_blocks *b)
+{
+    char name[64], why[1200];
+    snprintf(name, sizeof name, "node%03d_level_%03d", node, k);
+    mc_level lv = {name, l};
+    unsigned char *zip = NULL;
+    size_t len = 0;
+    char *b64 = NULL;
+    if (mc_check_routes(l, &s, 1, b, MC_DEFAULT_SCALE, why, sizeof why) == 0 &&
+        mc_datapack("pcgrllm", &lv, 1, b, MC_DEFAULT_SCALE, &zip, &len, why, sizeof why) == 0 &&
+        !(b64 = llm_base64(zip, len)))
+        snprintf(why, sizeof why, "out of memory");
+    if (b64)
+        fprintf(f, "<td><a download='pcgrllm_%s.zip' href='data:application/zip;base64,%s'>datapack</a> "
+                   "<code>/function pcgrllm:%s</code></td>", name, b64, name);
+    else {
+        fprintf(f, "<td class='failed'>not exported: ");
+        html_escape(f, why);
+        fprintf(f, "</td>");
+    }
+    free(b64);
+    free(zip);
+}
+
+/* A node's levels: the Word2Minecraft metrics of the set, then one row per
+ * level with its score, its ASPAO and its Minecraft download. */
+static void write_levels_table(FILE *f, const level_set *ls, int node, const eval_scenario_t *s, const mc_blocks *b,
+                               const char *mc_err)
+{
+    char aspao[32];
+    fmt_aspao(aspao, sizeof aspao, &ls->sum);
+    fprintf(f, "<h4>Levels</h4>\n<p>Word2Minecraft metrics: ASPAO %s over %d of %d valid levels, UTR %.3f, VUTR %.3f "
+               "(definitions in docs/evaluator.md). ",
+            aspao, ls->sum.n_valid, ls->n, ls->sum.utr, ls->sum.vutr);
+    if (b)
+        fprintf(f, "Each download is a datapack for Minecraft Java Edition 1.21.1 holding that level at scale %d: put "
+                   "it in the world's <code>datapacks</code> folder, run <code>/reload</code>, then the function shown "
+                   "(README, &ldquo;walk through your levels in Minecraft&rdquo;).</p>\n", MC_DEFAULT_SCALE);
+    else {
+        fprintf(f, "No Minecraft downloads: ");
+        html_escape(f, mc_err);
+        fprintf(f, "</p>\n");
+    }
+    fprintf(f, "<table><tr><th>level</th><th>score</th><th>playable</th><th>ASPAO</th>%s</tr>\n",
+            b ? "<th>Minecraft</th>" : "");
+    for (int k = 0; k < ls->n; k++) {
+        const eval_level_t *m = &ls->per[k];
+        fprintf(f, "<tr><td>level_%03d</td><td>%.3f</td><td>%s</td>", k, m->score, m->playable ? "yes" : "no");
+        if (m->objectives_reachable) fprintf(f, "<td>%.2f</td>", m->objective_path);
+        else fprintf(f, "<td>-</td>");
+        if (b) write_download(f, &ls->levels[k], node, k, s, b);
+        fprintf(f, "</tr>\n");
+    }
+    fprintf(f, "</table>\n");
+}
+
 /* The page is built in memory and written with write_file_atomic (the
  * output rules of docs/loop.md, "Files").  0, or -1 with one line in err. */
 static int write_html(const char *dir, json_t *cfg, const thought_graph *g, int best, const char *target_desc,
-                      char *err, int errlen)
+                      const eval_scenario_t *s, char *err, int errlen)
 {
+    int n_levels = (int)json_integer_value(json_object_get(cfg, "levels"));
+    mc_blocks *blocks = malloc(sizeof *blocks);
+    char mc_err[1200] = "out of memory";
+    if (blocks && mc_blocks_load(NULL, blocks, mc_err, sizeof mc_err)) {
+        free(blocks);
+        blocks = NULL;
+    }
     char path[1200];
     snprintf(path, sizeof path, "%s/report.html", dir);
     char *page = NULL;
     size_t page_len = 0;
     FILE *f = open_memstream(&page, &page_len);
-    if (!f) return snprintf(err, (size_t)errlen, "%s: out of memory", path), -1;
+    if (!f) {
+        free(blocks);
+        return snprintf(err, (size_t)errlen, "%s: out of memory", path), -1;
+    }
     const char *story = json_string_value(json_object_get(cfg, "story"));
     const char *label = json_string_value(json_object_get(cfg, "author_label"));
     fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>pcgrllm run report</title>\n<style>\n"
@@ -161,16 +341,27 @@ static int write_html(const char *dir, json_t *cfg, const thought_graph *g, int 
                "the left. Solid lines: parent to child; dashed: references shown to the author. "
                "Colour: fitness (red 0, green 1); the best node has a thick border.</p>\n");
     write_svg(f, g, best);
+    write_fitness_chart(f, g);
     fprintf(f, "<h2>Nodes</h2>\n<table><tr><th>node</th><th>iteration</th><th>parent</th><th>status</th>"
-               "<th>fitness</th><th>reward bytes</th><th>tokens</th><th>wall s</th></tr>\n");
+               "<th>fitness</th><th>ASPAO</th><th>UTR</th><th>VUTR</th><th>reward bytes</th><th>tokens</th><th>wall s</th>"
+               "</tr>\n");
     for (int i = 0; i < g->n; i++) {
         const thought_node *nd = &g->nodes[i];
-        char rp[1400], par[16];
+        char rp[1400], par[16], w2m[128] = "<td>&ndash;</td><td>&ndash;</td><td>&ndash;</td>";
         snprintf(rp, sizeof rp, "%s/nodes/%03d/reward.c", dir, i);
         snprintf(par, sizeof par, nd->parent < 0 ? "&ndash;" : "%d", nd->parent);
-        fprintf(f, "<tr><td><a href='#node%d'>%d</a></td><td>%d</td><td>%s</td><td>%s</td><td>%.3f</td><td>%ld</td>"
+        char bytes[24];
+        reward_bytes(rp, bytes, sizeof bytes);
+        level_set *ls = node_levels(dir, i, n_levels, s);
+        if (ls) {
+            char aspao[32];
+            fmt_aspao(aspao, sizeof aspao, &ls->sum);
+            snprintf(w2m, sizeof w2m, "<td>%s</td><td>%.3f</td><td>%.3f</td>", aspao, ls->sum.utr, ls->sum.vutr);
+            free(ls);
+        }
+        fprintf(f, "<tr><td><a href='#node%d'>%d</a></td><td>%d</td><td>%s</td><td>%s</td><td>%.3f</td>%s<td>%s</td>"
                    "<td>%ld</td><td>%.1f</td></tr>\n",
-                i, i, nd->iteration, par, status_name(nd->status), nd->fitness, file_size(rp),
+                i, i, nd->iteration, par, status_name(nd->status), nd->fitness, w2m, bytes,
                 nd->tokens_prompt + nd->tokens_completion, nd->wall_s);
     }
     fprintf(f, "</table>\n");
@@ -190,11 +381,15 @@ static int write_html(const char *dir, json_t *cfg, const thought_graph *g, int 
             fprintf(f, "</p>\n");
             free(failed);
         }
+        write_training_curve(f, dir, i);
         snprintf(p, sizeof p, "%s/nodes/%03d/levels.png", dir, i);
         if (file_size(p) > 0) {
             fprintf(f, "<h4>Generated levels</h4>\n");
             write_img(f, p);
         }
+        level_set *ls = node_levels(dir, i, n_levels, s);
+        if (ls) write_levels_table(f, ls, i, s, blocks, mc_err);
+        free(ls);
         if (nd->feedback) {
             fprintf(f, "<h4>Feedback</h4><pre>");
             html_escape(f, nd->feedback);
@@ -211,6 +406,7 @@ static int write_html(const char *dir, json_t *cfg, const thought_graph *g, int 
         fprintf(f, "</div>\n");
     }
     fprintf(f, "</body></html>\n");
+    free(blocks);
     int bad = ferror(f);
     if (fclose(f) != 0 || bad) {
         free(page);
@@ -242,14 +438,19 @@ int run_report(const char *dir, int html, int quiet)
     snprintf(path, sizeof path, "%s/target.json", dir);
     char *tj = run_read_text(path);
     target_t t;
-    if (tj && target_from_json(tj, &t, err, sizeof err) == STORY_OK) target_describe(&t, target_desc, sizeof target_desc);
+    eval_scenario_t scenario, *s = NULL;
+    if (tj && target_from_json(tj, &t, err, sizeof err) == STORY_OK) {
+        target_describe(&t, target_desc, sizeof target_desc);
+        target_to_scenario(&t, "", &scenario);
+        s = &scenario;
+    }
     free(tj);
     int best = graph_best(&g);
     long tokens = 0;
     double wall = 0;
     if (!quiet) {
-        printf("\n%-5s %-9s %-6s %-8s %8s %12s %8s %9s\n", "node", "iteration", "parent", "status", "fitness",
-               "reward bytes", "tokens", "wall s");
+        printf("\n%-5s %-9s %-6s %-8s %8s %12s %8s %9s %7s %6s %6s\n", "node", "iteration", "parent", "status",
+               "fitness", "reward bytes", "tokens", "wall s", "aspao", "utr", "vutr");
     }
     for (int i = 0; i < g.n; i++) {
         const thought_node *nd = &g.nodes[i];
@@ -259,9 +460,19 @@ int run_report(const char *dir, int html, int quiet)
         long tk = nd->tokens_prompt + nd->tokens_completion;
         tokens += tk;
         wall += nd->wall_s;
-        if (!quiet)
-            printf("%-5d %-9d %-6s %-8s %8.3f %12ld %8ld %9.1f\n", i, nd->iteration, par, status_name(nd->status),
-                   nd->fitness, file_size(rp), tk, nd->wall_s);
+        if (quiet) continue;
+        char bytes[24];
+        reward_bytes(rp, bytes, sizeof bytes);
+        printf("%-5d %-9d %-6s %-8s %8.3f %12s %8ld %9.1f", i, nd->iteration, par, status_name(nd->status),
+               nd->fitness, bytes, tk, nd->wall_s);
+        level_set *ls = node_levels(dir, i, (int)json_integer_value(json_object_get(cfg, "levels")), s);
+        if (ls) {
+            char aspao[32];
+            fmt_aspao(aspao, sizeof aspao, &ls->sum);
+            printf(" %7s %6.3f %6.3f\n", aspao, ls->sum.utr, ls->sum.vutr);
+        } else
+            printf(" %7s %6s %6s\n", "-", "-", "-");
+        free(ls);
     }
     char bp[1024] = "";
     if (best >= 0) best_path(&g, best, bp, sizeof bp);
@@ -282,7 +493,7 @@ int run_report(const char *dir, int html, int quiet)
     run_write_text(path, sum);
     int rc = 0;
     if (html) {
-        if (write_html(dir, cfg, &g, best, target_desc, err, sizeof err)) {
+        if (write_html(dir, cfg, &g, best, target_desc, s, err, sizeof err)) {
             die_msg("report: %s", err);
             rc = 1;
         } else if (!quiet)

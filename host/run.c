@@ -2,6 +2,9 @@
 #include "run.h"
 #include "checkpoint.h"
 #include "child.h"
+#include "backend.h"
+#include "train_estimate.h"
+#include "train_worker.h"
 #include "worker.h"
 #include "dungeon.h"
 #include "levelio.h"
@@ -35,18 +38,21 @@ void run_config_defaults(run_config *c)
     c->iterations = 6;
     c->align = 5;
     c->breadth = 2;
+    c->got_best = 2;
+    c->got_worst = 0;
     c->ablation = ABL_FULL;
     c->feedback = FB_SPECIFIC;
     c->fitness_mode = FIT_HEURISTIC;
     c->feedback_input = FBIN_TEXT;
     c->trials = 3;
     c->fixes = 3;
+    c->node_time = 1800;
     c->target_fitness = -1;
     c->steps = 50000000LL;
     c->envs = 600;
     c->threads = 0;
     snprintf(c->preset, sizeof c->preset, "paper");
-    snprintf(c->backend, sizeof c->backend, "cpu");
+    snprintf(c->backend, sizeof c->backend, "auto");
     snprintf(c->matmul, sizeof c->matmul, "fp32");
     c->seed = 0;
     c->train_timeout = 0;
@@ -74,6 +80,9 @@ int run_parse_ablation(const char *s) { return run_name_index(abl_names, 4, s); 
 int run_parse_feedback(const char *s) { return run_name_index(fb_names, 3, s); }
 int run_parse_fitness(const char *s) { return run_name_index(fit_names, 2, s); }
 int run_parse_feedback_input(const char *s) { return run_name_index(fbin_names, 2, s); }
+const char *run_ablation_name(int a) { return a >= 0 && a < 4 ? abl_names[a] : "?"; }
+const char *run_feedback_name(int f) { return f >= 0 && f < 3 ? fb_names[f] : "?"; }
+const char *run_feedback_input_name(int f) { return f >= 0 && f < 2 ? fbin_names[f] : "?"; }
 
 /* ---------------------------------------------------------------- the run */
 
@@ -152,6 +161,7 @@ static json_t *config_json(const run_config *c)
     json_object_set_new(o, "format", json_integer(RUN_FORMAT));
     json_object_set_new(o, "scenario", json_integer(c->scenario));
     json_object_set_new(o, "story", json_string(c->story));
+    json_object_set_new(o, "init_reward", c->init_reward[0] ? json_string(c->init_reward) : json_null());
     json_object_set_new(o, "author", json_string(c->offline ? "offline" : "openai"));
     json_object_set_new(o, "author_label",
                         json_string(c->offline ? "rule-based offline author (baseline, not a language model)"
@@ -166,12 +176,16 @@ static json_t *config_json(const run_config *c)
     json_object_set_new(o, "iterations", json_integer(c->iterations));
     json_object_set_new(o, "align", json_integer(c->align));
     json_object_set_new(o, "breadth", json_integer(c->breadth));
+    json_object_set_new(o, "got_best", json_integer(c->got_best));
+    json_object_set_new(o, "got_worst", json_integer(c->got_worst));
     json_object_set_new(o, "ablation", json_string(abl_names[c->ablation]));
     json_object_set_new(o, "feedback", json_string(fb_names[c->feedback]));
     json_object_set_new(o, "fitness", json_string(fit_names[c->fitness_mode]));
     json_object_set_new(o, "feedback_input", json_string(fbin_names[c->feedback_input]));
     json_object_set_new(o, "trials", json_integer(c->trials));
     json_object_set_new(o, "fixes", json_integer(c->fixes));
+    json_object_set_new(o, "node_time", json_real(c->node_time));
+    json_object_set_new(o, "evaluator_rules", json_boolean(c->evaluator_rules));
     json_object_set_new(o, "target_fitness", json_real(c->target_fitness));
     json_object_set_new(o, "steps", json_integer(c->steps));
     json_object_set_new(o, "envs", json_integer(c->envs));
@@ -234,6 +248,13 @@ static int config_from_json(json_t *o, run_config *c, char *err, int errlen)
         return -1;
     }
     snprintf(c->story, sizeof c->story, "%s", json_string_value(s));
+    json_t *ir = json_object_get(o, "init_reward"); /* absent in runs made before the option */
+    if (ir && !json_is_null(ir) && (!json_is_string(ir) || !json_string_value(ir)[0] ||
+                                    strlen(json_string_value(ir)) >= sizeof c->init_reward)) {
+        snprintf(err, (size_t)errlen, "config.json: 'init_reward' must be a path or null");
+        return -1;
+    }
+    snprintf(c->init_reward, sizeof c->init_reward, "%s", json_is_string(ir) ? json_string_value(ir) : "");
     GET_NAME("author", author_names, 2, c->offline);
     if (!c->offline) {
         json_t *l = json_object_get(o, "llm");
@@ -251,6 +272,11 @@ static int config_from_json(json_t *o, run_config *c, char *err, int errlen)
     c->align = (int)v;
     GET_INT("breadth", v, 1, GRAPH_MAX_BREADTH);
     c->breadth = (int)v;
+    /* runs made before the setting existed showed the two best */
+    c->got_best = 2;
+    c->got_worst = 0;
+    if (json_object_get(o, "got_best")) GET_INT("got_best", c->got_best, 0, GRAPH_MAX_REF_KIND);
+    if (json_object_get(o, "got_worst")) GET_INT("got_worst", c->got_worst, 0, GRAPH_MAX_REF_KIND);
     GET_NAME("ablation", abl_names, 4, c->ablation);
     GET_NAME("feedback", fb_names, 3, c->feedback);
     GET_NAME("fitness", fit_names, 2, c->fitness_mode);
@@ -259,6 +285,9 @@ static int config_from_json(json_t *o, run_config *c, char *err, int errlen)
     c->trials = (int)v;
     GET_INT("fixes", v, 0, 100);
     c->fixes = (int)v;
+    json_t *nt = json_object_get(o, "node_time"); /* absent in runs made before the option */
+    if (json_is_number(nt) && json_number_value(nt) >= 0) c->node_time = json_number_value(nt);
+    c->evaluator_rules = json_is_true(json_object_get(o, "evaluator_rules")); /* absent before the option: off */
     GET_REAL("target_fitness", c->target_fitness);
     GET_INT("steps", v, 1, (long long)1 << 50);
     c->steps = v;
@@ -300,6 +329,7 @@ typedef struct {
     char **argv;
     const char *log_path;
     char *const *envp;
+    char *fd_slot; /* an argv entry that receives the pipe's number: the child reports on it */
 } exec_args;
 
 static int exec_self(void *arg)
@@ -318,7 +348,15 @@ static int exec_self(void *arg)
     close(fd);
     /* train and generate need no secret: the environment of a worker
      * (built before the fork), and none of this process's descriptors */
-    child_exec("/proc/self/exe", a->argv, a->envp, -1, 0);
+    if (a->fd_slot) { /* digits without stdio: this runs between fork and exec */
+        char tmp[12];
+        int v = child_fd(), k = 0, i = 0;
+        do tmp[k++] = (char)('0' + v % 10), v /= 10;
+        while (v > 0 && k < 11);
+        while (k > 0) a->fd_slot[i++] = tmp[--k];
+        a->fd_slot[i] = 0;
+    }
+    child_exec("/proc/self/exe", a->argv, a->envp, -1, a->fd_slot != NULL);
     fprintf(stderr, "cannot run /proc/self/exe: %s\n", strerror(errno));
     return 127;
 }
@@ -328,10 +366,14 @@ static int exec_self(void *arg)
  * RUN_FATAL when the command refused its flags (exit status 2): the loop
  * called it wrongly, and every further node would fail the same way. */
 #define RUN_FATAL (-2)
-static int run_self(char **argv, const char *log_path, double timeout_s, char *reason, int len)
+/* The same with the child's progress frames (train --report-fd) handed to
+ * on_data; fd_slot is the argv entry for the pipe's number. */
+static int run_self_reporting(char **argv, char *fd_slot, const char *log_path, double timeout_s,
+                              int (*on_data)(void *, const unsigned char *, size_t, char *, int), void *ctx,
+                              char *reason, int len)
 {
-    exec_args a = {argv, log_path, worker_environment()}; /* built here: after the fork only exec runs */
-    child_opts o = {.timeout_s = timeout_s};
+    exec_args a = {argv, log_path, worker_environment(), fd_slot}; /* built here: after the fork only exec runs */
+    child_opts o = {.timeout_s = timeout_s, .on_data = on_data, .data_ctx = ctx};
     fflush(NULL);
     char why[512];
     int rc = child_run_ex(exec_self, &a, &o, NULL, NULL, why, sizeof why);
@@ -357,10 +399,48 @@ static int run_self(char **argv, const char *log_path, double timeout_s, char *r
     return rc;
 }
 
+static int run_self(char **argv, const char *log_path, double timeout_s, char *reason, int len)
+{
+    return run_self_reporting(argv, NULL, log_path, timeout_s, NULL, NULL, reason, len);
+}
+
+/* A node's training progress, relayed from train: a live line on a
+ * terminal, a line every 30 s otherwise. */
+typedef struct {
+    run_state *R;
+    int tty, drawn;
+    double last_line;
+} train_relay;
+
+static int relay_training(void *ctx, const unsigned char *data, size_t len, char *why, int whylen)
+{
+    train_relay *t = ctx;
+    train_report r;
+    if (len != sizeof r || data[0] != 'T') return CHILD_DATA_OK; /* not ours to judge: train is trusted */
+    memcpy(&r, data, sizeof r);
+    char eta[32], rew[32];
+    train_format_duration(r.eta_s, eta, sizeof eta);
+    if (isnan(r.episode_reward)) snprintf(rew, sizeof rew, "n/a");
+    else snprintf(rew, sizeof rew, "%.3g", r.episode_reward);
+    double pct = r.target > 0 ? 100.0 * (double)r.step / (double)r.target : 0;
+    if (t->tty) {
+        printf("\r\033[K  training: step %lld/%lld (%.0f%%), %.0f steps/s, mean episode reward %s, %s left",
+               (long long)r.step, (long long)r.target, pct, r.steps_per_s, rew, eta);
+        fflush(stdout);
+        t->drawn = 1;
+    } else if (now_seconds() - t->last_line >= 30) {
+        run_say(t->R, "  training: step %lld/%lld (%.0f%%), %.0f steps/s, mean episode reward %s, %s left",
+                (long long)r.step, (long long)r.target, pct, r.steps_per_s, rew, eta);
+        t->last_line = now_seconds();
+    }
+    (void)why, (void)whylen;
+    return CHILD_DATA_OK;
+}
+
 /* ---------------------------------------------------------------- levels */
 
 
-static int load_levels(const char *dir, int n, level_set *ls, char *err, int errlen)
+int run_load_levels(const char *dir, int n, level_set *ls, char *err, int errlen)
 {
     if (n > RUN_MAX_LEVELS) n = RUN_MAX_LEVELS;
     ls->n = 0;
@@ -407,6 +487,12 @@ static json_t *eval_json(const run_state *R, const level_set *ls)
     json_object_set_new(o, "playable_share", json_real(ls->sum.playable_share));
     json_object_set_new(o, "playable_wall_share", json_real(ls->sum.playable_wall_share));
     json_object_set_new(o, "mean_solutions", json_real(ls->sum.mean_solutions));
+    json_object_set_new(o, "n_valid", json_integer(ls->sum.n_valid));
+    json_object_set_new(o, "aspao", ls->sum.n_valid ? json_real(ls->sum.aspao) : json_null());
+    json_object_set_new(o, "utr", json_real(ls->sum.utr));
+    json_object_set_new(o, "vutr", json_real(ls->sum.vutr));
+    json_object_set_new(o, "mean_entropy", json_real(ls->sum.mean_entropy));
+    json_object_set_new(o, "diversity_share", json_real(ls->sum.diversity_share));
     json_t *arr = json_array();
     for (int i = 0; i < ls->n; i++) {
         const eval_level_t *m = &ls->per[i];
@@ -417,6 +503,7 @@ static json_t *eval_json(const run_state *R, const level_set *ls)
         json_object_set_new(l, "score", json_real(m->score));
         json_object_set_new(l, "solutions", json_integer(m->solutions));
         json_object_set_new(l, "playable", json_boolean(m->playable));
+        if (R->esc.kind == EVAL_PATHLENGTH) json_object_set_new(l, "route", json_integer(m->route));
         if (R->esc.kind == EVAL_ENCOUNTER) {
             json_t *met = json_object();
             for (int e = 0; e < 3; e++) json_object_set_new(met, enemy[e], json_boolean(m->met[e]));
@@ -460,6 +547,10 @@ static int check_reward(run_state *R, const char *ndir, const char *name, const 
     int gpu = strcmp(R->c->backend, "cpu") != 0, gpu_checked = 0;
     int rc = reward_validate_both(code, R->esc.variant, R->c->check_envs, R->c->seed + 1, R->c->check_timeout, gpu, st,
                                   &gpu_checked, reason, len);
+    /* for the run's summary: how far the rewards got */
+    char why[256];
+    if (rc == 0) R->tally.validated++, R->tally.compiled++;
+    else if (reward_check_compile_cpu(code, R->c->check_timeout, why, sizeof why) == 0) R->tally.compiled++;
     path_join(path, sizeof path, ndir, "%s.json", name);
     write_json(path, check_json(rc == 0, reason, st));
     return rc;
@@ -489,13 +580,41 @@ static int read_stats(const char *path, reward_stats *st)
 
 /* Step 1: a valid reward, within trials x (1 + fixes) attempts.  Writes
  * ndir/reward_gen.c.  0, or -1 with the last rejection in reason. */
+int run_init_node(const run_state *R, int id) { return R->c->init_reward[0] && id == 0; }
+
+/* Step 1 of the node that trains the --init-reward reward: the run's copy
+ * (DIR/init_reward.c) must pass the sandbox as it is; nobody fixes it. */
+static int step_init_reward(run_state *R, const char *ndir, const char *gen_path, char *reason, int len)
+{
+    char path[1200], why[1024];
+    snprintf(path, sizeof path, "%s/init_reward.c", R->c->out);
+    char *code = run_read_text(path);
+    if (!code) return snprintf(reason, (size_t)len, "cannot read the initial reward %.1000s", path), -1;
+    reward_stats st;
+    int rc = check_reward(R, ndir, "reward_init", code, &st, why, sizeof why);
+    if (rc) {
+        snprintf(reason, (size_t)len, "the initial reward (--init-reward %.300s) was rejected: %s", R->c->init_reward,
+                 why);
+    } else {
+        run_say(R, "  initial reward accepted: mean %.4g std %.4g zero share %.2f, %.1f us/call", st.mean, st.std,
+                st.zero_share, st.us_per_call);
+        char sp[2048];
+        path_join(sp, sizeof sp, ndir, "reward_gen.json");
+        write_json(sp, check_json(1, "", &st));
+        rc = run_write_text(gen_path, code);
+    }
+    free(code);
+    return rc ? -1 : 0;
+}
+
 static int step_generate(run_state *R, int id, const char *ndir, char *reason, int len)
 {
     char path[2048], err[1024], name[64];
     path_join(path, sizeof path, ndir, "reward_gen.c");
     if (file_exists(path)) return 0;
+    if (run_init_node(R, id)) return step_init_reward(R, ndir, path, reason, len);
     for (int trial = 0; trial < R->c->trials; trial++) {
-        char *code = au_generate(R, id, ndir, trial + 1, err, sizeof err);
+        char *code = au_generate(R, id, ndir, trial + 1, trial ? reason : NULL, err, sizeof err);
         if (!code) {
             snprintf(reason, (size_t)len, "author: %s", err);
             run_say(R, "  trial %d: %s", trial + 1, reason);
@@ -538,7 +657,8 @@ static int step_align(run_state *R, int id, const char *ndir, char *reason, int 
     path_join(path, sizeof path, ndir, "reward_gen.c");
     char *code = run_read_text(path);
     if (!code) return snprintf(reason, (size_t)len, "cannot read %.1000s", path), -1;
-    int rounds = (R->c->ablation == ABL_SA || R->c->ablation == ABL_FULL) ? R->c->align : 0;
+    /* the --init-reward node trains the given reward as it is */
+    int rounds = (R->c->ablation == ABL_SA || R->c->ablation == ABL_FULL) && !run_init_node(R, id) ? R->c->align : 0;
     for (int k = 1; k <= rounds; k++) {
         path_join(path, sizeof path, ndir, "align_%d.c", k);
         if (file_exists(path)) {
@@ -644,12 +764,19 @@ static int step_train(run_state *R, int id, const char *ndir, char *reason, int 
     path_join(ckpt, sizeof ckpt, out, "%s", CHECKPOINT_FILE);
     if (file_exists(ckpt)) argv[n++] = "--resume";
     argv[n++] = "--quiet";
+    argv[n++] = "--yes"; /* the run's own cost was said up front */
+    char fd_slot[16] = "";
+    argv[n++] = "--report-fd";
+    argv[n++] = fd_slot;
     argv[n] = NULL;
     double t0 = now_seconds();
     run_say(R, "  training: %s steps, %s envs, preset %s, backend %s", steps, envs, R->c->preset, R->c->backend);
-    int rc = run_self(argv, log, R->c->train_timeout, reason, len);
+    train_relay relay = {R, !R->c->quiet && stdout_is_tty(), 0, now_seconds()};
+    int rc = run_self_reporting(argv, fd_slot, log, R->c->train_timeout, relay_training, &relay, reason, len);
+    if (relay.drawn) printf("\r\033[K"), fflush(stdout);
     if (rc) return rc;
     run_say(R, "  trained in %.1f s", now_seconds() - t0);
+    R->tally.trained++;
     return run_write_text(done, "ok\n");
 }
 
@@ -686,7 +813,10 @@ static int step_generate_levels(run_state *R, const char *ndir, char *reason, in
         argv[k++] = threads;
     }
     argv[k] = NULL;
+    double t0 = now_seconds();
+    run_say(R, "  generating %d levels (one episode of the trained policy on the evaluation maps)", R->c->n_levels);
     int rc = run_self(argv, log, 3600, reason, len);
+    if (rc == 0) run_say(R, "  generated in %.1f s", now_seconds() - t0);
     if (rc) return rc;
     return run_write_text(done, "ok\n");
 }
@@ -697,7 +827,7 @@ static int step_fitness(run_state *R, int id, const char *ndir, level_set *ls, d
 {
     char dir[2048], path[2048], err[1024];
     path_join(dir, sizeof dir, ndir, "levels");
-    if (load_levels(dir, R->c->n_levels, ls, err, sizeof err)) {
+    if (run_load_levels(dir, R->c->n_levels, ls, err, sizeof err)) {
         snprintf(reason, (size_t)len, "generated levels: %s", err);
         return -1;
     }
@@ -885,8 +1015,9 @@ static const struct {
     {STEP_AUTHOR, "reward.c"},           {STEP_TRAIN, "train.done"},
     {STEP_TRAIN, "train"},               {STEP_LEVELS, "levels.done"},
     {STEP_LEVELS, "levels"},             {STEP_LEVELS, "llm/fitness.request.json"},
-    {STEP_LEVELS, "llm/fitness.reply.txt"}, {STEP_LEVELS, "llm/feedback.request.json"},
-    {STEP_LEVELS, "llm/feedback.reply.txt"}, {STEP_FITNESS, "eval.json"},
+    {STEP_LEVELS, "llm/fitness.reply.txt"}, {STEP_LEVELS, "llm/fitness.outcome.json"},
+    {STEP_LEVELS, "llm/feedback.request.json"}, {STEP_LEVELS, "llm/feedback.reply.txt"},
+    {STEP_LEVELS, "llm/feedback.outcome.json"}, {STEP_FITNESS, "eval.json"},
     {STEP_FITNESS, "levels.png"},        {STEP_FEEDBACK, "feedback.txt"},
     {STEP_OUTCOME, "failed.txt"},
 };
@@ -983,6 +1114,26 @@ static int check_finished_nodes(run_state *R, const char *graph_path)
     return 0;
 }
 
+/* Seconds spent in each step of a node, added up over the processes that
+ * worked on it (a resumed node adds to what its first attempt measured),
+ * in ndir/times.json for the grid's rows.  Returns the time now, where the
+ * next step's clock starts. */
+static double add_step_time(const char *ndir, const char *key, double since)
+{
+    double now = now_seconds();
+    char path[1400], err[1500];
+    snprintf(path, sizeof path, "%s/times.json", ndir);
+    json_t *o = path_present(path) ? read_json_file(path, 1L << 16, err, sizeof err) : NULL;
+    if (!json_is_object(o)) {
+        json_decref(o);
+        o = json_object();
+    }
+    double before = json_number_value(json_object_get(o, key));
+    json_object_set_new(o, key, json_real(before + (now - since)));
+    write_json(path, o); /* a lost update costs a timing, not the run */
+    return now;
+}
+
 /* One thought node, from whatever step it had reached.  0, or RUN_FATAL
  * (reason printed; the node stays pending for a --resume). */
 static int run_node(run_state *R, int id)
@@ -994,17 +1145,24 @@ static int run_node(run_state *R, int id)
     if (redo_damaged(R, id) < 0) return RUN_FATAL;
     double t0 = now_seconds();
     llm_usage u0 = R->usage;
+    /* the node's model calls share one wall-time budget; training and level
+     * generation run as subprocesses with limits of their own */
+    R->c->llm.deadline = R->c->node_time > 0 ? t0 + R->c->node_time : 0;
     run_say(R, "node %d: iteration %d of %d, %s", id, nd->iteration, run_node_count(R->c),
-            nd->parent < 0 ? "from the empty template" : "refining a parent");
+            run_init_node(R, id) ? "the given initial reward, trained as it is"
+            : nd->parent < 0     ? "from the empty template"
+                                 : "refining a parent");
     if (nd->parent >= 0) run_say(R, "  parent node %d (fitness %.3f)", nd->parent, R->g.nodes[nd->parent].fitness);
     level_set *ls = calloc(1, sizeof *ls);
     double fitness = 0;
     int rc = ls ? 0 : (snprintf(reason, sizeof reason, "out of memory"), -1);
-    if (!rc) rc = step_generate(R, id, ndir, reason, sizeof reason);
-    if (!rc) rc = step_align(R, id, ndir, reason, sizeof reason);
-    if (!rc) rc = step_train(R, id, ndir, reason, sizeof reason);
-    if (!rc) rc = step_generate_levels(R, ndir, reason, sizeof reason);
-    if (!rc) rc = step_fitness(R, id, ndir, ls, &fitness, reason, sizeof reason);
+    double ts = now_seconds();
+#define TIMED(key, call) if (!rc) rc = (call), ts = add_step_time(ndir, key, ts)
+    TIMED("reward_s", step_generate(R, id, ndir, reason, sizeof reason));
+    TIMED("align_s", step_align(R, id, ndir, reason, sizeof reason));
+    TIMED("train_s", step_train(R, id, ndir, reason, sizeof reason));
+    TIMED("levels_s", step_generate_levels(R, ndir, reason, sizeof reason));
+    TIMED("fitness_s", step_fitness(R, id, ndir, ls, &fitness, reason, sizeof reason));
     if (rc == RUN_FATAL) {
         run_say(R, "  stopping: %s", reason);
         die_msg("run: node %d: %s", id, reason);
@@ -1015,8 +1173,10 @@ static int run_node(run_state *R, int id)
     char *fb = NULL;
     if (ok && (R->c->ablation == ABL_FB || R->c->ablation == ABL_FULL)) {
         fb = step_feedback(R, id, ndir, ls, reason, sizeof reason);
+        ts = add_step_time(ndir, "feedback_s", ts);
         if (!fb) ok = 0;
     }
+#undef TIMED
     char path[1400];
     if (ok) {
         snprintf(nd->reward_path, sizeof nd->reward_path, "nodes/%03d/reward.c", id);
@@ -1041,6 +1201,7 @@ static int run_node(run_state *R, int id)
     }
     free(fb);
     free(ls);
+    R->c->llm.deadline = 0;
     nd->tokens_prompt += R->usage.prompt_tokens - u0.prompt_tokens;
     nd->tokens_completion += R->usage.completion_tokens - u0.completion_tokens;
     nd->wall_s += now_seconds() - t0;
@@ -1060,6 +1221,15 @@ static void save_usage(run_state *R)
     json_object_set_new(o, "requests", json_integer(R->usage.requests));
     json_object_set_new(o, "replies", json_integer(R->usage.replies));
     json_object_set_new(o, "failures", json_integer(R->usage.failures));
+    json_object_set_new(o, "cut", json_integer(R->usage.cut));
+    json_object_set_new(o, "seconds", json_real(R->usage.seconds));
+    const run_tally *t = &R->tally;
+    json_object_set_new(o, "tally",
+                        json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:f}", "calls", t->calls,
+                                  "replies", t->replies, "cut_loop", t->cut_loop, "cut_time", t->cut_time,
+                                  "cut_length", t->cut_length, "early_stops", t->early_stops, "rewards_held",
+                                  t->rewards_held, "compiled", t->compiled, "validated", t->validated, "trained",
+                                  t->trained, "call_seconds", t->call_seconds));
     write_json(path, o);
 }
 
@@ -1076,10 +1246,56 @@ static void load_usage(run_state *R)
     R->usage.requests = (long)json_integer_value(json_object_get(o, "requests"));
     R->usage.replies = (long)json_integer_value(json_object_get(o, "replies"));
     R->usage.failures = (long)json_integer_value(json_object_get(o, "failures"));
+    R->usage.cut = (long)json_integer_value(json_object_get(o, "cut"));
+    R->usage.seconds = json_number_value(json_object_get(o, "seconds"));
+    json_t *t = json_object_get(o, "tally");
+    run_tally *y = &R->tally;
+#define TALLY(f) y->f = (int)json_integer_value(json_object_get(t, #f))
+    TALLY(calls), TALLY(replies), TALLY(cut_loop), TALLY(cut_time), TALLY(cut_length), TALLY(early_stops);
+    TALLY(rewards_held), TALLY(compiled), TALLY(validated), TALLY(trained);
+#undef TALLY
+    y->call_seconds = json_number_value(json_object_get(t, "call_seconds"));
     json_decref(o);
 }
 
 /* ---------------------------------------------------------------- main */
+
+/* ---------------------------------------------------------------- the model */
+
+/* A search in which the model wrote no reward at all for this many nodes
+ * in a row ends: more of the same prompts will not change that. */
+#define RUN_HOPELESS_NODES 2
+
+/* The server's context size, read or flagged, and what follows from it. */
+static void say_context(run_state *R)
+{
+    char from[64];
+    R->server.context = llm_probe_context(&R->c->llm, from, sizeof from);
+    snprintf(R->server.context_from, sizeof R->server.context_from, "%s", from);
+    if (R->server.context > 0)
+        run_say(R, "model server context: %ld tokens (%s); prompts are fitted to it", R->server.context, from);
+    else
+        run_say(R, "model server context: not reported by the server; give --llm-context N to have prompts "
+                   "fitted to it and too long ones refused before they are sent");
+}
+
+/* What the model's replies came to, and a clear end for a run without a reward. */
+static void say_summary(run_state *R, int best)
+{
+    const run_tally *t = &R->tally;
+    if (!R->c->offline && t->calls > 0) {
+        run_say(R, "model: %d call%s in %.0f s (%.1f s each), %d with a reply; cut: %d loop%s, %d out of time, %d at "
+                   "the token limit; %d stopped early once complete",
+                t->calls, t->calls == 1 ? "" : "s", t->call_seconds, t->call_seconds / t->calls, t->replies,
+                t->cut_loop, t->cut_loop == 1 ? "" : "s", t->cut_time, t->cut_length, t->early_stops);
+        run_say(R, "rewards: %d held a reward function, %d compiled, %d passed validation, %d trained",
+                t->rewards_held, t->compiled, t->validated, t->trained);
+    }
+    if (best < 0)
+        run_warn(R, "run: no node produced a reward; why each failed: %s/nodes/*/failed.txt, what the model wrote: "
+                    "%s/nodes/*/llm/*.reply.txt",
+                 R->c->out, R->c->out);
+}
 
 static int setup_target(run_state *R)
 {
@@ -1109,6 +1325,14 @@ static int setup_target(run_state *R)
         target_to_scenario(&R->target, c->story, &R->esc);
     }
     target_describe(&R->target, R->flow, sizeof R->flow);
+    if (c->evaluator_rules) {
+        /* only on request: the paper's prompts do not state the scoring rules */
+        char *t = prompt_load(R->esc.kind == EVAL_KEYDOOR ? "evaluator_rules_keydoor" : "evaluator_rules_encounter",
+                              reason, sizeof reason);
+        if (!t) return die_msg("run: %s", reason), 1;
+        snprintf(R->evaluator_rules, sizeof R->evaluator_rules, "%s", t);
+        free(t);
+    }
     R->esc.flow = R->flow;
     char js[512];
     if (target_to_json(&R->target, js, sizeof js) > 0 && !file_exists(path)) {
@@ -1120,20 +1344,27 @@ static int setup_target(run_state *R)
     return 0;
 }
 
-int run_main(run_config *c)
+/* The run keeps its own copy of the --init-reward file, so that a resume
+ * or an audit does not depend on the original.  0, or 1 (printed). */
+static int copy_init_reward(const run_config *c)
 {
-    run_state R0, *R = &R0;
-    memset(R, 0, sizeof R0);
-    R->c = c;
-    /* this process is the only one that holds the key */
-    worker_env_deny(c->llm.api_key_env);
-    worker_env_deny(LLM_DEFAULT_KEY_ENV);
-    R->t_start = now_seconds();
+    char path[1200], err[1400];
+    long len;
+    char *code = read_file(c->init_reward, 64L << 10, &len, err, sizeof err);
+    if (!code) return die_msg("run: --init-reward: %s", err), 1;
+    snprintf(path, sizeof path, "%s/init_reward.c", c->out);
+    int rc = write_file_atomic_msg(path, code, (size_t)len, err, sizeof err);
+    free(code);
+    if (rc) die_msg("run: %s", err);
+    return rc ? 1 : 0;
+}
+
+/* config.json: read back for --resume (the stored settings win, but for
+ * the run directory, --quiet and a new --base-url), or written for a new
+ * run.  0, or 1 (printed). */
+static int open_config(run_config *c)
+{
     char path[1200], err[1024];
-    if (prompts_check(err, sizeof err)) {
-        die_msg("run: %s", err);
-        return 1;
-    }
     snprintf(path, sizeof path, "%s/config.json", c->out);
     if (c->resume) {
         if (!path_present(path)) {
@@ -1153,6 +1384,8 @@ int run_main(run_config *c)
             return 1;
         }
         snprintf(stored.out, sizeof stored.out, "%s", c->out);
+        if (c->base_url_given) /* the server moved: the rest of the run asks it there */
+            snprintf(stored.llm.base_url, sizeof stored.llm.base_url, "%s", c->llm.base_url);
         stored.resume = 1;
         stored.quiet = c->quiet;
         *c = stored;
@@ -1171,8 +1404,75 @@ int run_main(run_config *c)
             die_msg("run: cannot write %s", path);
             return 1;
         }
+        if (c->init_reward[0] && copy_init_reward(c)) return 1;
     }
+    return 0;
+}
+
+/* The backend (probed in a child: this process forks and must not hold a
+ * CUDA context) and, on the CPU, the projected wall time of the run's
+ * training from a short warm-up; a run of many hours goes on only when
+ * asked.  The line goes into line[] for run.log.  0, or 2 (refused). */
+static int say_cost(run_config *c, char *line, int len)
+{
+    backend_probe_result pr;
+    char err[700];
+    if (backend_probe(c->backend, &pr, err, sizeof err)) {
+        die_msg("run: %s", err);
+        return 2;
+    }
+    if (pr.backend == BACKEND_CUDA) {
+        snprintf(c->backend, sizeof c->backend, "cuda");
+        snprintf(line, (size_t)len, "backend: cuda, GPU %d (%s); the training time shows after each node's first "
+                 "update", pr.gpu, pr.info.name);
+        if (!c->quiet) printf("%s\n", line);
+        return 0;
+    }
+    snprintf(c->backend, sizeof c->backend, "cpu");
+    ppo_config cfg;
+    ppo_config_default(&cfg);
+    cfg.n_envs = c->envs;
+    snprintf(cfg.preset, sizeof cfg.preset, "%s", c->preset);
+    /* a reward of about 10 us a call, as the human rewards take */
+    double sps = train_estimate_sps(&cfg, 10.0);
+    int nodes = run_node_count(c);
+    double seconds = sps > 0 ? (double)nodes * (double)c->steps / sps : -1;
+    char d[64];
+    train_format_duration(seconds, d, sizeof d);
+    snprintf(line, (size_t)len,
+             "backend: cpu; projected: about %s of training for %d node%s of %lld steps (%s preset, %d envs, %.0f "
+             "steps/s in a short warm-up; model calls not counted)",
+             d, nodes, nodes == 1 ? "" : "s", (long long)c->steps, c->preset, c->envs, sps);
+    if (!c->quiet) printf("%s\n", line);
+    if (seconds <= TRAIN_ASK_ABOVE_S || c->yes) return 0;
+    return train_confirm_long_job("run", seconds,
+                                  "fewer --steps, a smaller --preset, --envs or --iterations shorten it, and a GPU "
+                                  "(--backend cuda) is far faster")
+               ? 0
+               : 2;
+}
+
+int run_main(run_config *c)
+{
+    run_state R0, *R = &R0;
+    memset(R, 0, sizeof R0);
+    R->c = c;
+    /* this process is the only one that holds the key */
+    worker_env_deny(c->llm.api_key_env);
+    worker_env_deny(LLM_DEFAULT_KEY_ENV);
+    R->t_start = now_seconds();
+    char path[1200], err[1024];
+    if (prompts_check(err, sizeof err)) {
+        die_msg("run: %s", err);
+        return 1;
+    }
+    char cost[512] = "";
+    if (!c->resume && say_cost(c, cost, sizeof cost)) return 2;
+    if (open_config(c)) return 1;
+    if (c->resume && say_cost(c, cost, sizeof cost)) return 2;
     c->llm.usage = &R->usage;
+    c->llm.server = &R->server;
+    c->llm.progress = !c->quiet;
     snprintf(path, sizeof path, "%s/run.log", c->out);
     if (!(R->log = open_append(path, err, sizeof err))) {
         die_msg("run: %s", err);
@@ -1184,7 +1484,9 @@ int run_main(run_config *c)
         return rc;
     }
     int iterations = run_node_count(c);
+    if (R->log && cost[0]) fprintf(R->log, "[%8.1fs] %s\n", now_seconds() - R->t_start, cost);
     run_say(R, "%s run %s: %s", c->resume ? "resuming" : "starting", c->out, R->flow);
+    if (!c->offline) say_context(R);
     run_say(R, "author: %s; search %s, %d iteration%s, align %d, breadth %d, ablation %s, feedback %s",
             c->offline ? "rule-based offline author (baseline, not a language model)" : c->llm.model,
             graph_pe_name(c->pe), iterations, iterations == 1 ? "" : "s", c->align, c->breadth,
@@ -1207,8 +1509,22 @@ int run_main(run_config *c)
         fclose(R->log);
         return 1;
     }
+    int hopeless = 0; /* nodes in a row in which the model wrote no reward at all */
+    char stopped[1200];
+    snprintf(stopped, sizeof stopped, "%s/stopped.txt", c->out);
+    unlink(stopped); /* a resumed search goes on */
     for (;;) {
         int best = graph_best(&R->g);
+        if (!c->offline && hopeless >= RUN_HOPELESS_NODES) {
+            run_warn(R, "run: stopping: the model wrote no reward function in %d nodes in a row (%d calls); its "
+                        "replies are in %s/nodes/*/llm/",
+                     hopeless, R->tally.calls, c->out);
+            /* the search is over, for `grid` too; --resume goes on with it */
+            snprintf(path, sizeof path, "%s/stopped.txt", c->out);
+            run_write_text(path, "the model wrote no reward function in two nodes in a row\n");
+            snprintf(path, sizeof path, "%s/graph.json", c->out);
+            break;
+        }
         if (c->target_fitness >= 0 && best >= 0 && R->g.nodes[best].fitness >= c->target_fitness) {
             run_say(R, "target fitness %.3f reached by node %d: stopping", c->target_fitness, best);
             break;
@@ -1219,28 +1535,33 @@ int run_main(run_config *c)
         } else {
             if (R->g.n >= iterations) break;
             int parent = graph_select_parent(&R->g);
+            /* references are chosen before the node exists: "the previous
+             * iteration" is the latest node so far */
+            int refs[GRAPH_MAX_REFS], kinds[GRAPH_MAX_REFS], nr = 0;
+            if (c->pe == PE_GOT && parent >= 0)
+                nr = graph_references(&R->g, parent, c->got_best, c->got_worst, refs, kinds);
             id = graph_add(&R->g, R->g.n + 1, parent);
             if (id < 0) {
                 die_msg("run: thought graph full");
                 break;
             }
-            if (c->pe == PE_GOT && parent >= 0) {
-                int refs[GRAPH_MAX_REFS];
-                int nr = graph_references(&R->g, parent, refs);
-                R->g.nodes[id].n_refs = nr;
-                for (int k = 0; k < nr; k++) {
-                    R->g.nodes[id].refs[k] = refs[k];
-                    R->g.nodes[id].ref_fitness[k] = R->g.nodes[refs[k]].fitness;
-                }
+            thought_node *nd = &R->g.nodes[id];
+            nd->n_refs = nr;
+            for (int k = 0; k < nr; k++) {
+                nd->refs[k] = refs[k];
+                nd->ref_kind[k] = kinds[k];
+                nd->ref_fitness[k] = R->g.nodes[refs[k]].fitness;
             }
             graph_save(&R->g, path); /* the parent choice survives a kill */
         }
+        int held = R->tally.rewards_held;
         if (run_node(R, id) == RUN_FATAL) {
             save_usage(R);
             fclose(R->log);
             graph_free(&R->g);
             return 1;
         }
+        hopeless = R->g.nodes[id].status == NODE_FAILED && R->tally.rewards_held == held ? hopeless + 1 : 0;
         save_usage(R);
         if (graph_save(&R->g, path)) {
             die_msg("run: cannot write %s", path);
@@ -1250,8 +1571,12 @@ int run_main(run_config *c)
         }
     }
     save_usage(R);
+    int best = graph_best(&R->g);
+    graph_free(&R->g);
+    rc = run_report(c->out, 1, c->quiet);
+    say_summary(R, best);
     fclose(R->log);
     R->log = NULL;
-    graph_free(&R->g);
-    return run_report(c->out, 1, c->quiet);
+    /* a run that produced no reward has nothing to show: not a success */
+    return rc ? rc : best < 0 ? 1 : 0;
 }

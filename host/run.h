@@ -23,13 +23,18 @@ typedef struct {
     /* the task */
     int scenario;              /* 1..4, or 0 for a custom story */
     char story[STORY_MAX_LEN + 1];
+    char init_reward[1024];    /* --init-reward FILE: node 0 trains it as it is ("" = none);
+                                  the run keeps its copy in DIR/init_reward.c */
     /* the author */
     int offline;               /* 1: rule-based offline author (no language model) */
     llm_config llm;
     /* the search */
     int pe, iterations, align, breadth;
+    int got_best, got_worst;   /* GoT references: best and worst other nodes (2, 0) */
     int ablation, feedback, fitness_mode, feedback_input;
     int trials, fixes;         /* generation trials per node, code fixes per trial */
+    double node_time;          /* seconds a node's model calls may take together; 0 = no limit */
+    int evaluator_rules;       /* 1: the prompts also state how levels are scored */
     double target_fitness;     /* stop once reached; < 0: never */
     /* training, passed to `pcgrllm train` and `generate` for every node */
     long long steps;
@@ -45,12 +50,24 @@ typedef struct {
     double check_timeout;      /* seconds */
     char out[1024];
     int resume;
+    int base_url_given;        /* --base-url given with --resume: it replaces the stored one */
     int quiet;
+    int yes;                   /* go on with a job projected at over 3 hours on the CPU */
 } run_config;
+
+/* The settings' names, as the flags and config.json spell them: the index
+ * of a name (-1 if unknown), and the name of an index ("?" if none). */
+int run_parse_ablation(const char *s);
+int run_parse_feedback(const char *s);
+int run_parse_fitness(const char *s);
+int run_parse_feedback_input(const char *s);
+const char *run_ablation_name(int a);
+const char *run_feedback_name(int f);
+const char *run_feedback_input_name(int f);
 
 void run_config_defaults(run_config *c);
 /* Run (or resume) the loop.  Returns the process exit code: 0 done,
- * 3 story refused, 1 error. */
+ * 3 story refused, 1 error or no node produced a reward. */
 int run_main(run_config *c);
 
 /* Print the node table and best path of a run directory; write

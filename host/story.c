@@ -32,6 +32,21 @@ static void target_encounter(target_t *t, int bat, int scorpion, int spider)
     t->variant = VARIANT_DUNGEON;
 }
 
+static void target_pathlength(target_t *t, int length, int tolerance)
+{
+    memset(t, 0, sizeof *t);
+    t->kind = TARGET_PATHLENGTH;
+    t->length = length;
+    t->tolerance = tolerance;
+    t->variant = VARIANT_DUNGEON;
+}
+
+int target_default_tolerance(int length)
+{
+    int t = (length + 5) / 10;
+    return t > 0 ? t : 1;
+}
+
 static void target_keydoor(target_t *t, int gate)
 {
     memset(t, 0, sizeof *t);
@@ -74,6 +89,32 @@ int target_validate(const target_t *t, char *reason, int len)
         say(reason, len, "no target");
         return -1;
     }
+    if (t->kind != TARGET_PATHLENGTH && (t->length || t->tolerance)) {
+        say(reason, len, "only a path-length target has a length and a tolerance");
+        return -1;
+    }
+    if (t->kind == TARGET_PATHLENGTH) {
+        if (t->length < TARGET_LENGTH_MIN || t->length > TARGET_LENGTH_MAX) {
+            say(reason, len, "path-length target: the length must be %d..%d steps", TARGET_LENGTH_MIN,
+                TARGET_LENGTH_MAX);
+            return -1;
+        }
+        if (t->tolerance < 0 || t->tolerance >= t->length) {
+            say(reason, len, "path-length target: the tolerance must be 0..%d steps (less than the length)",
+                t->length - 1);
+            return -1;
+        }
+        for (int e = 0; e < TARGET_N_ENEMIES; e++)
+            if (t->enemies[e]) {
+                say(reason, len, "path-length target: no enemy set");
+                return -1;
+            }
+        if (t->gate != 0 || t->variant != VARIANT_DUNGEON) {
+            say(reason, len, "path-length target: no gate, dungeon variant");
+            return -1;
+        }
+        return 0;
+    }
     if (t->kind == TARGET_ENCOUNTER) {
         for (int e = 0; e < TARGET_N_ENEMIES; e++)
             if (t->enemies[e] != 0 && t->enemies[e] != 1) {
@@ -108,7 +149,9 @@ int target_validate(const target_t *t, char *reason, int len)
 
 int target_equal(const target_t *a, const target_t *b)
 {
-    if (a->kind != b->kind || a->gate != b->gate || a->variant != b->variant) return 0;
+    if (a->kind != b->kind || a->gate != b->gate || a->variant != b->variant || a->length != b->length ||
+        a->tolerance != b->tolerance)
+        return 0;
     for (int e = 0; e < TARGET_N_ENEMIES; e++)
         if (a->enemies[e] != b->enemies[e]) return 0;
     return 1;
@@ -136,6 +179,11 @@ void target_describe(const target_t *t, char *buf, int len)
         say(buf, len, "key-door: Player -> %s -> Door -> Treasure (treasure variant)", target_tile_name(t->gate));
         return;
     }
+    if (t->kind == TARGET_PATHLENGTH) {
+        say(buf, len, "path length: the route Player -> Key -> Door %d steps long, give or take %d (dungeon variant)",
+            t->length, t->tolerance);
+        return;
+    }
     list_enemies(t->enemies, 1, yes, sizeof yes);
     list_enemies(t->enemies, 0, no, sizeof no);
     if (!yes[0])
@@ -157,6 +205,11 @@ void target_to_scenario(const target_t *t, const char *story, eval_scenario_t *o
         out->kind = EVAL_KEYDOOR;
         out->gate = t->gate;
         out->flow = t->gate == TILE_BAT ? flows[2] : flows[1];
+    } else if (t->kind == TARGET_PATHLENGTH) {
+        out->kind = EVAL_PATHLENGTH;
+        out->length = t->length;
+        out->tolerance = t->tolerance;
+        out->flow = flows[0];
     } else {
         out->kind = EVAL_ENCOUNTER;
         for (int e = 0; e < TARGET_N_ENEMIES; e++) out->enemies[e] = t->enemies[e];
@@ -326,6 +379,98 @@ static int noun_tile(const char *w)
 
 static int is_enemy(int tile) { return tile >= TILE_BAT && tile <= TILE_SPIDER; }
 
+/* ------------------------------------------------------------------ */
+/* Route lengths: "the route from the player to the key and on to the */
+/* door should be about 30 steps"                                     */
+
+static const char *const w_steps[] = {"step", "steps", "tile", "tiles", "cell", "cells", "move", "moves",
+                                      "square", "squares", NULL};
+static const char *const w_about[] = {"about", "around", "roughly", "approximately", "nearly", "some",
+                                      "circa", NULL};
+static const char *const w_exact[] = {"exactly", "precisely", NULL};
+static const char *const w_bound[] = {"least", "most", "more", "less", "fewer", "over", "under", "minimum",
+                                      "maximum", "max", "min", "than", "below", "above", "beyond", NULL};
+static const char *const w_route[] = {"route", "routes", "path", "paths", "way", "walk", "distance", "journey",
+                                      "trip", NULL};
+static const char *const w_vague_length[] = {"long", "longer", "longest", "short", "shorter", "shortest",
+                                             "winding", NULL};
+
+/* A count of steps, written as digits or as a small number word; -1 otherwise. */
+static int count_value(const char *w)
+{
+    static const char *const words[] = {"zero", "one", "two", "three", "four", "five", "six", "seven", "eight",
+                                        "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen",
+                                        "sixteen", "seventeen", "eighteen", "nineteen", "twenty", "thirty",
+                                        "forty", "fifty", "sixty", NULL};
+    static const int values[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 30, 40, 50, 60};
+    for (int i = 0; words[i]; i++)
+        if (!strcmp(w, words[i])) return values[i];
+    if (!isdigit((unsigned char)w[0])) return -1;
+    long v = 0;
+    for (const char *c = w; *c; c++) {
+        if (!isdigit((unsigned char)*c)) return -1;
+        if (v < 100000) v = v * 10 + (*c - '0');
+    }
+    return (int)v;
+}
+
+static int word_at(const token *tok, int nt, int i, const char *const *list)
+{
+    return i >= 0 && i < nt && tok[i].kind == T_WORD && in_list(tok[i].w, list);
+}
+
+/* The route length a story asks for: 1 with length and tolerance, 0 when it
+ * names no number of steps, -1 refused with the reason (a bound on one
+ * side only, two lengths). *at is the index of the number. */
+static int route_length(const token *tok, int nt, int *length, int *tol, int *at, char *reason, int len)
+{
+    int found = 0;
+    for (int i = 0; i < nt; i++) {
+        int v = tok[i].kind == T_WORD ? count_value(tok[i].w) : -1;
+        if (v < 0 || !(word_at(tok, nt, i + 1, w_steps) || word_at(tok, nt, i + 2, w_steps))) continue;
+        if (found) {
+            say(reason, len, "the story names more than one number of steps; the evaluator measures one route length");
+            return -1;
+        }
+        found = 1;
+        *at = i;
+        *length = v;
+        *tol = target_default_tolerance(v);
+        for (int j = i - 1; j >= 0 && j >= i - 3 && tok[j].kind == T_WORD; j--) {
+            if (in_list(tok[j].w, w_bound) || !strcmp(tok[j].w, "up")) {
+                say(reason, len,
+                    "the story bounds the route length on one side only ('%s'); the evaluator scores a length "
+                    "with a tolerance, e.g. 'about 30 steps' or 'between 25 and 35 steps'",
+                    tok[j].w);
+                return -1;
+            }
+            if (in_list(tok[j].w, w_exact)) *tol = 0;
+            if (in_list(tok[j].w, w_about)) *tol = target_default_tolerance(v);
+        }
+        /* "between A and B steps" */
+        if (i >= 3 && word_at(tok, nt, i - 1, (const char *const[]){"and", "to", NULL}) &&
+            word_at(tok, nt, i - 3, (const char *const[]){"between", "from", NULL}) && count_value(tok[i - 2].w) >= 0 &&
+            count_value(tok[i - 2].w) < v) {
+            int lo = count_value(tok[i - 2].w);
+            *length = (lo + v) / 2;
+            *tol = (v - lo + 1) / 2;
+        }
+        /* "30 steps, give or take 4" / "plus or minus 4" */
+        for (int j = i + 1; j < nt && j <= i + 7; j++) {
+            if (tok[j].kind != T_WORD) continue;
+            int take = !strcmp(tok[j].w, "take") || !strcmp(tok[j].w, "minus");
+            if (take && j + 1 < nt && count_value(tok[j + 1].w) >= 0) *tol = count_value(tok[j + 1].w);
+        }
+    }
+    if (!found) return 0;
+    if (*length < TARGET_LENGTH_MIN || *length > TARGET_LENGTH_MAX || *tol >= *length) {
+        say(reason, len, "the story asks for a route of %d steps; the evaluator scores lengths of %d to %d steps",
+            *length, TARGET_LENGTH_MIN, TARGET_LENGTH_MAX);
+        return -1;
+    }
+    return 1;
+}
+
 #define MAX_MENTIONS 256
 typedef struct {
     int tile;        /* enemy tile, or 0 for a generic monster */
@@ -363,6 +508,12 @@ int story_extract_offline(const char *story, target_t *out, char *reason, int le
         return STORY_REFUSED;
     }
 
+    int length = 0, tolerance = 0, length_at = -1;
+    int lrc = route_length(tok, nt, &length, &tolerance, &length_at, reason, len);
+    if (lrc < 0) return STORY_REFUSED;
+    int mentions_route = 0;
+    for (int i = 0; i < nt; i++) mentions_route |= word_at(tok, nt, i, w_route);
+
     int clause = 0, pol = 1, pend = 0, verb_in_clause = 0;
     int mentions_key = 0, mentions_door = 0, mentions_treasure = 0;
     static __thread unsigned char choice[MAX_TOKENS + 1]; /* clauses with "or" / "one of" */
@@ -392,6 +543,14 @@ int story_extract_offline(const char *story, target_t *out, char *reason, int le
             say(reason, len, "the story mentions '%s', which is not a tile of the Dungeon problem", w);
             return STORY_REFUSED;
         }
+        if (in_list(w, w_vague_length) && lrc == 1) continue; /* "30 steps long" */
+        if (in_list(w, w_vague_length) && mentions_route) {
+            say(reason, len,
+                "the story asks for a '%s' route without a number of steps; the evaluator scores a route length, "
+                "e.g. 'the route from the player to the key and on to the door should be about 30 steps'",
+                w);
+            return STORY_REFUSED;
+        }
         if (in_list(w, w_quality)) {
             say(reason, len,
                 "the story asks for '%s', which the evaluator does not measure (it measures the route "
@@ -399,7 +558,7 @@ int story_extract_offline(const char *story, target_t *out, char *reason, int le
                 w);
             return STORY_REFUSED;
         }
-        if (number_word(w)) {
+        if (number_word(w) && i != length_at) {
             /* A count of a thing: "two keys", "three bats".  A count of
              * monsters is checked against the names given. */
             for (int j = i + 1; j < nt && j <= i + 2 && tok[j].kind == T_WORD; j++) {
@@ -563,6 +722,26 @@ int story_extract_offline(const char *story, target_t *out, char *reason, int le
         return STORY_REFUSED;
     }
 
+    if (lrc == 1) {
+        if (mentions_treasure || nm > 0) {
+            say(reason, len,
+                "the story asks for a route length together with %s; the evaluator scores one target at a time",
+                mentions_treasure ? "a treasure" : "monsters");
+            return STORY_REFUSED;
+        }
+        if (!mentions_key || !mentions_door) {
+            say(reason, len,
+                "the story asks for a route length without naming the route; the evaluator measures the route "
+                "Player -> Key -> Door (say it runs by the key to the door)");
+            return STORY_REFUSED;
+        }
+        target_pathlength(out, length, tolerance);
+        char d[200];
+        target_describe(out, d, sizeof d);
+        say(reason, len, "%s", d);
+        return STORY_OK;
+    }
+
     if (mentions_treasure) {
         /* Key-door flow: Player -> G -> Door -> Treasure. */
         for (int e = 0; e < TARGET_N_ENEMIES; e++)
@@ -628,6 +807,8 @@ json_t *target_json(const target_t *t)
 {
     if (target_validate(t, NULL, 0)) return NULL;
     if (t->kind == TARGET_KEYDOOR) return json_pack("{s:s, s:s}", "kind", "keydoor", "gate", target_tile_name(t->gate));
+    if (t->kind == TARGET_PATHLENGTH)
+        return json_pack("{s:s, s:i, s:i}", "kind", "pathlength", "length", t->length, "tolerance", t->tolerance);
     json_t *arr = json_array();
     for (int e = 0; e < TARGET_N_ENEMIES; e++)
         if (t->enemies[e]) json_array_append_new(arr, json_string(target_tile_name(TILE_BAT + e)));
@@ -686,7 +867,8 @@ int target_from_jsonobj(const json_t *obj, target_t *out, char *reason, int len)
         return STORY_REFUSED;
     }
     json_object_foreach((json_t *)obj, key, val) {
-        if (strcmp(key, "kind") && strcmp(key, "enemies") && strcmp(key, "gate") && strcmp(key, "reason")) {
+        if (strcmp(key, "kind") && strcmp(key, "enemies") && strcmp(key, "gate") && strcmp(key, "reason") &&
+            strcmp(key, "length") && strcmp(key, "tolerance")) {
             say(reason, len, "target JSON: unexpected field '%.40s'", key);
             return STORY_INVALID;
         }
@@ -698,11 +880,36 @@ int target_from_jsonobj(const json_t *obj, target_t *out, char *reason, int len)
     }
     const char *kind = json_string_value(json_object_get(obj, "kind"));
     if (!kind) {
-        say(reason, len, "target JSON: missing string field 'kind' (encounter or keydoor), or 'refuse'");
+        say(reason, len, "target JSON: missing string field 'kind' (encounter, keydoor or pathlength), or 'refuse'");
         return STORY_INVALID;
     }
     const json_t *enemies = json_object_get(obj, "enemies");
     const json_t *gate = json_object_get(obj, "gate");
+    const json_t *length = json_object_get(obj, "length"), *tolerance = json_object_get(obj, "tolerance");
+    if (strcmp(kind, "pathlength") && (length || tolerance)) {
+        say(reason, len, "target JSON: only a pathlength target has 'length' and 'tolerance'");
+        return STORY_INVALID;
+    }
+    if (!strcmp(kind, "pathlength")) {
+        if (enemies || gate) {
+            say(reason, len, "target JSON: a pathlength target has no 'enemies' or 'gate'");
+            return STORY_INVALID;
+        }
+        if (!json_is_integer(length) || (tolerance && !json_is_integer(tolerance))) {
+            say(reason, len, "target JSON: a pathlength target needs an integer 'length' (and an integer "
+                             "'tolerance', if any)");
+            return STORY_INVALID;
+        }
+        json_int_t L = json_integer_value(length);
+        json_int_t T = tolerance ? json_integer_value(tolerance) : 0;
+        if (L < TARGET_LENGTH_MIN || L > TARGET_LENGTH_MAX || T < 0 || T >= L) {
+            say(reason, len, "target JSON: length must be %d..%d steps and tolerance 0..length-1", TARGET_LENGTH_MIN,
+                TARGET_LENGTH_MAX);
+            return STORY_INVALID;
+        }
+        target_pathlength(out, (int)L, tolerance ? (int)T : target_default_tolerance((int)L));
+        return STORY_OK;
+    }
     if (!strcmp(kind, "encounter")) {
         if (gate) {
             say(reason, len, "target JSON: an encounter target has no 'gate'");
@@ -745,7 +952,7 @@ int target_from_jsonobj(const json_t *obj, target_t *out, char *reason, int len)
         target_keydoor(out, t);
         return STORY_OK;
     }
-    say(reason, len, "target JSON: unknown kind '%.40s' (encounter or keydoor)", kind);
+    say(reason, len, "target JSON: unknown kind '%.40s' (encounter, keydoor or pathlength)", kind);
     return STORY_INVALID;
 }
 

@@ -6,6 +6,9 @@
  *              the types not in g must not be met.
  *   keydoor    treasure variant, flow Player -> G -> Door -> Treasure with the
  *              gate tile G = KEY or BAT.
+ *   pathlength dungeon variant, the shortest solution route Player -> Key ->
+ *              Door (as the evaluator finds it) of a given length in steps,
+ *              give or take a tolerance.
  *
  * story_extract_offline() is the rule-based (keyword) reading of a story used
  * by the offline author; target_from_json() reads the same target from a
@@ -17,7 +20,10 @@
 #include <jansson.h>
 #include <stddef.h>
 
-enum { TARGET_ENCOUNTER = 1, TARGET_KEYDOOR = 2 };
+enum { TARGET_ENCOUNTER = 1, TARGET_KEYDOOR = 2, TARGET_PATHLENGTH = 3 };
+/* Route lengths a path-length target may ask for, in steps. */
+#define TARGET_LENGTH_MIN 2
+#define TARGET_LENGTH_MAX 1000
 /* Enemy types in g, indexed by tile id - TILE_BAT. */
 #define TARGET_N_ENEMIES 3
 #define STORY_MAX_LEN 4000
@@ -29,8 +35,12 @@ typedef struct {
     int kind;                       /* TARGET_ENCOUNTER or TARGET_KEYDOOR */
     int enemies[TARGET_N_ENEMIES];  /* encounter: g_e in {0,1}; zero for keydoor */
     int gate;                       /* keydoor: TILE_KEY or TILE_BAT; 0 for encounter */
-    int variant;                    /* VARIANT_DUNGEON (encounter) or VARIANT_TREASURE (keydoor) */
+    int variant;                    /* VARIANT_DUNGEON (encounter, pathlength) or VARIANT_TREASURE (keydoor) */
+    int length, tolerance;          /* pathlength: route steps wanted, and steps off allowed; 0 otherwise */
 } target_t;
+
+/* The tolerance of "about N steps": 10% of N, at least 1. */
+int target_default_tolerance(int length);
 
 /* The four stories of the paper's Table I (scenario 1..4), verbatim; NULL
  * for any other number. */
@@ -58,6 +68,7 @@ void target_to_scenario(const target_t *t, const char *story, eval_scenario_t *o
 /* JSON form, shared with the language model's target-extraction prompt:
  *   {"kind":"encounter","enemies":["BAT","SCORPION"]}
  *   {"kind":"keydoor","gate":"KEY"}
+ *   {"kind":"pathlength","length":30,"tolerance":3}   (tolerance optional: 10%)
  *   {"refuse":"reason"}
  * target_json returns a new reference (NULL only if t is invalid). */
 json_t *target_json(const target_t *t);
@@ -65,7 +76,7 @@ json_t *target_json(const target_t *t);
 int target_to_json(const target_t *t, char *buf, size_t len);
 /* Strict reading of untrusted JSON.  text may be a bare object or wrapped in
  * prose or a ```json fence; the first {...} object is read.  Keys other than
- * kind/enemies/gate/reason (or refuse/reason) are rejected.  Returns STORY_OK,
+ * kind/enemies/gate/length/tolerance/reason (or refuse/reason) are rejected.  Returns STORY_OK,
  * STORY_REFUSED (reason = the model's refusal) or STORY_INVALID (reason says
  * what is wrong). */
 int target_from_json(const char *text, target_t *out, char *reason, int len);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <omp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -337,6 +338,20 @@ static void fmt_reward(char *buf, size_t n, double r, const char *fmt)
     else snprintf(buf, n, fmt, r);
 }
 
+/* The caller's copy of the progress (run shows it), once a second. */
+static void report(driver *d, double frac, double entropy)
+{
+    static double last;
+    double now = now_seconds();
+    if (!d->s->report || now - last < 1.0) return;
+    last = now;
+    double el = now - d->t0, done = (double)(d->step - d->start_step) + frac * (double)d->update_steps;
+    double sps = el > 0 ? done / el : 0, left = (double)(d->s->steps - d->step) - frac * (double)d->update_steps;
+    train_report r = {'T', {0}, d->step + (int64_t)(frac * d->update_steps), d->s->steps, sps, d->ep_reward, entropy,
+                      sps > 0 ? left / sps : -1};
+    child_send_data(&r, sizeof r);
+}
+
 static void draw(driver *d, double frac)
 {
     double now = now_seconds(), el = now - d->t0;
@@ -457,6 +472,7 @@ static int on_metrics(driver *d, const unsigned char *data, size_t len, char *wh
     if (mm.m.episodes > 0) d->ep_reward = mm.m.episode_reward;
     write_metrics(d->mf, &mm.m);
     print_update(d, &mm.m);
+    report(d, 0, mm.m.entropy);
     set_deadline(d);
     return CHILD_DATA_PROGRESS;
 }
@@ -494,6 +510,7 @@ static int on_message(void *ctx, const unsigned char *data, size_t len, char *wh
         if (m.total != total || m.done <= d->last_done || m.done > total) return CHILD_DATA_OK;
         d->last_done = m.done;
         if (d->tty) draw(d, (double)m.done / m.total);
+        report(d, (double)m.done / m.total, NAN);
         return CHILD_DATA_PROGRESS;
     }
     case TM_METRICS: return on_metrics(d, data, len, why, whylen);
@@ -655,7 +672,9 @@ int train_in_worker(const train_settings *s, const char *src, const void *cubin,
     else remove(d.metrics_path);
     d.mf = open_metrics(d.metrics_path);
     size_t job_len = 0;
-    unsigned char *job = d.mf ? build_job(s, src, ckpt, ckpt_len, cubin, cubin_len, &job_len) : NULL;
+    train_settings ts0 = *s;
+    if (ts0.threads <= 0) ts0.threads = omp_get_max_threads(); /* this process's choice (host/cpus.h) */
+    unsigned char *job = d.mf ? build_job(&ts0, src, ckpt, ckpt_len, cubin, cubin_len, &job_len) : NULL;
     free(ckpt);
     if (!job) {
         snprintf(err, (size_t)errlen, "cannot write %s (it must be a regular file): %s", d.metrics_path,

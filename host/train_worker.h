@@ -29,7 +29,17 @@ typedef struct {
     int quiet;         /* only the final line and errors */
     double save_every; /* seconds between checkpoints; 0 = every update */
     double watchdog;   /* seconds without progress before the worker is ended */
+    int report;        /* send train_report frames on the child pipe (run relays them) */
 } train_settings;
+
+/* What train sends its caller (run) about its progress, at most once a
+ * second, with --report-fd: a child_send_data frame of this layout. */
+typedef struct {
+    unsigned char tag; /* 'T' */
+    unsigned char pad[7];
+    int64_t step, target;
+    double steps_per_s, episode_reward, entropy, eta_s;
+} train_report;
 
 /* Train with reward source src (validated already) into run directory
  * out.  cubin (cubin_len bytes) is the reward kernel when use_cuda.

@@ -18,6 +18,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -272,11 +273,15 @@ typedef struct {
     uint64_t src_off, src_len, maps_off, frozen_off, actions_off;
 } vjob;
 
+/* Values, with the CPU seconds the reward's calls have taken so far (the
+ * worker's thread clock: what the calls cost, however loaded the machine). */
 typedef struct {
     unsigned char tag;
-    unsigned char pad[3];
+    unsigned char pad[7];
+    double cpu_seconds;
     float v[VALUES_PER_FRAME];
 } values_msg;
+#define VALUES_HEADER offsetof(values_msg, v)
 
 static double mono(void)
 {
@@ -291,12 +296,20 @@ typedef struct {
     double last;
 } value_sender;
 
-static void send_value(value_sender *s, float v)
+static double thread_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void send_value(value_sender *s, float v, double cpu)
 {
     s->m.v[s->count++] = v;
+    s->m.cpu_seconds += cpu;
     double now = s->count == VALUES_PER_FRAME ? 0 : mono();
     if (s->count == VALUES_PER_FRAME || now - s->last > FRAME_EVERY_S) {
-        child_send_data(&s->m, 4 + sizeof(float) * (size_t)s->count);
+        child_send_data(&s->m, VALUES_HEADER + sizeof(float) * (size_t)s->count);
         s->count = 0;
         s->last = now ? now : mono();
     }
@@ -304,8 +317,17 @@ static void send_value(value_sender *s, float v)
 
 static void flush_values(value_sender *s)
 {
-    if (s->count) child_send_data(&s->m, 4 + sizeof(float) * (size_t)s->count);
+    if (s->count) child_send_data(&s->m, VALUES_HEADER + sizeof(float) * (size_t)s->count);
     s->count = 0;
+}
+
+/* One call of the reward, timed on this thread's CPU clock. */
+static float timed_call(reward_prog *prog, const level_t *a, const level_t *b, double *cpu)
+{
+    double c0 = thread_cpu();
+    float r = reward_prog_call(a, b, prog);
+    *cpu = thread_cpu() - c0;
+    return r;
 }
 
 /* The system calls reward_sandbox_probe tries, each of which must trap. */
@@ -379,10 +401,14 @@ static void score_episode(const vjob *j, const unsigned char *job, reward_prog *
             replay_env(j, job, i, seq, seq_len, hdr, hdr_len, scratch);
             int steps = pass == 0 ? j->steps : recheck;
             for (int t = 0; t < steps; t++) {
+                double cpu;
                 g_phase = 2;
-                float r = reward_prog_call(&hdr[t], &hdr[t + 1], prog);
-                send_value(&s, r);
-                if (pass == 0 && t % DOUBLE_EVERY == 0) send_value(&s, reward_prog_call(&hdr[t], &hdr[t + 1], prog));
+                float r = timed_call(prog, &hdr[t], &hdr[t + 1], &cpu);
+                send_value(&s, r, cpu);
+                if (pass == 0 && t % DOUBLE_EVERY == 0) {
+                    r = timed_call(prog, &hdr[t], &hdr[t + 1], &cpu);
+                    send_value(&s, r, cpu);
+                }
                 g_phase = 0;
             }
         }
@@ -496,6 +522,7 @@ typedef struct {
     int compiled, fault, fault_sig;
     int stopped; /* on_values refused to go on; the reason is child_run_ex's */
     double t_compiled, timeout_s;
+    double cpu_seconds; /* the calls' CPU time, as the worker last reported it */
 } vcollect;
 
 static int stop_values(vcollect *c) { return c->stopped = 1; }
@@ -515,18 +542,22 @@ static int on_values(void *ctx, const unsigned char *data, size_t len, char *why
         c->fault_sig = data[2];
         return 0;
     }
-    if (data[0] != MSG_VALUES || !c->compiled || len < 4 || (len - 4) % sizeof(float)) {
+    double cpu = -1;
+    if (len >= VALUES_HEADER) memcpy(&cpu, data + offsetof(values_msg, cpu_seconds), sizeof cpu);
+    if (data[0] != MSG_VALUES || !c->compiled || len < VALUES_HEADER || (len - VALUES_HEADER) % sizeof(float) ||
+        !(cpu >= c->cpu_seconds) || !(cpu < 1e9)) {
         snprintf(why, (size_t)whylen, "the validation process sent a malformed message");
         return stop_values(c);
     }
-    size_t k = (len - 4) / sizeof(float);
+    size_t k = (len - VALUES_HEADER) / sizeof(float);
     if (k > c->expected - c->got) {
         snprintf(why, (size_t)whylen, "the validation process sent more values than there are transitions");
         return stop_values(c);
     }
-    memcpy(c->values + c->got, data + 4, k * sizeof(float));
+    memcpy(c->values + c->got, data + VALUES_HEADER, k * sizeof(float));
     c->got += k;
-    double us = (now - c->t_compiled) * 1e6 / (double)c->got;
+    c->cpu_seconds = cpu;
+    double us = cpu * 1e6 / (double)c->got;
     if (c->got >= 32 && us > SLOW_LIMIT_US) {
         snprintf(why, (size_t)whylen,
                  "too slow: %.2f ms per call on average over %zu calls (the limit is %.0f ms; training calls the "
@@ -665,7 +696,7 @@ static int sandbox_run(const char *src, int variant, int n_envs, uint64_t seed, 
         else explain_end(&c, why, reason, reason_len);
     } else {
         reward_stats st;
-        rc = judge_values(c.values, n_envs, steps, mono() - c.t_compiled, &st, per_env, reason, reason_len);
+        rc = judge_values(c.values, n_envs, steps, c.cpu_seconds, &st, per_env, reason, reason_len);
         if (rc == 0 && stats) *stats = st;
     }
     free(c.values);

@@ -34,6 +34,18 @@ up, "default" answers, and without a default the server answers HTTP 500
     {"close": true}                       drop the connection without answering
 and any of them may add {"sleep": seconds} to wait before answering.
 
+A request with "stream": true gets a completion as server-sent events
+("data: {chunk}" lines, then "data: [DONE]"), the content cut into pieces
+of "piece" characters (default 4), each after "piece_sleep" seconds
+(default 0); "repeat": N sends the content N times over (a model in a
+loop); the usage comes in a last chunk only when the response names one (or with
+"stream_usage": true), as llama-cpp-python sends none.  A client that closes the connection
+mid-stream stops the stream, and the log says after how many pieces
+("cancelled_after").  "reject_formats": ["json_schema", ...] answers HTTP
+422 to a request whose response_format has one of those types, as
+llama-cpp-python does for json_schema.  The script's top-level "props"
+object, if any, is served at GET /props (llama-server's context size).
+
 Every request is appended to --log as one JSON line: its number, path, the
 parsed body (or {"_raw": text}), which response answered, and "auth": "none",
 "match" or "mismatch" (against the key in the variable named by --key-env,
@@ -55,6 +67,7 @@ class Script:
         self.rules = [dict(r) for r in data.get("rules", [])]
         self.responses = list(data.get("responses", []))
         self.default = data.get("default")
+        self.props = data.get("props")
         self.next = 0
         self.count = 0
         self.lock = threading.Lock()
@@ -90,7 +103,7 @@ def load_script(path, depth=0):
         raise ValueError("%s: \"extends\" nested too deeply" % path)
     base = load_script(os.path.join(os.path.dirname(os.path.abspath(path)), base_name), depth + 1)
     merged = {"rules": list(data.get("rules", [])) + list(base.get("rules", []))}
-    for key in ("responses", "default"):
+    for key in ("responses", "default", "props"):
         if key in data:
             merged[key] = data[key]
         elif key in base:
@@ -136,7 +149,9 @@ def make_handler(script, log_path, key_env, log_lock):
             self.wfile.flush()
 
         def do_GET(self):
-            if self.path.rstrip("/").endswith("/models"):
+            if self.path.rstrip("/") == "/props" and script.props is not None:
+                self.send(200, json.dumps(script.props))
+            elif self.path.rstrip("/").endswith("/models"):
                 self.send(200, json.dumps({"object": "list", "data": [{"id": "fake-model", "object": "model"}]}))
             else:
                 self.send(404, json.dumps({"error": {"message": "no such path"}}))
@@ -167,15 +182,60 @@ def make_handler(script, log_path, key_env, log_lock):
                 self.send(404, json.dumps({"error": {"message": "fake server: unknown path " + self.path}}))
                 return
             try:
-                self.answer(resp, body, auth_header)
+                self.answer(resp, body, auth_header, n)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (timeout test)
 
-        def answer(self, resp, body, auth_header):
+        def note(self, n, **fields):
+            """Add fields to the log as a line of their own for request n."""
+            if log_path:
+                with log_lock:
+                    with open(log_path, "a", encoding="utf-8") as f:
+                        f.write(json.dumps(dict(n=n, note=True, **fields)) + "\n")
+
+        def stream(self, resp, model, n):
+            content = resp.get("content", "") * int(resp.get("repeat", 1))
+            piece = max(1, int(resp.get("piece", 4)))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+
+            def event(obj):
+                self.wfile.write(("data: " + json.dumps(obj) + "\n\n").encode("utf-8"))
+                self.wfile.flush()
+
+            base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time()),
+                    "model": resp.get("model", model)}
+            sent = 0
+            try:
+                self.wfile.write(b": ping\n\n")
+                for i in range(0, len(content), piece):
+                    if resp.get("piece_sleep"):
+                        time.sleep(float(resp["piece_sleep"]))
+                    event(dict(base, choices=[{"index": 0, "delta": {"content": content[i:i + piece]},
+                                               "finish_reason": None}]))
+                    sent += 1
+                event(dict(base, choices=[{"index": 0, "delta": {},
+                                           "finish_reason": resp.get("finish_reason", "stop")}]))
+                if resp.get("stream_usage") or resp.get("usage"):
+                    event(dict(base, choices=[], usage=resp.get("usage") or
+                               {"prompt_tokens": 10, "completion_tokens": sent, "total_tokens": 10 + sent}))
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                self.note(n, cancelled_after=sent)
+
+        def answer(self, resp, body, auth_header, n=0):
             if resp.get("sleep"):
                 time.sleep(float(resp["sleep"]))
             if resp.get("close"):
                 self.close_connection = True
+                return
+            rf = body.get("response_format") if isinstance(body, dict) else None
+            if isinstance(rf, dict) and rf.get("type") in resp.get("reject_formats", []):
+                self.send(422, json.dumps({"detail": [{"loc": ["body", "response_format", "type"],
+                                                       "msg": "Input should be 'text' or 'json_object'"}]}))
                 return
             if "status" in resp and resp["status"] != 200:
                 b = resp.get("body", {"error": {"message": "fake error %d" % resp["status"]}})
@@ -188,6 +248,9 @@ def make_handler(script, log_path, key_env, log_lock):
                 self.send(200, resp["raw"], resp.get("headers"))
                 return
             model = body.get("model", "fake-model") if isinstance(body, dict) else "fake-model"
+            if isinstance(body, dict) and body.get("stream") and "choices" not in resp and not resp.get("echo_auth"):
+                self.stream(resp, model, n)
+                return
             if "choices" in resp:
                 choices = resp["choices"]
             else:

@@ -35,6 +35,11 @@ int pcg_test_sh(char *out, size_t outlen, const char *fmt, ...) __attribute__((f
 void pcg_test_use_source_prompts(void);
 /* 1 if path exists (any kind of file). */
 int pcg_test_exists(const char *path);
+/* A whole file (malloc'd, NUL-terminated), or NULL. */
+char *pcg_test_slurp(const char *path);
+/* Occurrences of needle in s, and of '\n'. */
+int pcg_test_count_of(const char *s, const char *needle);
+int pcg_test_count_lines(const char *s);
 
 /* tests/fake_openai.py on loopback with a script file; name keys its port
  * and request-log files in the scratch directory; key_env names the

@@ -1,6 +1,7 @@
 /* Runs every registered test in one cmocka group.  An optional argument is a
  * name filter (shell pattern, e.g. "env_*"). */
 #include "harness.h"
+#include "util.h"
 #include "worker.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,27 @@ int pcg_test_exists(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0;
+}
+
+char *pcg_test_slurp(const char *path)
+{
+    long len;
+    char err[256];
+    return read_file(path, 1L << 26, &len, err, sizeof err);
+}
+
+int pcg_test_count_of(const char *s, const char *needle)
+{
+    int n = 0;
+    for (const char *p = strstr(s, needle); p; p = strstr(p + 1, needle)) n++;
+    return n;
+}
+
+int pcg_test_count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
 }
 
 void pcg_test_srv_start(pcg_fake_srv *s, const char *script_path, const char *name, const char *key_env)

@@ -695,7 +695,66 @@ static void author_code_compiles_nvrtc(void **state)
         }
 }
 
-PCG_TESTS(author, cmocka_unit_test(author_code_compiles), cmocka_unit_test(author_code_compiles_nvrtc), cmocka_unit_test(author_encounter_reward_direction),
+
+/* A path-length reward: it compiles in both forms, rises when a wall makes
+ * a too-short route longer towards the target, parses back, and its
+ * feedback names the route length when the levels miss it. */
+static void author_path_length(void **state)
+{
+    (void)state;
+    target_t t;
+    char why[300];
+    assert_int_equal(target_from_json("{\"kind\":\"pathlength\",\"length\":30,\"tolerance\":2}", &t, why, sizeof why),
+                     STORY_OK);
+    author_reward r, back;
+    author_initial(&t, &r);
+    for (int shaped = 0; shaped < 2; shaped++) {
+        for (int k = 0; k < r.n; k++) r.term[k].form = shaped ? AF_SHAPED : AF_BINARY;
+        char *code = code_for(&r);
+        assert_non_null(strstr(code, "term route_length tile=KEY"));
+        assert_non_null(strstr(code, "target pathlength g=0,0,0 gate=- length=30 tolerance=2"));
+        assert_int_equal(author_parse(code, &back, why, sizeof why), 0);
+        assert_true(target_equal(&back.target, &t));
+        reward_prog *p = compile(code);
+        /* player (1,1), key (7,7), door (14,14): route 12 + 14 = 26, 2 short of 28 */
+        test_level base, longer;
+        make_level(&base, open_map, 16);
+        copy_level(&longer, &base);
+        for (int c = 0; c < 9; c++) set_tile(&longer, 4, c, TILE_WALL); /* the player goes round it */
+        eval_scenario_t sc;
+        target_to_scenario(&t, "", &sc);
+        eval_level_t m0, m1;
+        eval_level(&sc, &base.l, &m0);
+        eval_level(&sc, &longer.l, &m1);
+        assert_int_equal(m0.route, 26);
+        assert_int_equal(m1.route, 30); /* (1,1) -> (4,9) -> key (7,7): 16, then 14 to the door */
+        assert_true(m1.score > m0.score);
+        assert_true(reward(p, &base, &longer) > 0);
+        reward_prog_free(p);
+        free(code);
+    }
+    /* feedback on levels whose routes are too short names the route length */
+    test_level lv[3];
+    level_t levels[3];
+    for (int i = 0; i < 3; i++) {
+        make_level(&lv[i], open_map, 16);
+        levels[i] = lv[i].l;
+    }
+    author_metrics m;
+    author_metrics_compute(&t, levels, 3, &m);
+    assert_int_equal(m.solved, 3);
+    assert_int_equal(m.route_short, 3);
+    assert_int_equal(m.route_long, 0);
+    author_initial(&t, &r);
+    char fb[1024], note[256];
+    author_feedback(&r, &m, fb, sizeof fb);
+    assert_non_null(strstr(fb, "not 30 +- 2 steps (3 too short, 0 too long)"));
+    assert_non_null(strstr(fb, "[offline-author term=route_length:KEY"));
+    assert_int_equal(author_refine(&r, fb, note, sizeof note), 1);
+    assert_non_null(strstr(note, "route_length KEY: weight 2 -> 4"));
+}
+
+PCG_TESTS(author, cmocka_unit_test(author_code_compiles), cmocka_unit_test(author_path_length), cmocka_unit_test(author_code_compiles_nvrtc), cmocka_unit_test(author_encounter_reward_direction),
           cmocka_unit_test(author_keydoor_reward_direction), cmocka_unit_test(author_parse_round_trip),
           cmocka_unit_test(author_align_rescales), cmocka_unit_test(author_align_with_sandbox_stats),
           cmocka_unit_test(author_feedback_and_refine), cmocka_unit_test(author_refine_branches_differ),

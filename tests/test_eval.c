@@ -783,6 +783,189 @@ static void eval_matches_reference(void **state)
     assert_true(partial > 1000);
 }
 
+/* --- Word2Minecraft's metrics and the routes behind the distances --- */
+
+static void eval_w2m_objectives(void **state)
+{
+    (void)state;
+    int t[8];
+    assert_int_equal(eval_objective_tiles(eval_scenario(1), t), 3);
+    assert_true(t[0] == TILE_BAT && t[1] == TILE_KEY && t[2] == TILE_DOOR);
+    assert_int_equal(eval_objective_tiles(eval_scenario(2), t), 4);
+    assert_true(t[0] == TILE_BAT && t[1] == TILE_SCORPION && t[2] == TILE_KEY && t[3] == TILE_DOOR);
+    assert_int_equal(eval_objective_tiles(eval_scenario(3), t), 3);
+    assert_true(t[0] == TILE_KEY && t[1] == TILE_DOOR && t[2] == TILE_TREASURE);
+    assert_int_equal(eval_objective_tiles(eval_scenario(4), t), 3);
+    assert_true(t[0] == TILE_BAT && t[1] == TILE_DOOR && t[2] == TILE_TREASURE);
+}
+
+static void eval_w2m_metrics(void **state)
+{
+    (void)state;
+    grid_t a, b, c;
+    /* scenario 1's objectives BAT, KEY, DOOR at 2, 2 and 5 steps: ASPAO 3 */
+    GRID(a, "@.b.",
+            ".##.",
+            "k..D");
+    eval_level_t m = score(1, &a);
+    assert_true(m.objectives_reachable);
+    assert_near(m.objective_path, 3.0, 1e-12);
+    /* scenario 2 also wants a SCORPION: not valid */
+    m = score(2, &a);
+    assert_false(m.objectives_reachable);
+    assert_near(m.objective_path, -1.0, 0);
+    /* a second BAT sealed off: every objective cell counts, so not valid */
+    GRID(b, "@.k#b",
+            "...#.",
+            "D..##");
+    m = score(1, &b);
+    assert_false(m.objectives_reachable);
+    /* key-door: KEY 2, DOOR 4, TREASURE 6 steps (through the door) */
+    GRID(c, "@.k#T",
+            "...D.");
+    m = score(3, &c);
+    assert_true(m.objectives_reachable);
+    assert_near(m.objective_path, 4.0, 1e-12);
+    assert_false(score(4, &c).objectives_reachable); /* no BAT */
+
+    /* the set: ASPAO over the valid levels, UTR over all, VUTR with the
+     * invalid ones counting 0 */
+    level_t set[2] = {a.l, b.l};
+    eval_summary_t sum;
+    eval_levels(eval_scenario(1), set, 2, NULL, &sum);
+    assert_int_equal(sum.n_valid, 1);
+    assert_near(sum.aspao, 3.0, 1e-12);
+    assert_near(sum.utr, (2.0 / 12 + 4.0 / 15) / 2, 1e-12);
+    assert_near(sum.vutr, (2.0 / 12) / 2, 1e-12);
+    eval_levels(eval_scenario(2), set, 2, NULL, &sum);
+    assert_int_equal(sum.n_valid, 0);
+    assert_near(sum.aspao, -1.0, 0);
+    assert_near(sum.vutr, 0.0, 0);
+}
+
+typedef struct {
+    int n;
+    int kind[600], from[600], to[600], len[600];
+    short cells[8][PCG_MAX_CELLS];
+} legs_seen;
+
+static int collect_leg(void *ctx, const eval_leg_t *leg)
+{
+    legs_seen *s = ctx;
+    assert_true(s->n < 600);
+    s->kind[s->n] = leg->kind;
+    s->from[s->n] = leg->from;
+    s->to[s->n] = leg->to;
+    s->len[s->n] = leg->n;
+    if (s->n < 8) memcpy(s->cells[s->n], leg->cells, sizeof(short) * (size_t)leg->n);
+    s->n++;
+    return 0;
+}
+
+static void eval_routes_hand(void **state)
+{
+    (void)state;
+    static legs_seen s;
+    grid_t g;
+    GRID(g, "@.b.",
+            ".##.",
+            "k..D");
+    memset(&s, 0, sizeof s);
+    assert_int_equal(eval_routes(eval_scenario(1), &g.l, collect_leg, &s), 0);
+    assert_int_equal(s.n, 3);
+    assert_int_equal(s.kind[0], EVAL_LEG_PLAYER_DOOR);
+    /* rebuilt from the door taking up before left: over the top row */
+    static const short top[6] = {0, 1, 2, 3, 7, 11};
+    assert_int_equal(s.len[0], 6);
+    assert_memory_equal(s.cells[0], top, sizeof top);
+    assert_int_equal(s.kind[1], EVAL_LEG_PLAYER_KEY);
+    assert_true(s.from[1] == 0 && s.to[1] == 8 && s.len[1] == 3);
+    assert_int_equal(s.kind[2], EVAL_LEG_KEY_DOOR);
+    assert_true(s.from[2] == 8 && s.to[2] == 11 && s.len[2] == 4);
+    assert_string_equal(eval_leg_name(EVAL_LEG_KEY_DOOR), "key -> door");
+    /* key-door: door, treasure (through the door), gate, gate -> door */
+    GRID(g, "@.k#T",
+            "...D.");
+    memset(&s, 0, sizeof s);
+    assert_int_equal(eval_routes(eval_scenario(3), &g.l, collect_leg, &s), 0);
+    assert_int_equal(s.n, 4);
+    int want[4] = {EVAL_LEG_PLAYER_DOOR, EVAL_LEG_PLAYER_TREASURE, EVAL_LEG_PLAYER_GATE, EVAL_LEG_GATE_DOOR};
+    for (int i = 0; i < 4; i++) assert_int_equal(s.kind[i], want[i]);
+    assert_true(s.to[1] == 4 && s.len[1] == 7);
+    int through = 0;
+    for (int i = 0; i < s.len[1]; i++) through |= s.cells[1][i] == 8;
+    assert_true(through);
+    assert_true(s.from[3] == 2 && s.to[3] == 8 && s.len[3] == 3);
+}
+
+static int stop_at_once(void *ctx, const eval_leg_t *leg)
+{
+    (void)leg;
+    ++*(int *)ctx;
+    return 7;
+}
+
+/* On random levels every leg is a walkable 4-connected path between its
+ * ends, and the legs' lengths are the distances eval_level reports. */
+static void eval_routes_match_metrics(void **state)
+{
+    (void)state;
+    static unsigned char t[PCG_MAX_CELLS];
+    static legs_seen s;
+    unsigned x = 77;
+    for (int it = 0; it < 1500; it++) {
+        int h = 16, w = 16;
+        random_level(&x, t, h, w);
+        level_t l = {h, w, t};
+        for (int sc = 1; sc <= 4; sc++) {
+            const eval_scenario_t *sce = eval_scenario(sc);
+            eval_level_t m;
+            eval_level(sce, &l, &m);
+            s.n = 0;
+            assert_int_equal(eval_routes(sce, &l, collect_leg, &s), 0);
+            int keys = 0, best = -1, door = -1, gate = -1, gate_door = -1, treasure = -1;
+            for (int i = 0; i < s.n; i++) {
+                int len = s.len[i] - 1;
+                if (s.kind[i] == EVAL_LEG_PLAYER_DOOR) door = len;
+                if (s.kind[i] == EVAL_LEG_PLAYER_KEY) {
+                    keys++;
+                    int total = len + s.len[i + 1] - 1;
+                    assert_int_equal(s.kind[i + 1], EVAL_LEG_KEY_DOOR);
+                    if (best < 0 || total < best) best = total;
+                }
+                if (s.kind[i] == EVAL_LEG_PLAYER_GATE) gate = len;
+                if (s.kind[i] == EVAL_LEG_GATE_DOOR) gate_door = len;
+                if (s.kind[i] == EVAL_LEG_PLAYER_TREASURE) treasure = len;
+            }
+            assert_int_equal(door, m.player_door);
+            if (sc <= 2) {
+                assert_int_equal(keys, m.solutions);
+                assert_int_equal(best, m.route);
+            } else {
+                assert_int_equal(gate, m.player_gate);
+                assert_int_equal(gate_door, m.gate_door);
+                if (!m.missing) assert_int_equal(treasure, m.player_treasure);
+            }
+            int stops = 0; /* a stop from the callback ends the walk and is returned */
+            assert_int_equal(eval_routes(sce, &l, stop_at_once, &stops), s.n ? 7 : 0);
+            assert_int_equal(stops, s.n ? 1 : 0);
+            /* walkable and connected, checked on the first eight legs kept */
+            for (int i = 0; i < s.n && i < 8; i++) {
+                assert_int_equal(s.cells[i][0], s.from[i]);
+                assert_int_equal(s.cells[i][s.len[i] - 1], s.to[i]);
+                for (int k = 0; k < s.len[i]; k++) {
+                    int cell = s.cells[i][k];
+                    assert_int_not_equal(t[cell], TILE_WALL);
+                    if (k) {
+                        int prev = s.cells[i][k - 1];
+                        assert_int_equal(abs(cell / w - prev / w) + abs(cell % w - prev % w), 1);
+                    }
+                }
+            }
+        }
+    }
+}
+
 /* --- the command --- */
 
 static const char *write_level(const char *name, const char *text)
@@ -832,6 +1015,13 @@ static void eval_cli_json(void **state)
     assert_true(json_is_false(json_object_get(l1, "playable")));
     assert_true(json_is_null(json_object_get(l1, "route")));
     assert_true(json_is_number(json_object_get(doc, "diversity")));
+    /* Word2Minecraft: the BAT is walled in and b has none, so no valid level */
+    assert_true(json_is_false(json_object_get(l0, "objectives_reachable")));
+    assert_true(json_is_null(json_object_get(l0, "aspao")));
+    assert_int_equal(json_integer_value(json_object_get(doc, "n_valid")), 0);
+    assert_true(json_is_null(json_object_get(doc, "aspao")));
+    assert_near(json_real_value(json_object_get(doc, "utr")), (44.0 / 55 + 1.0 / 6) / 2, 1e-12);
+    assert_near(json_real_value(json_object_get(doc, "vutr")), 0.0, 0);
     json_decref(doc);
 
     /* a directory stands for its *.txt files in name order */
@@ -881,7 +1071,17 @@ static void eval_cli_json(void **state)
     doc = json_loads(out, 0, &jerr);
     assert_non_null(doc);
     assert_near(json_real_value(json_object_get(doc, "fitness")), 1.0, 0);
+    /* KEY 2, DOOR 4, TREASURE 6 steps: ASPAO 4; two walls in 18 cells */
+    assert_true(json_is_true(json_object_get(json_array_get(json_object_get(doc, "levels"), 0), "objectives_reachable")));
+    assert_int_equal(json_integer_value(json_object_get(doc, "n_valid")), 1);
+    assert_near(json_real_value(json_object_get(doc, "aspao")), 4.0, 1e-12);
+    assert_near(json_real_value(json_object_get(doc, "utr")), 2.0 / 18, 1e-12);
+    assert_near(json_real_value(json_object_get(doc, "vutr")), 2.0 / 18, 1e-12);
     json_decref(doc);
+    rc = pcg_test_sh(out, sizeof out, "%s eval --scenario 3 %s", pcg_test_binary(), t);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "Word2Minecraft: ASPAO 4.00 steps over 1 valid level (every objective reachable), "
+                                "UTR 0.111, VUTR 0.111"));
     rc = pcg_test_sh(out, sizeof out, "%s eval --json --target '{\"kind\":\"keydoor\",\"gate\":\"KEY\"}' %s",
                      pcg_test_binary(), t);
     assert_int_equal(rc, 0);
@@ -937,7 +1137,97 @@ static void eval_cli_errors(void **state)
     assert_non_null(strstr(out, "none.txt: cannot open"));
 }
 
-PCG_TESTS(eval, cmocka_unit_test(eval_presets), cmocka_unit_test(eval_paper_example),
+
+/* Path-length targets score the shortest solution route by hand-counted
+ * steps: 1 within the tolerance, then linearly down to 0 at `length`
+ * further steps off. */
+static void eval_path_length(void **state)
+{
+    (void)state;
+    eval_scenario_t s = {0, "", "Player -> Key -> Door", VARIANT_DUNGEON, EVAL_PATHLENGTH, {0, 0, 0}, 0, 10, 2, };
+    grid_t g;
+    eval_level_t m;
+    /* a corridor: player (0,0) -> key (0,6) = 6 steps, key -> door (0,10) = 4: route 10 */
+    GRID(g, "@.....k...D");
+    eval_level(&s, &g.l, &m);
+    assert_int_equal(m.solutions, 1);
+    assert_int_equal(m.route, 10);
+    assert_near(m.score, 1.0, 0);
+    /* the key behind the player: 2 steps back, 2 + 2 + 4 = 8 to the door... */
+    GRID(g, "k.@...D");
+    eval_level(&s, &g.l, &m);
+    assert_int_equal(m.route, 2 + 6); /* 2 to the key, 6 back past the player to the door */
+    assert_near(m.score, 1.0, 0);     /* 8 is within 10 +- 2 */
+    /* a detour: the wall makes player -> key 8 steps; key -> door 2: route 10... */
+    GRID(g, "@#k.D",
+            ".#.#.",
+            ".#.#.",
+            ".....");
+    eval_level(&s, &g.l, &m);
+    assert_int_equal(m.route, 8 + 2);
+    assert_near(m.score, 1.0, 0);
+    /* too short: route 4, 6 off, 4 beyond the tolerance: 1 - 4/10 */
+    GRID(g, "@.k.D");
+    eval_level(&s, &g.l, &m);
+    assert_int_equal(m.route, 4);
+    assert_near(m.score, 0.6, 1e-12);
+    /* far too long: 0, never negative */
+    s.length = 3, s.tolerance = 0;
+    GRID(g, "@.....k...D");
+    eval_level(&s, &g.l, &m);
+    assert_near(m.score, 0.0, 0);
+    /* no solution: 0 */
+    s.length = 10, s.tolerance = 2;
+    GRID(g, "@..#k.D");
+    eval_level(&s, &g.l, &m);
+    assert_int_equal(m.route, -1);
+    assert_near(m.score, 0.0, 0);
+    /* two keys: the shorter solution route counts */
+    GRID(g, "@.k..k...D");
+    eval_level(&s, &g.l, &m);
+    assert_int_equal(m.solutions, 1); /* the far key is only reached over the near one */
+    assert_int_equal(m.route, 9);
+    assert_near(m.score, 1.0, 0);
+    assert_near(eval_route_score(13, 10, 2), 0.9, 1e-12);
+    assert_near(eval_route_score(-1, 10, 2), 0.0, 0);
+}
+
+static void eval_cli_path_length_target(void **state)
+{
+    (void)state;
+    char dir[512], path[600], out[8192];
+    snprintf(dir, sizeof dir, "%s/eval-path", pcg_test_tmpdir());
+    assert_int_equal(pcg_test_sh(out, sizeof out, "mkdir -p %s", dir), 0);
+    snprintf(path, sizeof path, "%s/a.txt", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("3 1 1 1 1 1 7 1 1 1 8\n", f); /* route 10 */
+    fclose(f);
+    int rc = pcg_test_sh(out, sizeof out, "%s eval --json --target '{\"kind\":\"pathlength\",\"length\":12,"
+                                          "\"tolerance\":1}' %s",
+                         pcg_test_binary(), path);
+    assert_int_equal(rc, 0);
+    json_t *j = json_loads(out, 0, NULL);
+    assert_non_null(j);
+    assert_near(json_number_value(json_object_get(j, "fitness")), 1.0 - 1.0 / 12, 1e-9);
+    json_t *t = json_object_get(j, "target");
+    assert_string_equal(json_string_value(json_object_get(t, "kind")), "pathlength");
+    assert_int_equal(json_integer_value(json_object_get(t, "length")), 12);
+    json_t *l0 = json_array_get(json_object_get(j, "levels"), 0);
+    assert_int_equal(json_integer_value(json_object_get(l0, "route")), 10);
+    json_decref(j);
+    rc = pcg_test_sh(out, sizeof out, "%s eval --target '{\"kind\":\"pathlength\",\"length\":12}' %s",
+                     pcg_test_binary(), path);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "route Player -> Key -> Door 12 steps, give or take 1"));
+    rc = pcg_test_sh(out, sizeof out, "%s eval --target '{\"kind\":\"pathlength\",\"length\":1}' %s 2>&1",
+                     pcg_test_binary(), path);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(out, "length must be"));
+}
+
+PCG_TESTS(eval, cmocka_unit_test(eval_presets), cmocka_unit_test(eval_path_length),
+          cmocka_unit_test(eval_cli_path_length_target), cmocka_unit_test(eval_paper_example),
           cmocka_unit_test(eval_enemy_window), cmocka_unit_test(eval_enemy_on_any_solution),
           cmocka_unit_test(eval_key_behind_key),
           cmocka_unit_test(eval_key_avoiding_route), cmocka_unit_test(eval_no_solution),
@@ -947,4 +1237,6 @@ PCG_TESTS(eval, cmocka_unit_test(eval_presets), cmocka_unit_test(eval_paper_exam
           cmocka_unit_test(eval_treasure_unplayable), cmocka_unit_test(eval_treasure_duplicates),
           cmocka_unit_test(eval_metrics), cmocka_unit_test(eval_diversity_hamming),
           cmocka_unit_test(eval_diversity_random), cmocka_unit_test(eval_fitness_and_summary),
-          cmocka_unit_test(eval_batch_matches), cmocka_unit_test(eval_matches_reference), cmocka_unit_test(eval_cli_json), cmocka_unit_test(eval_cli_errors))
+          cmocka_unit_test(eval_batch_matches), cmocka_unit_test(eval_matches_reference), cmocka_unit_test(eval_w2m_objectives),
+          cmocka_unit_test(eval_w2m_metrics), cmocka_unit_test(eval_routes_hand),
+          cmocka_unit_test(eval_routes_match_metrics), cmocka_unit_test(eval_cli_json), cmocka_unit_test(eval_cli_errors))

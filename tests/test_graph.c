@@ -82,14 +82,18 @@ static void graph_got_parent_and_references(void **state)
 {
     (void)state;
     thought_graph g;
-    int refs[GRAPH_MAX_REFS];
+    int refs[GRAPH_MAX_REFS], kinds[GRAPH_MAX_REFS];
     assert_int_equal(graph_init(&g, PE_GOT, 2), 0);
-    assert_int_equal(graph_references(&g, -1, refs), 0);
+    assert_int_equal(graph_references(&g, -1, 2, 0, refs, kinds), 0);
     add(&g, 1, -1, 0.3); /* 0 */
-    assert_int_equal(graph_references(&g, 0, refs), 0);
+    assert_int_equal(graph_references(&g, 0, 2, 0, refs, kinds), 0);
     add(&g, 2, 0, 0.6); /* 1 */
-    assert_int_equal(graph_references(&g, 1, refs), 1);
+    /* node 2 refines node 1: node 1 is also the previous iteration, node 0 is left */
+    assert_int_equal(graph_references(&g, 1, 2, 0, refs, kinds), 1);
     assert_int_equal(refs[0], 0);
+    assert_int_equal(kinds[0], REF_BEST);
+    /* refining node 0: the previous iteration (node 1) is never a reference */
+    assert_int_equal(graph_references(&g, 0, 2, 0, refs, kinds), 0);
     add(&g, 3, 1, 0.6); /* 2: ties node 1 */
     add(&g, 4, 1, 0.9); /* 3 */
     add(&g, 5, 3, -1);  /* 4 failed: never a reference */
@@ -97,13 +101,28 @@ static void graph_got_parent_and_references(void **state)
     /* node 3 (0.9) has one child; parent selection picks it */
     int p = graph_select_parent(&g);
     assert_int_equal(p, 3);
-    assert_int_equal(graph_references(&g, p, refs), 2);
-    assert_int_equal(refs[0], 1); /* 0.6, lowest id among ties */
+    /* without the parent and node 5 (the previous iteration): 1 and 2 (0.6,
+     * lowest id first), then 0 */
+    assert_int_equal(graph_references(&g, p, 2, 0, refs, kinds), 2);
+    assert_int_equal(refs[0], 1);
     assert_int_equal(refs[1], 2);
     /* When the parent is not the best, the best is a reference. */
-    assert_int_equal(graph_references(&g, 2, refs), 2);
+    assert_int_equal(graph_references(&g, 2, 2, 0, refs, kinds), 2);
     assert_int_equal(refs[0], 3);
     assert_int_equal(refs[1], 1);
+    /* best and worst: the worst never repeat a best one */
+    assert_int_equal(graph_references(&g, p, 1, 2, refs, kinds), 3);
+    assert_int_equal(refs[0], 1);
+    assert_int_equal(kinds[0], REF_BEST);
+    assert_int_equal(refs[1], 0); /* 0.3 */
+    assert_int_equal(kinds[1], REF_WORST);
+    assert_int_equal(refs[2], 2); /* 0.6 */
+    assert_int_equal(kinds[2], REF_WORST);
+    assert_int_equal(graph_references(&g, p, 0, 1, refs, kinds), 1);
+    assert_int_equal(refs[0], 0);
+    assert_int_equal(graph_references(&g, p, 0, 0, refs, kinds), 0);
+    /* more than there are: every eligible node once */
+    assert_int_equal(graph_references(&g, p, 4, 4, refs, NULL), 3);
     assert_int_equal(graph_best(&g), 3);
     int ch[4];
     assert_int_equal(graph_children(&g, 1, ch, 4), 2);
@@ -140,13 +159,15 @@ static void build_sample(thought_graph *g)
     add(g, 2, 0, 0.5);
     add(g, 3, 1, 0.1);
     add(g, 4, 1, -1);
-    int refs[GRAPH_MAX_REFS];
-    int n = graph_references(g, 2, refs); /* node 4 refines node 2 */
+    int refs[GRAPH_MAX_REFS], kinds[GRAPH_MAX_REFS];
+    /* node 4 refines node 2: node 3 (failed, the previous iteration) is out */
+    int n = graph_references(g, 2, 1, 1, refs, kinds);
     assert_int_equal(n, 2);
     int id = add(g, 5, 2, 2.0 / 3.0);
     g->nodes[id].n_refs = n;
     for (int k = 0; k < n; k++) {
         g->nodes[id].refs[k] = refs[k];
+        g->nodes[id].ref_kind[k] = kinds[k];
         g->nodes[id].ref_fitness[k] = g->nodes[refs[k]].fitness;
     }
     graph_set_feedback(g, 0, "Problem: the BAT is not met in 20 of 30 levels.\n\"quoted\" \\ ok");
@@ -194,6 +215,7 @@ static void graph_json_round_trip(void **state)
         for (int k = 0; k < a->n_refs; k++) {
             assert_int_equal(a->refs[k], b->refs[k]);
             assert_true(a->ref_fitness[k] == b->ref_fitness[k]);
+            assert_int_equal(a->ref_kind[k], b->ref_kind[k]);
         }
     }
     assert_int_equal(back.nodes[4].n_refs, 2);

@@ -1,12 +1,19 @@
-/* `pcgrllm grid`: the slot scheduler, cells and their seeds, grid.json,
- * and end to end: two offline cells at once, a rerun that does nothing,
- * --list, --cell K, a refused change of definition, --gpus without a GPU,
- * flag errors.  Cells are tiny (one zero-shot node, 256 steps on 2
- * environments, 4 levels): these tests check the orchestration. */
+/* `pcgrllm grid`: the slot scheduler, cells (shared zero-shot and +SA
+ * cells, the axes, names, seeds, the flags of their runs), grid.json, and
+ * end to end: a grid of offline cells two at a time whose summary is
+ * checked against its rows, a rerun that does nothing, --list, --cell K, a
+ * refused change of definition, the Human row and the model axis, --gpus
+ * without a GPU, flag errors.  Cells are tiny (256 steps on 2
+ * environments, 4 levels): these tests check the orchestration and the
+ * arithmetic, not what the cells learn. */
 #include "harness.h"
+#include "grid_check.h"
 #include "backend.h"
 #include "grid.h"
+#include "grid_exec.h"
 #include "graph.h"
+#include "run.h"
+#include "stats.h"
 #include "util.h"
 #include <jansson.h>
 #include <limits.h>
@@ -16,9 +23,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <sys/file.h>
 
-#define TINY_CELL                                                                                            \
-    "--llm offline --preset small --steps 256 --envs 2 --align 0 --check-envs 4 --levels 4 --iterations 1"
+#define TINY_BUDGET "--preset small --steps 256 --envs 2 --align 0 --check-envs 4 --levels 4 --iterations 1"
+#define TINY_CELL "--llm offline " TINY_BUDGET
 
 
 
@@ -137,28 +146,32 @@ static void grid_cells_names_seeds_json(void **state)
     assert_int_equal(st, 1);
     assert_int_equal(sb, 0);
     assert_int_equal(d.base_seed, 7);
-    assert_int_equal(grid_n_cells(&d), 24);
-    grid_cell c;
-    grid_cell_at(&d, 0, &c);
-    assert_string_equal(c.name, "s1-tot-zs-r0");
-    assert_int_equal(c.seed, 7);
-    grid_cell_at(&d, 7, &c);
-    assert_string_equal(c.name, "s3-got-full-r0");
-    grid_cell_at(&d, 8, &c);
-    assert_string_equal(c.name, "s1-tot-zs-r1");
-    assert_int_equal(c.seed, 7 + GRID_SEED_STRIDE);
-    grid_cell_at(&d, 23, &c);
-    assert_string_equal(c.name, "s3-got-full-r2");
-    assert_int_equal(c.repeat, 2);
-    assert_int_equal(c.seed, 7 + 2 * GRID_SEED_STRIDE);
-    /* names are unique */
-    for (int a = 0; a < 24; a++)
-        for (int b = a + 1; b < 24; b++) {
-            grid_cell ca, cb;
-            grid_cell_at(&d, a, &ca);
-            grid_cell_at(&d, b, &cb);
-            assert_string_not_equal(ca.name, cb.name);
-        }
+    /* per repeat and scenario: one zero-shot cell for both methods, and
+     * a full cell for each: 3 x 2 x 3 */
+    grid_cell *c;
+    int n = grid_cells(&d, &c);
+    assert_int_equal(n, 18);
+    const char *first[] = {"s1-zs-r0", "s1-tot-full-r0", "s1-got-full-r0", "s3-zs-r0", "s3-tot-full-r0",
+                           "s3-got-full-r0", "s1-zs-r1"};
+    for (int k = 0; k < 7; k++) {
+        assert_string_equal(c[k].name, first[k]);
+        assert_int_equal(c[k].index, k);
+        assert_int_equal(c[k].seed, 7 + (k == 6 ? GRID_SEED_STRIDE : 0)); /* one seed per repeat, in every cell */
+    }
+    assert_int_equal(c[0].pe, -1);
+    assert_string_equal(c[17].name, "s3-got-full-r2");
+    assert_int_equal(c[17].seed, 7 + 2 * GRID_SEED_STRIDE);
+    for (int a = 0; a < n; a++) /* names are unique */
+        for (int b = a + 1; b < n; b++) assert_string_not_equal(c[a].name, c[b].name);
+    /* the run of a shared cell, and of a full one */
+    char *argv[GRID_MAX_ARGV];
+    grid_argv_buf buf;
+    int argc = grid_cell_argv(&d, &c[0], "D/cells/s1-zs-r0", 0, 0, 0, &buf, argv);
+    char line[8192] = "";
+    for (int i = 1; i < argc; i++) strcat(line, " "), strcat(line, argv[i]);
+    assert_string_equal(line, " run --scenario 1 --pe cot --ablation zs --out D/cells/s1-zs-r0 --yes --steps 1000 "
+                              "--threads 2 --seed 7");
+    free(c);
     /* grid.json round trip, and a changed definition differs */
     char *js = grid_def_json(&d);
     assert_non_null(js);
@@ -172,8 +185,10 @@ static void grid_cells_names_seeds_json(void **state)
     assert_false(grid_def_equal(&d, &e));
     grid_def_free(&e);
     free(js);
-    assert_int_equal(grid_def_from_json("{\"format\": 1}", &e, err, sizeof err), -1);
+    assert_int_equal(grid_def_from_json("{\"format\": 2}", &e, err, sizeof err), -1);
     assert_non_null(strstr(err, "scenarios"));
+    assert_int_equal(grid_def_from_json("{\"format\": 1}", &e, err, sizeof err), -1);
+    assert_non_null(strstr(err, "earlier version"));
     assert_int_equal(grid_def_from_json("[1", &e, err, sizeof err), -1);
     grid_def_free(&d);
     /* lists and run flags the grid refuses */
@@ -182,19 +197,92 @@ static void grid_cells_names_seeds_json(void **state)
     assert_int_equal(grid_parse_scenarios("2,2", &d, err, sizeof err), -1);
     assert_int_equal(grid_parse_pe("cot,", &d, err, sizeof err), -1);
     assert_int_equal(grid_parse_ablations("zero", &d, err, sizeof err), -1);
-    char *bad1[] = {"--out", "x"}, *bad2[] = {"--sce", "2"}, *bad3[] = {"--seed", "-1"}, *ok[] = {"--backend=cuda"};
+    assert_int_equal(grid_parse_feedbacks("specific,loud", &d, err, sizeof err), -1);
+    assert_int_equal(grid_parse_got_best("5", &d, err, sizeof err), -1);
+    assert_int_equal(grid_parse_models("a,a", &d, err, sizeof err), -1);
+    assert_int_equal(grid_parse_models("a:1,a_1", &d, err, sizeof err), -1); /* the same in cell names */
+    assert_int_equal(grid_parse_models("offline@http://x", &d, err, sizeof err), -1);
+    char *bad1[] = {"--out", "x"}, *bad2[] = {"--sce", "2"}, *bad3[] = {"--seed", "-1"}, *bad4[] = {"--init-reward", "f"};
+    char *ok[] = {"--backend=cuda"};
     assert_int_equal(grid_set_run_flags(&d, 2, bad1, &st, &sb, err, sizeof err), -1);
     assert_int_equal(grid_set_run_flags(&d, 2, bad2, &st, &sb, err, sizeof err), -1);
     assert_int_equal(grid_set_run_flags(&d, 2, bad3, &st, &sb, err, sizeof err), -1);
+    assert_int_equal(grid_set_run_flags(&d, 2, bad4, &st, &sb, err, sizeof err), -1);
     assert_int_equal(grid_set_run_flags(&d, 1, ok, &st, &sb, err, sizeof err), 0);
     assert_int_equal(sb, 1);
     grid_def_free(&d);
-    /* mean and population std */
-    double x[] = {0.2, 0.4}, m, sd;
-    grid_mean_std(x, 2, &m, &sd);
-    assert_true(fabs(m - 0.3) < 1e-12 && fabs(sd - 0.1) < 1e-12);
-    grid_mean_std(x, 0, &m, &sd);
-    assert_true(m == 0 && sd == 0);
+}
+
+/* The axes: models (each with its server), feedback types, reference
+ * counts for GoT only, the Human row; their names and flags. */
+static void grid_axes_cells_and_flags(void **state)
+{
+    (void)state;
+    grid_def d;
+    memset(&d, 0, sizeof d);
+    char err[256];
+    assert_int_equal(grid_parse_scenarios("2", &d, err, sizeof err), 0);
+    assert_int_equal(grid_parse_pe("cot,got", &d, err, sizeof err), 0);
+    assert_int_equal(grid_parse_ablations("sa,fb", &d, err, sizeof err), 0);
+    assert_int_equal(grid_parse_models("gpt-4o,qwen2.5:7b@http://127.0.0.1:8080/v1", &d, err, sizeof err), 0);
+    assert_string_equal(d.models[1].name, "qwen2.5:7b");
+    assert_string_equal(d.models[1].base_url, "http://127.0.0.1:8080/v1");
+    assert_int_equal(grid_parse_feedbacks("specific,none", &d, err, sizeof err), 0);
+    assert_int_equal(grid_parse_got_best("0,2", &d, err, sizeof err), 0);
+    assert_int_equal(grid_set_human(&d, "rewards/human", err, sizeof err), 0);
+    assert_int_equal(grid_set_human(&d, "/nonexistent", err, sizeof err), -1);
+    d.repeats = 1;
+    int st, sb;
+    /* the axes' flags are the grid's; --feedback-input is not an axis here */
+    char *model[] = {"--model", "x"}, *fbk[] = {"--feedback", "none"}, *fbi[] = {"--feedback-input", "image"};
+    char *abbrev[] = {"--feedback-in", "image"};
+    assert_int_equal(grid_set_run_flags(&d, 2, model, &st, &sb, err, sizeof err), -1);
+    assert_non_null(strstr(err, "set by the grid"));
+    assert_int_equal(grid_set_run_flags(&d, 2, fbk, &st, &sb, err, sizeof err), -1);
+    assert_int_equal(grid_set_run_flags(&d, 2, fbi, &st, &sb, err, sizeof err), 0);
+    assert_int_equal(grid_set_run_flags(&d, 2, abbrev, &st, &sb, err, sizeof err), 0); /* run itself judges it */
+    grid_def_free(&d);
+    grid_cell *c;
+    int n = grid_cells(&d, &c);
+    /* per model: sa once; fb: cot x 2 feedbacks, got x 2 feedbacks x 2 best counts; the Human cell */
+    assert_int_equal(n, 2 * (1 + 2 + 4 + 1));
+    assert_string_equal(c[0].name, "s2-sa-gpt-4o-r0");
+    assert_string_equal(c[1].name, "s2-cot-fb-specific-gpt-4o-r0");
+    assert_string_equal(c[3].name, "s2-got-fb-specific-b0-gpt-4o-r0");
+    assert_string_equal(c[7].name, "s2-human-gpt-4o-r0");
+    assert_string_equal(c[8].name, "s2-sa-qwen2.5_7b-r0");
+    assert_int_equal(c[1].gb, -1); /* references only for GoT */
+    char *argv[GRID_MAX_ARGV];
+    grid_argv_buf buf;
+    char line[8192] = "";
+    int argc = grid_cell_argv(&d, &c[12], "D", 0, 1, 0, &buf, argv);
+    for (int i = 1; i < argc; i++) strcat(line, " "), strcat(line, argv[i]);
+    assert_string_equal(c[12].name, "s2-got-fb-specific-b2-qwen2.5_7b-r0");
+    assert_string_equal(line, " run --scenario 2 --pe got --ablation fb --feedback specific --got-best 2 --llm openai "
+                              "--model qwen2.5:7b --base-url http://127.0.0.1:8080/v1 --threads 1 --out D --yes --seed 0");
+    line[0] = 0;
+    argc = grid_cell_argv(&d, &c[7], "D", 0, 0, 1, &buf, argv);
+    for (int i = 1; i < argc; i++) strcat(line, " "), strcat(line, argv[i]);
+    char human[PATH_MAX], want[2 * PATH_MAX];
+    assert_non_null(realpath("rewards/human", human));
+    snprintf(want, sizeof want, " run --scenario 2 --pe cot --ablation full --init-reward %s/scenario2.c --llm openai "
+             "--model gpt-4o --backend cuda --out D --yes --seed 0", human);
+    assert_string_equal(line, want);
+    line[0] = 0;
+    argc = grid_cell_argv(&d, &c[7], "D", 1, 0, 1, &buf, argv);
+    for (int i = 1; i < argc; i++) strcat(line, " "), strcat(line, argv[i]);
+    assert_string_equal(line, " run --resume --out D --yes");
+    free(c);
+    /* grid.json keeps every axis */
+    grid_def e;
+    char *js = grid_def_json(&d);
+    assert_int_equal(grid_def_from_json(js, &e, err, sizeof err), 0);
+    assert_true(grid_def_equal(&d, &e));
+    assert_string_equal(e.models[1].base_url, "http://127.0.0.1:8080/v1");
+    assert_string_equal(e.human, human);
+    free(js);
+    grid_def_free(&e);
+    grid_def_free(&d);
 }
 
 /* ---- end to end ---- */
@@ -206,72 +294,159 @@ static long mtime_ns(const char *path)
     return (long)st.st_mtim.tv_sec * 1000000000L + st.st_mtim.tv_nsec;
 }
 
-static void grid_two_cells_jobs2_then_rerun_skips(void **state)
+/* Scenarios 1 and 3, CoT and GoT, zero-shot (shared) and full over two
+ * iterations, two seeds, two cells at a time: 12 cells, 20 nodes. */
+#define E2E_DEF "--scenarios 1,3 --pe cot,got --ablations zs,full --repeats 2"
+
+static void grid_offline_jobs2_summary_matches_rows(void **state)
 {
     (void)state;
     pcg_test_use_source_prompts();
-    char dir[PATH_MAX], path[PATH_MAX + 64], out[16384];
-    snprintf(dir, sizeof dir, "%s/grid-two", pcg_test_tmpdir());
-    int rc = pcg_test_sh(out, sizeof out, "%s grid --out %s --scenarios 1,2 --ablations zs --jobs 2 -- " TINY_CELL,
+    char dir[PATH_MAX], path[PATH_MAX + 64];
+    static char out[1 << 16];
+    snprintf(dir, sizeof dir, "%s/grid-e2e", pcg_test_tmpdir());
+    int rc = pcg_test_sh(out, sizeof out, "%s grid --out %s " E2E_DEF " --jobs 2 -- " TINY_CELL " --iterations 2",
                          pcg_test_binary(), dir);
     if (rc != 0) fail_msg("grid exited %d: %s", rc, out);
-    assert_int_equal(count_of(out, "start s"), 2);
-    assert_non_null(strstr(out, "2/2 done"));
+    assert_int_equal(count_of(out, "start s"), 12);
+    assert_non_null(strstr(out, "12/12 done"));
     assert_non_null(strstr(out, "rule-based offline author (baseline, not a language model)"));
-    /* both cells in summary.json with a numeric fitness */
+    assert_non_null(strstr(out, "| Scenario | Method | ZS | PCGRLLM | p(ZS) |"));
+    /* the zero-shot cells ran once per scenario and seed */
+    snprintf(path, sizeof path, "%s/cells/s3-zs-r1/summary.txt", dir);
+    assert_true(pcg_test_exists(path));
+    snprintf(path, sizeof path, "%s/cells/s3-cot-zs-r1", dir);
+    assert_false(pcg_test_exists(path));
+    grid_check_summary(dir, 12);
+    /* rows: per scenario and seed, the zero-shot node under CoT and GoT
+     * (once marked duplicate), and two nodes of each full cell */
     snprintf(path, sizeof path, "%s/summary.json", dir);
     json_t *j = json_load_file(path, 0, NULL);
     assert_non_null(j);
-    assert_int_equal(json_integer_value(json_object_get(j, "cells_finished")), 2);
-    assert_false(json_is_true(json_object_get(j, "language_model")));
-    json_t *cells = json_object_get(j, "cells");
-    assert_int_equal(json_array_size(cells), 2);
-    const char *names[] = {"s1-cot-zs-r0", "s2-cot-zs-r0"};
-    for (int i = 0; i < 2; i++) {
-        json_t *c = json_array_get(cells, (size_t)i);
-        assert_string_equal(json_string_value(json_object_get(c, "name")), names[i]);
-        assert_string_equal(json_string_value(json_object_get(c, "state")), "finished");
-        json_t *f = json_object_get(c, "best_fitness");
-        assert_true(json_is_number(f));
-        assert_true(json_number_value(f) >= 0 && json_number_value(f) <= 1);
+    json_t *rows = json_object_get(j, "rows"), *r;
+    assert_int_equal(json_array_size(rows), 4 * 6);
+    size_t i;
+    int dup = 0, seeds_ok = 1;
+    json_array_foreach(rows, i, r) {
+        dup += json_is_true(json_object_get(r, "duplicate"));
+        const char *cell = json_string_value(json_object_get(r, "cell"));
+        long long seed = json_integer_value(json_object_get(r, "seed"));
+        seeds_ok &= seed == (strstr(cell, "-r1") ? 1000 : 0); /* one seed per repeat in every method */
+        assert_string_equal(json_string_value(json_object_get(r, "model")), "offline");
     }
-    json_t *means = json_object_get(j, "mean_over_scenarios");
-    assert_int_equal(json_array_size(means), 1);
-    double f0 = json_number_value(json_object_get(json_array_get(cells, 0), "best_fitness"));
-    double f1 = json_number_value(json_object_get(json_array_get(cells, 1), "best_fitness"));
-    assert_true(fabs(json_number_value(json_object_get(json_array_get(means, 0), "mean")) - (f0 + f1) / 2) < 1e-9);
+    assert_int_equal(dup, 4);
+    assert_true(seeds_ok);
+    assert_false(json_is_true(json_object_get(j, "language_model")));
+    assert_string_equal(json_string_value(json_object_get(j, "value")), "final");
     json_decref(j);
-    snprintf(path, sizeof path, "%s/summary.txt", dir);
-    long len;
-    char err[256];
-    char *txt = read_file(path, 1 << 20, &len, err, sizeof err);
-    assert_non_null(txt);
-    char row[64];
-    snprintf(row, sizeof row, "1         cot  %.3f ± 0.000 [1/1]", f0);
-    assert_non_null(strstr(txt, row));
-    snprintf(row, sizeof row, "2         cot  %.3f ± 0.000 [1/1]", f1);
-    assert_non_null(strstr(txt, row));
-    assert_non_null(strstr(txt, "mean      cot"));
-    free(txt);
-    /* each cell's log, and the grid's own */
-    snprintf(path, sizeof path, "%s/cells/s2-cot-zs-r0.log", dir);
-    assert_true(pcg_test_exists(path));
-    snprintf(path, sizeof path, "%s/grid.log", dir);
+    snprintf(path, sizeof path, "%s/plots/fitness_by_iteration_1.png", dir);
     assert_true(pcg_test_exists(path));
     /* the same command again: nothing new */
-    snprintf(path, sizeof path, "%s/cells/s1-cot-zs-r0/summary.txt", dir);
+    snprintf(path, sizeof path, "%s/cells/s1-zs-r0/summary.txt", dir);
     long before = mtime_ns(path);
     assert_true(before > 0);
-    rc = pcg_test_sh(out, sizeof out, "%s grid --out %s --scenarios 1,2 --ablations zs --jobs 2 -- " TINY_CELL,
+    rc = pcg_test_sh(out, sizeof out, "%s grid --out %s " E2E_DEF " --jobs 2 -- " TINY_CELL " --iterations 2",
                      pcg_test_binary(), dir);
     if (rc != 0) fail_msg("rerun exited %d: %s", rc, out);
-    assert_non_null(strstr(out, "2 finished, 0 to run"));
+    assert_non_null(strstr(out, "12 finished, 0 to run"));
     assert_int_equal(count_of(out, "start s"), 0);
     assert_int_equal(mtime_ns(path), before);
-    /* --summary alone reads the stored definition */
-    rc = pcg_test_sh(out, sizeof out, "%s grid --out %s --summary", pcg_test_binary(), dir);
+    /* --summary alone reads the stored definition; --value best is labelled */
+    rc = pcg_test_sh(out, sizeof out, "%s grid --out %s --summary --value best", pcg_test_binary(), dir);
     assert_int_equal(rc, 0);
-    assert_non_null(strstr(out, "2 cells, 2 finished"));
+    assert_non_null(strstr(out, "12 cells, 12 finished"));
+    assert_non_null(strstr(out, "--value best"));
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    j = json_load_file(path, 0, NULL);
+    assert_string_equal(json_string_value(json_object_get(j, "value")), "best");
+    json_decref(j);
+}
+
+/* The Human row and the model axis: the human-written reward trained as it
+ * is, then refined; its first node is also its zero-shot row. */
+static void grid_human_row_and_models(void **state)
+{
+    (void)state;
+    pcg_test_use_source_prompts();
+    char dir[PATH_MAX], path[PATH_MAX + 64];
+    static char out[1 << 16];
+    snprintf(dir, sizeof dir, "%s/grid-human", pcg_test_tmpdir());
+    int rc = pcg_test_sh(out, sizeof out, "%s grid --out %s --scenarios 3 --ablations zs --models offline --human "
+                         "rewards/human --jobs 2 -- " TINY_BUDGET " --iterations 2", pcg_test_binary(), dir);
+    if (rc != 0) fail_msg("grid exited %d: %s", rc, out);
+    assert_non_null(strstr(out, "| 3 | Human |"));
+    snprintf(path, sizeof path, "%s/cells/s3-human-r0/init_reward.c", dir);
+    char *copy = pcg_test_slurp(path), *human = pcg_test_slurp("rewards/human/scenario3.c");
+    assert_non_null(copy);
+    assert_string_equal(copy, human);
+    free(copy);
+    free(human);
+    grid_check_summary(dir, 2);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    json_t *j = json_load_file(path, 0, NULL), *r;
+    size_t i;
+    int human_zs = 0, human_full = 0;
+    json_array_foreach(json_object_get(j, "rows"), i, r) {
+        if (strcmp(json_string_value(json_object_get(r, "pe")), "human")) continue;
+        const char *abl = json_string_value(json_object_get(r, "ablation"));
+        human_zs += !strcmp(abl, "zs") && json_integer_value(json_object_get(r, "iteration")) == 1;
+        human_full += !strcmp(abl, "full");
+    }
+    assert_int_equal(human_zs, 1);
+    assert_int_equal(human_full, 2);
+    json_decref(j);
+}
+
+/* A model on its own server (the scripted fake) that also judges the
+ * levels (--fitness llm): each row holds the evaluator's fitness and the
+ * model's score of the same node, and Table V pairs them. */
+static void grid_fitness_llm_rows_and_table5(void **state)
+{
+    (void)state;
+    pcg_test_use_source_prompts();
+    setenv("PCG_GRID_TEST_KEY", "sk-grid-test", 1);
+    pcg_fake_srv srv;
+    pcg_test_srv_start(&srv, "tests/fake_openai_judge.json", "grid-judge", "PCG_GRID_TEST_KEY");
+    char dir[PATH_MAX], path[PATH_MAX + 64];
+    static char out[1 << 16];
+    snprintf(dir, sizeof dir, "%s/grid-judge", pcg_test_tmpdir());
+    int rc = pcg_test_sh(out, sizeof out, "%s grid --out %s --scenarios 1 --pe tot --ablations zs,fb --models "
+                         "fake-coder@http://127.0.0.1:%d/v1 -- " TINY_BUDGET " --api-key-env PCG_GRID_TEST_KEY "
+                         "--llm-retries 1 --llm-timeout 20 --fitness llm", pcg_test_binary(), dir, srv.port);
+    pcg_test_srv_stop(&srv);
+    if (rc != 0) fail_msg("grid exited %d: %s", rc, out);
+    grid_check_summary(dir, 2);
+    snprintf(path, sizeof path, "%s/tables.md", dir);
+    char *md = pcg_test_slurp(path);
+    assert_non_null(md);
+    assert_non_null(strstr(md, "### Table V"));
+    free(md);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    json_t *j = json_load_file(path, 0, NULL), *r;
+    assert_true(json_is_true(json_object_get(j, "language_model")));
+    size_t i;
+    /* the cells ran one after the other: the zero-shot node was judged 0.25,
+     * the +FB node the mean of its scores, 0.95 */
+    json_array_foreach(json_object_get(j, "rows"), i, r) {
+        const char *abl = json_string_value(json_object_get(r, "ablation"));
+        assert_string_equal(json_string_value(json_object_get(r, "model")), "fake-coder");
+        double want = !strcmp(abl, "zs") ? 0.25 : 0.95;
+        assert_true(fabs(json_number_value(json_object_get(r, "llm_score")) - want) < 1e-9);
+        char ev[PATH_MAX + 128];
+        snprintf(ev, sizeof ev, "%s/cells/%s/nodes/000/eval.json", dir, json_string_value(json_object_get(r, "cell")));
+        json_t *e = json_load_file(ev, 0, NULL);
+        assert_non_null(e);
+        assert_true(fabs(json_number_value(json_object_get(r, "fitness")) -
+                         json_number_value(json_object_get(e, "fitness"))) < 1e-9);
+        json_decref(e);
+    }
+    json_t *t5 = json_object_get(j, "table5");
+    assert_int_equal(json_array_size(t5), 2); /* scenario 1 and the Mean row */
+    json_t *s1 = json_array_get(t5, 0);
+    assert_true(fabs(json_number_value(json_object_get(s1, "llm_zs")) - 0.25) < 1e-9);
+    assert_true(fabs(json_number_value(json_object_get(s1, "llm_fb")) - 0.95) < 1e-9);
+    assert_true(fabs(json_number_value(json_object_get(s1, "llm_delta")) - 0.7) < 1e-9);
+    json_decref(j);
 }
 
 static void grid_list_cell_and_definition_refused(void **state)
@@ -283,17 +458,17 @@ static void grid_list_cell_and_definition_refused(void **state)
     const char *def = "--scenarios 1 --ablations zs --repeats 2", *flags = "-- " TINY_CELL " --seed 5";
     int rc = pcg_test_sh(out, sizeof out, "%s grid --out %s %s --list %s", pcg_test_binary(), dir, def, flags);
     assert_int_equal(rc, 0);
-    assert_non_null(strstr(out, "0      s1-cot-zs-r0       5 "));
-    assert_non_null(strstr(out, "1      s1-cot-zs-r1       1005 "));
+    assert_non_null(strstr(out, "0      s1-zs-r0                           5 "));
+    assert_non_null(strstr(out, "1      s1-zs-r1                           1005 "));
     assert_int_equal(count_of(out, " new"), 2);
     /* one cell, as one task of a batch array */
     rc = pcg_test_sh(out, sizeof out, "%s grid --out %s %s --cell 1 %s", pcg_test_binary(), dir, def, flags);
     if (rc != 0) fail_msg("--cell 1 exited %d: %s", rc, out);
-    snprintf(path, sizeof path, "%s/cells/s1-cot-zs-r1/summary.txt", dir);
+    snprintf(path, sizeof path, "%s/cells/s1-zs-r1/summary.txt", dir);
     assert_true(pcg_test_exists(path));
-    snprintf(path, sizeof path, "%s/cells/s1-cot-zs-r0", dir);
+    snprintf(path, sizeof path, "%s/cells/s1-zs-r0", dir);
     assert_false(pcg_test_exists(path));
-    snprintf(path, sizeof path, "%s/cells/s1-cot-zs-r1/config.json", dir);
+    snprintf(path, sizeof path, "%s/cells/s1-zs-r1/config.json", dir);
     json_t *cfg = json_load_file(path, 0, NULL);
     assert_non_null(cfg);
     assert_int_equal(json_integer_value(json_object_get(cfg, "seed")), 1005);
@@ -301,12 +476,13 @@ static void grid_list_cell_and_definition_refused(void **state)
     json_decref(cfg);
     rc = pcg_test_sh(out, sizeof out, "%s grid --out %s --list", pcg_test_binary(), dir);
     assert_int_equal(rc, 0);
-    assert_non_null(strstr(out, "s1-cot-zs-r1       1005                 finished, best fitness"));
+    assert_non_null(strstr(out, "s1-zs-r1                           1005                 finished, best fitness"));
     assert_int_equal(count_of(out, " new"), 1);
     /* --summary counts what is finished */
     rc = pcg_test_sh(out, sizeof out, "%s grid --out %s --summary", pcg_test_binary(), dir);
     assert_int_equal(rc, 0);
-    assert_non_null(strstr(out, "[1/2]"));
+    assert_non_null(strstr(out, "2 cells, 1 finished"));
+    assert_non_null(strstr(out, "(n=1)"));
     /* another definition into the same directory */
     rc = pcg_test_sh(out, sizeof out, "%s grid --out %s --scenarios 1 --ablations zs --repeats 3 -- " TINY_CELL
                      " --seed 5", pcg_test_binary(), dir);
@@ -324,6 +500,36 @@ static void grid_list_cell_and_definition_refused(void **state)
     assert_int_equal(rc, 1);
     assert_int_equal(count_lines(out), 1);
     assert_non_null(strstr(out, "unreadable"));
+}
+
+/* One process per cell: a cell whose lock another process holds is
+ * listed as running, not submitted again, and not started twice. */
+static void grid_cell_lock_one_process(void **state)
+{
+    (void)state;
+    pcg_test_use_source_prompts();
+    char dir[PATH_MAX], path[PATH_MAX + 64], out[8192];
+    snprintf(dir, sizeof dir, "%s/grid-lock", pcg_test_tmpdir());
+    int rc = pcg_test_sh(out, sizeof out, "%s grid --out %s --ablations zs --slurm-script-only -- " TINY_CELL,
+                         pcg_test_binary(), dir);
+    if (rc != 0) fail_msg("--slurm-script-only exited %d: %s", rc, out);
+    snprintf(path, sizeof path, "%s/cells/s1-zs-r0.lock", dir);
+    int fd = open(path, O_RDWR | O_CREAT, 0644);
+    assert_true(fd >= 0);
+    assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+    rc = pcg_test_sh(out, sizeof out, "%s grid --out %s --list", pcg_test_binary(), dir);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "s1-zs-r0                           0                    running"));
+    rc = pcg_test_sh(out, sizeof out, "%s grid --out %s --slurm-script-only", pcg_test_binary(), dir);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "1 cell is running now"));
+    assert_non_null(strstr(out, "nothing to submit"));
+    rc = pcg_test_sh(out, sizeof out, "%s grid --out %s --cell 0", pcg_test_binary(), dir);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(out, "being run by another process"));
+    snprintf(path, sizeof path, "%s/cells/s1-zs-r0", dir);
+    assert_false(pcg_test_exists(path)); /* the run never started */
+    close(fd);
 }
 
 static void grid_gpus_needs_a_gpu(void **state)
@@ -357,6 +563,15 @@ static void grid_flag_errors_exit_2(void **state)
         "--out D stray",                       /* positional */
         "--out D -- --pe tot",                 /* set by the grid */
         "--out D -- --thr 2",                  /* abbreviation */
+        "--out D --models a -- --model b",     /* set by the model axis */
+        "--out D --feedbacks loud",            /* unknown feedback */
+        "--out D --got-worst 7",               /* out of range */
+        "--out D --human /nonexistent",        /* no scenario1.c there */
+        "--out D --value mean",                /* final or best */
+        "--out D --time 1:00",                 /* a Slurm option without --slurm */
+        "--out D --slurm --jobs 2",            /* a task per cell */
+        "--out D --slurm --partition 'a b'",   /* not a Slurm value */
+        "--out D --slurm --list",              /* at most one */
     };
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s/grid-flags", pcg_test_tmpdir());
@@ -375,7 +590,40 @@ static void grid_flag_errors_exit_2(void **state)
     assert_non_null(strstr(out, "--cell K"));
 }
 
+
+/* A cell whose model never writes a reward: the run stops its search early
+ * and exits 1, and the grid counts the cell as finished with fitness 0. */
+static void grid_hopeless_model_cell_is_finished(void **state)
+{
+    (void)state;
+    pcg_test_use_source_prompts();
+    char dir[PATH_MAX], script[PATH_MAX], out[16384];
+    snprintf(script, sizeof script, "%s/grid-hopeless.json", pcg_test_tmpdir());
+    static const char text[] =
+        "{\"default\": {\"content\": \"The reward should count the keys on the map.\\n\", \"repeat\": 300, "
+        "\"piece\": 16}}";
+    assert_int_equal(write_file_atomic(script, text, strlen(text)), 0);
+    pcg_fake_srv s;
+    pcg_test_srv_start(&s, script, "grid-hopeless", "PCG_GRID_TEST_KEY");
+    snprintf(dir, sizeof dir, "%s/grid-hopeless", pcg_test_tmpdir());
+    int rc = pcg_test_sh(out, sizeof out,
+                         "%s grid --out %s --scenarios 1 --ablations full --jobs 1 -- " TINY_CELL
+                         " --llm openai --base-url http://127.0.0.1:%d/v1 --model base --api-key-env PCG_GRID_TEST_KEY "
+                         "--trials 1 --iterations 4",
+                         pcg_test_binary(), dir, s.port);
+    pcg_test_srv_stop(&s);
+    if (rc != 0) fail_msg("grid exited %d: %s", rc, out);
+    assert_non_null(strstr(out, "no node produced a valid reward (fitness 0); 1/1 done"));
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/cells/s1-cot-full-r0/stopped.txt", dir);
+    assert_true(pcg_test_exists(path));
+}
+
 PCG_TESTS(grid, cmocka_unit_test(grid_scheduler_each_cell_once_one_per_slot),
-          cmocka_unit_test(grid_cells_names_seeds_json), cmocka_unit_test(grid_two_cells_jobs2_then_rerun_skips),
-          cmocka_unit_test(grid_list_cell_and_definition_refused), cmocka_unit_test(grid_gpus_needs_a_gpu),
+          cmocka_unit_test(grid_hopeless_model_cell_is_finished),
+          cmocka_unit_test(grid_cells_names_seeds_json), cmocka_unit_test(grid_axes_cells_and_flags),
+          cmocka_unit_test(grid_offline_jobs2_summary_matches_rows), cmocka_unit_test(grid_human_row_and_models),
+          cmocka_unit_test(grid_fitness_llm_rows_and_table5),
+          cmocka_unit_test(grid_list_cell_and_definition_refused), cmocka_unit_test(grid_cell_lock_one_process),
+          cmocka_unit_test(grid_gpus_needs_a_gpu),
           cmocka_unit_test(grid_flag_errors_exit_2))

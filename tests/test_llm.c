@@ -1,6 +1,7 @@
 /* LLM client against the scripted fake server (tests/fake_openai.py), code
  * and JSON extraction, prompt templates. */
 #include "harness.h"
+#include "graph.h"
 #include "llm.h"
 #include "prompts.h"
 #include "util.h"
@@ -76,8 +77,9 @@ static void srv_stop(fake_srv *s)
     }
 }
 
-/* The logged requests as a JSON array (new reference). */
-static json_t *srv_requests(const fake_srv *s)
+/* The logged requests as a JSON array (new reference); with notes, also
+ * the lines that note a stream the client closed ("cancelled_after"). */
+static json_t *srv_log(const fake_srv *s, int notes)
 {
     json_t *arr = json_array();
     FILE *f = fopen(s->log, "r");
@@ -86,10 +88,16 @@ static json_t *srv_requests(const fake_srv *s)
     while (fgets(line, sizeof line, f)) {
         json_t *j = json_loads(line, 0, NULL);
         assert_non_null(j);
-        json_array_append_new(arr, j);
+        if (!notes && json_object_get(j, "note")) json_decref(j);
+        else json_array_append_new(arr, j);
     }
     fclose(f);
     return arr;
+}
+
+static json_t *srv_requests(const fake_srv *s)
+{
+    return srv_log(s, 0);
 }
 
 static int file_contains(const char *path, const char *needle)
@@ -168,7 +176,11 @@ static void llm_good_reply_and_request_fields(void **state)
     assert_true(json_number_value(temp) == 0.0);
     assert_int_equal(json_integer_value(json_object_get(body, "seed")), 1234);
     assert_int_equal(json_integer_value(json_object_get(body, "max_tokens")), 777);
-    assert_true(json_is_false(json_object_get(body, "stream")));
+    /* streamed, with the usage asked for and the end-of-turn stop sequences */
+    assert_true(json_is_true(json_object_get(body, "stream")));
+    assert_true(json_is_true(json_object_get(json_object_get(body, "stream_options"), "include_usage")));
+    assert_true(json_array_size(json_object_get(body, "stop")) >= 1);
+    assert_null(json_object_get(body, "response_format"));
     assert_null(json_object_get(body, "n"));
     json_t *msgs = json_object_get(body, "messages");
     assert_int_equal(json_array_size(msgs), 2);
@@ -297,17 +309,22 @@ static void llm_truncated_reply_never_returned_half(void **state)
     char err[512];
     int rc = llm_chat(&c, two_msgs, 2, &r, err, sizeof err);
     assert_int_equal(rc, -1);
-    assert_null(r.content);
+    /* never returned as a reply, but kept for the caller to save */
+    assert_non_null(r.content);
+    assert_non_null(strstr(r.content, "float compute_reward("));
+    assert_int_equal(r.cut, LLM_CUT_LENGTH);
+    assert_int_equal(r.model_failure, 1);
     assert_int_equal(r.attempts, 3);
     assert_non_null(strstr(err, "cut off by the token limit"));
     assert_null(strchr(err, '\n'));
+    llm_reply_free(&r);
     c.max_continuations = 0;
     rc = llm_chat(&c, two_msgs, 2, &r, err, sizeof err);
     srv_stop(&s);
     assert_int_equal(rc, -1);
-    assert_null(r.content);
     assert_int_equal(r.attempts, 1);
     assert_non_null(strstr(err, "--max-tokens"));
+    llm_reply_free(&r);
 }
 
 static void llm_429_honours_retry_after(void **state)
@@ -437,7 +454,9 @@ static void llm_oversized_response_is_refused(void **state)
     (void)state;
     fake_srv s;
     char script[4096], big[2100];
-    memset(big, 'x', sizeof big - 1);
+    /* letters without a period, or the loop watch would end it first */
+    unsigned x = 12345;
+    for (size_t i = 0; i + 1 < sizeof big; i++) x = x * 1103515245u + 12345u, big[i] = (char)('a' + (x >> 16) % 26);
     big[sizeof big - 1] = 0;
     snprintf(script, sizeof script, "{\"responses\": [{\"content\": \"%s\"}]}", big);
     srv_start(&s, script);
@@ -451,6 +470,7 @@ static void llm_oversized_response_is_refused(void **state)
     assert_int_equal(rc, -1);
     assert_int_equal(r.attempts, 1);
     assert_non_null(strstr(err, "larger than 1024 bytes"));
+    llm_reply_free(&r);
 }
 
 static void llm_request_body_is_valid_for_any_text(void **state)
@@ -460,7 +480,7 @@ static void llm_request_body_is_valid_for_any_text(void **state)
     llm_config_defaults(&c);
     char err[256];
     llm_message bad_utf8[] = {{"user", "story \xff\xfe with \"quotes\" and \x01 control", NULL, 0}};
-    char *body = llm_request_json(&c, bad_utf8, 1, err, sizeof err);
+    char *body = llm_request_json(&c, NULL, bad_utf8, 1, err, sizeof err);
     assert_non_null(body);
     json_t *j = json_loads(body, 0, NULL);
     assert_non_null(j);
@@ -473,9 +493,9 @@ static void llm_request_body_is_valid_for_any_text(void **state)
     json_decref(j);
     free(body);
     llm_message bad_role[] = {{"tool", "x", NULL, 0}};
-    assert_null(llm_request_json(&c, bad_role, 1, err, sizeof err));
+    assert_null(llm_request_json(&c, NULL, bad_role, 1, err, sizeof err));
     assert_non_null(strstr(err, "role 'tool'"));
-    assert_null(llm_request_json(&c, bad_role, 0, err, sizeof err));
+    assert_null(llm_request_json(&c, NULL, bad_role, 0, err, sizeof err));
     assert_non_null(strstr(err, "no messages"));
 }
 
@@ -515,28 +535,48 @@ static void llm_timeout_is_bounded(void **state)
     srv_stop(&s);
     assert_int_equal(rc, -1);
     assert_null(r.content);
-    assert_int_equal(r.attempts, 2);
-    assert_non_null(strstr(err, "timed out"));
-    assert_true(dt >= 1.9);
-    assert_true(dt < 6.0);
+    /* a single-slot server may still be busy with it: not resent */
+    assert_int_equal(r.attempts, 1);
+    assert_int_equal(r.cut, LLM_CUT_TIME);
+    assert_non_null(strstr(err, "no complete answer within the time allowed"));
+    assert_non_null(strstr(err, "not resent"));
+    assert_true(dt >= 0.9);
+    assert_true(dt < 4.0);
 }
 
-static void llm_timeout_then_answer(void **state)
+/* The call's own budget ends a slow stream, keeps what came, and the
+ * server sees the connection closed (which cancels the generation). */
+static void llm_call_time_cuts_a_slow_stream(void **state)
 {
     (void)state;
     fake_srv s;
-    srv_start(&s, "{\"responses\": [{\"sleep\": 3, \"content\": \"late\"}, {\"content\": \"on time\"}]}");
+    srv_start(&s, "{\"default\": {\"content\": \"Thinking about the reward. \", \"repeat\": 40, "
+                  "\"piece\": 3, \"piece_sleep\": 0.05}}");
     llm_config c;
     test_config(&c, &s);
-    c.total_timeout = 0.5;
+    c.call_time = 1.5;
     llm_reply r;
     char err[512];
+    double t0 = now_seconds();
     int rc = llm_chat(&c, two_msgs, 2, &r, err, sizeof err);
-    srv_stop(&s);
-    assert_int_equal(rc, 0);
-    assert_string_equal(r.content, "on time");
-    assert_int_equal(r.attempts, 2);
+    double dt = now_seconds() - t0;
+    assert_int_equal(rc, -1);
+    assert_int_equal(r.cut, LLM_CUT_TIME);
+    assert_int_equal(r.attempts, 1);
+    assert_non_null(r.content);
+    assert_non_null(strstr(r.content, "Thinking"));
+    assert_true(r.usage.completion_tokens > 5);
+    assert_int_equal(r.tokens_counted, 1);
+    assert_true(dt >= 1.4 && dt < 3.0);
     llm_reply_free(&r);
+    usleep(300000);
+    srv_stop(&s);
+    json_t *reqs = srv_log(&s, 1);
+    int cancelled = 0;
+    for (size_t i = 0; i < json_array_size(reqs); i++)
+        if (json_object_get(json_array_get(reqs, i), "cancelled_after")) cancelled = 1;
+    assert_true(cancelled);
+    json_decref(reqs);
 }
 
 static void llm_connection_refused_is_bounded(void **state)
@@ -596,7 +636,7 @@ static void llm_key_never_in_errors_or_reply(void **state)
     json_decref(reqs);
     assert_false(file_contains(s.log, TEST_KEY));
     /* the texts a run directory stores */
-    char *req = llm_request_json(&c, two_msgs, 2, err, sizeof err);
+    char *req = llm_request_json(&c, NULL, two_msgs, 2, err, sizeof err);
     char *cfg = llm_config_json(&c);
     assert_non_null(req);
     assert_non_null(cfg);
@@ -681,6 +721,7 @@ static void llm_usage_accumulates_per_run(void **state)
                   "{\"choices\": []}]}");
     llm_config c;
     test_config(&c, &s);
+    c.stream = LLM_STREAM_OFF; /* the plain path, with a usage object per response */
     llm_usage run = {0};
     c.usage = &run;
     llm_reply r;
@@ -749,7 +790,7 @@ static void llm_config_flags_and_base_url(void **state)
         json_t *q = json_array_get(reqs, i);
         assert_string_equal(json_string_value(json_object_get(q, "path")), "/v1/chat/completions");
         assert_int_equal(json_integer_value(json_object_get(json_object_get(q, "body"), "max_completion_tokens")),
-                         4096);
+                         1024);
         assert_null(json_object_get(json_object_get(q, "body"), "max_tokens"));
     }
     json_decref(reqs);
@@ -808,7 +849,8 @@ static void llm_ask_command(void **state)
     assert_string_equal(out, "float compute_reward(const level_t *prev, const level_t *curr)\n{\n    return "
                              "(float)(count_tiles(curr, KEY) - count_tiles(prev, KEY));\n}\n");
     assert_non_null(strstr(errout, "finish stop"));
-    assert_non_null(strstr(errout, "= 15"));
+    assert_non_null(strstr(errout, "stopped early: answer complete"));
+    assert_non_null(strstr(errout, "(counted)"));
     char *a2[] = {"ask", "--base-url", s.url, "--model", "m1", "--llm-retries", "0", "Hello"};
     rc = run_ask(a2, 8, out, sizeof out, errout, sizeof errout);
     assert_int_equal(rc, 1);
@@ -875,6 +917,256 @@ static void llm_fake_run_script_routes_each_prompt(void **state)
     }
     free(sys);
     srv_stop(&s);
+}
+
+
+/* ---- the harness: early stop, loops, advice, schemas, context ------------------------ */
+
+static void script_of(char *buf, size_t len, json_t *j)
+{
+    char *t = json_dumps(j, 0);
+    snprintf(buf, len, "%s", t);
+    free(t);
+    json_decref(j);
+}
+
+static int cancelled_in(const fake_srv *s)
+{
+    json_t *reqs = srv_log(s, 1);
+    int n = 0;
+    for (size_t i = 0; i < json_array_size(reqs); i++)
+        n += json_object_get(json_array_get(reqs, i), "cancelled_after") != NULL;
+    json_decref(reqs);
+    return n;
+}
+
+/* A code task stops reading once the code block is closed, and the
+ * server sees the stream closed (the rest is never generated). */
+static void llm_code_reply_stops_when_the_block_closes(void **state)
+{
+    (void)state;
+    char script[8192], tail[3000] = "";
+    for (int i = 0; i < 60; i++) {
+        size_t n = strlen(tail);
+        snprintf(tail + n, sizeof tail - n, "Note %d: the weights can be tuned later. ", i * 7 + 3);
+    }
+    char content[6000];
+    snprintf(content, sizeof content, "%s\n%s", good_reward, tail);
+    script_of(script, sizeof script, json_pack("{s:{s:s, s:i, s:f}}", "default", "content", content, "piece", 8,
+                                               "piece_sleep", 0.002));
+    fake_srv s;
+    srv_start(&s, script);
+    llm_config c;
+    test_config(&c, &s);
+    llm_task task = {LLM_CODE, 0, NULL, "reward"};
+    llm_reply r;
+    char err[512];
+    assert_int_equal(llm_chat_task(&c, &task, two_msgs, 2, &r, err, sizeof err), 0);
+    usleep(200000);
+    srv_stop(&s);
+    assert_int_equal(r.early_stop, 1);
+    assert_null(strstr(r.content, "Note 40"));
+    char *code = llm_extract_code(r.content, err, sizeof err);
+    assert_non_null(code);
+    assert_non_null(strstr(code, "count_tiles(curr, KEY)"));
+    free(code);
+    assert_int_equal(cancelled_in(&s), 1);
+    /* a code task asks for the reward budget */
+    json_t *reqs = srv_requests(&s);
+    json_t *body = json_object_get(json_array_get(reqs, 0), "body");
+    assert_int_equal(json_integer_value(json_object_get(body, "max_tokens")), 1280);
+    json_decref(reqs);
+    llm_reply_free(&r);
+}
+
+/* A reply in a loop is cut while it streams, kept, and never continued. */
+static void llm_loop_is_cut_and_not_continued(void **state)
+{
+    (void)state;
+    fake_srv s;
+    srv_start(&s, "{\"default\": {\"content\": \"You are an expert in reward design. \", \"repeat\": 300, "
+                  "\"finish_reason\": \"length\"}}");
+    llm_config c;
+    test_config(&c, &s);
+    llm_task task = {LLM_CODE, 0, NULL, "reward"};
+    llm_reply r;
+    char err[512];
+    assert_int_equal(llm_chat_task(&c, &task, two_msgs, 2, &r, err, sizeof err), -1);
+    srv_stop(&s);
+    assert_int_equal(r.cut, LLM_CUT_LOOP);
+    assert_int_equal(r.model_failure, 1);
+    assert_int_equal(r.attempts, 1);
+    assert_int_equal(r.continuations, 0);
+    assert_non_null(r.content);
+    assert_true(strlen(r.content) < 2000); /* cut early, not at the end of the 11 kB */
+    assert_non_null(strstr(err, "loop"));
+    assert_non_null(strstr(err, "chat template"));
+    assert_null(strstr(err, "raise --max-tokens"));
+    llm_reply_free(&r);
+}
+
+/* A model that rambles to the token limit without starting its code is
+ * not continued, and is not told to raise the limit. */
+static void llm_length_advice_fits_the_cause(void **state)
+{
+    (void)state;
+    char script[8192], prose[4000] = "";
+    for (int i = 0; i < 50; i++) {
+        size_t n = strlen(prose);
+        snprintf(prose + n, sizeof prose - n, "Idea %d is to count tiles of kind %d. ", i * 13 + 1, i % 9);
+    }
+    script_of(script, sizeof script,
+              json_pack("{s:{s:s, s:s, s:i}}", "default", "content", prose, "finish_reason", "length", "piece", 32));
+    fake_srv s;
+    srv_start(&s, script);
+    llm_config c;
+    test_config(&c, &s);
+    llm_task task = {LLM_CODE, 0, NULL, "reward"};
+    llm_reply r;
+    char err[600];
+    assert_int_equal(llm_chat_task(&c, &task, two_msgs, 2, &r, err, sizeof err), -1);
+    srv_stop(&s);
+    assert_int_equal(r.cut, LLM_CUT_LENGTH);
+    assert_int_equal(r.attempts, 1);
+    assert_non_null(strstr(err, "without starting a code block"));
+    assert_non_null(strstr(err, "chat training"));
+    assert_non_null(strstr(err, "only makes each try longer"));
+    llm_reply_free(&r);
+}
+
+/* A JSON task sends its schema; a server that refuses OpenAI's form gets
+ * llama-cpp-python's, and one that takes neither the plain request. */
+static void llm_json_schema_with_fallbacks(void **state)
+{
+    (void)state;
+    static const char schema[] = "{\"type\":\"object\",\"properties\":{\"fitness\":{\"type\":\"number\"}}}";
+    llm_task task = {LLM_JSON, 0, schema, "fitness"};
+    const char *scripts[] = {
+        "{\"default\": {\"content\": \"{\\\"fitness\\\": 0.5}\", \"reject_formats\": [\"json_schema\"]}}",
+        "{\"default\": {\"content\": \"{\\\"fitness\\\": 0.5}\", \"reject_formats\": [\"json_schema\", "
+        "\"json_object\"]}}",
+    };
+    for (int k = 0; k < 2; k++) {
+        fake_srv s;
+        srv_start(&s, scripts[k]);
+        llm_config c;
+        test_config(&c, &s);
+        llm_server server = {0};
+        c.server = &server;
+        llm_reply r;
+        char err[512];
+        for (int call = 0; call < 2; call++) {
+            if (llm_chat_task(&c, &task, two_msgs, 2, &r, err, sizeof err)) fail_msg("%s", err);
+            assert_int_equal(r.constrained, k == 0);
+            llm_reply_free(&r);
+        }
+        srv_stop(&s);
+        assert_int_equal(server.schema_form, k == 0 ? 2 : -1);
+        json_t *reqs = srv_requests(&s);
+        /* first server: json_schema (422), json_object + schema, then straight to the form that worked */
+        assert_int_equal(json_array_size(reqs), k == 0 ? 3 : 4);
+        json_t *rf0 = json_object_get(json_object_get(json_array_get(reqs, 0), "body"), "response_format");
+        assert_string_equal(json_string_value(json_object_get(rf0, "type")), "json_schema");
+        json_t *rf1 = json_object_get(json_object_get(json_array_get(reqs, 1), "body"), "response_format");
+        assert_string_equal(json_string_value(json_object_get(rf1, "type")), "json_object");
+        assert_non_null(json_object_get(rf1, "schema"));
+        json_t *last = json_object_get(json_array_get(reqs, json_array_size(reqs) - 1), "body");
+        if (k == 0)
+            assert_string_equal(json_string_value(json_object_get(json_object_get(last, "response_format"), "type")),
+                                "json_object");
+        else
+            assert_null(json_object_get(last, "response_format"));
+        json_decref(reqs);
+    }
+}
+
+/* The context size is read from llama-server's /props; a prompt that
+ * cannot fit is refused in one line, before anything is sent. */
+static void llm_context_read_and_prompt_refused(void **state)
+{
+    (void)state;
+    fake_srv s;
+    srv_start(&s, "{\"props\": {\"default_generation_settings\": {\"n_ctx\": 600}}, \"default\": {\"content\": \"ok\"}}");
+    llm_config c;
+    test_config(&c, &s);
+    char from[64];
+    llm_server server = {0};
+    server.context = llm_probe_context(&c, from, sizeof from);
+    assert_int_equal(server.context, 600);
+    assert_string_equal(from, "GET /props");
+    c.server = &server;
+    char big[3000];
+    memset(big, 'a', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    llm_message m[] = {{"user", big, NULL, 0}};
+    llm_reply r;
+    char err[600];
+    assert_int_equal(llm_chat(&c, m, 1, &r, err, sizeof err), -1);
+    assert_non_null(strstr(err, "more than the server's context of 600 tokens"));
+    assert_null(strchr(err, '\n'));
+    /* a short one fits */
+    assert_int_equal(llm_chat(&c, two_msgs, 2, &r, err, sizeof err), -1); /* 1024 reply tokens do not fit 600 */
+    c.max_tokens = 200;
+    assert_int_equal(llm_chat(&c, two_msgs, 2, &r, err, sizeof err), 0);
+    llm_reply_free(&r);
+    srv_stop(&s);
+    json_t *reqs = srv_requests(&s);
+    assert_int_equal(json_array_size(reqs), 1);
+    json_decref(reqs);
+    /* a flag wins over the server, and a server that tells nothing leaves it unknown */
+    c.context = 4096;
+    assert_int_equal(llm_probe_context(&c, from, sizeof from), 4096);
+    assert_string_equal(from, "--llm-context");
+}
+
+/* ask prints its summary and what arrived when the call fails. */
+static void llm_ask_summary_on_failure(void **state)
+{
+    (void)state;
+    fake_srv s;
+    srv_start(&s, "{\"default\": {\"content\": \"Return one. Return one. \", \"repeat\": 200, "
+                  "\"finish_reason\": \"length\"}}");
+    char out[8192], errout[4096];
+    char *a[] = {"ask", "--base-url", s.url, "--model", "base", "Write a C function that returns 1."};
+    int rc = run_ask(a, 6, out, sizeof out, errout, sizeof errout);
+    srv_stop(&s);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(errout, "pcgrllm: ask: model"));
+    assert_non_null(strstr(errout, "cut: a loop"));
+    assert_non_null(strstr(errout, "1 request"));
+    assert_non_null(strstr(errout, "loop"));
+    assert_non_null(strstr(out, "Return one."));
+}
+
+static void llm_loop_and_closed_block_detection(void **state)
+{
+    (void)state;
+    char why[300];
+    /* a reward function with repeated short lines is no loop */
+    const char *code =
+        "float compute_reward(const level_t *prev, const level_t *curr)\n{\n    float r = 0.0f;\n"
+        "    if (count_tiles(curr, KEY) == 1) r += 1.0f;\n    if (count_tiles(curr, BAT) == 1) r += 1.0f;\n"
+        "    for (int i = 0; i < 3; i++) {\n        for (int j = 0; j < 3; j++) {\n            r += 0.0f;\n"
+        "        }\n    }\n    return r;\n}\n";
+    assert_int_equal(llm_text_loops(code, strlen(code), why, sizeof why), 0);
+    char text[4000] = "";
+    for (int i = 0; i < 20; i++) strcat(text, "The player must meet the bat before the key. ");
+    assert_int_equal(llm_text_loops(text, strlen(text), why, sizeof why), 1);
+    assert_non_null(strstr(why, "passage"));
+    text[0] = 0;
+    for (int i = 0; i < 14; i++) {
+        size_t n = strlen(text);
+        snprintf(text + n, sizeof text - n, "Step %d: compute the reward for this step.\nOk.\n", i);
+    }
+    assert_int_equal(llm_text_loops(text, strlen(text), why, sizeof why), 1);
+    assert_non_null(strstr(why, "same line"));
+    assert_int_equal(llm_text_loops("", 0, why, sizeof why), 0);
+    assert_int_equal(llm_code_closed("Plan.\n```c\nint x;\n"), 0);
+    assert_int_equal(llm_code_closed("Plan.\n```c\nint x;\n```\n"), 1);
+    assert_int_equal(llm_code_closed("```json\n{}\n```\n```c\n"), 0);
+    assert_int_equal(llm_code_closed("```c\n\n```\n"), 0);
+    assert_int_equal(llm_json_closed("Here: {\"a\": {\"b\": 1}"), 0);
+    assert_int_equal(llm_json_closed("Here: {\"a\": {\"b\": 1}}"), 1);
 }
 
 /* ---- extraction ------------------------------------------------------------------ */
@@ -1073,10 +1365,13 @@ static void prompts_templates_check_and_render(void **state)
     prompt_var v[] = {{"story", "The player must meet a BAT before the KEY."},
                       {"reward_api", "int count_tiles(const level_t *l, int tile);"},
                       {"iteration", "1"},
-                      {"iterations", "6"}};
-    char *s = prompt_render("reward_init", v, 4, err, sizeof err);
-    assert_non_null(s);
+                      {"iterations", "6"},
+                      {"target", "encounter: meet BAT"}, {"evaluator_rules", ""}};
+    char *s = prompt_render("reward_init", v, 6, err, sizeof err);
+    if (!s) fail_msg("%s", err);
     assert_non_null(strstr(s, "iteration 1 of 6"));
+    assert_non_null(strstr(s, "scored on this target: encounter: meet BAT."));
+    assert_null(strstr(s, "first of")); /* a root may come at any iteration */
     assert_non_null(strstr(s, "The player must meet a BAT before the KEY."));
     assert_non_null(strstr(s, "int count_tiles(const level_t *l, int tile);"));
     assert_non_null(strstr(s, "float compute_reward(const level_t *prev, const level_t *curr)\n{"));
@@ -1086,6 +1381,23 @@ static void prompts_templates_check_and_render(void **state)
     /* missing values are named */
     assert_null(prompt_render("reward_init", v, 3, err, sizeof err));
     assert_non_null(strstr(err, "{iterations}"));
+    /* the retry note says which attempt and why */
+    prompt_var rv[] = {{"attempt", "2"}, {"attempts", "3"}, {"failure", "the model fell into a loop"}};
+    s = prompt_render("retry_note", rv, 3, err, sizeof err);
+    assert_non_null(s);
+    assert_non_null(strstr(s, "Attempt 2 of 3"));
+    assert_non_null(strstr(s, "the model fell into a loop"));
+    free(s);
+    /* the evaluator's rules are not in the prompts unless the run asks for them */
+    for (int i = 0; i < prompt_template_count; i++) {
+        if (!strncmp(prompt_template_names[i], "evaluator_rules", 15)) continue;
+        char *t = prompt_load(prompt_template_names[i], err, sizeof err);
+        assert_non_null(t);
+        if (strstr(t, "within 2 tiles") || strstr(t, "5x5 window") || strstr(t, "DOOR is locked") ||
+            strstr(t, "DOOR stays locked") || strstr(t, "out of reach while"))
+            fail_msg("prompts/%s.txt states a scoring rule of the evaluator", prompt_template_names[i]);
+        free(t);
+    }
     s = prompt_render("self_align", all, n, err, sizeof err);
     assert_non_null(strstr(s, "Keep the structure"));
     assert_non_null(strstr(s, "scale and sparsity"));
@@ -1130,15 +1442,16 @@ static void prompts_got_references(void **state)
     char err[256];
     const char *codes[] = {"float compute_reward(const level_t *a, const level_t *b) { return 1.0f; }",
                            "float compute_reward(const level_t *a, const level_t *b)\n{ return 2.0f; }\n"};
-    double fit[] = {0.8333, 0.5};
-    char *s = prompt_references(codes, fit, 2, err, sizeof err);
+    double fit[] = {0.8333, 0.05};
+    int kinds[] = {REF_BEST, REF_WORST};
+    char *s = prompt_references(codes, fit, kinds, 2, err, sizeof err);
     assert_non_null(s);
-    assert_non_null(strstr(s, "Reference 1 (fitness 0.833):\n```c\nfloat compute_reward(const level_t *a, const "
-                              "level_t *b) { return 1.0f; }\n```\n"));
-    assert_non_null(strstr(s, "Reference 2 (fitness 0.500):\n```c\n"));
+    assert_non_null(strstr(s, "Reference 1 (one of the best so far, fitness 0.833):\n```c\nfloat compute_reward(const "
+                              "level_t *a, const level_t *b) { return 1.0f; }\n```\n"));
+    assert_non_null(strstr(s, "Reference 2 (one of the worst so far, fitness 0.050):\n```c\n"));
     assert_true(strstr(s, "Reference 1") < strstr(s, "Reference 2"));
     free(s);
-    s = prompt_references(NULL, NULL, 0, err, sizeof err);
+    s = prompt_references(NULL, NULL, NULL, 0, err, sizeof err);
     assert_string_equal(s, "");
     free(s);
 }
@@ -1169,12 +1482,16 @@ PCG_TESTS(llm, cmocka_unit_test(llm_good_reply_and_request_fields), cmocka_unit_
           cmocka_unit_test(llm_4xx_is_not_retried), cmocka_unit_test(llm_malformed_json_is_clear_error),
           cmocka_unit_test(llm_oversized_response_is_refused), cmocka_unit_test(llm_request_body_is_valid_for_any_text),
           cmocka_unit_test(llm_empty_choices_is_clear_error), cmocka_unit_test(llm_timeout_is_bounded),
-          cmocka_unit_test(llm_timeout_then_answer), cmocka_unit_test(llm_connection_refused_is_bounded),
+          cmocka_unit_test(llm_call_time_cuts_a_slow_stream), cmocka_unit_test(llm_connection_refused_is_bounded),
           cmocka_unit_test(llm_key_never_in_errors_or_reply), cmocka_unit_test(llm_no_key_sends_no_authorization),
           cmocka_unit_test(llm_image_sent_as_data_url), cmocka_unit_test(llm_usage_accumulates_per_run),
           cmocka_unit_test(llm_config_flags_and_base_url), cmocka_unit_test(llm_ask_command),
           cmocka_unit_test(llm_fake_run_script_routes_each_prompt), cmocka_unit_test(llm_extract_code_cases),
           cmocka_unit_test(llm_extract_json_cases), cmocka_unit_test(llm_base64_known_answers),
+          cmocka_unit_test(llm_code_reply_stops_when_the_block_closes), cmocka_unit_test(llm_loop_is_cut_and_not_continued),
+          cmocka_unit_test(llm_length_advice_fits_the_cause), cmocka_unit_test(llm_json_schema_with_fallbacks),
+          cmocka_unit_test(llm_context_read_and_prompt_refused), cmocka_unit_test(llm_ask_summary_on_failure),
+          cmocka_unit_test(llm_loop_and_closed_block_detection),
           cmocka_unit_test(prompts_fill_placeholders), cmocka_unit_test(prompts_unknown_or_missing_placeholder),
           cmocka_unit_test(prompts_found_beside_the_binary), cmocka_unit_test(prompts_templates_check_and_render),
           cmocka_unit_test(prompts_check_catches_edited_templates), cmocka_unit_test(prompts_got_references),

@@ -140,14 +140,16 @@ static void check_offline_run(int pe)
     assert_int_equal(g.nodes[1].parent, 0);
     int p2 = pe == PE_COT ? 1 : g.nodes[1].fitness > g.nodes[0].fitness ? 1 : 0;
     assert_int_equal(g.nodes[2].parent, p2);
-    /* GoT shows the best other valid node (the parent excluded) */
+    /* GoT shows the best other valid nodes, leaving out the parent and the
+     * previous iteration (node 1): node 0, when node 1 is the parent */
     for (int i = 0; i < 3; i++) {
-        int want = pe == PE_GOT && i == 2 ? 1 : 0;
+        int want = pe == PE_GOT && i == 2 && p2 == 1 ? 1 : 0;
         assert_int_equal(g.nodes[i].n_refs, want);
     }
-    if (pe == PE_GOT) {
-        assert_int_equal(g.nodes[2].refs[0], p2 == 0 ? 1 : 0);
-        assert_true(g.nodes[2].ref_fitness[0] == g.nodes[g.nodes[2].refs[0]].fitness);
+    if (pe == PE_GOT && p2 == 1) {
+        assert_int_equal(g.nodes[2].refs[0], 0);
+        assert_int_equal(g.nodes[2].ref_kind[0], REF_BEST);
+        assert_true(g.nodes[2].ref_fitness[0] == g.nodes[0].fitness);
     }
     if (p2 == 0) { /* siblings refined from the same feedback differ */
         char *a = node_file(dir, 1, "reward_gen.c"), *b = node_file(dir, 2, "reward_gen.c");
@@ -181,7 +183,10 @@ static void check_offline_run(int pe)
     assert_non_null(html);
     assert_non_null(strstr(html, "<svg"));
     assert_non_null(strstr(html, "rule-based offline author"));
-    assert_int_equal(count_of(html, "data:image/png;base64,"), 3);
+    /* 3 level pictures, the fitness chart, each node's reward and entropy curves */
+    assert_int_equal(count_of(html, "data:image/png;base64,"), 10);
+    assert_int_equal(count_of(html, "alt='entropy over training'"), 3);
+    assert_int_equal(count_of(html, "alt='fitness by iteration'"), 1);
     assert_null(strstr(html, "src='http"));
     assert_null(strstr(html, "src=\"http"));
     for (int i = 0; i < 3; i++) {
@@ -195,7 +200,14 @@ static void check_offline_run(int pe)
         assert_non_null(strstr(html, row));
     }
     assert_int_equal(count_of(html, "float compute_reward(const level_t *prev, const level_t *curr)"), 3);
-    assert_int_equal(count_of(html, "stroke-dasharray"), pe == PE_GOT ? 1 : 0);
+    assert_int_equal(count_of(html, "stroke-dasharray"), pe == PE_GOT && p2 == 1 ? 1 : 0);
+    /* Word2Minecraft's metrics per node, and a Minecraft datapack to
+     * download per level, embedded as a ZIP */
+    assert_non_null(strstr(html, "<th>ASPAO</th><th>UTR</th><th>VUTR</th>"));
+    assert_int_equal(count_of(html, "Word2Minecraft metrics: ASPAO"), 3);
+    assert_int_equal(count_of(html, "download='pcgrllm_node"), 12);
+    assert_non_null(strstr(html, "download='pcgrllm_node002_level_003.zip' href='data:application/zip;base64,UEsDB"));
+    assert_non_null(strstr(html, "<code>/function pcgrllm:node001_level_000</code>"));
     free(html);
 
     /* `pcgrllm report DIR` prints the same table again */
@@ -205,6 +217,21 @@ static void check_offline_run(int pe)
     assert_non_null(strstr(out, want));
     snprintf(want, sizeof want, "%-5d %-9d %-6d %-8s %8.3f", 2, 3, p2, "ok", g.nodes[2].fitness);
     assert_non_null(strstr(out, want));
+    assert_non_null(strstr(out, "  aspao    utr   vutr"));
+
+    /* the run's levels as Minecraft files: the best node's, by default */
+    char mc[PATH_MAX - 64];
+    snprintf(mc, sizeof mc, "%s/mc", dir);
+    assert_int_equal(pcg_test_sh(out, sizeof out, "%s export --minecraft --out %s %s", pcg_test_binary(), mc, dir), 0);
+    snprintf(path, sizeof path, "%s/node%03d_level_003.nbt", mc, best);
+    assert_true(pcg_test_exists(path));
+    snprintf(path, sizeof path, "%s/pcgrllm.zip", mc);
+    assert_true(pcg_test_exists(path));
+    assert_int_equal(pcg_test_sh(out, sizeof out, "%s export --minecraft --node 1 --out %s %s", pcg_test_binary(), mc, dir), 0);
+    snprintf(path, sizeof path, "%s/node001_level_000.nbt", mc);
+    assert_true(pcg_test_exists(path));
+    assert_int_equal(pcg_test_sh(out, sizeof out, "%s export --minecraft --node 7 --out %s %s", pcg_test_binary(), mc, dir), 1);
+    assert_non_null(strstr(out, "has no node 7 (it has 3)"));
     graph_free(&g);
 }
 
@@ -415,6 +442,10 @@ static void run_flag_errors_one_line(void **state)
         "--scenario 1 extra",
         "--story ''",
         "--story-file /nonexistent/story.txt",
+        "--scenario 1 --init-reward /nonexistent/reward.c",
+        "--scenario 1 --init-reward /tmp",
+        "--scenario 1 --got-best 5",
+        "--scenario 1 --got-worst -1",
     };
     char out[4096], dir[PATH_MAX];
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -766,8 +797,8 @@ static void run_openai_fake_server(void **state)
                          "%s run --llm openai --base-url http://127.0.0.1:%d/v1 --model fake-coder --api-key-env %s "
                          "--llm-retries 1 --llm-backoff 0.01 --llm-timeout 20 "
                          "--story 'The player must meet a bat before picking up the key and leaving through the door' "
-                         "--pe got --preset small --steps 512 --envs 2 --threads 1 --align 1 --check-envs 4 "
-                         "--levels 4 --iterations 3 --out %s",
+                         "--pe got --breadth 1 --preset small --steps 512 --envs 2 --threads 1 --align 1 "
+                         "--check-envs 4 --levels 4 --iterations 3 --out %s",
                          pcg_test_binary(), s.port, KEY_ENV, dir);
     srv_stop(&s);
     if (rc != 0) fail_msg("run --llm openai exited %d: %s", rc, out);
@@ -778,7 +809,7 @@ static void run_openai_fake_server(void **state)
     if (key_hit) fail_msg("the API key appears in %s", key_hit);
     char *reqs = slurp(s.log);
     assert_non_null(reqs);
-    int n_req = count_lines(reqs);
+    int n_req = count_of(reqs, "\"path\":"); /* requests; other lines note a stream the client ended early */
     assert_true(n_req >= 10);
     assert_int_equal(count_of(reqs, "\"auth\": \"match\""), n_req);
     free(reqs);
@@ -814,8 +845,11 @@ static void run_openai_fake_server(void **state)
         assert_non_null(strstr(g.nodes[i].feedback, "Problem: most levels have no bat"));
         assert_true(g.nodes[i].tokens_prompt > 0 && g.nodes[i].tokens_completion > 0);
     }
-    /* GoT: the third node's prompt shows the other reward with its fitness */
+    /* GoT with breadth 1: node 2 refines node 1 and shows node 0 (the
+     * previous iteration, node 1, is its parent) with its fitness */
+    assert_int_equal(g.nodes[2].parent, 1);
     assert_int_equal(g.nodes[2].n_refs, 1);
+    assert_int_equal(g.nodes[2].refs[0], 0);
     char *req = node_file(dir, 2, "llm/generate_1.request.json");
     assert_non_null(req);
     assert_non_null(strstr(req, "Other reward functions tried so far"));
@@ -1078,6 +1112,112 @@ static void run_openai_fitness_llm_malformed(void **state)
     assert_file_has(dir, "summary.txt", "best_node 1\nbest_fitness 0.950000\nbest_path 0 -> 1\nnodes 3\n");
 }
 
+
+/* ---- a model that never writes a reward ------------------------------------------ */
+
+/* A script for a base model without chat training: it paraphrases the
+ * prompt in a loop (cut by the client, never continued). */
+static void write_script(const char *path, const char *text)
+{
+    assert_int_equal(write_file_atomic(path, text, strlen(text)), 0);
+}
+
+static const char loop_reply[] =
+    "{\"content\": \"The reward function should reward the player for reaching the key.\\n\", \"repeat\": 400, "
+    "\"piece\": 16, \"finish_reason\": \"length\"}";
+
+static void run_openai_hopeless_model_exits_1(void **state)
+{
+    (void)state;
+    pcg_test_use_source_prompts();
+    char script[PATH_MAX], dir[PATH_MAX], text[1024];
+    snprintf(script, sizeof script, "%s/hopeless.json", pcg_test_tmpdir());
+    snprintf(text, sizeof text, "{\"default\": %s}", loop_reply);
+    write_script(script, text);
+    snprintf(dir, sizeof dir, "%s/hopeless", pcg_test_tmpdir());
+    fake_srv s;
+    srv_start(&s, script, "hopeless");
+    static char out[1 << 16];
+    double t0 = now_seconds();
+    int rc = pcg_test_sh(out, sizeof out,
+                         "%s run --llm openai --base-url http://127.0.0.1:%d/v1 --model base --api-key-env %s "
+                         "--scenario 1 --pe got --trials 2 --fixes 1 " TINY_BUDGET " --levels 4 --iterations 4 --out %s",
+                         pcg_test_binary(), s.port, KEY_ENV, dir);
+    srv_stop(&s);
+    /* bounded, honest and non-zero */
+    assert_true(now_seconds() - t0 < 60);
+    if (rc != 1) fail_msg("exit %d, expected 1: %s", rc, out);
+    assert_non_null(strstr(out, "stopping: the model wrote no reward function in 2 nodes in a row"));
+    assert_non_null(strstr(out, "no node produced a reward"));
+    assert_non_null(strstr(out, "rewards: 0 held a reward function, 0 compiled, 0 passed validation, 0 trained"));
+    assert_non_null(strstr(out, "cut: 4 loops"));
+    assert_null(strstr(out, "first of"));
+    thought_graph g;
+    load_graph(dir, &g);
+    assert_int_equal(g.n, 2);
+    assert_int_equal(g.nodes[0].status, NODE_FAILED);
+    assert_int_equal(g.nodes[1].status, NODE_FAILED);
+    graph_free(&g);
+    /* what the model wrote is kept, with its tokens and why it was cut */
+    assert_file_has(dir, "nodes/000/llm/generate_1.reply.txt", "reward the player for reaching the key");
+    assert_file_has(dir, "nodes/000/llm/generate_1.outcome.json", "\"cut\": \"loop\"");
+    assert_file_has(dir, "nodes/000/llm/generate_1.outcome.json", "\"status\": \"failed\"");
+    assert_file_has(dir, "nodes/000/llm/generate_1.outcome.json", "\"completion_tokens\": ");
+    assert_file_has(dir, "nodes/000/failed.txt", "loop");
+    /* the retry said why the first attempt failed */
+    assert_file_has(dir, "nodes/000/llm/generate_2.request.json", "Attempt 2 of 2");
+    assert_file_has(dir, "nodes/000/llm/generate_2.request.json", "fell into a loop");
+    /* a small budget for a reward, the end-of-turn stops, a stream */
+    assert_file_has(dir, "nodes/000/llm/generate_1.request.json", "\"max_tokens\": 1280");
+    assert_file_has(dir, "nodes/000/llm/generate_1.request.json", "\"stream\": true");
+    assert_file_has(dir, "nodes/000/llm/generate_1.request.json", "<end_of_turn>");
+    /* no contradiction: node 1 is a root at iteration 2 */
+    assert_file_has(dir, "nodes/001/llm/generate_1.request.json", "iteration 2 of 4");
+    assert_non_null(strstr(out, "0.000            -  ")); /* no "reward bytes -1" */
+}
+
+/* A node killed after its first trial failed: --resume does not ask for
+ * that trial again, and the next trial is told why the first failed. */
+static void run_resume_skips_recorded_failed_trial(void **state)
+{
+    (void)state;
+    pcg_test_use_source_prompts();
+    char script[PATH_MAX], script2[PATH_MAX], dir[PATH_MAX], text[2048];
+    snprintf(script, sizeof script, "%s/trial1.json", pcg_test_tmpdir());
+    snprintf(text, sizeof text, "{\"responses\": [%s], \"default\": {\"sleep\": 60, \"content\": \"late\"}}",
+             loop_reply);
+    write_script(script, text);
+    snprintf(dir, sizeof dir, "%s/resume-trial", pcg_test_tmpdir());
+    fake_srv s;
+    srv_start(&s, script, "trial1");
+    static char out[1 << 16];
+    int rc = pcg_test_sh(out, sizeof out,
+                         "timeout -s KILL 6 %s run --llm openai --base-url http://127.0.0.1:%d/v1 --model base "
+                         "--api-key-env %s --scenario 1 --trials 2 --fixes 0 --ablation zs " TINY_BUDGET
+                         " --levels 4 --out %s",
+                         pcg_test_binary(), s.port, KEY_ENV, dir);
+    srv_stop(&s);
+    assert_int_equal(rc, 137);
+    assert_file_has(dir, "nodes/000/llm/generate_1.outcome.json", "\"status\": \"failed\"");
+    /* the second server answers with a good reward */
+    snprintf(script2, sizeof script2, "%s/trial2.json", pcg_test_tmpdir());
+    write_script(script2, "{\"default\": {\"content\": \"```c\\nfloat compute_reward(const level_t *prev, "
+                          "const level_t *curr)\\n{\\n    return (float)(count_tiles(curr, KEY) == 1) - "
+                          "(float)(count_tiles(prev, KEY) == 1);\\n}\\n```\\n\"}}");
+    srv_start(&s, script2, "trial2");
+    rc = pcg_test_sh(out, sizeof out,
+                     "%s run --out %s --resume --base-url http://127.0.0.1:%d/v1 --api-key-env %s", pcg_test_binary(),
+                     dir, s.port, KEY_ENV);
+    srv_stop(&s);
+    if (rc != 0) fail_msg("resume exited %d: %s", rc, out);
+    char *reqs = slurp(s.log);
+    assert_non_null(reqs);
+    assert_int_equal(count_of(reqs, "\"path\":"), 1);
+    assert_non_null(strstr(reqs, "Attempt 2 of 2"));
+    free(reqs);
+    assert_non_null(strstr(out, "recorded; not asked again"));
+}
+
 PCG_TESTS(run, cmocka_unit_test(run_flag_errors_one_line), cmocka_unit_test(run_story_refused_before_training),
           cmocka_unit_test(run_openai_story_refused), cmocka_unit_test(run_offline_cot),
           cmocka_unit_test(run_offline_tot), cmocka_unit_test(run_offline_got),
@@ -1085,4 +1225,5 @@ PCG_TESTS(run, cmocka_unit_test(run_flag_errors_one_line), cmocka_unit_test(run_
           cmocka_unit_test(run_resume_refuses_damaged_earlier_node), cmocka_unit_test(run_openai_fake_server),
           cmocka_unit_test(run_ablation_zs), cmocka_unit_test(run_ablation_sa), cmocka_unit_test(run_ablation_fb),
           cmocka_unit_test(run_openai_fitness_llm), cmocka_unit_test(run_openai_feedback_image),
-          cmocka_unit_test(run_openai_fitness_llm_malformed))
+          cmocka_unit_test(run_openai_fitness_llm_malformed), cmocka_unit_test(run_openai_hopeless_model_exits_1),
+          cmocka_unit_test(run_resume_skips_recorded_failed_trial))

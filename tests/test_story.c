@@ -309,7 +309,77 @@ static void story_json_rejects_malformed(void **state)
     assert_null(target_json(&t));
 }
 
-PCG_TESTS(story, cmocka_unit_test(story_paper_scenarios), cmocka_unit_test(story_target_to_scenario), cmocka_unit_test(story_custom_accepted),
+
+static void expect_length(const char *story, int length, int tolerance)
+{
+    target_t t;
+    char why[300];
+    int rc = story_extract_offline(story, &t, why, sizeof why);
+    if (rc != STORY_OK) fail_msg("refused \"%s\": %s", story, why);
+    assert_int_equal(t.kind, TARGET_PATHLENGTH);
+    assert_int_equal(t.variant, VARIANT_DUNGEON);
+    if (t.length != length || t.tolerance != tolerance)
+        fail_msg("\"%s\" -> %d +- %d, want %d +- %d", story, t.length, t.tolerance, length, tolerance);
+    assert_int_equal(target_validate(&t, why, sizeof why), 0);
+}
+
+static void story_path_length(void **state)
+{
+    (void)state;
+    expect_length("The route from the player to the key and on to the door should be about 30 steps long.", 30, 3);
+    expect_length("The player walks exactly 24 steps to the key and then to the door.", 24, 0);
+    expect_length("Between 20 and 30 steps from the player past the key to the door.", 25, 5);
+    expect_length("The path by the key to the door is 40 steps, give or take 6.", 40, 6);
+    expect_length("A route of twenty steps to the key and the door.", 20, 2);
+    /* vague, one-sided, combined or unmeasurable lengths are refused with the reason */
+    expect_refused("A long and winding route from the player to the key and the door.", "number of steps");
+    expect_refused("The path to the key and the door must be at least 40 steps.", "one side");
+    expect_refused("The route to the key and the door is at most 40 steps.", "one side");
+    expect_refused("The route to the key and the door is 30 steps and the player meets a bat.", "one target");
+    expect_refused("The path from the player to the door is 30 steps.", "Player -> Key -> Door");
+    expect_refused("The route to the key is 30 steps and the route to the door 12 steps.", "more than one");
+    expect_refused("The route to the treasure behind the key and the door is 30 steps.", "one target");
+    expect_refused("The route to the key and the door is 5000 steps.", "scores lengths");
+}
+
+static void story_path_length_json(void **state)
+{
+    (void)state;
+    target_t t, back;
+    char why[300], buf[256];
+    assert_int_equal(target_from_json("{\"kind\":\"pathlength\",\"length\":30,\"tolerance\":3}", &t, why, sizeof why),
+                     STORY_OK);
+    assert_int_equal(t.kind, TARGET_PATHLENGTH);
+    assert_int_equal(t.length, 30);
+    assert_int_equal(t.tolerance, 3);
+    assert_true(target_to_json(&t, buf, sizeof buf) > 0);
+    assert_int_equal(target_from_json(buf, &back, why, sizeof why), STORY_OK);
+    assert_true(target_equal(&t, &back));
+    /* the tolerance defaults to 10% */
+    assert_int_equal(target_from_json("{\"kind\":\"pathlength\",\"length\":45}", &t, why, sizeof why), STORY_OK);
+    assert_int_equal(t.tolerance, 5);
+    target_describe(&t, buf, sizeof buf);
+    assert_non_null(strstr(buf, "45 steps long, give or take 5"));
+    eval_scenario_t sc;
+    target_to_scenario(&t, "s", &sc);
+    assert_int_equal(sc.kind, EVAL_PATHLENGTH);
+    assert_int_equal(sc.length, 45);
+    assert_int_equal(sc.tolerance, 5);
+    static const char *const bad[] = {
+        "{\"kind\":\"pathlength\"}",
+        "{\"kind\":\"pathlength\",\"length\":\"30\"}",
+        "{\"kind\":\"pathlength\",\"length\":30,\"tolerance\":30}",
+        "{\"kind\":\"pathlength\",\"length\":1}",
+        "{\"kind\":\"pathlength\",\"length\":30,\"enemies\":[]}",
+        "{\"kind\":\"encounter\",\"enemies\":[],\"length\":30}",
+        NULL,
+    };
+    for (int i = 0; bad[i]; i++)
+        if (target_from_json(bad[i], &t, why, sizeof why) != STORY_INVALID) fail_msg("accepted %s", bad[i]);
+}
+
+PCG_TESTS(story, cmocka_unit_test(story_paper_scenarios), cmocka_unit_test(story_path_length),
+          cmocka_unit_test(story_path_length_json), cmocka_unit_test(story_target_to_scenario), cmocka_unit_test(story_custom_accepted),
           cmocka_unit_test(story_refused), cmocka_unit_test(story_word_salad), cmocka_unit_test(story_deterministic_reason),
           cmocka_unit_test(story_json_round_trip), cmocka_unit_test(story_json_model_replies),
           cmocka_unit_test(story_json_rejects_malformed))

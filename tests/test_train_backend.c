@@ -42,8 +42,8 @@ static void train_backend_flags(void **state)
     assert_int_equal(rc, 2);
     assert_true(one_line_text(out));
     assert_non_null(strstr(out, "--backend must be cpu, cuda or auto"));
-    rc = pcg_test_sh(out, sizeof out, "%s train --reward %s " TINY " --steps 64 --matmul tf32 --out %s/tb0", bin,
-                     reward, tmp);
+    rc = pcg_test_sh(out, sizeof out, "%s train --reward %s " TINY " --steps 64 --backend cpu --matmul tf32 --out %s/tb0",
+                     bin, reward, tmp);
     assert_int_equal(rc, 2);
     assert_true(one_line_text(out));
     assert_non_null(strstr(out, "needs the CUDA trainer"));

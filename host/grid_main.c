@@ -1,0 +1,239 @@
+/* `pcgrllm grid` after its flags: see grid_main.h. */
+#include "grid_main.h"
+#include "train_estimate.h"
+#include "run.h"
+#include "backend.h"
+#include "grid_exec.h"
+#include "grid_report.h"
+#include "grid_rows.h"
+#include "util.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* DIR/grid.json: the definition of a grid already there must be the one
+ * given, or is used when none is given.  0, 1 (printed; exit 1). */
+static int stored_definition(grid_opts *o, int *have_stored)
+{
+    char path[1200], err[512];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/grid.json", o->out);
+    *have_stored = stat(path, &st) == 0;
+    if (!*have_stored) return 0;
+    long len;
+    char *text = read_file(path, 16L << 20, &len, err, sizeof err);
+    grid_def stored;
+    if (!text || grid_def_from_json(text, &stored, err, sizeof err)) {
+        free(text);
+        die_msg("grid: %s is unreadable: %s (move it away to start a new grid there)", path, err);
+        return 1;
+    }
+    free(text);
+    if (o->def_given && !grid_def_equal(&o->d, &stored)) {
+        grid_def_free(&stored);
+        die_msg("grid: %s holds a grid with another definition (see %s); give the same grid flags and run "
+                "flags, or another --out",
+                o->out, path);
+        return 1;
+    }
+    grid_def_free(&o->d);
+    o->d = stored;
+    /* what the stored run flags choose */
+    grid_def tmp;
+    memset(&tmp, 0, sizeof tmp);
+    tmp.n_models = o->d.n_models; /* the axes decide which flags are the grid's */
+    tmp.n_fb = o->d.n_fb, tmp.n_fbin = o->d.n_fbin, tmp.n_gb = o->d.n_gb, tmp.n_gw = o->d.n_gw;
+    grid_set_run_flags(&tmp, o->d.n_run_flags, o->d.run_flags, &o->sets_threads, &o->sets_backend, err, sizeof err);
+    grid_def_free(&tmp);
+    return 0;
+}
+
+static void list_cells(const grid_opts *o, const grid_cell *cells, int total)
+{
+    printf("%-6s %-34s %-20s %s\n", "index", "cell", "seed", "state");
+    for (int k = 0; k < total; k++) {
+        char dir[2048], state[64];
+        grid_result r;
+        grid_cell_dir(o->out, &cells[k], dir, sizeof dir);
+        grid_run_state(dir, &r);
+        if (r.state == GRID_FINISHED) snprintf(state, sizeof state, "finished, best fitness %.4f", r.best_fitness);
+        else if (grid_cell_busy(o->out, &cells[k])) snprintf(state, sizeof state, "running");
+        else snprintf(state, sizeof state, "%s", r.state == GRID_STARTED ? "started" : "new");
+        printf("%-6d %-34s %-20llu %s\n", k, cells[k].name, (unsigned long long)cells[k].seed, state);
+    }
+}
+
+/* --gpus N needs N devices; said before anything is written.  0 or 1. */
+static int check_gpus(long gpus)
+{
+    char why[256] = "";
+    int n = backend_cuda_devices(why, sizeof why);
+    if (n == 0) return die_msg("grid: --gpus %ld: this machine has no usable GPU (%s); use --jobs J to run on the CPU", gpus, why), 1;
+    if (gpus > n) return die_msg("grid: --gpus %ld: this machine has only %d GPU%s", gpus, n, n == 1 ? "" : "s"), 1;
+    return 0;
+}
+
+/* DIR, DIR/cells and (for a new grid) DIR/grid.json.  0 or 1. */
+static int prepare_dir(const grid_opts *o, int have_stored)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/cells", o->out);
+    if (make_dirs(o->out) || make_dirs(path)) return die_msg("grid: cannot create %s/cells", o->out), 1;
+    if (have_stored) return 0;
+    snprintf(path, sizeof path, "%s/grid.json", o->out);
+    char *js = grid_def_json(&o->d), err[1400];
+    int rc = !js || write_file_atomic_msg(path, js, strlen(js), err, sizeof err);
+    free(js);
+    if (rc) return die_msg("grid: cannot write %s", path), 1;
+    return 0;
+}
+
+/* The cells still to run (queue), in order; *finished counts the others. */
+static int unfinished(const grid_opts *o, const grid_cell *cells, int total, int *queue, int *finished)
+{
+    int nq = 0;
+    *finished = 0;
+    for (int k = 0; k < total; k++) {
+        if (o->cell >= 0 && k != o->cell) continue;
+        char dir[2048];
+        grid_result r;
+        grid_cell_dir(o->out, &cells[k], dir, sizeof dir);
+        grid_run_state(dir, &r);
+        if (r.state == GRID_FINISHED) (*finished)++;
+        else queue[nq++] = k;
+    }
+    return nq;
+}
+
+/* The queue without the cells some process is running now (a batch
+ * array submitted before, a grid running elsewhere): they are not
+ * submitted twice.  Returns the new length. */
+static int without_busy(const grid_opts *o, const grid_cell *cells, int *queue, int nq)
+{
+    int m = 0, busy = 0;
+    for (int i = 0; i < nq; i++) {
+        if (grid_cell_busy(o->out, &cells[queue[i]])) busy++;
+        else queue[m++] = queue[i];
+    }
+    if (busy) printf("grid %s: %d cell%s running now (not submitted again)\n", o->out, busy, busy == 1 ? " is" : "s are");
+    return m;
+}
+
+/* The value of run flag name (--steps 5 or --steps=5) in the grid's run
+ * flags, or NULL. */
+static const char *run_flag(const grid_def *d, const char *name)
+{
+    size_t n = strlen(name);
+    for (int i = 0; i < d->n_run_flags; i++) {
+        const char *f = d->run_flags[i];
+        if (!strcmp(f, name) && i + 1 < d->n_run_flags) return d->run_flags[i + 1];
+        if (!strncmp(f, name, n) && f[n] == '=') return f + n + 1;
+    }
+    return NULL;
+}
+
+/* The grid's training time on the CPU, projected from a short warm-up of
+ * the cells' settings, said up front; over 3 hours it goes on only when
+ * asked.  0 to go on. */
+static int grid_cost(const grid_opts *o, const grid_cell *cells, const int *queue, int nq, int slots)
+{
+    run_config c;
+    run_config_defaults(&c);
+    const char *v;
+    if ((v = run_flag(&o->d, "--steps"))) c.steps = atoll(v);
+    if ((v = run_flag(&o->d, "--envs"))) c.envs = atoi(v);
+    if ((v = run_flag(&o->d, "--iterations"))) c.iterations = atoi(v);
+    if ((v = run_flag(&o->d, "--preset"))) snprintf(c.preset, sizeof c.preset, "%s", v);
+    ppo_config cfg;
+    ppo_config_default(&cfg);
+    cfg.n_envs = c.envs > 0 ? c.envs : cfg.n_envs;
+    snprintf(cfg.preset, sizeof cfg.preset, "%s", c.preset);
+    if (ppo_config_check(&cfg)) return 0; /* the cells will say what is wrong */
+    double sps = train_estimate_sps(&cfg, 10.0), nodes = 0;
+    for (int i = 0; i < nq; i++) {
+        int a = cells[queue[i]].ablation;
+        nodes += a == ABL_ZS || a == ABL_SA ? 1 : c.iterations;
+    }
+    /* the slots share the machine's cores: the same work however it is split */
+    double seconds = sps > 0 ? nodes * (double)c.steps / sps : -1;
+    char d[64];
+    train_format_duration(seconds, d, sizeof d);
+    grid_say("projected: about %s of training on the CPU for %d cell%s, %.0f nodes of %lld steps (%s preset, %d envs, "
+             "%.0f steps/s in a short warm-up, %d at a time; model calls not counted)",
+             d, nq, nq == 1 ? "" : "s", nodes, (long long)c.steps, c.preset, cfg.n_envs, sps, slots);
+    if (seconds <= TRAIN_ASK_ABOVE_S || o->yes) return 0;
+    return train_confirm_long_job("grid", seconds,
+                                  "fewer --steps, a smaller --preset or fewer cells shorten it; --gpus N or --slurm "
+                                  "spread it")
+               ? 0
+               : -1;
+}
+
+/* Run the queue here, on CPU job slots or GPUs.  The exit code. */
+static int run_here(grid_opts *o, const grid_cell *cells, int total, const int *queue, int nq, int finished)
+{
+    int slots = o->gpus > 0 ? (int)o->gpus : (int)o->jobs, cores = grid_cpu_cores();
+    if (slots > nq && nq > 0) slots = nq;
+    grid_exec_ctx x = {o->out, &o->d, cells, (int)o->gpus, 0, o->gpus > 0 && !o->sets_backend};
+    if (!o->sets_threads) x.threads = cores / slots > 1 ? cores / slots : 1;
+    grid_log_open(o->out);
+    char where[128];
+    if (o->gpus > 0) snprintf(where, sizeof where, "one per GPU on %ld GPU%s", o->gpus, o->gpus == 1 ? "" : "s");
+    else snprintf(where, sizeof where, "%d at a time on the CPU", slots);
+    if (o->cell >= 0)
+        grid_say("grid %s: cell %ld of %d (%s): %s", o->out, o->cell, total, finished ? "finished" : "to run",
+                 finished ? "nothing to do" : "running it");
+    else
+        grid_say("grid %s: %d cells, %d finished, %d to run, %s", o->out, total, finished, nq, nq ? where : "nothing to do");
+    if (nq && x.threads) grid_say("each new cell: --threads %d (%d cores)", x.threads, cores);
+    if (nq && o->gpus <= 0 && grid_cost(o, cells, queue, nq, slots)) {
+        grid_log_close();
+        return 2;
+    }
+    int rc = nq ? grid_exec_run(&x, queue, nq, slots, o->cell >= 0 ? 1 : total, finished) : 0;
+    if (o->cell < 0 && rc != 130 && rc != 143) {
+        printf("\n");
+        if (grid_report(o->out, &o->d, cells, total, o->value, 0) < 0 && !rc) rc = 1;
+    } else if (o->cell >= 0 && rc == 0) {
+        grid_say("aggregate the finished cells with: pcgrllm grid --out %s --summary", o->out);
+    }
+    grid_log_close();
+    return rc;
+}
+
+int grid_main(grid_opts *o)
+{
+    int have_stored, rc = 0;
+    if (stored_definition(o, &have_stored)) return grid_def_free(&o->d), 1;
+    if (!have_stored && o->summary) {
+        grid_def_free(&o->d);
+        return die_msg("grid: %s holds no grid (no grid.json); run the grid first", o->out), 1;
+    }
+    grid_cell *cells = NULL;
+    int total = grid_cells(&o->d, &cells);
+    int *queue = total >= 0 ? malloc(sizeof(int) * (size_t)(total + 1)) : NULL;
+    if (!queue) {
+        free(cells);
+        grid_def_free(&o->d);
+        return die_msg("grid: out of memory"), 1;
+    }
+    if (o->cell >= total) {
+        die_msg("grid: --cell %ld: the grid has cells 0..%d (pcgrllm grid --list)", o->cell, total - 1);
+        rc = 2;
+    } else if (o->list) {
+        list_cells(o, cells, total);
+    } else if (o->summary) {
+        rc = grid_report(o->out, &o->d, cells, total, o->value, 0) < 0;
+    } else if (!(o->gpus > 0 && (rc = check_gpus(o->gpus))) && !(rc = prepare_dir(o, have_stored))) {
+        int finished, nq = unfinished(o, cells, total, queue, &finished);
+        if (o->slurm) nq = without_busy(o, cells, queue, nq);
+        if (o->slurm && nq == 0) printf("grid %s: every cell is finished or running; nothing to submit\n", o->out);
+        else if (o->slurm) rc = grid_slurm(o->out, queue, nq, total, &o->slurm_opts);
+        else rc = run_here(o, cells, total, queue, nq, finished);
+    }
+    free(queue);
+    free(cells);
+    grid_def_free(&o->d);
+    return rc;
+}

@@ -1,0 +1,209 @@
+/* A grid's cells read as rows.  See grid_rows.h. */
+#include "grid_rows.h"
+#include "graph.h"
+#include "grid_exec.h"
+#include "run.h"
+#include "util.h"
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void grid_row_blank(grid_row *row)
+{
+    memset(row, 0, sizeof *row);
+    row->key.got_best = row->key.got_worst = -1;
+    row->scenario = row->ablation = row->repeat = row->iteration = row->node = -1;
+    row->fitness = row->llm_score = row->best_so_far = row->llm_best_so_far = NAN;
+    row->playable_share = row->mean_solutions = row->mean_entropy = row->diversity = row->playable_wall_share = NAN;
+    row->wall_s = row->train_s = NAN;
+    row->norm = row->llm_norm = NAN;
+}
+
+int grid_key_equal(const grid_key *a, const grid_key *b)
+{
+    return !strcmp(a->model, b->model) && !strcmp(a->pe, b->pe) && !strcmp(a->feedback, b->feedback) &&
+           !strcmp(a->feedback_input, b->feedback_input) && a->got_best == b->got_best && a->got_worst == b->got_worst;
+}
+
+int grid_rows_init(grid_rows *R, const int *scen, int n_scen, int repeats, const int *abl, int n_abl)
+{
+    memset(R, 0, sizeof *R);
+    if (n_scen < 1 || n_scen > 4 || n_abl < 0 || n_abl > 4 || repeats < 1) return -1;
+    memcpy(R->scen, scen, sizeof(int) * (size_t)n_scen);
+    memcpy(R->abl, abl, sizeof(int) * (size_t)n_abl);
+    R->n_scen = n_scen;
+    R->n_abl = n_abl;
+    R->repeats = repeats;
+    return 0;
+}
+
+int grid_rows_add(grid_rows *R, const grid_row *row)
+{
+    if (R->n == R->cap) {
+        int cap = R->cap ? R->cap * 2 : 256;
+        grid_row *p = realloc(R->rows, sizeof *p * (size_t)cap);
+        if (!p) return -1;
+        R->rows = p;
+        R->cap = cap;
+    }
+    R->rows[R->n++] = *row;
+    return 0;
+}
+
+void grid_rows_free(grid_rows *R)
+{
+    free(R->rows);
+    memset(R, 0, sizeof *R);
+}
+
+static double num_or_nan(json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* What a node measured: eval.json (the evaluator's fitness and the level
+ * metrics) and times.json.  The graph's fitness is the model's score when
+ * the cell judged with --fitness llm. */
+static void read_node(const char *dir, const thought_node *nd, const grid_result *res, grid_row *row)
+{
+    char path[2300], err[2400];
+    row->iteration = nd->iteration;
+    row->node = nd->id;
+    row->ok = nd->status == NODE_OK;
+    row->wall_s = nd->wall_s;
+    row->fitness = row->ok && !res->fitness_llm ? nd->fitness : 0;
+    row->llm_score = !res->fitness_llm ? NAN : row->ok ? nd->fitness : 0;
+    snprintf(path, sizeof path, "%s/nodes/%03d/eval.json", dir, nd->id);
+    json_t *ev = row->ok ? read_json_file(path, 8L << 20, err, sizeof err) : NULL;
+    if (ev) {
+        double f = num_or_nan(ev, "fitness");
+        if (isfinite(f)) row->fitness = f;
+        row->playable_share = num_or_nan(ev, "playable_share");
+        row->mean_solutions = num_or_nan(ev, "mean_solutions");
+        row->mean_entropy = num_or_nan(ev, "mean_entropy");
+        row->diversity = num_or_nan(ev, "diversity");
+        row->playable_wall_share = num_or_nan(ev, "playable_wall_share");
+        if (row->playable_wall_share < 0) row->playable_wall_share = NAN; /* -1: no playable level */
+        json_decref(ev);
+    } else if (row->ok && res->fitness_llm) {
+        row->fitness = NAN; /* the evaluator's fitness is unknown */
+    }
+    snprintf(path, sizeof path, "%s/nodes/%03d/times.json", dir, nd->id);
+    json_t *tm = read_json_file(path, 1L << 16, err, sizeof err);
+    row->train_s = num_or_nan(tm, "train_s");
+    json_decref(tm);
+}
+
+/* The headings a cell's nodes are reported under: one key for a cell of
+ * one search method; every search method of the grid (and every value of
+ * the axes it does not depend on) for a shared zero-shot or +SA cell. */
+static int cell_keys(const grid_def *d, const grid_cell *c, const grid_result *res, grid_key *keys, int max)
+{
+    grid_key k;
+    memset(&k, 0, sizeof k);
+    snprintf(k.model, sizeof k.model, "%s", c->model >= 0 ? grid_cell_model(d, c) : res->model);
+    snprintf(k.feedback, sizeof k.feedback, "%s", res->feedback);
+    snprintf(k.feedback_input, sizeof k.feedback_input, "%s", res->feedback_input);
+    k.got_best = k.got_worst = -1;
+    if (c->pe >= 0 || c->human) {
+        snprintf(k.pe, sizeof k.pe, "%s", c->human ? "human" : graph_pe_name(c->pe));
+        if (c->pe == PE_GOT && !c->human) k.got_best = res->got_best, k.got_worst = res->got_worst;
+        keys[0] = k;
+        return 1;
+    }
+    int n = 0, nfb = d->n_fb ? d->n_fb : 1, nfi = d->n_fbin ? d->n_fbin : 1;
+    for (int p = 0; p < d->n_pe; p++) {
+        int got = d->pe[p] == PE_GOT, ngb = got && d->n_gb ? d->n_gb : 1, ngw = got && d->n_gw ? d->n_gw : 1;
+        for (int f = 0; f < nfb; f++)
+            for (int i = 0; i < nfi; i++)
+                for (int b = 0; b < ngb; b++)
+                    for (int w = 0; w < ngw && n < max; w++) {
+                        grid_key e = k;
+                        snprintf(e.pe, sizeof e.pe, "%s", graph_pe_name(d->pe[p]));
+                        if (d->n_fb) snprintf(e.feedback, sizeof e.feedback, "%s", run_feedback_name(d->fb[f]));
+                        if (d->n_fbin)
+                            snprintf(e.feedback_input, sizeof e.feedback_input, "%s",
+                                     run_feedback_input_name(d->fbin[i]));
+                        if (got) {
+                            e.got_best = d->n_gb ? d->got_best[b] : res->got_best;
+                            e.got_worst = d->n_gw ? d->got_worst[w] : res->got_worst;
+                        }
+                        keys[n++] = e;
+                    }
+    }
+    return n;
+}
+
+static void note_author(grid_rows *R, const grid_result *res)
+{
+    R->language_model |= !res->offline;
+    for (int i = 0; i < R->n_authors; i++)
+        if (!strcmp(R->authors[i], res->author)) return;
+    if (R->n_authors < 4) snprintf(R->authors[R->n_authors++], sizeof R->authors[0], "%s", res->author);
+}
+
+/* The rows of one cell.  0, or -1 (out of memory). */
+static int read_cell(const char *out, const grid_def *d, const grid_cell *c, grid_rows *R)
+{
+    char dir[2048], err[512], path[2100];
+    grid_result res;
+    grid_cell_dir(out, c, dir, sizeof dir);
+    grid_run_state(dir, &res);
+    if (res.state == GRID_NEW) return 0;
+    if (res.state == GRID_FINISHED) R->n_finished++, note_author(R, &res);
+    res.evaluator_rules ? R->rules_on++ : R->rules_off++;
+    R->fitness_llm |= res.fitness_llm;
+    thought_graph g;
+    snprintf(path, sizeof path, "%s/graph.json", dir);
+    if (graph_load(path, &g, err, sizeof err)) return 0; /* started, nothing finished yet */
+    /* every search method x feedback x input x best x worst references */
+    enum { MAX_HEADINGS = 3 * 3 * 2 * 5 * 5 };
+    grid_key *keys = malloc(sizeof *keys * MAX_HEADINGS);
+    if (!keys) return graph_free(&g), -1;
+    int nk = cell_keys(d, c, &res, keys, MAX_HEADINGS), rc = 0;
+    double best = NAN, lbest = NAN;
+    for (int i = 0; i < g.n && !rc; i++) {
+        const thought_node *nd = &g.nodes[i];
+        if (nd->status == NODE_PENDING) continue;
+        grid_row row;
+        grid_row_blank(&row);
+        read_node(dir, nd, &res, &row);
+        best = isfinite(best) && !(row.fitness > best) ? best : row.fitness;
+        lbest = isfinite(lbest) && !(row.llm_score > lbest) ? lbest : row.llm_score;
+        row.best_so_far = best;
+        row.llm_best_so_far = lbest;
+        row.scenario = c->scenario;
+        row.repeat = c->repeat;
+        row.seed = c->seed;
+        row.final = res.state == GRID_FINISHED && i == g.n - 1;
+        row.evaluator_rules = res.evaluator_rules;
+        snprintf(row.cell, sizeof row.cell, "%s", c->name);
+        for (int k = 0; k < nk && !rc; k++) {
+            row.key = keys[k];
+            row.ablation = c->ablation;
+            row.duplicate = k > 0;
+            rc = grid_rows_add(R, &row);
+            if (!rc && c->human && nd->iteration == 1) { /* the Human row's zero-shot column */
+                row.ablation = ABL_ZS;
+                row.duplicate = 1;
+                rc = grid_rows_add(R, &row);
+            }
+        }
+    }
+    graph_free(&g);
+    free(keys);
+    return rc;
+}
+
+int grid_rows_read(const char *out, const grid_def *d, const grid_cell *cells, int n_cells, grid_rows *R)
+{
+    if (grid_rows_init(R, d->scen, d->n_scen, d->repeats, d->abl, d->n_abl)) return -1;
+    R->human = d->human[0] != 0;
+    R->n_cells = n_cells;
+    for (int k = 0; k < n_cells; k++)
+        if (read_cell(out, d, &cells[k], R)) return grid_rows_free(R), -1;
+    return 0;
+}

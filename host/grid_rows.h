@@ -1,0 +1,134 @@
+/* A grid's results as rows, and the paper's tables computed from them.
+ *
+ * A row is one finished node of one cell, under the headings it is
+ * reported under: (scenario, model, search method, ablation, feedback,
+ * feedback input, GoT reference counts, seed, iteration).  A zero-shot or
+ * +SA cell, run once for every search method, gives one row per search
+ * method (the copies marked duplicate); the Human cell's first node is
+ * also its zero-shot row.
+ *
+ * The tables (docs/grid.md states each formula):
+ *   - a column's value for one seed: zero-shot and +SA the node of
+ *     iteration 1, +FB and PCGRLLM the cell's last node (--value final),
+ *     or the best fitness up to that node (--value best);
+ *   - normalisation: per scenario, every row of the grid (all models,
+ *     methods, ablations, iterations, seeds) mapped to (x - min)/(max - min);
+ *   - the Mean row: per seed, the mean of the normalised values of every
+ *     scenario of the grid; then mean and sample std over the seeds;
+ *   - per-scenario rows: the raw values, mean and sample std over seeds;
+ *   - p(ZS), p(SA): Welch's t-test of PCGRLLM against ZS and against +SA
+ *     over the seeds;
+ *   - per iteration (Table IV, Table III, Fig. 6): the Mean-row value of
+ *     every iteration, and its change from one iteration to the next. */
+#ifndef PCG_GRID_ROWS_H
+#define PCG_GRID_ROWS_H
+#include "grid.h"
+#include <stdint.h>
+
+#define GRID_MAX_ITER 64
+
+/* What a Table II row is about (its columns are the ablations). */
+typedef struct {
+    char model[GRID_MODEL_MAX];  /* "offline" for the offline author */
+    char pe[8];                  /* cot, tot, got, or human (a given reward refined with CoT) */
+    char feedback[16];           /* specific, generic, none */
+    char feedback_input[8];      /* text, image */
+    int got_best, got_worst;     /* GoT reference counts; -1 for the other methods */
+} grid_key;
+
+typedef struct {
+    grid_key key;
+    int scenario;                /* 1..4 */
+    int ablation;                /* ABL_ZS .. ABL_FULL */
+    int repeat;
+    uint64_t seed;
+    int iteration;               /* 1.. */
+    int node;                    /* the node's id in its cell */
+    int ok;                      /* 0: the node failed (fitness 0) */
+    int final;                   /* the last node of a finished cell */
+    double fitness;              /* the evaluator's (heuristic) fitness */
+    double llm_score;            /* the model's own score (--fitness llm), else NAN */
+    double best_so_far;          /* the highest fitness of the cell's nodes up to this one */
+    double llm_best_so_far;      /* the same for llm_score */
+    double playable_share, mean_solutions, mean_entropy, diversity, playable_wall_share; /* NAN if unknown */
+    double wall_s, train_s;      /* the node's wall time, its training's */
+    int duplicate;               /* this node again, under another heading */
+    int evaluator_rules;         /* the prompts stated the evaluator's rules */
+    char cell[GRID_NAME_MAX];
+    double norm, llm_norm;       /* set by grid_tables_compute */
+} grid_row;
+
+typedef struct {
+    grid_row *rows;
+    int n, cap;
+    int n_scen, scen[4];         /* the grid's scenarios, for the Mean row */
+    int repeats;
+    int n_abl, abl[4];           /* the grid's ablations, in order */
+    int human;                   /* the grid has the Human row */
+    int n_cells, n_finished;
+    int n_authors;
+    char authors[4][200];
+    int language_model;          /* some finished cell used a language model */
+    int rules_on, rules_off;     /* cells whose prompts stated / did not state the rules */
+    int fitness_llm;             /* some cell judged fitness with the model */
+} grid_rows;
+
+/* Read the finished nodes of every cell of DIR.  0, or -1 (out of memory). */
+int grid_rows_read(const char *out, const grid_def *d, const grid_cell *cells, int n_cells, grid_rows *R);
+/* Start an empty set for the grid's scenarios, repeats and ablations, and
+ * add rows to it (how tests build rows with known values).  0 or -1. */
+int grid_rows_init(grid_rows *R, const int *scen, int n_scen, int repeats, const int *abl, int n_abl);
+int grid_rows_add(grid_rows *R, const grid_row *row);
+void grid_rows_free(grid_rows *R);
+/* A row with every field unknown (NAN, -1, "") to fill in. */
+void grid_row_blank(grid_row *row);
+int grid_key_equal(const grid_key *a, const grid_key *b);
+
+/* ---- the tables ---- */
+enum { GRID_VALUE_FINAL = 0, GRID_VALUE_BEST = 1 };
+
+typedef struct {
+    double mean, sd;             /* mean NAN when n == 0, sd NAN when n < 2 */
+    int n;
+} grid_stat;
+
+/* One Table II row: a key in one scenario (0: the Mean row). */
+typedef struct {
+    grid_key key;
+    int scenario;
+    grid_stat col[4];            /* by ablation: ZS, +SA, +FB, PCGRLLM */
+    grid_stat llm[4];            /* the same from the model's own scores */
+    double p_zs, p_sa;           /* NAN when undefined or a column is missing */
+    int best;                    /* bit a set: column a holds the row's highest mean */
+} grid_t2_row;
+
+/* The Mean-row value by iteration of a key and ablation (fb or full):
+ * it[y - 1] for iteration y, dy[y - 1] its change from y to y + 1 (the
+ * mean and std over seeds of each seed's change). */
+typedef struct {
+    grid_key key;
+    int ablation;
+    int n_iter;
+    grid_stat it[GRID_MAX_ITER], dy[GRID_MAX_ITER];
+} grid_t4_row;
+
+typedef struct {
+    int value;                   /* GRID_VALUE_FINAL or _BEST */
+    double min[5], max[5];       /* the normalisation pool of each scenario (fitness) */
+    int spread[5];               /* 0: every row of that scenario had the same fitness */
+    double lmin[5], lmax[5];     /* the same for the model's scores */
+    grid_t2_row *t2;
+    int n_t2;
+    grid_t4_row *t4;
+    int n_t4;
+} grid_tables;
+
+/* Normalise the rows (norm, llm_norm) and compute Table II (scenario rows
+ * then the Mean rows, keys in the order the rows first give them) and the
+ * per-iteration rows.  0, or -1 (out of memory). */
+int grid_tables_compute(grid_rows *R, int value, grid_tables *T);
+void grid_tables_free(grid_tables *T);
+/* The statistics of the finite values of x[0..n-1]. */
+grid_stat grid_stat_of(const double *x, int n);
+
+#endif

@@ -1,0 +1,28 @@
+/* A grid as a Slurm batch array: one array task per unfinished cell, each
+ * running `pcgrllm grid --out DIR --cell K` (resumable: a task that finds
+ * its cell finished does nothing, one that finds it started resumes it),
+ * and a summary job that runs after the array.  See docs/grid.md. */
+#ifndef PCG_GRID_SLURM_H
+#define PCG_GRID_SLURM_H
+#include "grid.h"
+#include <stddef.h>
+
+typedef struct {
+    char partition[128], time[64], gres[128], mem[64];  /* "" : the cluster's default */
+    int cpus_per_task;         /* 0: the cluster's default */
+    int max_parallel;          /* at most this many tasks at once; 0: no limit */
+    int script_only;           /* write the scripts, do not submit them */
+    int value_best;            /* the summary job's --value best */
+} grid_slurm_opts;
+
+/* Check one sbatch option's value (letters, digits and : . _ , = / + -).
+ * 0, or -1 with one line in err. */
+int grid_slurm_check_value(const char *flag, const char *v, char *err, int errlen);
+/* "0-3,7,9-12": the task ids (ascending) in Slurm's array syntax, into buf. */
+void grid_slurm_ranges(const int *ids, int n, char *buf, size_t len);
+/* Write DIR/slurm/grid.sbatch and summary.sbatch for the unfinished cells
+ * ids[0..n-1] and (unless script_only) submit them.  The process exit
+ * code: 0, or 1 (printed). */
+int grid_slurm(const char *out, const int *ids, int n, int total, const grid_slurm_opts *o);
+
+#endif

@@ -1,0 +1,220 @@
+/* The paper's tables from a grid's rows.  See grid_rows.h for what each
+ * holds and docs/grid.md for the formulas. */
+#include "grid_rows.h"
+#include "run.h"
+#include "stats.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+grid_stat grid_stat_of(const double *x, int n)
+{
+    double buf[GRID_MAX_REPEATS];
+    int m = 0;
+    for (int i = 0; i < n && m < GRID_MAX_REPEATS; i++)
+        if (isfinite(x[i])) buf[m++] = x[i];
+    grid_stat s = {NAN, NAN, m};
+    stats_mean_sd(buf, m, &s.mean, &s.sd);
+    return s;
+}
+
+/* The rows with their keys numbered, so that lookups compare integers. */
+typedef struct {
+    grid_rows *R;
+    const grid_tables *T;
+    grid_key *keys;
+    int n_keys;
+    int *key_of;                 /* per row */
+} table_ctx;
+
+static int number_keys(table_ctx *x)
+{
+    grid_rows *R = x->R;
+    x->keys = malloc(sizeof *x->keys * (size_t)(R->n + 1));
+    x->key_of = malloc(sizeof *x->key_of * (size_t)(R->n + 1));
+    if (!x->keys || !x->key_of) return -1;
+    for (int i = 0; i < R->n; i++) {
+        int k = 0;
+        while (k < x->n_keys && !grid_key_equal(&x->keys[k], &R->rows[i].key)) k++;
+        if (k == x->n_keys) x->keys[x->n_keys++] = R->rows[i].key;
+        x->key_of[i] = k;
+    }
+    return 0;
+}
+
+/* Per scenario, the lowest and highest value of every row: the pool of
+ * the min-max normalisation; then each row's normalised values. */
+static void normalise(grid_rows *R, grid_tables *T)
+{
+    double *v = malloc(sizeof *v * (size_t)(R->n + 1)), *o = malloc(sizeof *o * (size_t)(R->n + 1));
+    for (int s = 1; v && o && s <= 4; s++)
+        for (int llm = 0; llm < 2; llm++) {
+            int n = 0;
+            for (int i = 0; i < R->n; i++)
+                if (R->rows[i].scenario == s) v[n++] = llm ? R->rows[i].llm_score : R->rows[i].fitness;
+            double lo, hi;
+            int spread = stats_minmax(v, n, o, &lo, &hi);
+            if (llm) T->lmin[s] = lo, T->lmax[s] = hi;
+            else T->min[s] = lo, T->max[s] = hi, T->spread[s] = spread;
+            for (int i = 0, k = 0; i < R->n; i++)
+                if (R->rows[i].scenario == s) *(llm ? &R->rows[i].llm_norm : &R->rows[i].norm) = o[k++];
+        }
+    free(v);
+    free(o);
+}
+
+/* A row's value: its fitness (or the best so far, with --value best), of
+ * the evaluator or the model, raw or normalised within its scenario. */
+static double row_value(const grid_tables *T, const grid_row *r, int llm, int norm)
+{
+    int best = T->value == GRID_VALUE_BEST;
+    double v = llm ? (best ? r->llm_best_so_far : r->llm_score) : (best ? r->best_so_far : r->fitness);
+    if (!norm || !isfinite(v)) return v;
+    double lo = llm ? T->lmin[r->scenario] : T->min[r->scenario], hi = llm ? T->lmax[r->scenario] : T->max[r->scenario];
+    return hi > lo ? (v - lo) / (hi - lo) : 0;
+}
+
+/* The row of key k, ablation abl, scenario s and repeat r at iteration it,
+ * or (it == 0) the one its column reports: iteration 1 for zs and sa, the
+ * cell's last node for fb and full. */
+static const grid_row *find_row(const table_ctx *x, int k, int abl, int s, int r, int it)
+{
+    for (int i = 0; i < x->R->n; i++) {
+        const grid_row *w = &x->R->rows[i];
+        if (x->key_of[i] != k || w->ablation != abl || w->scenario != s || w->repeat != r) continue;
+        if (it > 0 ? w->iteration == it : abl == ABL_ZS || abl == ABL_SA ? w->iteration == 1 : w->final) return w;
+    }
+    return NULL;
+}
+
+/* out[r] for every repeat: the value in scenario s (raw), or for s == 0 the
+ * mean over the grid's scenarios of the normalised values (NAN unless
+ * every scenario has one). */
+static void repeat_values(const table_ctx *x, int k, int abl, int s, int it, int llm, double *out)
+{
+    const grid_rows *R = x->R;
+    for (int r = 0; r < R->repeats; r++) {
+        if (s > 0) {
+            const grid_row *w = find_row(x, k, abl, s, r, it);
+            out[r] = w ? row_value(x->T, w, llm, 0) : NAN;
+            continue;
+        }
+        double sum = 0;
+        for (int i = 0; i < R->n_scen && isfinite(sum); i++) {
+            const grid_row *w = find_row(x, k, abl, R->scen[i], r, it);
+            sum += w ? row_value(x->T, w, llm, 1) : NAN;
+        }
+        out[r] = sum / R->n_scen;
+    }
+}
+
+/* Welch's p of PCGRLLM against another column, over the repeats that
+ * have a value. */
+static double column_p(const double *full, const double *other, int n)
+{
+    double a[GRID_MAX_REPEATS], b[GRID_MAX_REPEATS];
+    int na = 0, nb = 0;
+    for (int i = 0; i < n; i++) {
+        if (isfinite(full[i])) a[na++] = full[i];
+        if (isfinite(other[i])) b[nb++] = other[i];
+    }
+    return stats_welch_p(a, na, b, nb, NULL, NULL);
+}
+
+/* The ablations a key has columns for: the grid's, and for the Human row
+ * zero-shot and PCGRLLM. */
+static int has_column(const table_ctx *x, int k, int abl)
+{
+    if (!strcmp(x->keys[k].pe, "human")) return abl == ABL_ZS || abl == ABL_FULL;
+    for (int i = 0; i < x->R->n_abl; i++)
+        if (x->R->abl[i] == abl) return 1;
+    return 0;
+}
+
+static void t2_row(const table_ctx *x, int k, int s, grid_t2_row *e)
+{
+    int R = x->R->repeats;
+    double v[4][GRID_MAX_REPEATS];
+    memset(e, 0, sizeof *e);
+    e->key = x->keys[k];
+    e->scenario = s;
+    double top = -INFINITY;
+    for (int a = 0; a < 4; a++) {
+        double l[GRID_MAX_REPEATS];
+        for (int r = 0; r < R; r++) v[a][r] = l[r] = NAN;
+        if (has_column(x, k, a)) {
+            repeat_values(x, k, a, s, 0, 0, v[a]);
+            repeat_values(x, k, a, s, 0, 1, l);
+        }
+        e->col[a] = grid_stat_of(v[a], R);
+        e->llm[a] = grid_stat_of(l, R);
+        if (e->col[a].n && e->col[a].mean > top) top = e->col[a].mean;
+    }
+    for (int a = 0; a < 4; a++)
+        if (e->col[a].n && e->col[a].mean >= top - 1e-12) e->best |= 1 << a;
+    e->p_zs = column_p(v[ABL_FULL], v[ABL_ZS], R);
+    e->p_sa = column_p(v[ABL_FULL], v[ABL_SA], R);
+}
+
+/* The Mean-row value by iteration of key k in ablation abl, and its
+ * change from each iteration to the next.  0 when the key has no such
+ * rows. */
+static int t4_row(const table_ctx *x, int k, int abl, grid_t4_row *e)
+{
+    int R = x->R->repeats, top = 0;
+    for (int i = 0; i < x->R->n; i++)
+        if (x->key_of[i] == k && x->R->rows[i].ablation == abl && x->R->rows[i].iteration > top)
+            top = x->R->rows[i].iteration;
+    if (top == 0) return 0;
+    memset(e, 0, sizeof *e);
+    e->key = x->keys[k];
+    e->ablation = abl;
+    e->n_iter = top < GRID_MAX_ITER ? top : GRID_MAX_ITER;
+    double prev[GRID_MAX_REPEATS], cur[GRID_MAX_REPEATS], d[GRID_MAX_REPEATS];
+    for (int y = 1; y <= e->n_iter; y++) {
+        repeat_values(x, k, abl, 0, y, 0, cur);
+        e->it[y - 1] = grid_stat_of(cur, R);
+        if (y > 1) {
+            for (int r = 0; r < R; r++) d[r] = cur[r] - prev[r];
+            e->dy[y - 2] = grid_stat_of(d, R);
+        }
+        memcpy(prev, cur, sizeof(double) * (size_t)R);
+    }
+    e->dy[e->n_iter - 1] = grid_stat_of(d, 0);
+    return 1;
+}
+
+int grid_tables_compute(grid_rows *R, int value, grid_tables *T)
+{
+    memset(T, 0, sizeof *T);
+    T->value = value;
+    table_ctx x = {R, T, NULL, 0, NULL};
+    if (R->repeats > GRID_MAX_REPEATS || number_keys(&x)) goto oom;
+    normalise(R, T);
+    int n_t2 = (R->n_scen + 1) * x.n_keys;
+    T->t2 = calloc((size_t)(n_t2 + 1), sizeof *T->t2);
+    T->t4 = calloc((size_t)(2 * x.n_keys + 1), sizeof *T->t4);
+    if (!T->t2 || !T->t4) goto oom;
+    for (int i = 0; i <= R->n_scen; i++)
+        for (int k = 0; k < x.n_keys; k++) t2_row(&x, k, i < R->n_scen ? R->scen[i] : 0, &T->t2[T->n_t2++]);
+    for (int k = 0; k < x.n_keys; k++)
+        for (int abl = ABL_FB; abl <= ABL_FULL; abl++)
+            if (has_column(&x, k, abl)) T->n_t4 += t4_row(&x, k, abl, &T->t4[T->n_t4]);
+    free(x.keys);
+    free(x.key_of);
+    return 0;
+oom:
+    free(x.keys);
+    free(x.key_of);
+    grid_tables_free(T);
+    return -1;
+}
+
+void grid_tables_free(grid_tables *T)
+{
+    free(T->t2);
+    free(T->t4);
+    T->t2 = NULL;
+    T->t4 = NULL;
+    T->n_t2 = T->n_t4 = 0;
+}

@@ -1,0 +1,30 @@
+#!/bin/sh
+# Install the Debian packages that some tests need beyond the build: a
+# one-node Slurm cluster for the grid's batch-array test (slurmctld, slurmd,
+# slurm-client, munge) and headless Chromium for the pages' screenshot test.
+# Without them those tests skip with one line.  As root, installs what is
+# missing with apt-get; otherwise prints the line to run.
+set -e
+PKGS="slurmctld slurmd slurm-client munge chromium python3"
+missing=""
+for p in $PKGS; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing="$missing $p"
+    fi
+done
+if [ -z "$missing" ]; then
+    echo "test-deps: all test dependencies are installed"
+    exit 0
+fi
+if [ "$(id -u)" -eq 0 ]; then
+    echo "test-deps: installing$missing"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    # the packages' own services are not started here (the tests start
+    # their own daemons); in a container without an init nothing starts anyway
+    apt-get install -y -qq --no-install-recommends $missing
+else
+    echo "test-deps: missing packages:$missing"
+    echo "test-deps: run as root:  apt-get update && apt-get install -y$missing"
+    exit 1
+fi

@@ -1,0 +1,136 @@
+/* See grid_check.h. */
+#include "harness.h"
+#include "grid_check.h"
+#include "stats.h"
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXR 64
+
+/* The row and the entry report under the same heading (the scenario
+ * aside). */
+static int same_heading(json_t *row, json_t *e)
+{
+    static const char *const keys[] = {"model", "pe", "feedback", "feedback_input", "got_best", "got_worst"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+        if (!json_equal(json_object_get(row, keys[i]), json_object_get(e, keys[i]))) return 0;
+    return 1;
+}
+
+/* The value a row gives its column, or NAN when it gives none. */
+static double column_value(json_t *row, const char *abl)
+{
+    int first = !strcmp(abl, "zs") || !strcmp(abl, "sa");
+    if (strcmp(json_string_value(json_object_get(row, "ablation")), abl)) return NAN;
+    if (first ? json_integer_value(json_object_get(row, "iteration")) != 1 : !json_is_true(json_object_get(row, "final")))
+        return NAN;
+    return json_number_value(json_object_get(row, "fitness"));
+}
+
+static void pool(json_t *rows, int s, double *lo, double *hi)
+{
+    size_t i;
+    json_t *r;
+    *lo = INFINITY, *hi = -INFINITY;
+    json_array_foreach(rows, i, r) {
+        if (json_integer_value(json_object_get(r, "scenario")) != s) continue;
+        double f = json_number_value(json_object_get(r, "fitness"));
+        *lo = f < *lo ? f : *lo, *hi = f > *hi ? f : *hi;
+    }
+}
+
+/* Per repeat, entry e's values: raw in its scenario, or for "mean" the
+ * mean over the grid's scenarios of (x - min) / (max - min). */
+static int entry_values(json_t *rows, json_t *e, const char *abl, const int *scen, int n_scen, double *v)
+{
+    int repeats = 0;
+    size_t i;
+    json_t *r;
+    json_array_foreach(rows, i, r) {
+        int k = (int)json_integer_value(json_object_get(r, "repeat"));
+        repeats = k + 1 > repeats ? k + 1 : repeats;
+    }
+    json_t *sj = json_object_get(e, "scenario");
+    for (int k = 0; k < repeats && k < MAXR; k++) {
+        double sum = 0;
+        for (int si = 0; si < n_scen; si++) {
+            int s = scen[si];
+            if (json_is_integer(sj) && json_integer_value(sj) != s) continue;
+            double x = NAN, lo, hi;
+            json_array_foreach(rows, i, r) {
+                if (json_integer_value(json_object_get(r, "scenario")) != s ||
+                    json_integer_value(json_object_get(r, "repeat")) != k || !same_heading(r, e))
+                    continue;
+                double c = column_value(r, abl);
+                if (!isnan(c)) x = c;
+            }
+            pool(rows, s, &lo, &hi);
+            sum += json_is_integer(sj) ? x : hi > lo ? (x - lo) / (hi - lo) : isnan(x) ? NAN : 0;
+        }
+        v[k] = json_is_integer(sj) ? sum : sum / n_scen;
+    }
+    return repeats;
+}
+
+static void check_number(json_t *o, const char *key, double want, const char *what)
+{
+    json_t *g = json_object_get(o, key);
+    if (isnan(want) ? !json_is_null(g) : !(json_is_number(g) && fabs(json_number_value(g) - want) < 1e-9))
+        fail_msg("%s: %s is %s, want %.10g", what, key, json_is_number(g) ? "different" : "null", want);
+}
+
+static void finite_only(const double *v, int n, double *out, int *m)
+{
+    *m = 0;
+    for (int i = 0; i < n; i++)
+        if (!isnan(v[i])) out[(*m)++] = v[i];
+}
+
+void grid_check_summary(const char *dir, int want_finished)
+{
+    char path[PATH_MAX + 64];
+    const char *files[] = {"summary.html", "tables.md", "rows.csv", "table2.csv", "p_values.csv", "summary.txt"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        if (!pcg_test_exists(path)) fail_msg("%s is missing", path);
+    }
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    json_t *j = json_load_file(path, 0, NULL);
+    assert_non_null(j);
+    assert_int_equal(json_integer_value(json_object_get(j, "cells_finished")), want_finished);
+    json_t *rows = json_object_get(j, "rows"), *t2 = json_object_get(j, "table2"), *e;
+    assert_true(json_array_size(rows) > 0);
+    int scen[4], n_scen = 0;
+    size_t i;
+    json_array_foreach(rows, i, e) {
+        int s = (int)json_integer_value(json_object_get(e, "scenario")), seen = 0;
+        for (int k = 0; k < n_scen; k++) seen |= scen[k] == s;
+        if (!seen && n_scen < 4) scen[n_scen++] = s;
+    }
+    assert_true(json_array_size(t2) > 0);
+    json_array_foreach(t2, i, e) {
+        double v[MAXR], f[MAXR], m, sd;
+        int n = entry_values(rows, e, json_string_value(json_object_get(e, "ablation")), scen, n_scen, v), k;
+        finite_only(v, n, f, &k);
+        stats_mean_sd(f, k, &m, &sd);
+        char what[160];
+        snprintf(what, sizeof what, "table2 entry %zu (%s %s)", i, json_string_value(json_object_get(e, "pe")),
+                 json_string_value(json_object_get(e, "ablation")));
+        assert_int_equal(json_integer_value(json_object_get(e, "n")), k);
+        check_number(e, "mean", m, what);
+        check_number(e, "std", sd, what);
+    }
+    json_array_foreach(json_object_get(j, "p_values"), i, e) {
+        double a[MAXR], b[MAXR], fa[MAXR], fb[MAXR];
+        int n = entry_values(rows, e, "full", scen, n_scen, a), na, nb;
+        entry_values(rows, e, json_string_value(json_object_get(e, "vs")), scen, n_scen, b);
+        finite_only(a, n, fa, &na);
+        finite_only(b, n, fb, &nb);
+        check_number(e, "p", stats_welch_p(fa, na, fb, nb, NULL, NULL), "p-value");
+    }
+    json_decref(j);
+}

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Expected values of tests/test_grid_tables.c, computed independently of
+the engine with numpy and scipy (pip install numpy scipy).
+
+The rows: scenarios 1 and 3, three seeds, CoT and GoT with the ablations
+zs, sa, fb and full (fb and full over three iterations), and the Human row
+(a given reward and its refinement).  The zs and sa rows are shared by CoT
+and GoT; the Human row's zero-shot value is its first iteration.  One cell
+(scenario 3, GoT, full, seed 2) did not finish: its first two iterations
+exist, its final value does not.  Run it to print the rows as C and the
+expected table cells; the test holds a copy of both."""
+import numpy as np
+from scipy import stats
+
+SCEN = [1, 3]
+R = 3
+Y = 3
+
+
+def val(s, pe, abl, r, it):
+    """A fitness in [0, 1] with two decimals, from the cell's coordinates."""
+    h = (s * 7 + {"cot": 1, "got": 2, "human": 3}[pe] * 13 + {"zs": 1, "sa": 2, "fb": 3, "full": 4}[abl] * 17
+         + r * 29 + it * 31)
+    x = (h * 37) % 101 / 100.0
+    if s == 3 and abl in ("fb", "full") and it == Y:
+        x = min(1.0, x + 0.3)  # refinement helps in scenario 3
+    return round(x, 2)
+
+
+rows = []  # (scenario, pe, ablation, repeat, iteration, fitness, final)
+for s in SCEN:
+    for r in range(R):
+        for abl in ("zs", "sa"):
+            for pe in ("cot", "got"):
+                rows.append((s, pe, abl, r, 1, val(s, "cot", abl, r, 1), True))
+        for pe in ("cot", "got"):
+            for abl in ("fb", "full"):
+                for it in range(1, Y + 1):
+                    unfinished = s == 3 and pe == "got" and abl == "full" and r == 2
+                    if unfinished and it == Y:
+                        continue
+                    rows.append((s, pe, abl, r, it, val(s, pe, abl, r, it), it == Y))
+        for it in range(1, Y + 1):
+            rows.append((s, "human", "full", r, it, val(s, "human", "full", r, it), it == Y))
+        rows.append((s, "human", "zs", r, 1, val(s, "human", "full", r, 1), True))
+
+lo = {s: min(x[5] for x in rows if x[0] == s) for s in SCEN}
+hi = {s: max(x[5] for x in rows if x[0] == s) for s in SCEN}
+
+
+def norm(s, v):
+    return (v - lo[s]) / (hi[s] - lo[s])
+
+
+def column(s, pe, abl):
+    """Per repeat: the column's value, raw (s > 0) or the normalised mean."""
+    out = []
+    for r in range(R):
+        def one(sc):
+            for x in rows:
+                if x[0] == sc and x[1] == pe and x[2] == abl and x[3] == r and (x[4] == 1 if abl in ("zs", "sa") else x[6]):
+                    return x[5]
+            return None
+        if s > 0:
+            out.append(one(s))
+        else:
+            v = [one(sc) for sc in SCEN]
+            out.append(None if None in v else float(np.mean([norm(sc, x) for sc, x in zip(SCEN, v)])))
+    return [x for x in out if x is not None]
+
+
+def by_iteration(pe, abl, it):
+    out = []
+    for r in range(R):
+        v = []
+        for sc in SCEN:
+            m = [x[5] for x in rows if x[0] == sc and x[1] == pe and x[2] == abl and x[3] == r and x[4] == it]
+            v.append(m[0] if m else None)
+        out.append(None if None in v else float(np.mean([norm(sc, x) for sc, x in zip(SCEN, v)])))
+    return out
+
+
+if __name__ == "__main__":
+    print("/* rows: scenario, pe, ablation, repeat, iteration, fitness, final */")
+    for x in rows:
+        print('    {%d, "%s", "%s", %d, %d, %.2f, %d},' % (x[0], x[1], x[2], x[3], x[4], x[5], x[6]))
+    print("/* min/max:", {s: (lo[s], hi[s]) for s in SCEN}, "*/")
+    print("/* expected: scenario, pe, ablation, mean, sd, n */")
+    for s in SCEN + [0]:
+        for pe in ("cot", "got", "human"):
+            for abl in ("zs", "sa", "fb", "full"):
+                if pe == "human" and abl in ("sa", "fb"):
+                    continue
+                v = column(s, pe, abl)
+                sd = float(np.std(v, ddof=1)) if len(v) > 1 else float("nan")
+                print('    {%d, "%s", "%s", %.15g, %.15g, %d},' % (s, pe, abl, np.mean(v), sd, len(v)))
+    print("/* p-values: scenario, pe, p(ZS), p(SA) */")
+    for s in SCEN + [0]:
+        for pe in ("cot", "got"):
+            f, z, a = column(s, pe, "full"), column(s, pe, "zs"), column(s, pe, "sa")
+            pz = stats.ttest_ind(f, z, equal_var=False).pvalue
+            pa = stats.ttest_ind(f, a, equal_var=False).pvalue
+            print('    {%d, "%s", %.15g, %.15g},' % (s, pe, pz, pa))
+    print("/* by iteration (CoT full, GoT full): mean, sd, n; then the change to the next */")
+    for pe in ("cot", "got"):
+        prev = None
+        for it in range(1, Y + 1):
+            v = by_iteration(pe, "full", it)
+            f = [x for x in v if x is not None]
+            line = '    {"%s", %d, %.15g, %.15g, %d' % (pe, it, np.mean(f), np.std(f, ddof=1), len(f))
+            if prev is not None:
+                d = [b - a for a, b in zip(prev, v) if a is not None and b is not None]
+                line += ', /* dy %d->%d */ %.15g, %.15g, %d' % (it - 1, it, np.mean(d), np.std(d, ddof=1), len(d))
+            print(line + "},")
+            prev = v

@@ -1,0 +1,74 @@
+/* Cost up front and progress: a job of many hours on the CPU is said and
+ * refused unless asked for (run, train, grid); the threads follow the CPUs
+ * a process may use; a run's report shows each node's training curve. */
+#include "harness.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The paper's budget on this CPU is days: refused before anything is made. */
+static void cost_long_jobs_refused_without_yes(void **state)
+{
+    (void)state;
+    char out[8192];
+    const char *bin = pcg_test_binary(), *tmp = pcg_test_tmpdir();
+    pcg_test_use_source_prompts();
+    int rc = pcg_test_sh(out, sizeof out, "%s run --scenario 1 --llm offline --out %s/paper-run </dev/null", bin, tmp);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(out, "backend: cpu; projected: about "));
+    assert_non_null(strstr(out, "or pass --yes to run it anyway"));
+    char path[600];
+    snprintf(path, sizeof path, "%s/paper-run", tmp);
+    assert_false(pcg_test_exists(path));
+    rc = pcg_test_sh(out, sizeof out,
+                     "%s train --reward rewards/human/scenario1.c --scenario 1 --steps 50000000 --out %s/paper-train "
+                     "</dev/null",
+                     bin, tmp);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(out, "projected: about "));
+    assert_non_null(strstr(out, "would take about"));
+    snprintf(path, sizeof path, "%s/paper-train", tmp);
+    assert_false(pcg_test_exists(path));
+    rc = pcg_test_sh(out, sizeof out,
+                     "%s grid --out %s/paper-grid --scenarios 1 --pe cot --ablations full --repeats 1 -- --llm offline "
+                     "</dev/null",
+                     bin, tmp);
+    assert_int_equal(rc, 2);
+    if (!strstr(out, "projected: about ") || !strstr(out, "pass --yes")) fail_msg("got: %s", out);
+}
+
+/* One CPU allowed (taskset): one thread, said. */
+static void cost_threads_follow_affinity(void **state)
+{
+    (void)state;
+    char out[8192];
+    int rc = pcg_test_sh(out, sizeof out,
+                         "taskset -c 0 %s train --reward rewards/human/scenario1.c --scenario 1 --steps 256 --envs 2 "
+                         "--preset small --out %s/one-cpu",
+                         pcg_test_binary(), pcg_test_tmpdir());
+    assert_int_equal(rc, 0);
+    if (!strstr(out, "cpu: 1 thread (1 CPU allowed")) fail_msg("got: %s", out);
+}
+
+/* The report draws each trained node's episode reward and entropy. */
+static void cost_report_shows_training_curves(void **state)
+{
+    (void)state;
+    char out[8192], path[600];
+    pcg_test_use_source_prompts();
+    snprintf(path, sizeof path, "%s/curves", pcg_test_tmpdir());
+    int rc = pcg_test_sh(out, sizeof out,
+                         "%s run --scenario 1 --llm offline --preset small --steps 1024 --envs 2 --threads 1 --align 1 "
+                         "--check-envs 4 --levels 4 --iterations 2 --out %s",
+                         pcg_test_binary(), path);
+    if (rc != 0) fail_msg("run: %s", out);
+    assert_non_null(strstr(out, "  generating 4 levels"));
+    snprintf(path, sizeof path, "%s/curves/report.html", pcg_test_tmpdir());
+    assert_int_equal(pcg_test_sh(out, sizeof out, "grep -o \"alt='[a-z ]* over training'\" %s | sort | uniq -c", path),
+                     0);
+    assert_non_null(strstr(out, "2 alt='entropy over training'"));
+    assert_non_null(strstr(out, "2 alt='mean episode reward over training'"));
+}
+
+PCG_TESTS(cost, cmocka_unit_test(cost_long_jobs_refused_without_yes), cmocka_unit_test(cost_threads_follow_affinity),
+          cmocka_unit_test(cost_report_shows_training_curves))

@@ -1,0 +1,528 @@
+/* The paper's tables from rows with known values (host/grid_rows.h):
+ * normalisation, every Table II cell, p(ZS) and p(SA), the values by
+ * iteration and their changes, --value best, and the summary's JSON, CSV
+ * and Markdown.  The expected numbers were computed independently with
+ * numpy and scipy by tests/grid_expected.py, which also wrote the rows
+ * below; the --value best cell is worked by hand. */
+#include "harness.h"
+#include "grid_report.h"
+#include "grid_rows.h"
+#include "run.h"
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+    int scenario;
+    const char *pe, *ablation;
+    int repeat, iteration;
+    double fitness;
+    int final;
+} rows[] = {
+    {1, "cot", "zs", 0, 1, 0.92, 1},
+    {1, "got", "zs", 0, 1, 0.92, 1},
+    {1, "cot", "sa", 0, 1, 0.14, 1},
+    {1, "got", "sa", 0, 1, 0.14, 1},
+    {1, "cot", "fb", 0, 1, 0.37, 0},
+    {1, "cot", "fb", 0, 2, 0.73, 0},
+    {1, "cot", "fb", 0, 3, 0.08, 1},
+    {1, "cot", "full", 0, 1, 0.60, 0},
+    {1, "cot", "full", 0, 2, 0.96, 0},
+    {1, "cot", "full", 0, 3, 0.31, 1},
+    {1, "got", "fb", 0, 1, 0.13, 0},
+    {1, "got", "fb", 0, 2, 0.49, 0},
+    {1, "got", "fb", 0, 3, 0.85, 1},
+    {1, "got", "full", 0, 1, 0.36, 0},
+    {1, "got", "full", 0, 2, 0.72, 0},
+    {1, "got", "full", 0, 3, 0.07, 1},
+    {1, "human", "full", 0, 1, 0.12, 0},
+    {1, "human", "full", 0, 2, 0.48, 0},
+    {1, "human", "full", 0, 3, 0.84, 1},
+    {1, "human", "zs", 0, 1, 0.12, 1},
+    {1, "cot", "zs", 1, 1, 0.54, 1},
+    {1, "got", "zs", 1, 1, 0.54, 1},
+    {1, "cot", "sa", 1, 1, 0.77, 1},
+    {1, "got", "sa", 1, 1, 0.77, 1},
+    {1, "cot", "fb", 1, 1, 1.00, 0},
+    {1, "cot", "fb", 1, 2, 0.35, 0},
+    {1, "cot", "fb", 1, 3, 0.71, 1},
+    {1, "cot", "full", 1, 1, 0.22, 0},
+    {1, "cot", "full", 1, 2, 0.58, 0},
+    {1, "cot", "full", 1, 3, 0.94, 1},
+    {1, "got", "fb", 1, 1, 0.76, 0},
+    {1, "got", "fb", 1, 2, 0.11, 0},
+    {1, "got", "fb", 1, 3, 0.47, 1},
+    {1, "got", "full", 1, 1, 0.99, 0},
+    {1, "got", "full", 1, 2, 0.34, 0},
+    {1, "got", "full", 1, 3, 0.70, 1},
+    {1, "human", "full", 1, 1, 0.75, 0},
+    {1, "human", "full", 1, 2, 0.10, 0},
+    {1, "human", "full", 1, 3, 0.46, 1},
+    {1, "human", "zs", 1, 1, 0.75, 1},
+    {1, "cot", "zs", 2, 1, 0.16, 1},
+    {1, "got", "zs", 2, 1, 0.16, 1},
+    {1, "cot", "sa", 2, 1, 0.39, 1},
+    {1, "got", "sa", 2, 1, 0.39, 1},
+    {1, "cot", "fb", 2, 1, 0.62, 0},
+    {1, "cot", "fb", 2, 2, 0.98, 0},
+    {1, "cot", "fb", 2, 3, 0.33, 1},
+    {1, "cot", "full", 2, 1, 0.85, 0},
+    {1, "cot", "full", 2, 2, 0.20, 0},
+    {1, "cot", "full", 2, 3, 0.56, 1},
+    {1, "got", "fb", 2, 1, 0.38, 0},
+    {1, "got", "fb", 2, 2, 0.74, 0},
+    {1, "got", "fb", 2, 3, 0.09, 1},
+    {1, "got", "full", 2, 1, 0.61, 0},
+    {1, "got", "full", 2, 2, 0.97, 0},
+    {1, "got", "full", 2, 3, 0.32, 1},
+    {1, "human", "full", 2, 1, 0.37, 0},
+    {1, "human", "full", 2, 2, 0.73, 0},
+    {1, "human", "full", 2, 3, 0.08, 1},
+    {1, "human", "zs", 2, 1, 0.37, 1},
+    {3, "cot", "zs", 0, 1, 0.04, 1},
+    {3, "got", "zs", 0, 1, 0.04, 1},
+    {3, "cot", "sa", 0, 1, 0.27, 1},
+    {3, "got", "sa", 0, 1, 0.27, 1},
+    {3, "cot", "fb", 0, 1, 0.50, 0},
+    {3, "cot", "fb", 0, 2, 0.86, 0},
+    {3, "cot", "fb", 0, 3, 0.51, 1},
+    {3, "cot", "full", 0, 1, 0.73, 0},
+    {3, "cot", "full", 0, 2, 0.08, 0},
+    {3, "cot", "full", 0, 3, 0.74, 1},
+    {3, "got", "fb", 0, 1, 0.26, 0},
+    {3, "got", "fb", 0, 2, 0.62, 0},
+    {3, "got", "fb", 0, 3, 1.00, 1},
+    {3, "got", "full", 0, 1, 0.49, 0},
+    {3, "got", "full", 0, 2, 0.85, 0},
+    {3, "got", "full", 0, 3, 0.50, 1},
+    {3, "human", "full", 0, 1, 0.25, 0},
+    {3, "human", "full", 0, 2, 0.61, 0},
+    {3, "human", "full", 0, 3, 1.00, 1},
+    {3, "human", "zs", 0, 1, 0.25, 1},
+    {3, "cot", "zs", 1, 1, 0.67, 1},
+    {3, "got", "zs", 1, 1, 0.67, 1},
+    {3, "cot", "sa", 1, 1, 0.90, 1},
+    {3, "got", "sa", 1, 1, 0.90, 1},
+    {3, "cot", "fb", 1, 1, 0.12, 0},
+    {3, "cot", "fb", 1, 2, 0.48, 0},
+    {3, "cot", "fb", 1, 3, 1.00, 1},
+    {3, "cot", "full", 1, 1, 0.35, 0},
+    {3, "cot", "full", 1, 2, 0.71, 0},
+    {3, "cot", "full", 1, 3, 0.36, 1},
+    {3, "got", "fb", 1, 1, 0.89, 0},
+    {3, "got", "fb", 1, 2, 0.24, 0},
+    {3, "got", "fb", 1, 3, 0.90, 1},
+    {3, "got", "full", 1, 1, 0.11, 0},
+    {3, "got", "full", 1, 2, 0.47, 0},
+    {3, "got", "full", 1, 3, 1.00, 1},
+    {3, "human", "full", 1, 1, 0.88, 0},
+    {3, "human", "full", 1, 2, 0.23, 0},
+    {3, "human", "full", 1, 3, 0.89, 1},
+    {3, "human", "zs", 1, 1, 0.88, 1},
+    {3, "cot", "zs", 2, 1, 0.29, 1},
+    {3, "got", "zs", 2, 1, 0.29, 1},
+    {3, "cot", "sa", 2, 1, 0.52, 1},
+    {3, "got", "sa", 2, 1, 0.52, 1},
+    {3, "cot", "fb", 2, 1, 0.75, 0},
+    {3, "cot", "fb", 2, 2, 0.10, 0},
+    {3, "cot", "fb", 2, 3, 0.76, 1},
+    {3, "cot", "full", 2, 1, 0.98, 0},
+    {3, "cot", "full", 2, 2, 0.33, 0},
+    {3, "cot", "full", 2, 3, 0.99, 1},
+    {3, "got", "fb", 2, 1, 0.51, 0},
+    {3, "got", "fb", 2, 2, 0.87, 0},
+    {3, "got", "fb", 2, 3, 0.52, 1},
+    {3, "got", "full", 2, 1, 0.74, 0},
+    {3, "got", "full", 2, 2, 0.09, 0},
+    {3, "human", "full", 2, 1, 0.50, 0},
+    {3, "human", "full", 2, 2, 0.86, 0},
+    {3, "human", "full", 2, 3, 0.51, 1},
+    {3, "human", "zs", 2, 1, 0.50, 1},
+};
+
+static const struct {
+    int scenario;
+    const char *pe, *ablation;
+    double mean, sd;
+    int n;
+} expected[] = {
+    {1, "cot", "zs", 0.54, 0.38, 3},
+    {1, "cot", "sa", 0.433333333333333, 0.317227573412737, 3},
+    {1, "cot", "fb", 0.373333333333333, 0.317227573412737, 3},
+    {1, "cot", "full", 0.603333333333333, 0.317227573412737, 3},
+    {1, "got", "zs", 0.54, 0.38, 3},
+    {1, "got", "sa", 0.433333333333333, 0.317227573412737, 3},
+    {1, "got", "fb", 0.47, 0.38, 3},
+    {1, "got", "full", 0.363333333333333, 0.317227573412737, 3},
+    {1, "human", "zs", 0.413333333333333, 0.317227573412737, 3},
+    {1, "human", "full", 0.46, 0.38, 3},
+    {3, "cot", "zs", 0.333333333333333, 0.317227573412737, 3},
+    {3, "cot", "sa", 0.563333333333333, 0.317227573412737, 3},
+    {3, "cot", "fb", 0.756666666666667, 0.245017006212494, 3},
+    {3, "cot", "full", 0.696666666666667, 0.317227573412737, 3},
+    {3, "got", "zs", 0.333333333333333, 0.317227573412737, 3},
+    {3, "got", "sa", 0.563333333333333, 0.317227573412737, 3},
+    {3, "got", "fb", 0.806666666666667, 0.253245598842968, 3},
+    {3, "got", "full", 0.75, 0.353553390593274, 2},
+    {3, "human", "zs", 0.543333333333333, 0.317227573412737, 3},
+    {3, "human", "full", 0.8, 0.257099202643649, 3},
+    {0, "cot", "zs", 0.405465949820788, 0.205999431116162, 3},
+    {0, "cot", "sa", 0.467909946236559, 0.335775153309852, 3},
+    {0, "cot", "fb", 0.536346326164875, 0.297545493500435, 3},
+    {0, "cot", "full", 0.628752240143369, 0.132399118046858, 3},
+    {0, "got", "zs", 0.405465949820788, 0.205999431116162, 3},
+    {0, "got", "sa", 0.467909946236559, 0.335775153309852, 3},
+    {0, "got", "fb", 0.614359318996416, 0.331981141430943, 3},
+    {0, "got", "full", 0.539146505376344, 0.423646300690731, 2},
+    {0, "human", "zs", 0.446740591397849, 0.335775153309853, 3},
+    {0, "human", "full", 0.605510752688172, 0.334378586101147, 3},
+};
+
+static const struct {
+    int scenario;
+    const char *pe;
+    double p_zs, p_sa;
+} expected_p[] = {
+    {1, "cot", 0.835803399709431, 0.547448876230532},
+    {1, "got", 0.570933363398045, 0.800335388924935},
+    {3, "cot", 0.233341076316081, 0.633851780855377},
+    {3, "got", 0.307476636220134, 0.606478688845626},
+    {0, "cot", 0.201435546707526, 0.504063772543852},
+    {0, "got", 0.735528569449941, 0.861521401254973},
+};
+
+static const struct {
+    const char *pe;
+    int iteration;
+    double mean, sd;
+    int n;
+    double dy_mean, dy_sd; /* the change from the previous iteration */
+    int dy_n;
+} expected_it[] = {
+    {"cot", 1, 0.598454301075269, 0.335775153309852, 3, NAN, NAN, 0},
+    {"cot", 2, 0.447804659498208, 0.205999431116162, 3, -0.150649641577061, 0.534548655087145, 3},
+    {"cot", 3, 0.628752240143369, 0.132399118046858, 3, 0.180947580645161, 0.308725461233986, 3},
+    {"got", 1, 0.525425627240143, 0.132399118046858, 3, NAN, NAN, 0},
+    {"got", 2, 0.550123207885305, 0.204101557187626, 3, 0.0246975806451612, 0.308725461233986, 3},
+    {"got", 3, 0.539146505376344, 0.423646300690731, 2, -0.0310819892473118, 0.708057193526852, 2},
+};
+
+static void near(double got, double want, double tol, const char *what)
+{
+    if (isnan(want) ? !isnan(got) : !(fabs(got - want) <= tol))
+        fail_msg("%s: got %.15g, want %.15g", what, got, want);
+}
+
+/* The rows above, as the grid reads them from its cells. */
+static void build_rows(grid_rows *R)
+{
+    int scen[] = {1, 3}, abl[] = {ABL_ZS, ABL_SA, ABL_FB, ABL_FULL};
+    assert_int_equal(grid_rows_init(R, scen, 2, 3, abl, 4), 0);
+    R->human = 1;
+    double best = 0; /* the best so far in the cell: its nodes come in order */
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        grid_row w;
+        grid_row_blank(&w);
+        snprintf(w.key.model, sizeof w.key.model, "m");
+        snprintf(w.key.pe, sizeof w.key.pe, "%s", rows[i].pe);
+        snprintf(w.key.feedback, sizeof w.key.feedback, "specific");
+        snprintf(w.key.feedback_input, sizeof w.key.feedback_input, "text");
+        if (!strcmp(rows[i].pe, "got")) w.key.got_best = 2, w.key.got_worst = 0;
+        w.scenario = rows[i].scenario;
+        w.ablation = run_parse_ablation(rows[i].ablation);
+        w.repeat = rows[i].repeat;
+        w.seed = 1000u * (unsigned)rows[i].repeat;
+        w.iteration = rows[i].iteration;
+        w.node = w.iteration - 1;
+        w.ok = 1;
+        w.final = rows[i].final;
+        w.fitness = rows[i].fitness;
+        if (w.iteration == 1 || rows[i].fitness > best) best = rows[i].fitness;
+        w.best_so_far = best;
+        snprintf(w.cell, sizeof w.cell, "s%d-%s-%s-r%d", w.scenario, rows[i].pe, rows[i].ablation, w.repeat);
+        assert_int_equal(grid_rows_add(R, &w), 0);
+    }
+}
+
+static const grid_t2_row *t2_find(const grid_tables *T, int scenario, const char *pe)
+{
+    for (int i = 0; i < T->n_t2; i++)
+        if (T->t2[i].scenario == scenario && !strcmp(T->t2[i].key.pe, pe)) return &T->t2[i];
+    fail_msg("no Table II row for scenario %d, %s", scenario, pe);
+    return NULL;
+}
+
+static void grid_tables_known_rows(void **state)
+{
+    (void)state;
+    grid_rows R;
+    grid_tables T;
+    build_rows(&R);
+    assert_int_equal(grid_tables_compute(&R, GRID_VALUE_FINAL, &T), 0);
+    /* the normalisation pools: every row of the scenario */
+    near(T.min[1], 0.07, 1e-12, "min 1");
+    near(T.max[1], 1.0, 1e-12, "max 1");
+    near(T.min[3], 0.04, 1e-12, "min 3");
+    near(T.max[3], 1.0, 1e-12, "max 3");
+    for (int i = 0; i < R.n; i++) {
+        const grid_row *w = &R.rows[i];
+        near(w->norm, (w->fitness - T.min[w->scenario]) / (T.max[w->scenario] - T.min[w->scenario]), 1e-12, "norm");
+    }
+    /* three keys in three rows each (scenario 1, 3, Mean) */
+    assert_int_equal(T.n_t2, 9);
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
+        const grid_t2_row *e = t2_find(&T, expected[i].scenario, expected[i].pe);
+        const grid_stat *s = &e->col[run_parse_ablation(expected[i].ablation)];
+        char what[96];
+        snprintf(what, sizeof what, "scenario %d %s %s", expected[i].scenario, expected[i].pe, expected[i].ablation);
+        assert_int_equal(s->n, expected[i].n);
+        near(s->mean, expected[i].mean, 1e-12, what);
+        near(s->sd, expected[i].sd, 1e-12, what);
+    }
+    /* the Human row has no +SA or +FB column */
+    assert_int_equal(t2_find(&T, 1, "human")->col[ABL_SA].n, 0);
+    assert_int_equal(t2_find(&T, 1, "human")->col[ABL_FB].n, 0);
+    for (size_t i = 0; i < sizeof expected_p / sizeof expected_p[0]; i++) {
+        const grid_t2_row *e = t2_find(&T, expected_p[i].scenario, expected_p[i].pe);
+        near(e->p_zs, expected_p[i].p_zs, 1e-10, "p(ZS)");
+        near(e->p_sa, expected_p[i].p_sa, 1e-10, "p(SA)");
+    }
+    /* the best column of a row: scenario 3, CoT: +FB 0.757 */
+    assert_int_equal(t2_find(&T, 3, "cot")->best, 1 << ABL_FB);
+    /* by iteration: CoT and GoT full (and fb, and the Human row) */
+    for (size_t i = 0; i < sizeof expected_it / sizeof expected_it[0]; i++) {
+        const grid_t4_row *e = NULL;
+        for (int k = 0; k < T.n_t4; k++)
+            if (!strcmp(T.t4[k].key.pe, expected_it[i].pe) && T.t4[k].ablation == ABL_FULL) e = &T.t4[k];
+        assert_non_null(e);
+        assert_int_equal(e->n_iter, 3);
+        int y = expected_it[i].iteration - 1;
+        assert_int_equal(e->it[y].n, expected_it[i].n);
+        near(e->it[y].mean, expected_it[i].mean, 1e-12, "by iteration");
+        near(e->it[y].sd, expected_it[i].sd, 1e-12, "by iteration, sd");
+        if (y == 0) continue;
+        assert_int_equal(e->dy[y - 1].n, expected_it[i].dy_n);
+        near(e->dy[y - 1].mean, expected_it[i].dy_mean, 1e-12, "change");
+        near(e->dy[y - 1].sd, expected_it[i].dy_sd, 1e-12, "change, sd");
+    }
+    assert_int_equal(T.n_t4, 5); /* cot fb, cot full, got fb, got full, human full */
+    grid_tables_free(&T);
+    /* --value best: scenario 1, CoT, PCGRLLM is the best of each cell's
+     * three nodes: 0.96, 0.94, 0.85; mean 0.916667, sample std 0.058595 */
+    assert_int_equal(grid_tables_compute(&R, GRID_VALUE_BEST, &T), 0);
+    const grid_stat *b = &t2_find(&T, 1, "cot")->col[ABL_FULL];
+    near(b->mean, (0.96 + 0.94 + 0.85) / 3, 1e-12, "best, mean");
+    near(b->sd, sqrt(0.00686666666666667 / 2), 1e-9, "best, sd");
+    near(t2_find(&T, 1, "cot")->col[ABL_ZS].mean, 0.54, 1e-12, "best, zero-shot"); /* one node: the same */
+    grid_tables_free(&T);
+    grid_rows_free(&R);
+}
+
+/* The summary's lists hold what the tables hold, under the documented keys. */
+static void grid_summary_json_csv_markdown(void **state)
+{
+    (void)state;
+    grid_rows R;
+    grid_tables T;
+    build_rows(&R);
+    assert_int_equal(grid_tables_compute(&R, GRID_VALUE_FINAL, &T), 0);
+    json_t *j = grid_summary_json(&R, &T);
+    json_t *rows_j = json_object_get(j, "rows"), *t2 = json_object_get(j, "table2"), *pv = json_object_get(j, "p_values");
+    assert_int_equal(json_array_size(rows_j), (size_t)R.n);
+    const char *row_keys[] = {"scenario", "model", "pe", "ablation", "seed", "iteration", "fitness", "llm_score"};
+    for (size_t k = 0; k < sizeof row_keys / sizeof *row_keys; k++)
+        assert_non_null(json_object_get(json_array_get(rows_j, 0), row_keys[k]));
+    assert_true(json_is_null(json_object_get(json_array_get(rows_j, 0), "llm_score")));
+    /* table2: cot, got: 4 columns; human: 2; in 3 rows (1, 3, mean) */
+    assert_int_equal(json_array_size(t2), 3 * (4 + 4 + 2));
+    size_t i;
+    json_t *o;
+    int found = 0;
+    json_array_foreach(t2, i, o) {
+        if (!json_is_string(json_object_get(o, "scenario")) || strcmp(json_string_value(json_object_get(o, "pe")), "got") ||
+            strcmp(json_string_value(json_object_get(o, "ablation")), "full"))
+            continue;
+        assert_string_equal(json_string_value(json_object_get(o, "scenario")), "mean");
+        near(json_number_value(json_object_get(o, "mean")), 0.539146505376344, 1e-12, "json mean");
+        near(json_number_value(json_object_get(o, "std")), 0.423646300690731, 1e-12, "json std");
+        assert_int_equal(json_integer_value(json_object_get(o, "n")), 2);
+        found++;
+    }
+    assert_int_equal(found, 1);
+    assert_int_equal(json_array_size(pv), 3 * 2 * 2); /* cot and got, vs zs and sa; not the Human row */
+    json_array_foreach(pv, i, o) {
+        assert_true(json_is_number(json_object_get(o, "p")));
+        const char *vs = json_string_value(json_object_get(o, "vs"));
+        assert_true(!strcmp(vs, "zs") || !strcmp(vs, "sa"));
+    }
+    /* CSV: a header and one line per entry; null fields empty */
+    const char *cols[] = {"scenario", "pe", "ablation", "mean", "std", "n", "got_best"};
+    char *csv = grid_csv(t2, cols, 7);
+    assert_non_null(csv);
+    assert_int_equal(pcg_test_count_lines(csv), 1 + 30);
+    assert_non_null(strstr(csv, "scenario,pe,ablation,mean,std,n,got_best\n1,cot,zs,0.54,0.38,3,\n"));
+    free(csv);
+    json_t *q = json_pack("[{s:s}]", "model", "a,\"b\"");
+    const char *mc[] = {"model"};
+    csv = grid_csv(q, mc, 1);
+    assert_string_equal(csv, "model\n\"a,\"\"b\"\"\"\n");
+    free(csv);
+    json_decref(q);
+    json_decref(j);
+    /* Markdown: the Mean row of CoT, bold where best, with p-values */
+    char *md = grid_tables_markdown(&R, &T, 1);
+    assert_non_null(md);
+    assert_non_null(strstr(md, "| Scenario | Method | ZS | +SA | +FB | PCGRLLM | p(ZS) | p(SA) |"));
+    assert_non_null(strstr(md, "| Mean | CoT | 0.405 ± 0.206 | 0.468 ± 0.336 | 0.536 ± 0.298 | **0.629 ± 0.132** | "
+                               "0.201 | 0.504 |"));
+    assert_non_null(strstr(md, "| Mean | GoT | 0.405 ± 0.206 | 0.468 ± 0.336 | **0.614 ± 0.332** | 0.539 ± 0.424 "
+                               "(n=2) | 0.736 | 0.862 |"));
+    assert_non_null(strstr(md, "| Mean | Human | 0.447 ± 0.336 |  |  | **0.606 ± 0.334** |  |  |"));
+    assert_non_null(strstr(md, "### Table IV"));
+    assert_non_null(strstr(md, "ZS and +SA run once per (scenario, model, seed)"));
+    free(md);
+    char *html = grid_tables_html(&R, &T, "test");
+    assert_non_null(html);
+    assert_non_null(strstr(html, "<td><b>0.629 ± 0.132</b></td>"));
+    assert_true(pcg_test_count_of(html, "data:image/png;base64,") >= 1); /* fitness by iteration */
+    free(html);
+    grid_tables_free(&T);
+    grid_rows_free(&R);
+}
+
+/* ---- the studies: Table V, Table IX, feedback types, references ---- */
+
+static void add_study_row(grid_rows *R, const char *pe, const char *fb, const char *fbin, int gb, int gw, int abl,
+                          int repeat, int iteration, double fitness, double llm, int final)
+{
+    grid_row w;
+    grid_row_blank(&w);
+    snprintf(w.key.model, sizeof w.key.model, "m");
+    snprintf(w.key.pe, sizeof w.key.pe, "%s", pe);
+    snprintf(w.key.feedback, sizeof w.key.feedback, "%s", fb);
+    snprintf(w.key.feedback_input, sizeof w.key.feedback_input, "%s", fbin);
+    w.key.got_best = gb, w.key.got_worst = gw;
+    w.scenario = 1, w.ablation = abl, w.repeat = repeat, w.iteration = iteration, w.final = final, w.ok = 1;
+    w.fitness = w.best_so_far = fitness;
+    w.llm_score = w.llm_best_so_far = llm;
+    assert_int_equal(grid_rows_add(R, &w), 0);
+}
+
+/* Scenario 1, two seeds, zero-shot and +FB over two iterations.  Fitness
+ * spans 0..1, so the Mean rows are the raw values; the model's scores
+ * span 0.3..0.8. */
+static void build_study_rows(grid_rows *R)
+{
+    int scen[] = {1}, abl[] = {ABL_ZS, ABL_FB};
+    assert_int_equal(grid_rows_init(R, scen, 1, 2, abl, 2), 0);
+    R->fitness_llm = 1;
+    const char *keys[3][2] = {{"specific", "text"}, {"specific", "image"}, {"none", "text"}};
+    const double last[3][2] = {{0.6, 0.8}, {0.5, 1.0}, {0.0, 0.2}};
+    for (int k = 0; k < 3; k++)
+        for (int r = 0; r < 2; r++) {
+            add_study_row(R, "cot", keys[k][0], keys[k][1], -1, -1, ABL_ZS, r, 1, r ? 0.4 : 0.2, r ? 0.7 : 0.5, 1);
+            add_study_row(R, "cot", keys[k][0], keys[k][1], -1, -1, ABL_FB, r, 1, r ? 0.4 : 0.2,
+                          k == 0 ? (r ? 0.8 : 0.6) : NAN, 0);
+            add_study_row(R, "cot", keys[k][0], keys[k][1], -1, -1, ABL_FB, r, 2, last[k][r],
+                          k == 0 ? (r ? 0.5 : 0.3) : NAN, 1);
+        }
+    const int refs[4][2] = {{0, 0}, {2, 0}, {0, 1}, {2, 1}};
+    const double got[4][2] = {{0.1, 0.3}, {0.5, 0.7}, {0.0, 0.2}, {0.8, 1.0}};
+    for (int k = 0; k < 4; k++)
+        for (int r = 0; r < 2; r++) {
+            add_study_row(R, "got", "specific", "text", refs[k][0], refs[k][1], ABL_FB, r, 1, 0.5, NAN, 0);
+            add_study_row(R, "got", "specific", "text", refs[k][0], refs[k][1], ABL_FB, r, 2, got[k][r], NAN, 1);
+        }
+}
+
+static json_t *find_entry(json_t *arr, const char *pe, const char *fb, const char *fbin, int gb, int gw,
+                          const char *abl, int iteration)
+{
+    size_t i;
+    json_t *o;
+    json_array_foreach(arr, i, o) {
+        json_t *g = json_object_get(o, "got_best"), *w = json_object_get(o, "got_worst");
+        if (strcmp(json_string_value(json_object_get(o, "pe")), pe) ||
+            strcmp(json_string_value(json_object_get(o, "feedback")), fb) ||
+            strcmp(json_string_value(json_object_get(o, "feedback_input")), fbin) ||
+            (gb < 0 ? !json_is_null(g) : json_integer_value(g) != gb) ||
+            (gw < 0 ? !json_is_null(w) : json_integer_value(w) != gw) ||
+            (abl && strcmp(json_string_value(json_object_get(o, "ablation")), abl)) ||
+            (iteration && json_integer_value(json_object_get(o, "iteration")) != iteration) ||
+            (json_object_get(o, "scenario") && !json_is_string(json_object_get(o, "scenario"))))
+            continue;
+        return o;
+    }
+    fail_msg("no entry for %s %s %s %d %d %s %d", pe, fb, fbin, gb, gw, abl ? abl : "-", iteration);
+    return NULL;
+}
+
+static double num(json_t *o, const char *key) { return json_number_value(json_object_get(o, key)); }
+
+static void grid_studies_known_rows(void **state)
+{
+    (void)state;
+    grid_rows R;
+    grid_tables T;
+    build_study_rows(&R);
+    assert_int_equal(grid_tables_compute(&R, GRID_VALUE_FINAL, &T), 0);
+    near(T.lmin[1], 0.3, 1e-12, "llm min");
+    near(T.lmax[1], 0.8, 1e-12, "llm max");
+    json_t *j = grid_summary_json(&R, &T);
+    /* Table V: the same nodes scored by the evaluator and by the model;
+     * Mean row normalised: the model's ZS (0.5, 0.7) -> 0.4, 0.8; its +FB
+     * (0.3, 0.5) -> 0, 0.4 */
+    json_t *t5 = find_entry(json_object_get(j, "table5"), "cot", "specific", "text", -1, -1, NULL, 0);
+    near(num(t5, "heuristic_zs"), 0.3, 1e-12, "heuristic zs");
+    near(num(t5, "heuristic_fb"), 0.7, 1e-12, "heuristic fb");
+    near(num(t5, "heuristic_delta"), 0.4, 1e-12, "heuristic delta");
+    near(num(t5, "llm_zs"), 0.6, 1e-12, "llm zs");
+    near(num(t5, "llm_fb"), 0.2, 1e-12, "llm fb");
+    near(num(t5, "llm_delta"), -0.4, 1e-12, "llm delta");
+    /* Table IX: text and image feedback, the same but for the input */
+    json_t *t9 = json_object_get(j, "table9");
+    near(num(find_entry(t9, "cot", "specific", "image", -1, -1, "fb", 0), "mean"), 0.75, 1e-12, "image fb");
+    near(num(find_entry(t9, "cot", "specific", "text", -1, -1, "fb", 0), "mean"), 0.7, 1e-12, "text fb");
+    /* the feedback study (Fig. 6): y and its change per feedback type */
+    json_t *fs = json_object_get(j, "feedback_study");
+    json_t *sp = find_entry(fs, "cot", "specific", "text", -1, -1, "fb", 1);
+    json_t *no = find_entry(fs, "cot", "none", "text", -1, -1, "fb", 1);
+    near(num(sp, "mean"), 0.3, 1e-12, "specific y1");
+    near(num(sp, "delta_next_mean"), 0.4, 1e-12, "specific dy");
+    near(num(sp, "delta_next_std"), 0, 1e-12, "specific dy sd");
+    near(num(no, "delta_next_mean"), -0.2, 1e-12, "none dy");
+    near(num(find_entry(fs, "cot", "none", "text", -1, -1, "fb", 2), "mean"), 0.1, 1e-12, "none y2");
+    /* the reference heatmap (Fig. 7) */
+    json_t *hm = json_object_get(j, "ref_heatmap");
+    assert_int_equal(json_array_size(hm), 4);
+    const int refs[4][2] = {{0, 0}, {2, 0}, {0, 1}, {2, 1}};
+    const double want[4] = {0.2, 0.6, 0.1, 0.9};
+    for (int k = 0; k < 4; k++)
+        near(num(find_entry(hm, "got", "specific", "text", refs[k][0], refs[k][1], "fb", 0), "mean"), want[k], 1e-12,
+             "heatmap");
+    /* no PCGRLLM column: no p-values */
+    assert_int_equal(json_array_size(json_object_get(j, "p_values")), 0);
+    json_decref(j);
+    char *md = grid_tables_markdown(&R, &T, 1);
+    assert_non_null(md);
+    assert_non_null(strstr(md, "Table V"));
+    assert_non_null(strstr(md, "| Mean | CoT, m, specific, text | 0.300 | 0.700 | +0.400 | 0.600 | 0.200 | -0.400 |"));
+    assert_int_equal(pcg_test_count_of(md, "| CoT, m, "), 3); /* Table V: the judged rows only (1, Mean), Table IX */
+    assert_non_null(strstr(md, "Table IX"));
+    assert_non_null(strstr(md, "| CoT, m, specific, text | 0.300 | 0.700 | +0.400 | 0.300 | 0.750 | +0.450 |"));
+    assert_non_null(strstr(md, "| none | 0.300 ± 0.141 | 0.100 ± 0.141 |"));
+    assert_non_null(strstr(md, "| specific | 0.400 ± 0.000 |"));
+    assert_non_null(strstr(md, "| best \\ worst | 0 | 1 |"));
+    assert_non_null(strstr(md, "| 0 | 0.200 | 0.100 |"));
+    assert_non_null(strstr(md, "| 2 | 0.600 | 0.900 |"));
+    assert_non_null(strstr(md, "plots/feedback_delta_"));
+    assert_non_null(strstr(md, "plots/ref_heatmap_"));
+    free(md);
+    grid_tables_free(&T);
+    grid_rows_free(&R);
+}
+
+PCG_TESTS(grid_tables, cmocka_unit_test(grid_tables_known_rows), cmocka_unit_test(grid_summary_json_csv_markdown),
+          cmocka_unit_test(grid_studies_known_rows))

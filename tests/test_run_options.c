@@ -1,0 +1,155 @@
+/* `pcgrllm run` options that change what the loop starts from or what the
+ * prompts say: --init-reward (the paper's Human row: a given reward trained
+ * as it is, then refined), a rejected initial reward, and the evaluator's
+ * rules kept out of the prompts unless --evaluator-rules asks for them.
+ * Budgets are tiny: these tests check the loop, not what it learns. */
+#include "harness.h"
+#include "graph.h"
+#include "util.h"
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TINY "--llm offline --preset small --steps 512 --envs 2 --threads 1 --align 1 --check-envs 4 --levels 4 --quiet"
+
+static char *node_file(const char *dir, int id, const char *name)
+{
+    char path[2 * PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/nodes/%03d/%s", dir, id, name);
+    return pcg_test_slurp(path);
+}
+
+static int node_has(const char *dir, int id, const char *name)
+{
+    char path[2 * PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/nodes/%03d/%s", dir, id, name);
+    return pcg_test_exists(path);
+}
+
+static void run_init_reward_trained_as_is_then_refined(void **state)
+{
+    (void)state;
+    pcg_test_use_source_prompts();
+    char dir[PATH_MAX], path[PATH_MAX + 64], out[8192], err[256];
+    snprintf(dir, sizeof dir, "%s/init-reward", pcg_test_tmpdir());
+    int rc = pcg_test_sh(out, sizeof out, "%s run --scenario 1 " TINY " --iterations 2 --init-reward "
+                         "rewards/human/scenario1.c --out %s", pcg_test_binary(), dir);
+    if (rc != 0) fail_msg("run exited %d: %s", rc, out);
+    char *human = pcg_test_slurp("rewards/human/scenario1.c");
+    assert_non_null(human);
+    /* the run's own copy, and node 0 trained exactly it: checked, not
+     * generated, not aligned */
+    snprintf(path, sizeof path, "%s/init_reward.c", dir);
+    char *copy = pcg_test_slurp(path);
+    assert_non_null(copy);
+    assert_string_equal(copy, human);
+    char *r0 = node_file(dir, 0, "reward.c");
+    assert_non_null(r0);
+    assert_string_equal(r0, human);
+    assert_true(node_has(dir, 0, "reward_init.json"));
+    assert_false(node_has(dir, 0, "reward_t1_f0.c"));
+    assert_false(node_has(dir, 0, "align_1.c"));
+    /* node 1 refines it (the offline author, which reads only its own
+     * rewards, starts from its own design and says so) and is aligned */
+    thought_graph g;
+    snprintf(path, sizeof path, "%s/graph.json", dir);
+    assert_int_equal(graph_load(path, &g, err, sizeof err), 0);
+    assert_int_equal(g.n, 2);
+    assert_int_equal(g.nodes[0].status, NODE_OK);
+    assert_int_equal(g.nodes[1].parent, 0);
+    assert_true(node_has(dir, 1, "align_1.c"));
+    char *r1 = node_file(dir, 1, "reward.c");
+    assert_non_null(r1);
+    assert_string_not_equal(r1, human);
+    graph_free(&g);
+    snprintf(path, sizeof path, "%s/run.log", dir);
+    char *log = pcg_test_slurp(path);
+    assert_non_null(log);
+    assert_non_null(strstr(log, "the given initial reward, trained as it is"));
+    assert_non_null(strstr(log, "cannot read the given initial reward's terms"));
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    json_t *cfg = json_load_file(path, 0, NULL);
+    assert_string_equal(json_string_value(json_object_get(cfg, "init_reward")), "rewards/human/scenario1.c");
+    json_decref(cfg);
+    free(log);
+    free(r1);
+    free(r0);
+    free(copy);
+    free(human);
+}
+
+static void run_init_reward_rejected_fails_the_node(void **state)
+{
+    (void)state;
+    pcg_test_use_source_prompts();
+    char dir[PATH_MAX], path[PATH_MAX + 64], out[8192], err[256];
+    snprintf(path, sizeof path, "%s/bad_init.c", pcg_test_tmpdir());
+    const char *bad = "float compute_reward(const level_t *prev, const level_t *curr) { return (float)rand(); }\n";
+    assert_int_equal(write_file_atomic(path, bad, strlen(bad)), 0);
+    snprintf(dir, sizeof dir, "%s/init-bad", pcg_test_tmpdir());
+    int rc = pcg_test_sh(out, sizeof out, "%s run --scenario 1 " TINY " --ablation zs --init-reward %s --out %s",
+                         pcg_test_binary(), path, dir);
+    /* the run's one node has no reward: exit 1 with the summary */
+    if (rc != 1 || !strstr(out, "no node produced a reward")) fail_msg("run exited %d: %s", rc, out);
+    thought_graph g;
+    snprintf(path, sizeof path, "%s/graph.json", dir);
+    assert_int_equal(graph_load(path, &g, err, sizeof err), 0);
+    assert_int_equal(g.n, 1);
+    assert_int_equal(g.nodes[0].status, NODE_FAILED);
+    graph_free(&g);
+    char *why = node_file(dir, 0, "failed.txt");
+    assert_non_null(why);
+    assert_non_null(strstr(why, "the initial reward (--init-reward"));
+    assert_non_null(strstr(why, "rand"));
+    free(why);
+    assert_false(node_has(dir, 0, "train.done"));
+}
+
+/* Requests the fake server got, as text (one JSON line each). */
+static void check_rules_in_requests(const char *dir, int want)
+{
+    const char *names[] = {"llm/generate_1.request.json", "llm/feedback.request.json"};
+    for (int i = 0; i < 2; i++) {
+        char *req = node_file(dir, 0, names[i]);
+        if (!req) fail_msg("%s/nodes/000/%s is missing", dir, names[i]);
+        int has = strstr(req, "How the levels are scored") != NULL;
+        if (has != want) fail_msg("%s %s the evaluator's rules", names[i], has ? "states" : "lacks");
+        if (want) assert_non_null(strstr(req, "scores 1 (playable)")); /* scenario 3: the key-door rules */
+        free(req);
+    }
+}
+
+static void run_evaluator_rules_only_on_request(void **state)
+{
+    (void)state;
+    pcg_test_use_source_prompts();
+    setenv("PCG_RULES_TEST_KEY", "sk-rules-test", 1);
+    pcg_fake_srv s;
+    pcg_test_srv_start(&s, "tests/fake_openai_run.json", "rules", "PCG_RULES_TEST_KEY");
+    char dir[2][PATH_MAX], path[2 * PATH_MAX + 64], out[2][16384];
+    int rc[2];
+    for (int on = 0; on < 2; on++) {
+        snprintf(dir[on], sizeof dir[on], "%s/rules-%d", pcg_test_tmpdir(), on);
+        rc[on] = pcg_test_sh(out[on], sizeof out[on],
+                             "%s run --scenario 3 --llm openai --base-url http://127.0.0.1:%d/v1 --model fake-coder "
+                             "--api-key-env PCG_RULES_TEST_KEY --llm-retries 1 --llm-timeout 20 --preset small "
+                             "--steps 512 --envs 2 --threads 1 --check-envs 4 --levels 4 --ablation fb "
+                             "--iterations 1 --quiet %s --out %s",
+                             pcg_test_binary(), s.port, on ? "--evaluator-rules" : "", dir[on]);
+    }
+    pcg_test_srv_stop(&s); /* before any check can end the test: no server left behind */
+    for (int on = 0; on < 2; on++) {
+        if (rc[on] != 0) fail_msg("run exited %d: %s", rc[on], out[on]);
+        check_rules_in_requests(dir[on], on);
+        snprintf(path, sizeof path, "%s/config.json", dir[on]);
+        json_t *cfg = json_load_file(path, 0, NULL);
+        assert_non_null(cfg);
+        assert_int_equal(json_is_true(json_object_get(cfg, "evaluator_rules")), on);
+        json_decref(cfg);
+    }
+}
+
+PCG_TESTS(run_options, cmocka_unit_test(run_init_reward_trained_as_is_then_refined),
+          cmocka_unit_test(run_init_reward_rejected_fails_the_node), cmocka_unit_test(run_evaluator_rules_only_on_request))
