@@ -44,9 +44,12 @@ static void run_usage(FILE *f)
             "  --node-time SEC       wall time a node's model calls may take, all together (1800;\n"
             "                        0: no limit); training has --train-timeout\n"
             "  --target-fitness F    stop once a node reaches fitness F\n"
+            "  --quick               a run that shows the method working on a CPU in minutes: the\n"
+            "                        flags %s\n"
+            "                        (flags given with it override them; docs/loop.md)\n"
             "training, for every node:\n"
             "  --steps S (50000000)  --envs E (600)  --preset paper|small|tiny (paper)\n"
-            "  --backend cpu|cuda|auto (cpu)  --seed K (0)  --threads T (all)\n"
+            "  --backend cpu|cuda|auto (auto)  --seed K (0)  --threads T (all)\n"
             "  --matmul fp32|tf32|bf16  matmuls of the device trainer (fp32)\n"
             "  --train-timeout SEC   end a node's training after SEC seconds (none)\n"
             "  --levels N            levels generated per node (30)   --eval-seed S\n"
@@ -59,14 +62,14 @@ static void run_usage(FILE *f)
             "  --yes                 go on with a job projected at over 3 hours on the CPU without asking\n"
             "Exit codes: 0 done, 1 error or no node produced a reward, 2 bad flags, 3 story refused.\n"
             "See docs/loop.md and docs/llm.md.\n",
-            llm_flags_help());
+            run_profile_flags("quick"), llm_flags_help());
 }
 
 enum {
     O_SCENARIO = 256, O_STORY, O_STORY_FILE, O_LLM, O_PE, O_ITER, O_ALIGN, O_BREADTH, O_ABL, O_FB, O_FIT,
     O_FBIN, O_TRIALS, O_FIXES, O_TARGET, O_STEPS, O_ENVS, O_PRESET, O_BACKEND, O_SEED, O_THREADS, O_TTIMEOUT,
     O_LEVELS, O_EVALSEED, O_CENVS, O_CTIMEOUT, O_OUT, O_RESUME, O_QUIET, O_HELP, O_MATMUL, O_GOT_BEST,
-    O_GOT_WORST, O_INIT_REWARD, O_EVAL_RULES, O_NODETIME, O_YES
+    O_GOT_WORST, O_INIT_REWARD, O_EVAL_RULES, O_NODETIME, O_YES, O_QUICK
 };
 
 static const struct option run_opts[] = {
@@ -88,7 +91,7 @@ static const struct option run_opts[] = {
     {"matmul", required_argument, 0, O_MATMUL}, {"got-best", required_argument, 0, O_GOT_BEST},
     {"got-worst", required_argument, 0, O_GOT_WORST}, {"init-reward", required_argument, 0, O_INIT_REWARD},
     {"evaluator-rules", no_argument, 0, O_EVAL_RULES}, {"node-time", required_argument, 0, O_NODETIME},
-    {"yes", no_argument, 0, O_YES},
+    {"yes", no_argument, 0, O_YES}, {"quick", no_argument, 0, O_QUICK},
     {0, 0, 0, 0}};
 #define N_RUN_OPTS (sizeof run_opts / sizeof run_opts[0] - 1)
 
@@ -306,45 +309,47 @@ static int check_run(run_config *c, int have_task, int llm_set, int base_url_set
 #undef BAD
 }
 
-int cmd_run(int argc, char **argv)
+/* What a parse of the flags found besides the config itself. */
+typedef struct {
+    int have_task, llm_set, base_url_set, help;
+} run_flags_seen;
+
+/* Parse argv's flags into c.  0, or -1 with err. */
+static int parse_run_flags(run_config *c, int argc, char **argv, run_flags_seen *seen, char *err, int errlen)
 {
-    run_config c;
-    run_config_defaults(&c);
-    int have_task = 0, llm_set = 0, base_url_set = 0, ch, idx, r;
-    char err[512];
+#define BAD(...) return snprintf(err, (size_t)errlen, __VA_ARGS__), -1
+    const struct option *opts = run_options();
+    int ch, idx, r;
     optind = 1;
     opterr = 0; /* one line of our own for a bad flag, below */
-    c.scenario = -1;
-#define BAD(...) return die_msg("run: " __VA_ARGS__), 2
-    const struct option *opts = run_options();
     while ((ch = getopt_long(argc, argv, ":", opts, &idx)) != -1) {
-        if ((r = task_flag(&c, ch, optarg, &have_task, err, sizeof err)) <= 0 ||
-            (r = search_flag(&c, ch, optarg, err, sizeof err)) <= 0 ||
-            (r = training_flag(&c, ch, optarg, err, sizeof err)) <= 0) {
-            if (r < 0) BAD("%s", err);
+        if ((r = task_flag(c, ch, optarg, &seen->have_task, err, errlen)) <= 0 ||
+            (r = search_flag(c, ch, optarg, err, errlen)) <= 0 ||
+            (r = training_flag(c, ch, optarg, err, errlen)) <= 0) {
+            if (r < 0) return -1;
             continue;
         }
         switch (ch) {
         case O_LLM:
-            if (!strcmp(optarg, "offline")) c.offline = 1;
-            else if (!strcmp(optarg, "openai")) c.offline = 0;
+            if (!strcmp(optarg, "offline")) c->offline = 1;
+            else if (!strcmp(optarg, "openai")) c->offline = 0;
             else BAD("--llm must be offline or openai");
-            llm_set = 1;
+            seen->llm_set = 1;
             break;
         case O_OUT:
-            if (strlen(optarg) >= sizeof c.out - 64) BAD("--out path too long");
-            snprintf(c.out, sizeof c.out, "%s", optarg);
+            if (strlen(optarg) >= sizeof c->out - 64) BAD("--out path too long");
+            snprintf(c->out, sizeof c->out, "%s", optarg);
             break;
-        case O_RESUME: c.resume = 1; break;
-        case O_QUIET: c.quiet = 1; break;
-        case O_YES: c.yes = 1; break;
-        case O_HELP: run_usage(stdout); return 0;
+        case O_RESUME: c->resume = 1; break;
+        case O_QUIET: c->quiet = 1; break;
+        case O_YES: c->yes = 1; break;
+        case O_QUICK: break; /* applied before the other flags, by cmd_run */
+        case O_HELP: seen->help = 1; break;
         case 'L': {
             char flag[64];
             snprintf(flag, sizeof flag, "--%s", opts[idx].name);
-            int lr = llm_config_flag(&c.llm, flag, optarg, err, sizeof err);
-            if (lr < 0) BAD("%s", err);
-            if (!strcmp(opts[idx].name, "base-url")) base_url_set = c.base_url_given = 1;
+            if (llm_config_flag(&c->llm, flag, optarg, err, errlen) < 0) return -1;
+            if (!strcmp(opts[idx].name, "base-url")) seen->base_url_set = c->base_url_given = 1;
             break;
         }
         case ':': BAD("%s needs a value (pcgrllm run --help)", argv[optind - 1]);
@@ -352,7 +357,42 @@ int cmd_run(int argc, char **argv)
         }
     }
     if (optind < argc) BAD("unexpected argument '%s'", argv[optind]);
-    if (check_run(&c, have_task, llm_set, base_url_set, err, sizeof err)) BAD("%s", err);
+    return 0;
+#undef BAD
+}
+
+/* --quick: parse the profile's flags first, so that the command line's own
+ * override them.  0, or -1 with err. */
+static int apply_profile(run_config *c, const char *name, char *err, int errlen)
+{
+    const char *flags = run_profile_flags(name);
+    char buf[256], *argv[32] = {"run"}, *save = NULL;
+    int argc = 1;
+    snprintf(buf, sizeof buf, "%s", flags);
+    for (char *t = strtok_r(buf, " ", &save); t && argc < 31; t = strtok_r(NULL, " ", &save)) argv[argc++] = t;
+    run_flags_seen ignored = {0, 0, 0, 0};
+    if (parse_run_flags(c, argc, argv, &ignored, err, errlen)) return -1;
+    snprintf(c->profile, sizeof c->profile, "%s", name);
+    return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    run_config c;
+    run_config_defaults(&c);
+    c.scenario = -1;
+    run_flags_seen seen = {0, 0, 0, 0};
+    char err[512];
+#define BAD(...) return die_msg("run: " __VA_ARGS__), 2
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], "--quick") && apply_profile(&c, "quick", err, sizeof err)) BAD("%s", err);
+    if (parse_run_flags(&c, argc, argv, &seen, err, sizeof err)) BAD("%s", err);
+    if (seen.help) {
+        run_usage(stdout);
+        return 0;
+    }
+    if (c.resume && c.profile[0]) BAD("--quick starts a run; --resume continues one with its stored settings");
+    if (check_run(&c, seen.have_task, seen.llm_set, seen.base_url_set, err, sizeof err)) BAD("%s", err);
     return run_main(&c);
 #undef BAD
 }

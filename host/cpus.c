@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "cpus.h"
+#include "util.h"
 #include <math.h>
 #include <omp.h>
 #include <sched.h>
@@ -43,10 +44,22 @@ static double cgroup_quota(void)
     return best;
 }
 
-/* Idle CPUs over sample_s seconds, from /proc/stat's totals. */
+/* Seconds of CPU this process has used, all its threads together. */
+static double own_cpu_seconds(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)) return 0;
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* CPUs not busy with other processes' work over sample_s seconds, from
+ * /proc/stat's totals less this process's own CPU time: the libraries'
+ * thread pools start up (and spin a while) during the sample, and they are
+ * not a load that competes with the engine. */
 static double idle_cpus(double sample_s)
 {
     unsigned long long v0[10], v1[10];
+    double own0 = 0, t0 = 0;
     for (int pass = 0; pass < 2; pass++) {
         FILE *f = fopen("/proc/stat", "r");
         if (!f) return -1;
@@ -57,15 +70,20 @@ static double idle_cpus(double sample_s)
         fclose(f);
         if (got < 5) return -1;
         if (!pass) {
+            own0 = own_cpu_seconds(), t0 = now_seconds();
             struct timespec ts = {(time_t)sample_s, (long)((sample_s - floor(sample_s)) * 1e9)};
             nanosleep(&ts, NULL);
         }
     }
+    double wall = now_seconds() - t0, own = own_cpu_seconds() - own0;
     unsigned long long total = 0, idle = (v1[3] - v0[3]) + (v1[4] - v0[4]); /* idle + iowait */
     for (int i = 0; i < 8; i++) total += v1[i] - v0[i]; /* guest time is counted in user already */
     int online = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    if (total == 0 || online <= 0) return -1;
-    return (double)online * (double)idle / (double)total;
+    if (total == 0 || online <= 0 || wall <= 0) return -1;
+    double busy = (double)online * (double)(total - idle) / (double)total; /* CPUs busy, this process included */
+    double others = busy - own / wall;
+    if (others < 0) others = 0;
+    return (double)online - others;
 }
 
 cpu_budget cpus_measure(double sample_s)

@@ -326,10 +326,23 @@ static int write_html(const char *dir, json_t *cfg, const thought_graph *g, int 
     html_escape(f, target_desc);
     fprintf(f, "<br><b>Author:</b> ");
     html_escape(f, label);
-    fprintf(f, "<br><b>Search:</b> %s, %lld iterations, breadth %lld, ablation %s, feedback %s</p>\n",
+    fprintf(f, "<br><b>Search:</b> %s, %lld iterations, breadth %lld, ablation %s, feedback %s",
             json_string_value(json_object_get(cfg, "pe")), json_integer_value(json_object_get(cfg, "iterations")),
             json_integer_value(json_object_get(cfg, "breadth")), json_string_value(json_object_get(cfg, "ablation")),
             json_string_value(json_object_get(cfg, "feedback")));
+    json_t *profile = json_object_get(cfg, "profile");
+    fprintf(f, "<br><b>Training:</b> %lld steps per node, %lld environments, preset %s, backend %s; %lld "
+               "self-alignment rounds, reward check on %lld environments",
+            json_integer_value(json_object_get(cfg, "steps")), json_integer_value(json_object_get(cfg, "envs")),
+            json_string_value(json_object_get(cfg, "preset")), json_string_value(json_object_get(cfg, "backend")),
+            json_integer_value(json_object_get(cfg, "align")), json_integer_value(json_object_get(cfg, "check_envs")));
+    if (json_is_string(profile)) {
+        fprintf(f, "<br><b>Profile:</b> --");
+        html_escape(f, json_string_value(profile));
+        fprintf(f, ", which sets ");
+        html_escape(f, json_string_value(json_object_get(cfg, "profile_flags")));
+    }
+    fprintf(f, "</p>\n");
     if (best >= 0) {
         char bp[1024];
         best_path(g, best, bp, sizeof bp);

@@ -62,6 +62,25 @@ void run_config_defaults(run_config *c)
     c->check_timeout = 60;
 }
 
+/* ---------------------------------------------------------------- profiles */
+
+/* quick: the loop shown working on a CPU in minutes (docs/loop.md, "The
+ * quick profile"): the tiny network on 64 environments, trained long enough
+ * to beat random play on scenario 1 (docs/benchmarks.md), two alignment
+ * rounds, a 16-environment reward check. */
+static const struct {
+    const char *name, *flags;
+} run_profiles[] = {
+    {"quick", "--preset tiny --envs 64 --steps 327680 --align 2 --check-envs 16"},
+};
+
+const char *run_profile_flags(const char *name)
+{
+    for (size_t i = 0; i < sizeof run_profiles / sizeof run_profiles[0]; i++)
+        if (!strcmp(run_profiles[i].name, name)) return run_profiles[i].flags;
+    return NULL;
+}
+
 /* ---------------------------------------------------------------- names */
 
 static const char *const abl_names[] = {"zs", "sa", "fb", "full"};
@@ -171,6 +190,10 @@ static json_t *config_json(const run_config *c)
         json_t *l = lj ? json_loads(lj, 0, NULL) : NULL;
         free(lj);
         json_object_set_new(o, "llm", l ? l : json_null());
+    }
+    if (c->profile[0]) {
+        json_object_set_new(o, "profile", json_string(c->profile));
+        json_object_set_new(o, "profile_flags", json_string(run_profile_flags(c->profile)));
     }
     json_object_set_new(o, "pe", json_string(graph_pe_name(c->pe)));
     json_object_set_new(o, "iterations", json_integer(c->iterations));
@@ -300,7 +323,14 @@ static int config_from_json(json_t *o, run_config *c, char *err, int errlen)
         snprintf(err, (size_t)errlen, "config.json: 'preset' or 'backend' missing");
         return -1;
     }
+    if (!nn_preset_known(json_string_value(p))) {
+        snprintf(err, (size_t)errlen, "config.json: 'preset' must be " NN_PRESETS);
+        return -1;
+    }
     snprintf(c->preset, sizeof c->preset, "%s", json_string_value(p));
+    json_t *pf = json_object_get(o, "profile"); /* absent: the run named no profile */
+    if (json_is_string(pf) && run_profile_flags(json_string_value(pf)))
+        snprintf(c->profile, sizeof c->profile, "%s", json_string_value(pf));
     snprintf(c->backend, sizeof c->backend, "%s", json_string_value(b));
     json_t *mm = json_object_get(o, "matmul"); /* absent in runs made before the option */
     const char *mms = json_is_string(mm) ? json_string_value(mm) : "fp32";
@@ -1491,6 +1521,7 @@ int run_main(run_config *c)
             c->offline ? "rule-based offline author (baseline, not a language model)" : c->llm.model,
             graph_pe_name(c->pe), iterations, iterations == 1 ? "" : "s", c->align, c->breadth,
             abl_names[c->ablation], fb_names[c->feedback]);
+    if (c->profile[0]) run_say(R, "profile --%s: %s (flags given with it override them)", c->profile, run_profile_flags(c->profile));
     snprintf(path, sizeof path, "%s/graph.json", c->out);
     if (c->resume && file_exists(path)) {
         if (graph_load(path, &R->g, err, sizeof err)) {

@@ -53,7 +53,13 @@ typedef struct {
     int base_url_given;        /* --base-url given with --resume: it replaces the stored one */
     int quiet;
     int yes;                   /* go on with a job projected at over 3 hours on the CPU */
+    char profile[16];          /* "" or the named profile (--quick) the flags started from */
 } run_config;
+
+/* A named profile: the flags it stands for, which run parses before the
+ * command line's own (so those override it), or NULL for an unknown name.
+ * The run's config.json and report.html name the profile and its flags. */
+const char *run_profile_flags(const char *name);
 
 /* The settings' names, as the flags and config.json spell them: the index
  * of a name (-1 if unknown), and the name of an index ("?" if none). */

@@ -2,9 +2,15 @@
  * refused unless asked for (run, train, grid); the threads follow the CPUs
  * a process may use; a run's report shows each node's training curve. */
 #include "harness.h"
+#include "cpus.h"
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* The paper's budget on this CPU is days: refused before anything is made. */
 static void cost_long_jobs_refused_without_yes(void **state)
@@ -50,6 +56,41 @@ static void cost_threads_follow_affinity(void **state)
     if (!strstr(out, "cpu: 1 thread (1 CPU allowed")) fail_msg("got: %s", out);
 }
 
+static atomic_int spin_stop;
+
+static void *spin_thread(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&spin_stop)) continue;
+    return NULL;
+}
+
+/* A core kept busy by this process's own threads (as the libraries' thread
+ * pools are at start-up) is still the engine's to use; one kept busy by
+ * another process is not. */
+static void cost_own_threads_are_not_load(void **state)
+{
+    (void)state;
+    pthread_t t;
+    atomic_store(&spin_stop, 0);
+    assert_int_equal(pthread_create(&t, NULL, spin_thread, NULL), 0);
+    cpu_budget own = cpus_measure(0.3);
+    atomic_store(&spin_stop, 1);
+    pthread_join(t, NULL);
+    pid_t other = fork();
+    assert_true(other >= 0);
+    if (other == 0)
+        for (volatile unsigned long x = 0;; x++) continue;
+    cpu_budget busy = cpus_measure(0.3);
+    kill(other, SIGKILL);
+    waitpid(other, NULL, 0);
+    if (!(own.idle >= 0 && busy.idle >= 0)) skip(); /* no /proc/stat */
+    if (own.idle - busy.idle < 0.5)
+        fail_msg("idle CPUs: %.2f with a thread of ours spinning, %.2f with another process spinning", own.idle,
+                 busy.idle);
+    assert_true(own.threads >= busy.threads);
+}
+
 /* The report draws each trained node's episode reward and entropy. */
 static void cost_report_shows_training_curves(void **state)
 {
@@ -71,4 +112,5 @@ static void cost_report_shows_training_curves(void **state)
 }
 
 PCG_TESTS(cost, cmocka_unit_test(cost_long_jobs_refused_without_yes), cmocka_unit_test(cost_threads_follow_affinity),
+          cmocka_unit_test(cost_own_threads_are_not_load),
           cmocka_unit_test(cost_report_shows_training_curves))

@@ -1,7 +1,9 @@
 /* `pcgrllm run` options that change what the loop starts from or what the
  * prompts say: --init-reward (the paper's Human row: a given reward trained
  * as it is, then refined), a rejected initial reward, and the evaluator's
- * rules kept out of the prompts unless --evaluator-rules asks for them.
+ * rules kept out of the prompts unless --evaluator-rules asks for them,
+ * and the --quick profile (its flags, overridable, named in config.json, the
+ * log and the report).
  * Budgets are tiny: these tests check the loop, not what it learns. */
 #include "harness.h"
 #include "graph.h"
@@ -151,5 +153,49 @@ static void run_evaluator_rules_only_on_request(void **state)
     }
 }
 
+/* --quick parses the profile's flags before the command line's own: the
+ * steps given override the profile's, the rest is the profile's, and the
+ * run names the profile and its flags wherever its settings are shown. */
+static void run_quick_profile_named_and_overridable(void **state)
+{
+    (void)state;
+    pcg_test_use_source_prompts();
+    char dir[PATH_MAX], path[PATH_MAX + 64], out[8192];
+    snprintf(dir, sizeof dir, "%s/quick", pcg_test_tmpdir());
+    int rc = pcg_test_sh(out, sizeof out,
+                         "%s run --scenario 1 --llm offline --steps 1024 --quick --threads 1 --levels 4 --ablation zs "
+                         "--quiet --out %s",
+                         pcg_test_binary(), dir);
+    if (rc != 0) fail_msg("run --quick exited %d: %s", rc, out);
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    json_t *cfg = json_load_file(path, 0, NULL);
+    assert_non_null(cfg);
+    assert_string_equal(json_string_value(json_object_get(cfg, "profile")), "quick");
+    const char *flags = json_string_value(json_object_get(cfg, "profile_flags"));
+    assert_non_null(flags);
+    assert_non_null(strstr(flags, "--preset tiny"));
+    assert_int_equal(json_integer_value(json_object_get(cfg, "steps")), 1024); /* the command line's */
+    assert_string_equal(json_string_value(json_object_get(cfg, "preset")), "tiny"); /* the profile's */
+    assert_int_equal(json_integer_value(json_object_get(cfg, "envs")), 64);
+    assert_int_equal(json_integer_value(json_object_get(cfg, "check_envs")), 16);
+    snprintf(path, sizeof path, "%s/run.log", dir);
+    char *log = pcg_test_slurp(path);
+    assert_non_null(log);
+    assert_non_null(strstr(log, "profile --quick: --preset tiny"));
+    snprintf(path, sizeof path, "%s/report.html", dir);
+    char *html = pcg_test_slurp(path);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "<b>Profile:</b> --quick, which sets --preset tiny"));
+    assert_non_null(strstr(html, "<b>Training:</b> 1024 steps per node, 64 environments, preset tiny"));
+    free(html);
+    free(log);
+    json_decref(cfg);
+    /* a stored run keeps its settings: --quick with --resume is refused */
+    rc = pcg_test_sh(out, sizeof out, "%s run --resume --quick --out %s", pcg_test_binary(), dir);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(out, "--resume continues one with its stored settings"));
+}
+
 PCG_TESTS(run_options, cmocka_unit_test(run_init_reward_trained_as_is_then_refined),
-          cmocka_unit_test(run_init_reward_rejected_fails_the_node), cmocka_unit_test(run_evaluator_rules_only_on_request))
+          cmocka_unit_test(run_init_reward_rejected_fails_the_node), cmocka_unit_test(run_evaluator_rules_only_on_request),
+          cmocka_unit_test(run_quick_profile_named_and_overridable))
