@@ -365,11 +365,8 @@ static int parse_run_flags(run_config *c, int argc, char **argv, run_flags_seen 
  * override them.  0, or -1 with err. */
 static int apply_profile(run_config *c, const char *name, char *err, int errlen)
 {
-    const char *flags = run_profile_flags(name);
-    char buf[256], *argv[32] = {"run"}, *save = NULL;
-    int argc = 1;
-    snprintf(buf, sizeof buf, "%s", flags);
-    for (char *t = strtok_r(buf, " ", &save); t && argc < 31; t = strtok_r(NULL, " ", &save)) argv[argc++] = t;
+    char buf[256], *argv[32] = {"run"};
+    int argc = 1 + run_profile_argv(name, buf, sizeof buf, argv + 1, 30);
     run_flags_seen ignored = {0, 0, 0, 0};
     if (parse_run_flags(c, argc, argv, &ignored, err, errlen)) return -1;
     snprintf(c->profile, sizeof c->profile, "%s", name);

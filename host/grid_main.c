@@ -120,17 +120,27 @@ static int without_busy(const grid_opts *o, const grid_cell *cells, int *queue, 
     return m;
 }
 
-/* The value of run flag name (--steps 5 or --steps=5) in the grid's run
- * flags, or NULL. */
-static const char *run_flag(const grid_def *d, const char *name)
+/* The value of run flag name (--steps 5 or --steps=5) among n flags, or
+ * NULL. */
+static const char *run_flag(int n, char *const *flags, const char *name)
 {
-    size_t n = strlen(name);
-    for (int i = 0; i < d->n_run_flags; i++) {
-        const char *f = d->run_flags[i];
-        if (!strcmp(f, name) && i + 1 < d->n_run_flags) return d->run_flags[i + 1];
-        if (!strncmp(f, name, n) && f[n] == '=') return f + n + 1;
+    size_t len = strlen(name);
+    for (int i = 0; i < n; i++) {
+        const char *f = flags[i];
+        if (!strcmp(f, name) && i + 1 < n) return flags[i + 1];
+        if (!strncmp(f, name, len) && f[len] == '=') return f + len + 1;
     }
     return NULL;
+}
+
+/* The training budget that run flags set: steps, envs, iterations, preset. */
+static void budget_from_flags(run_config *c, int n, char *const *flags)
+{
+    const char *v;
+    if ((v = run_flag(n, flags, "--steps"))) c->steps = atoll(v);
+    if ((v = run_flag(n, flags, "--envs"))) c->envs = atoi(v);
+    if ((v = run_flag(n, flags, "--iterations"))) c->iterations = atoi(v);
+    if ((v = run_flag(n, flags, "--preset"))) snprintf(c->preset, sizeof c->preset, "%s", v);
 }
 
 /* The grid's training time on the CPU, projected from a short warm-up of
@@ -140,11 +150,12 @@ static int grid_cost(const grid_opts *o, const grid_cell *cells, const int *queu
 {
     run_config c;
     run_config_defaults(&c);
-    const char *v;
-    if ((v = run_flag(&o->d, "--steps"))) c.steps = atoll(v);
-    if ((v = run_flag(&o->d, "--envs"))) c.envs = atoi(v);
-    if ((v = run_flag(&o->d, "--iterations"))) c.iterations = atoi(v);
-    if ((v = run_flag(&o->d, "--preset"))) snprintf(c.preset, sizeof c.preset, "%s", v);
+    for (int i = 0; i < o->d.n_run_flags; i++)
+        if (!strcmp(o->d.run_flags[i], "--quick")) { /* run applies the profile first, then the flags */
+            char buf[256], *profile[32];
+            budget_from_flags(&c, run_profile_argv("quick", buf, sizeof buf, profile, 32), profile);
+        }
+    budget_from_flags(&c, o->d.n_run_flags, o->d.run_flags);
     ppo_config cfg;
     ppo_config_default(&cfg);
     cfg.n_envs = c.envs > 0 ? c.envs : cfg.n_envs;

@@ -81,6 +81,17 @@ const char *run_profile_flags(const char *name)
     return NULL;
 }
 
+int run_profile_argv(const char *name, char *buf, size_t len, char **argv, int max)
+{
+    const char *flags = run_profile_flags(name);
+    if (!flags || len == 0) return 0;
+    snprintf(buf, len, "%s", flags);
+    int n = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(buf, " ", &save); t && n < max; t = strtok_r(NULL, " ", &save)) argv[n++] = t;
+    return n;
+}
+
 /* ---------------------------------------------------------------- names */
 
 static const char *const abl_names[] = {"zs", "sa", "fb", "full"};

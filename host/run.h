@@ -60,6 +60,9 @@ typedef struct {
  * command line's own (so those override it), or NULL for an unknown name.
  * The run's config.json and report.html name the profile and its flags. */
 const char *run_profile_flags(const char *name);
+/* The profile's flags split into argv[0..n) (at most max, in buf of len
+ * bytes); returns n, 0 for an unknown name. */
+int run_profile_argv(const char *name, char *buf, size_t len, char **argv, int max);
 
 /* The settings' names, as the flags and config.json spell them: the index
  * of a name (-1 if unknown), and the name of an index ("?" if none). */

@@ -91,6 +91,21 @@ static void cost_own_threads_are_not_load(void **state)
     assert_true(own.threads >= busy.threads);
 }
 
+/* A grid's projection reads the cells' --quick profile as run does: the
+ * tiny preset on 64 environments, the steps given after it. */
+static void cost_grid_projects_quick_profile(void **state)
+{
+    (void)state;
+    char out[16384];
+    pcg_test_use_source_prompts();
+    int rc = pcg_test_sh(out, sizeof out,
+                         "%s grid --out %s/quick-grid --scenarios 1 --pe cot --ablations zs --repeats 1 -- --llm offline "
+                         "--quick --steps 8192 --levels 4 --threads 1 </dev/null",
+                         pcg_test_binary(), pcg_test_tmpdir());
+    if (rc != 0) fail_msg("grid exited %d: %s", rc, out);
+    if (!strstr(out, "1 nodes of 8192 steps (tiny preset, 64 envs")) fail_msg("got: %s", out);
+}
+
 /* The report draws each trained node's episode reward and entropy. */
 static void cost_report_shows_training_curves(void **state)
 {
@@ -113,4 +128,5 @@ static void cost_report_shows_training_curves(void **state)
 
 PCG_TESTS(cost, cmocka_unit_test(cost_long_jobs_refused_without_yes), cmocka_unit_test(cost_threads_follow_affinity),
           cmocka_unit_test(cost_own_threads_are_not_load),
+          cmocka_unit_test(cost_grid_projects_quick_profile),
           cmocka_unit_test(cost_report_shows_training_curves))
