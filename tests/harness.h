@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "level.h"
 
 void pcg_test_register(const struct CMUnitTest *tests, size_t n);
 
@@ -41,6 +42,16 @@ char *pcg_test_slurp(const char *path);
 int pcg_test_count_of(const char *s, const char *needle);
 int pcg_test_count_lines(const char *s);
 
+/* A level drawn as text rows, one character a tile:
+ * . EMPTY  # WALL  @ PLAYER  b BAT  s SCORPION  x SPIDER  k KEY  D DOOR  T TREASURE
+ * (space: BORDER).  PCG_GRID(g, "row", "row", ...) fills g. */
+typedef struct {
+    level_t l;
+    unsigned char t[PCG_MAX_CELLS];
+} pcg_test_grid;
+void pcg_test_grid_from(pcg_test_grid *g, const char *const *rows);
+#define PCG_GRID(g, ...) pcg_test_grid_from(&(g), (const char *const[]){__VA_ARGS__, NULL})
+
 /* tests/fake_openai.py on loopback with a script file; name keys its port
  * and request-log files in the scratch directory; key_env names the
  * variable holding the key the server expects. */
@@ -48,6 +59,7 @@ typedef struct {
     int pid;
     int port;
     char log[4096];
+    char url[128]; /* http://127.0.0.1:PORT/v1 */
 } pcg_fake_srv;
 void pcg_test_srv_start(pcg_fake_srv *s, const char *script_path, const char *name, const char *key_env);
 void pcg_test_srv_stop(pcg_fake_srv *s);

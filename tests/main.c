@@ -51,6 +51,21 @@ int pcg_test_count_lines(const char *s)
     return n;
 }
 
+void pcg_test_grid_from(pcg_test_grid *g, const char *const *rows)
+{
+    const char *chars = " .#@bsxkDT";
+    int h = 0, w = (int)strlen(rows[0]);
+    for (; rows[h]; h++) {
+        assert_int_equal((int)strlen(rows[h]), w);
+        for (int c = 0; c < w; c++) {
+            const char *p = strchr(chars, rows[h][c]);
+            assert_non_null(p);
+            g->t[h * w + c] = (unsigned char)(p - chars);
+        }
+    }
+    g->l = (level_t){h, w, g->t};
+}
+
 void pcg_test_srv_start(pcg_fake_srv *s, const char *script_path, const char *name, const char *key_env)
 {
     memset(s, 0, sizeof *s);
@@ -77,6 +92,7 @@ void pcg_test_srv_start(pcg_fake_srv *s, const char *script_path, const char *na
         if (!s->port) usleep(25000);
     }
     assert_true(s->port > 0);
+    snprintf(s->url, sizeof s->url, "http://127.0.0.1:%d/v1", s->port);
 }
 
 void pcg_test_srv_stop(pcg_fake_srv *s)

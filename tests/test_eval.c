@@ -10,28 +10,8 @@
 #include <string.h>
 
 /* . EMPTY  # WALL  @ PLAYER  b BAT  s SCORPION  x SPIDER  k KEY  D DOOR  T TREASURE */
-typedef struct {
-    level_t l;
-    unsigned char t[PCG_MAX_CELLS];
-} grid_t;
-
-static void grid_from(grid_t *g, const char *const *rows)
-{
-    const char *chars = " .#@bsxkDT";
-    int h = 0, w = (int)strlen(rows[0]);
-    for (; rows[h]; h++) {
-        assert_int_equal((int)strlen(rows[h]), w);
-        for (int c = 0; c < w; c++) {
-            const char *p = strchr(chars, rows[h][c]);
-            assert_non_null(p);
-            g->t[h * w + c] = (unsigned char)(p - chars);
-        }
-    }
-    g->l.h = h;
-    g->l.w = w;
-    g->l.t = g->t;
-}
-#define GRID(g, ...) grid_from(&(g), (const char *const[]){__VA_ARGS__, NULL})
+typedef pcg_test_grid grid_t;
+#define GRID PCG_GRID
 
 static const double third = 1.0 / 3.0;
 

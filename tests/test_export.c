@@ -192,20 +192,8 @@ static void export_blocks_parse(void **state)
 
 /* ---- scaling keeps the evaluator's routes ---- */
 
-typedef struct {
-    level_t l;
-    unsigned char t[PCG_MAX_CELLS];
-} grid_t;
-
-static void grid_from(grid_t *g, const char *const *rows)
-{
-    const char *chars = " .#@bsxkDT";
-    int h = 0, w = (int)strlen(rows[0]);
-    for (; rows[h]; h++)
-        for (int c = 0; c < w; c++) g->t[h * w + c] = (unsigned char)(strchr(chars, rows[h][c]) - chars);
-    g->l = (level_t){h, w, g->t};
-}
-#define GRID(g, ...) grid_from(&(g), (const char *const[]){__VA_ARGS__, NULL})
+typedef pcg_test_grid grid_t;
+#define GRID PCG_GRID
 
 static int routes_ok(const grid_t *g, int scenario, const mc_blocks *b, int scale, char *why)
 {

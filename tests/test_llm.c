@@ -8,12 +8,10 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define KEY_ENV "PCG_TEST_LLM_KEY"
@@ -25,56 +23,25 @@ static const char good_reward[] =
 
 /* ---- the fake server ---------------------------------------------------------- */
 
-typedef struct {
-    pid_t pid;
-    int port;
-    char log[PATH_MAX];
-    char url[128];
-} fake_srv;
+typedef pcg_fake_srv fake_srv;
 
 static int srv_counter;
 
+/* The server with script (the text of a script file), the test key. */
 static void srv_start(fake_srv *s, const char *script)
 {
-    memset(s, 0, sizeof *s);
-    const char *tmp = pcg_test_tmpdir();
     int id = ++srv_counter;
-    char script_path[PATH_MAX], port_path[PATH_MAX];
-    snprintf(script_path, sizeof script_path, "%s/llm-script-%d.json", tmp, id);
-    snprintf(port_path, sizeof port_path, "%s/llm-port-%d", tmp, id);
-    snprintf(s->log, sizeof s->log, "%s/llm-log-%d.jsonl", tmp, id);
+    char script_path[PATH_MAX], name[64];
+    snprintf(name, sizeof name, "llm-%d", id);
+    snprintf(script_path, sizeof script_path, "%s/llm-script-%d.json", pcg_test_tmpdir(), id);
     assert_int_equal(write_file_atomic(script_path, script, strlen(script)), 0);
-    assert_int_equal(access("tests/fake_openai.py", R_OK), 0);
     setenv(KEY_ENV, TEST_KEY, 1); /* the key the server expects */
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int devnull = open("/dev/null", O_WRONLY);
-        if (devnull >= 0) dup2(devnull, 1);
-        execlp("python3", "python3", "tests/fake_openai.py", "--script", script_path, "--log", s->log,
-               "--port-file", port_path, "--key-env", KEY_ENV, "--max-seconds", "60", (char *)NULL);
-        _exit(127);
-    }
-    s->pid = pid;
-    for (int i = 0; i < 400 && !s->port; i++) {
-        FILE *f = fopen(port_path, "r");
-        if (f) {
-            if (fscanf(f, "%d", &s->port) != 1) s->port = 0;
-            fclose(f);
-        }
-        if (!s->port) usleep(25000);
-    }
-    assert_true(s->port > 0);
-    snprintf(s->url, sizeof s->url, "http://127.0.0.1:%d/v1", s->port);
+    pcg_test_srv_start(s, script_path, name, KEY_ENV);
 }
 
 static void srv_stop(fake_srv *s)
 {
-    if (s->pid > 0) {
-        kill(s->pid, SIGTERM);
-        waitpid(s->pid, NULL, 0);
-        s->pid = 0;
-    }
+    pcg_test_srv_stop(s);
 }
 
 /* The logged requests as a JSON array (new reference); with notes, also
