@@ -62,7 +62,7 @@ static void run_usage(FILE *f)
             "  --yes                 go on with a job projected at over 3 hours on the CPU without asking\n"
             "Exit codes: 0 done, 1 error or no node produced a reward, 2 bad flags, 3 story refused.\n"
             "See docs/loop.md and docs/llm.md.\n",
-            run_profile_flags("quick"), llm_flags_help());
+            llm_flags_help(), run_profile_flags("quick"));
 }
 
 enum {

@@ -190,6 +190,12 @@ static void run_quick_profile_named_and_overridable(void **state)
     free(html);
     free(log);
     json_decref(cfg);
+    /* the help states the flags the profile stands for, in its place */
+    assert_int_equal(pcg_test_sh(out, sizeof out, "%s run --help", pcg_test_binary()), 0);
+    const char *q = strstr(out, "  --quick ");
+    assert_non_null(q);
+    assert_non_null(strstr(q, "flags --preset tiny --envs 64"));
+    assert_true(strstr(q, "training, for every node:") > q);
     /* a stored run keeps its settings: --quick with --resume is refused */
     rc = pcg_test_sh(out, sizeof out, "%s run --resume --quick --out %s", pcg_test_binary(), dir);
     assert_int_equal(rc, 2);
