@@ -373,6 +373,21 @@ static int apply_profile(run_config *c, const char *name, char *err, int errlen)
     return 0;
 }
 
+/* argv's flags over c: a profile first (--quick), then the flags as given.
+ * 0, or -1 with err. */
+static int run_flags(run_config *c, int argc, char **argv, run_flags_seen *seen, char *err, int errlen)
+{
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], "--quick") && apply_profile(c, "quick", err, errlen)) return -1;
+    return parse_run_flags(c, argc, argv, seen, err, errlen);
+}
+
+int run_config_from_flags(run_config *c, int argc, char **argv, char *err, int errlen)
+{
+    run_flags_seen seen = {0, 0, 0, 0};
+    return run_flags(c, argc, argv, &seen, err, errlen);
+}
+
 int cmd_run(int argc, char **argv)
 {
     run_config c;
@@ -381,9 +396,7 @@ int cmd_run(int argc, char **argv)
     run_flags_seen seen = {0, 0, 0, 0};
     char err[512];
 #define BAD(...) return die_msg("run: " __VA_ARGS__), 2
-    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
-        if (!strcmp(argv[i], "--quick") && apply_profile(&c, "quick", err, sizeof err)) BAD("%s", err);
-    if (parse_run_flags(&c, argc, argv, &seen, err, sizeof err)) BAD("%s", err);
+    if (run_flags(&c, argc, argv, &seen, err, sizeof err)) BAD("%s", err);
     if (seen.help) {
         run_usage(stdout);
         return 0;

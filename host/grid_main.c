@@ -120,29 +120,6 @@ static int without_busy(const grid_opts *o, const grid_cell *cells, int *queue, 
     return m;
 }
 
-/* The value of run flag name (--steps 5 or --steps=5) among n flags, or
- * NULL. */
-static const char *run_flag(int n, char *const *flags, const char *name)
-{
-    size_t len = strlen(name);
-    for (int i = 0; i < n; i++) {
-        const char *f = flags[i];
-        if (!strcmp(f, name) && i + 1 < n) return flags[i + 1];
-        if (!strncmp(f, name, len) && f[len] == '=') return f + len + 1;
-    }
-    return NULL;
-}
-
-/* The training budget that run flags set: steps, envs, iterations, preset. */
-static void budget_from_flags(run_config *c, int n, char *const *flags)
-{
-    const char *v;
-    if ((v = run_flag(n, flags, "--steps"))) c->steps = atoll(v);
-    if ((v = run_flag(n, flags, "--envs"))) c->envs = atoi(v);
-    if ((v = run_flag(n, flags, "--iterations"))) c->iterations = atoi(v);
-    if ((v = run_flag(n, flags, "--preset"))) snprintf(c->preset, sizeof c->preset, "%s", v);
-}
-
 /* The grid's training time on the CPU, projected from a short warm-up of
  * the cells' settings, said up front; over 3 hours it goes on only when
  * asked.  0 to go on. */
@@ -150,12 +127,9 @@ static int grid_cost(const grid_opts *o, const grid_cell *cells, const int *queu
 {
     run_config c;
     run_config_defaults(&c);
-    for (int i = 0; i < o->d.n_run_flags; i++)
-        if (!strcmp(o->d.run_flags[i], "--quick")) { /* run applies the profile first, then the flags */
-            char buf[256], *profile[32];
-            budget_from_flags(&c, run_profile_argv("quick", buf, sizeof buf, profile, 32), profile);
-        }
-    budget_from_flags(&c, o->d.n_run_flags, o->d.run_flags);
+    char *argv[GRID_MAX_RUN_FLAGS + 2] = {"run"}, err[512];
+    for (int i = 0; i < o->d.n_run_flags; i++) argv[i + 1] = o->d.run_flags[i];
+    if (run_config_from_flags(&c, o->d.n_run_flags + 1, argv, err, sizeof err)) return 0; /* the cells will say */
     ppo_config cfg;
     ppo_config_default(&cfg);
     cfg.n_envs = c.envs > 0 ? c.envs : cfg.n_envs;

@@ -64,6 +64,11 @@ const char *run_profile_flags(const char *name);
  * bytes); returns n, 0 for an unknown name. */
 int run_profile_argv(const char *name, char *buf, size_t len, char **argv, int max);
 
+/* run's command-line flags (argv[0] is "run"), a profile included, over c
+ * (from run_config_defaults), as `pcgrllm run` reads them (host/cmd_run.c):
+ * what a grid's cells will run with.  0, or -1 with err. */
+int run_config_from_flags(run_config *c, int argc, char **argv, char *err, int errlen);
+
 /* The settings' names, as the flags and config.json spell them: the index
  * of a name (-1 if unknown), and the name of an index ("?" if none). */
 int run_parse_ablation(const char *s);
