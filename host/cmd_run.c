@@ -311,7 +311,7 @@ static int check_run(run_config *c, int have_task, int llm_set, int base_url_set
 
 /* What a parse of the flags found besides the config itself. */
 typedef struct {
-    int have_task, llm_set, base_url_set, help;
+    int have_task, llm_set, base_url_set, help, quick;
 } run_flags_seen;
 
 /* Parse argv's flags into c.  0, or -1 with err. */
@@ -343,7 +343,7 @@ static int parse_run_flags(run_config *c, int argc, char **argv, run_flags_seen 
         case O_RESUME: c->resume = 1; break;
         case O_QUIET: c->quiet = 1; break;
         case O_YES: c->yes = 1; break;
-        case O_QUICK: break; /* applied before the other flags, by cmd_run */
+        case O_QUICK: seen->quick = 1; break; /* applied before the other flags, by run_flags */
         case O_HELP: seen->help = 1; break;
         case 'L': {
             char flag[64];
@@ -367,7 +367,7 @@ static int apply_profile(run_config *c, const char *name, char *err, int errlen)
 {
     char buf[256], *argv[32] = {"run"};
     int argc = 1 + run_profile_argv(name, buf, sizeof buf, argv + 1, 30);
-    run_flags_seen ignored = {0, 0, 0, 0};
+    run_flags_seen ignored = {0, 0, 0, 0, 0};
     if (parse_run_flags(c, argc, argv, &ignored, err, errlen)) return -1;
     snprintf(c->profile, sizeof c->profile, "%s", name);
     return 0;
@@ -377,14 +377,17 @@ static int apply_profile(run_config *c, const char *name, char *err, int errlen)
  * 0, or -1 with err. */
 static int run_flags(run_config *c, int argc, char **argv, run_flags_seen *seen, char *err, int errlen)
 {
-    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
-        if (!strcmp(argv[i], "--quick") && apply_profile(c, "quick", err, errlen)) return -1;
+    /* a first pass finds --quick as getopt sees it (not as another flag's value) */
+    run_config scratch = *c;
+    run_flags_seen first = {0, 0, 0, 0, 0};
+    if (parse_run_flags(&scratch, argc, argv, &first, err, errlen)) return -1;
+    if (first.quick && apply_profile(c, "quick", err, errlen)) return -1;
     return parse_run_flags(c, argc, argv, seen, err, errlen);
 }
 
 int run_config_from_flags(run_config *c, int argc, char **argv, char *err, int errlen)
 {
-    run_flags_seen seen = {0, 0, 0, 0};
+    run_flags_seen seen = {0, 0, 0, 0, 0};
     return run_flags(c, argc, argv, &seen, err, errlen);
 }
 
@@ -393,7 +396,7 @@ int cmd_run(int argc, char **argv)
     run_config c;
     run_config_defaults(&c);
     c.scenario = -1;
-    run_flags_seen seen = {0, 0, 0, 0};
+    run_flags_seen seen = {0, 0, 0, 0, 0};
     char err[512];
 #define BAD(...) return die_msg("run: " __VA_ARGS__), 2
     if (run_flags(&c, argc, argv, &seen, err, sizeof err)) BAD("%s", err);

@@ -200,6 +200,10 @@ static void run_quick_profile_named_and_overridable(void **state)
     rc = pcg_test_sh(out, sizeof out, "%s run --resume --quick --out %s", pcg_test_binary(), dir);
     assert_int_equal(rc, 2);
     assert_non_null(strstr(out, "--resume continues one with its stored settings"));
+    /* "--quick" as another flag's value is that value, not the profile */
+    rc = pcg_test_sh(out, sizeof out, "cd %s && %s run --resume --out --quick", pcg_test_tmpdir(), pcg_test_binary());
+    assert_int_not_equal(rc, 0);
+    if (strstr(out, "--quick starts a run")) fail_msg("--out's value taken as the profile: %s", out);
 }
 
 PCG_TESTS(run_options, cmocka_unit_test(run_init_reward_trained_as_is_then_refined),
