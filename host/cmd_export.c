@@ -7,6 +7,7 @@
 #include "minecraft.h"
 #include "story.h"
 #include "util.h"
+#include "dirguard.h"
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -118,9 +119,11 @@ static int gather(export_set *s, char **args, int n_args, int node, char *err, i
 {
     for (int i = 0; i < n_args; i++) {
         char probe[PATH_MAX + 16];
-        struct stat st;
         snprintf(probe, sizeof probe, "%s/graph.json", args[i]);
-        if (stat(probe, &st) == 0) {
+        if (path_present(probe)) {
+            char why[3200];
+            if (dirguard_add(args[i], "run directory", 1, why, sizeof why))
+                return snprintf(err, (size_t)errlen, "export: %.3000s", why), -1;
             if (add_run(s, args[i], node, err, errlen)) return -1;
             continue;
         }

@@ -13,6 +13,7 @@
 #include "ppo.h"
 #include "render.h"
 #include "util.h"
+#include "dirguard.h"
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +77,9 @@ int cmd_generate(int argc, char **argv)
     int backend = backend_select(backend_arg, err, sizeof err);
     if (backend < 0) return die_msg("generate: %s", err), strncmp(err, "unknown backend", 15) ? 1 : 2;
     nn_set_threads((int)threads);
+    if (dirguard_command_dir("generate", policy, "policy directory", 1) ||
+        dirguard_command_dir("generate", out, "level directory", 0))
+        return 1;
     snprintf(path, sizeof path, "%s/%s", policy, CHECKPOINT_FILE);
     ppo_config cfg;
     nn_t nn;
@@ -101,7 +105,7 @@ int cmd_generate(int argc, char **argv)
         return die_msg("generate: out of memory"), 1;
     }
     nn_free(&nn);
-    if (make_dirs(out)) {
+    if (make_dirs(out) || dirguard_command_dir("generate", out, "level directory", 0)) {
         free(maps), free(levels);
         return die_msg("generate: cannot create directory %s", out), 1;
     }

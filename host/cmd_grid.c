@@ -4,6 +4,7 @@
 #include "graph.h"
 #include "grid_main.h"
 #include "grid_rows.h"
+#include "llm.h"
 #include "run.h"
 #include "util.h"
 #include <getopt.h>
@@ -30,6 +31,11 @@ static void grid_usage(FILE *f)
             "  --repeats R           seeds: repeat r runs with seed K + 1000*r in every cell (K: the run\n"
             "                        flags' --seed, 0)\n"
             "  -- RUN FLAGS          every further flag goes to each cell's `pcgrllm run`\n"
+            "model servers (never stored in grid.json):\n"
+            "  --api-key-env NAME    every cell reads the API key from $NAME (default: OPENAI_API_KEY)\n"
+            "  --base-url URL        restarting a grid: send requests to this server that DIR/grid.json\n"
+            "                        names (repeat for each); without it a stored server other than\n"
+            "                        the default is asked about on a terminal, refused otherwise\n"
             "where it runs:\n"
             "  --yes                 go on with a grid projected at over 3 hours on the CPU without asking\n"
             "  --jobs J              at most J cells at once on the CPU, each with --threads\n"
@@ -56,8 +62,29 @@ static void grid_usage(FILE *f)
 
 enum {
     O_OUT = 256, O_SCEN, O_PE, O_ABL, O_MODELS, O_FBS, O_FBINS, O_GB, O_GW, O_HUMAN, O_REP, O_JOBS, O_GPUS, O_CELL,
-    O_LIST, O_SUMMARY, O_VALUE, O_SLURM, O_SLURM_ONLY, O_PART, O_TIME, O_GRES, O_CPT, O_MEM, O_MAXPAR, O_HELP, O_YES
+    O_LIST, O_SUMMARY, O_VALUE, O_SLURM, O_SLURM_ONLY, O_PART, O_TIME, O_GRES, O_CPT, O_MEM, O_MAXPAR, O_HELP, O_YES,
+    O_BASE_URL, O_KEY_ENV
 };
+
+/* --base-url and --api-key-env: checked as `run` checks them.  0, or -1
+ * with err. */
+static int request_flag(int ch, const char *v, grid_opts *o, char *err, int errlen)
+{
+    llm_config scratch;
+    llm_config_defaults(&scratch);
+    if (ch == O_BASE_URL) {
+        if (o->n_named == GRID_MAX_MODELS + 1)
+            return snprintf(err, (size_t)errlen, "at most %d --base-url flags", GRID_MAX_MODELS + 1), -1;
+        if (llm_config_flag(&scratch, "--base-url", v, err, errlen) < 0) return -1;
+        snprintf(o->named[o->n_named++], sizeof o->named[0], "%s", v);
+        return 0;
+    }
+    if (!v[0] || strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") != strlen(v) ||
+        strlen(v) >= sizeof o->d.api_key_env)
+        return snprintf(err, (size_t)errlen, "--api-key-env needs the name of an environment variable"), -1;
+    snprintf(o->d.api_key_env, sizeof o->d.api_key_env, "%s", v);
+    return 0;
+}
 
 /* An axis flag: the list into o->d.  0, or -1 with err. */
 static int axis_flag(int ch, const char *v, grid_opts *o, char *err, int errlen)
@@ -110,7 +137,9 @@ static int parse_flags(int argc, char **argv, grid_opts *o, char *human, int *sl
         {"slurm-script-only", no_argument, 0, O_SLURM_ONLY}, {"partition", required_argument, 0, O_PART},
         {"time", required_argument, 0, O_TIME},        {"gres", required_argument, 0, O_GRES},
         {"cpus-per-task", required_argument, 0, O_CPT}, {"mem", required_argument, 0, O_MEM},
-        {"max-parallel", required_argument, 0, O_MAXPAR}, {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
+        {"max-parallel", required_argument, 0, O_MAXPAR}, {"help", no_argument, 0, O_HELP},
+        {"base-url", required_argument, 0, O_BASE_URL}, {"api-key-env", required_argument, 0, O_KEY_ENV},
+        {0, 0, 0, 0}};
     int ch, idx;
     long v;
     optind = 1;
@@ -121,6 +150,10 @@ static int parse_flags(int argc, char **argv, grid_opts *o, char *human, int *sl
         if (ch >= O_PART && ch <= O_MAXPAR) {
             *slurm_opts_given = 1;
             if (slurm_flag(ch, optarg, &o->slurm_opts, err, errlen)) return -1;
+            continue;
+        }
+        if (ch == O_BASE_URL || ch == O_KEY_ENV) {
+            if (request_flag(ch, optarg, o, err, errlen)) return -1;
             continue;
         }
         switch (ch) {

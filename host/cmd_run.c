@@ -3,6 +3,7 @@
 #include "nn.h"
 #include "run.h"
 #include "util.h"
+#include "dirguard.h"
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -420,5 +421,6 @@ int cmd_report(int argc, char **argv)
                 "  feedback and levels) that opens in a browser without a server.\n");
         return argc == 2 ? 0 : 2;
     }
+    if (dirguard_command_dir("report", argv[1], "run directory", 1)) return 1;
     return run_report(argv[1], 1, 0);
 }

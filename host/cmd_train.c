@@ -16,6 +16,7 @@
 #include "train_estimate.h"
 #include "train_worker.h"
 #include "util.h"
+#include "dirguard.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -258,6 +259,7 @@ int cmd_train(int argc, char **argv)
         return die_msg("train: --matmul %s needs the CUDA trainer (--backend cuda or auto); the CPU computes in fp32",
                        math_names[j.math]),
                2;
+    if (dirguard_command_dir("train", j.out, "training directory", j.resume)) return 1;
     char err[1024], path[4096];
     char *src = NULL;
     long len;
@@ -348,7 +350,7 @@ int cmd_train(int argc, char **argv)
         if (!j.quiet)
             printf("device: GPU %d, %s (%s), %s matmuls\n", pr.gpu, pr.info.name, arch, math_names[j.math]);
     }
-    if (make_dirs(j.out)) {
+    if (make_dirs(j.out) || dirguard_command_dir("train", j.out, "training directory", 0)) {
         free(src), free(cubin);
         return die_msg("train: cannot create directory %s", j.out), 1;
     }

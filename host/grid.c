@@ -381,7 +381,8 @@ int grid_cell_argv(const grid_def *d, const grid_cell *c, const char *dir, int r
         if (c->gb >= 0) snprintf(b->gb, sizeof b->gb, "%d", c->gb), argv[n++] = "--got-best", argv[n++] = b->gb;
         if (c->gw >= 0) snprintf(b->gw, sizeof b->gw, "%d", c->gw), argv[n++] = "--got-worst", argv[n++] = b->gw;
         if (c->human) {
-            snprintf(b->human, sizeof b->human, "%s/scenario%d.c", d->human, c->scenario);
+            snprintf(b->human, sizeof b->human, "%s/scenario%d.c", d->human_files[0] ? d->human_files : d->human,
+                     c->scenario);
             argv[n++] = "--init-reward", argv[n++] = b->human;
         }
         if (c->model >= 0) {
@@ -395,6 +396,11 @@ int grid_cell_argv(const grid_def *d, const grid_cell *c, const char *dir, int r
                                                                                    argv[n++] = b->threads;
         if (cuda) argv[n++] = "--backend", argv[n++] = "cuda";
     }
+    /* where requests go is the grid's to say, on a resume too: a cell's
+     * stored config.json does not choose its server or key (host/trust.h) */
+    if (resume && c->model >= 0 && d->models[c->model].base_url[0])
+        argv[n++] = "--base-url", argv[n++] = (char *)d->models[c->model].base_url;
+    if (d->api_key_env[0]) argv[n++] = "--api-key-env", argv[n++] = (char *)d->api_key_env;
     argv[n++] = "--out";
     argv[n++] = (char *)dir;
     argv[n++] = "--yes"; /* the grid said its cost up front; a cell never asks */
@@ -597,9 +603,8 @@ int grid_def_equal(const grid_def *a, const grid_def *b)
 static int exists_in(const char *dir, const char *name)
 {
     char path[2048];
-    struct stat st;
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    return stat(path, &st) == 0;
+    return path_present(path);
 }
 
 /* What config.json says about the author and the settings the tables
@@ -639,7 +644,7 @@ void grid_run_state(const char *dir, grid_result *r)
     snprintf(r->author, sizeof r->author, "?");
     char path[2048], err[512];
     snprintf(path, sizeof path, "%s/config.json", dir);
-    json_t *cfg = json_load_file(path, 0, NULL);
+    json_t *cfg = path_present(path) ? read_json_file(path, 1L << 20, err, sizeof err) : NULL;
     if (!json_is_object(cfg)) {
         /* a half-written directory without config.json starts afresh */
         r->state = GRID_NEW;

@@ -41,6 +41,10 @@ typedef struct {
     uint64_t base_seed;          /* --seed of the run flags, 0 if none */
     int n_run_flags;             /* the flags after "--", as given */
     char *run_flags[GRID_MAX_RUN_FLAGS];
+    /* this command line's, never stored in grid.json (host/trust.h) */
+    char api_key_env[128];       /* grid --api-key-env: handed to every cell ("": run's default) */
+    char human_files[1100];      /* where the cells read the Human rewards: the grid's own copy
+                                    (DIR/human), or "" for a grid made before it kept one */
 } grid_def;
 
 /* One cell: one `pcgrllm run`.  The zero-shot and +SA cells do not depend
@@ -97,7 +101,7 @@ const char *grid_cell_model(const grid_def *d, const grid_cell *c);
  * run); resume continues the run in dir.  Returns argc. */
 #define GRID_MAX_ARGV (48 + GRID_MAX_RUN_FLAGS)
 typedef struct {
-    char scen[8], seed[32], threads[16], gb[16], gw[16], human[1100];
+    char scen[8], seed[32], threads[16], gb[16], gw[16], human[1200];
 } grid_argv_buf;
 int grid_cell_argv(const grid_def *d, const grid_cell *c, const char *dir, int resume, int threads, int cuda,
                    grid_argv_buf *buf, char **argv);

@@ -117,7 +117,8 @@ int grid_cell_busy(const char *out, const grid_cell *c)
 {
     char path[2100];
     lock_path(out, c, path, sizeof path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    char err[64];
+    int fd = path_present(path) ? open_regular(path, err, sizeof err) : -1;
     if (fd < 0) return 0;
     int busy = flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
     close(fd); /* releases it if we took it */
@@ -141,7 +142,8 @@ int grid_cpu_cores(void)
 static void last_log_line(const char *path, char *out, size_t len)
 {
     out[0] = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    char err[64];
+    int fd = open_regular(path, err, sizeof err);
     if (fd < 0) return;
     char buf[4097];
     off_t end = lseek(fd, 0, SEEK_END);
@@ -171,10 +173,18 @@ static void on_signal(int sig) { g_signal = sig; }
 /* Start cell c on slot (fork + exec of this binary); its pid, or -1. */
 static pid_t start_cell(const grid_exec_ctx *x, const grid_cell *c, int slot, int resume)
 {
-    char dir[2048], log[2100], lock[2100], gpu_env[32];
+    char dir[2048], log[2100], lock[2100], gpu_env[32], err[2400];
     grid_cell_dir(x->out, c, dir, sizeof dir);
     snprintf(log, sizeof log, "%s.log", dir);
     lock_path(x->out, c, lock, sizeof lock);
+    /* opened here, beneath the guarded grid directory (no symlink
+     * followed); after the fork only async-signal-safe calls run */
+    int log_fd = open_append_fd(log, err, sizeof err), lock_fd = log_fd < 0 ? -1 : open_lock_file(lock, err, sizeof err);
+    if (lock_fd < 0) {
+        if (log_fd >= 0) close(log_fd);
+        die_msg("grid: %s", err);
+        return -1;
+    }
     snprintf(gpu_env, sizeof gpu_env, "PCGRLLM_GPU=%d", slot);
     char *argv[GRID_MAX_ARGV];
     grid_argv_buf buf;
@@ -183,7 +193,11 @@ static pid_t start_cell(const grid_exec_ctx *x, const grid_cell *c, int slot, in
     int ne = 0;
     while (environ[ne]) ne++;
     char **envp = malloc(sizeof(char *) * (size_t)(ne + 2));
-    if (!envp) return -1;
+    if (!envp) {
+        close(log_fd);
+        close(lock_fd);
+        return -1;
+    }
     int m = 0;
     for (int i = 0; i < ne; i++)
         if (!x->gpus || strncmp(environ[i], "PCGRLLM_GPU=", 12)) envp[m++] = environ[i];
@@ -198,15 +212,12 @@ static pid_t start_cell(const grid_exec_ctx *x, const grid_cell *c, int slot, in
         if (getppid() != parent) _exit(127);
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
-        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-            if (fd > 2) close(fd);
-        }
+        dup2(log_fd, 1);
+        dup2(log_fd, 2);
+        if (log_fd > 2) close(log_fd);
         /* the lock goes through exec with the descriptor: the run holds it */
-        int lfd = open(lock, O_RDWR | O_CREAT, 0644);
-        if (lfd < 0 || flock(lfd, LOCK_EX | LOCK_NB) != 0) {
+        int lfd = lock_fd;
+        if (fcntl(lfd, F_SETFD, 0) != 0 || flock(lfd, LOCK_EX | LOCK_NB) != 0) {
             fprintf(stderr, "grid: %s is being run by another process (it holds %s); not starting it twice\n",
                     c->name, lock);
             _exit(CELL_BUSY);
@@ -216,6 +227,8 @@ static pid_t start_cell(const grid_exec_ctx *x, const grid_cell *c, int slot, in
         _exit(127);
     }
     free(envp);
+    close(log_fd);
+    close(lock_fd);
     if (pid > 0) setpgid(pid, pid);
     return pid;
 }

@@ -7,6 +7,11 @@
 #include "grid_report.h"
 #include "grid_rows.h"
 #include "util.h"
+#include "dirguard.h"
+#include "llm.h"
+#include "trust.h"
+#include <limits.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +22,8 @@
 static int stored_definition(grid_opts *o, int *have_stored)
 {
     char path[1200], err[512];
-    struct stat st;
     snprintf(path, sizeof path, "%s/grid.json", o->out);
-    *have_stored = stat(path, &st) == 0;
+    *have_stored = path_present(path);
     if (!*have_stored) return 0;
     long len;
     char *text = read_file(path, 16L << 20, &len, err, sizeof err);
@@ -37,6 +41,7 @@ static int stored_definition(grid_opts *o, int *have_stored)
                 o->out, path);
         return 1;
     }
+    snprintf(stored.api_key_env, sizeof stored.api_key_env, "%s", o->d.api_key_env);
     grid_def_free(&o->d);
     o->d = stored;
     /* what the stored run flags choose */
@@ -46,6 +51,120 @@ static int stored_definition(grid_opts *o, int *have_stored)
     tmp.n_fb = o->d.n_fb, tmp.n_fbin = o->d.n_fbin, tmp.n_gb = o->d.n_gb, tmp.n_gw = o->d.n_gw;
     grid_set_run_flags(&tmp, o->d.n_run_flags, o->d.run_flags, &o->sets_threads, &o->sets_backend, err, sizeof err);
     grid_def_free(&tmp);
+    return 0;
+}
+
+/* The servers other than the default that the definition's cells send
+ * requests to (the models' and a run flag --base-url, read by `run`'s own
+ * parser, abbreviations and all), and the key variable its run flags name
+ * ("" when none).  0, or -1 with err (flags `run` refuses). */
+typedef struct {
+    int n;
+    const char *url[GRID_MAX_MODELS + 1];
+    char flag_url[512], key_env[128];
+} grid_requests;
+
+static int definition_requests(const grid_def *d, grid_requests *q, char *err, int errlen)
+{
+    memset(q, 0, sizeof *q);
+    for (int i = 0; i < d->n_models; i++) {
+        int seen = 0;
+        for (int k = 0; k < q->n; k++) seen |= trust_same_server(q->url[k], d->models[i].base_url);
+        if (!seen && !trust_default_server(d->models[i].base_url)) q->url[q->n++] = d->models[i].base_url;
+    }
+    run_config c;
+    run_config_defaults(&c);
+    char *argv[GRID_MAX_RUN_FLAGS + 2] = {"run"};
+    for (int i = 0; i < d->n_run_flags; i++) argv[i + 1] = d->run_flags[i];
+    if (run_config_from_flags(&c, d->n_run_flags + 1, argv, err, errlen)) return -1;
+    if (strcmp(c.llm.api_key_env, LLM_DEFAULT_KEY_ENV)) snprintf(q->key_env, sizeof q->key_env, "%s", c.llm.api_key_env);
+    snprintf(q->flag_url, sizeof q->flag_url, "%s", c.llm.base_url);
+    if (c.base_url_given && !trust_default_server(q->flag_url)) {
+        int seen = 0;
+        for (int k = 0; k < q->n; k++) seen |= trust_same_server(q->url[k], q->flag_url);
+        if (!seen) q->url[q->n++] = q->flag_url;
+    }
+    return 0;
+}
+
+/* A key variable among the run flags: refused, whether given now or read
+ * from grid.json (where it is never taken from).  0, or 1 (printed). */
+static int refuse_key_flag(const grid_requests *q, const char *where)
+{
+    if (!q->key_env[0]) return 0;
+    die_msg("grid: %s name the key variable %s (--api-key-env); the variable holding the key is never stored in a "
+            "grid: give it to grid itself, before --: pcgrllm grid --api-key-env %s ...",
+            where, q->key_env, q->key_env);
+    return 1;
+}
+
+/* A stored definition the user did not give now: its servers are used only
+ * when named with grid --base-url or confirmed on a terminal; the servers
+ * the tasks of a batch array are told go into the Slurm options.  0 to go
+ * on, 1 refused (printed). */
+static int check_stored_requests(grid_opts *o, const grid_requests *q)
+{
+    char path[1200], how[1400];
+    snprintf(path, sizeof path, "%s/grid.json", o->out);
+    if (refuse_key_flag(q, "its run flags")) return 1;
+    for (int i = 0; i < q->n; i++) {
+        int named = 0;
+        for (int k = 0; k < o->n_named; k++) named |= trust_same_server(o->named[k], q->url[i]);
+        snprintf(how, sizeof how, "give grid --base-url %.600s", q->url[i]);
+        if (!named && !trust_stored_server("grid", path, q->url[i], NULL, how)) return 1;
+    }
+    return 0;
+}
+
+/* The Human rewards: a grid keeps its own copy in DIR/human, read by its
+ * cells; one made before that names a directory elsewhere, used only when
+ * confirmed.  0, or 1 (printed). */
+static int human_files(grid_opts *o, int stored_untrusted)
+{
+    grid_def *d = &o->d;
+    char dir[1100], path[1200], err[1400];
+    snprintf(dir, sizeof dir, "%s/human", o->out);
+    d->human_files[0] = 0;
+    if (!d->human[0]) return 0;
+    if (path_present(dir)) {
+        snprintf(d->human_files, sizeof d->human_files, "%s", dir);
+        for (int i = 0; i < d->n_scen; i++) {
+            snprintf(path, sizeof path, "%s/scenario%d.c", dir, d->scen[i]);
+            int fd = open_regular(path, err, sizeof err);
+            if (fd < 0) return die_msg("grid: %s", err), 1;
+            close(fd);
+        }
+        return 0;
+    }
+    if (!stored_untrusted) return 0; /* a new grid: prepare_dir copies them */
+    char q[2600];
+    snprintf(q, sizeof q, "grid: %s/grid.json reads the Human rewards from %s, outside the grid directory. Read them?",
+             o->out, d->human);
+    if (ask_yes_no(q) > 0) return 0;
+    die_msg("grid: %s/grid.json reads the Human rewards from %s, outside the grid directory; copy its scenarioN.c "
+            "files into %s to go on",
+            o->out, d->human, dir);
+    return 1;
+}
+
+/* DIR/human: the grid's copy of the Human rewards (--human), so that the
+ * directory holds what its cells read.  0, or 1 (printed). */
+static int copy_human(grid_opts *o)
+{
+    grid_def *d = &o->d;
+    char dir[1100], from[1200], to[1200], err[1400];
+    snprintf(dir, sizeof dir, "%s/human", o->out);
+    if (make_dirs_msg(dir, err, sizeof err)) return die_msg("grid: %s", err), 1;
+    for (int i = 0; i < d->n_scen; i++) {
+        long len;
+        snprintf(from, sizeof from, "%s/scenario%d.c", d->human, d->scen[i]);
+        snprintf(to, sizeof to, "%s/scenario%d.c", dir, d->scen[i]);
+        char *code = read_file(from, 64L << 10, &len, err, sizeof err);
+        int rc = !code || write_file_atomic_msg(to, code, (size_t)len, err, sizeof err);
+        free(code);
+        if (rc) return die_msg("grid: --human: %s", err), 1;
+    }
+    snprintf(d->human_files, sizeof d->human_files, "%s", dir);
     return 0;
 }
 
@@ -75,14 +194,18 @@ static int check_gpus(long gpus)
 }
 
 /* DIR, DIR/cells and (for a new grid) DIR/grid.json.  0 or 1. */
-static int prepare_dir(const grid_opts *o, int have_stored)
+static int prepare_dir(grid_opts *o, int have_stored)
 {
     char path[1200];
     snprintf(path, sizeof path, "%s/cells", o->out);
-    if (make_dirs(o->out) || make_dirs(path)) return die_msg("grid: cannot create %s/cells", o->out), 1;
+    char err[PATH_MAX + 512];
+    if (make_dirs_msg(o->out, err, sizeof err) || dirguard_add(o->out, "grid directory", 0, err, sizeof err) ||
+        make_dirs_msg(path, err, sizeof err))
+        return die_msg("grid: %s", err), 1;
     if (have_stored) return 0;
+    if (o->d.human[0] && copy_human(o)) return 1;
     snprintf(path, sizeof path, "%s/grid.json", o->out);
-    char *js = grid_def_json(&o->d), err[1400];
+    char *js = grid_def_json(&o->d);
     int rc = !js || write_file_atomic_msg(path, js, strlen(js), err, sizeof err);
     free(js);
     if (rc) return die_msg("grid: cannot write %s", path), 1;
@@ -190,11 +313,27 @@ static int run_here(grid_opts *o, const grid_cell *cells, int total, const int *
 int grid_main(grid_opts *o)
 {
     int have_stored, rc = 0;
+    /* a grid directory may come from someone else: nothing in it is
+     * followed out of it (host/dirguard.h) */
+    if (dirguard_command_dir("grid", o->out, "grid directory", 1)) return grid_def_free(&o->d), 1;
     if (stored_definition(o, &have_stored)) return grid_def_free(&o->d), 1;
     if (!have_stored && o->summary) {
         grid_def_free(&o->d);
         return die_msg("grid: %s holds no grid (no grid.json); run the grid first", o->out), 1;
     }
+    /* where requests go and with which key is the command line's to say */
+    int sends = !o->list && !o->summary;
+    grid_requests q;
+    char err[600];
+    int untrusted = have_stored && !o->def_given;
+    if (sends && definition_requests(&o->d, &q, err, sizeof err) == 0) { /* else the cells say what is wrong */
+        if (untrusted ? check_stored_requests(o, &q) : refuse_key_flag(&q, "the run flags"))
+            return grid_def_free(&o->d), untrusted ? 1 : 2;
+        o->slurm_opts.n_servers = q.n;
+        for (int i = 0; i < q.n; i++) o->slurm_opts.servers[i] = q.url[i];
+    }
+    o->slurm_opts.api_key_env = o->d.api_key_env;
+    if (sends && human_files(o, untrusted)) return grid_def_free(&o->d), 1;
     grid_cell *cells = NULL;
     int total = grid_cells(&o->d, &cells);
     int *queue = total >= 0 ? malloc(sizeof(int) * (size_t)(total + 1)) : NULL;

@@ -18,6 +18,8 @@ typedef struct {
     int value;                 /* GRID_VALUE_FINAL or _BEST */
     int slurm;                 /* --slurm or --slurm-script-only */
     grid_slurm_opts slurm_opts;
+    int n_named;               /* grid --base-url: servers of a stored grid.json the user names */
+    char named[GRID_MAX_MODELS + 1][512];
 } grid_opts;
 
 /* Runs the command; frees o->d.  Returns the exit code. */

@@ -74,6 +74,8 @@ static char *array_script(const char *bin, const char *dir, const int *ids, int 
     sh_quote(f, bin);
     fputs(" grid --out ", f);
     sh_quote(f, dir);
+    for (int i = 0; i < o->n_servers; i++) fputs(" --base-url ", f), sh_quote(f, o->servers[i]);
+    if (o->api_key_env && o->api_key_env[0]) fputs(" --api-key-env ", f), sh_quote(f, o->api_key_env);
     fprintf(f, " --cell \"$SLURM_ARRAY_TASK_ID\"%s\n", strstr(o->gres, "gpu") ? " --gpus 1" : "");
     fclose(f);
     return buf;
@@ -133,7 +135,7 @@ int grid_slurm(const char *out, const int *ids, int n, int total, const grid_slu
     if (strchr(dir, '\'') || strchr(dir, '\n'))
         return die_msg("grid: --slurm: %s: a quote or newline in the path", dir), 1;
     snprintf(path, sizeof path, "%s/slurm/logs", dir);
-    if (make_dirs(path)) return die_msg("grid: cannot create %s", path), 1;
+    if (make_dirs_msg(path, err, sizeof err)) return die_msg("grid: %s", err), 1;
     char *a = array_script(bin, dir, ids, n, o), *s = summary_script(bin, dir, o);
     snprintf(path, sizeof path, "%s/slurm/grid.sbatch", dir);
     snprintf(sum_path, sizeof sum_path, "%s/slurm/summary.sbatch", dir);

@@ -13,6 +13,11 @@ typedef struct {
     int max_parallel;          /* at most this many tasks at once; 0: no limit */
     int script_only;           /* write the scripts, do not submit them */
     int value_best;            /* the summary job's --value best */
+    /* what each task is told of the grid's requests (host/trust.h): the
+     * servers the submitter named or confirmed, and the key's variable */
+    int n_servers;
+    const char *servers[GRID_MAX_MODELS + 1];
+    const char *api_key_env;
 } grid_slurm_opts;
 
 /* Check one sbatch option's value (letters, digits and : . _ , = / + -).

@@ -136,7 +136,7 @@ char **level_paths(char **args, int n_args, int *n_out, char *err, int errlen)
     for (int i = 0; i < n_args; i++) {
         struct stat st;
         int first = n;
-        if (stat(args[i], &st) != 0 || !S_ISDIR(st.st_mode)) {
+        if (path_stat(args[i], &st) != 0 || !S_ISDIR(st.st_mode)) {
             if (n == cap) {
                 char **more = realloc(files, sizeof(char *) * (size_t)(cap *= 2));
                 if (!more) goto oom;
@@ -145,11 +145,8 @@ char **level_paths(char **args, int n_args, int *n_out, char *err, int errlen)
             if (!(files[n++] = strdup(args[i]))) goto oom;
             continue;
         }
-        DIR *d = opendir(args[i]);
-        if (!d) {
-            snprintf(err, (size_t)errlen, "cannot read directory %s", args[i]);
-            goto fail;
-        }
+        DIR *d = open_dir(args[i], err, errlen);
+        if (!d) goto fail;
         for (struct dirent *e; (e = readdir(d));) {
             size_t len = strlen(e->d_name);
             if (len < 5 || e->d_name[0] == '.' || strcmp(e->d_name + len - 4, ".txt")) continue;

@@ -536,7 +536,6 @@ char *llm_config_json(const llm_config *c)
     json_object_set_new(o, "provider", json_string("openai-compatible"));
     json_object_set_new(o, "base_url", jstr(c->base_url));
     json_object_set_new(o, "model", jstr(c->model));
-    json_object_set_new(o, "api_key_env", jstr(c->api_key_env));
     json_object_set_new(o, "api_key_set", json_boolean(api_key(c) != NULL));
     json_object_set_new(o, "temperature", json_real(c->temperature));
     json_object_set_new(o, "seed", c->seed >= 0 ? json_integer(c->seed) : json_null());

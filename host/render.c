@@ -138,7 +138,7 @@ static int write_surface(cairo_surface_t *s, const char *path)
         snprintf(err, sizeof err, "%s: cannot write: %s", path,
                  k.err ? strerror(k.err) : cairo_status_to_string(st));
         close(k.fd);
-        unlink(tmp);
+        path_unlink(tmp);
         return set_write_error(err), -1;
     }
     if (tmp_commit(k.fd, tmp, path, err, sizeof err)) return set_write_error(err), -1;

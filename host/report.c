@@ -16,7 +16,7 @@
 static long file_size(const char *path)
 {
     struct stat st;
-    return stat(path, &st) == 0 ? (long)st.st_size : -1;
+    return path_stat(path, &st) == 0 && S_ISREG(st.st_mode) ? (long)st.st_size : -1;
 }
 
 /* The size of a node's reward.c, or "-" for a node that has none (failed). */

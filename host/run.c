@@ -14,6 +14,8 @@
 #include "reward_jit.h"
 #include "run_internal.h"
 #include "util.h"
+#include "dirguard.h"
+#include "trust.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -126,12 +128,6 @@ static void path_join(char *out, size_t len, const char *dir, const char *fmt, .
     va_start(ap, fmt);
     if (n >= 0 && (size_t)n < len) vsnprintf(out + n, len - (size_t)n, fmt, ap);
     va_end(ap);
-}
-
-static int file_exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
 }
 
 /* A line to the terminal (unless quiet) and to DIR/run.log. */
@@ -292,11 +288,12 @@ static int config_from_json(json_t *o, run_config *c, char *err, int errlen)
     GET_NAME("author", author_names, 2, c->offline);
     if (!c->offline) {
         json_t *l = json_object_get(o, "llm");
+        /* the key's variable is never read from here (host/trust.h); the
+         * server is checked by resume_server */
         json_t *bu = json_object_get(l, "base_url"), *mo = json_object_get(l, "model");
-        json_t *ke = json_object_get(l, "api_key_env"), *te = json_object_get(l, "temperature");
+        json_t *te = json_object_get(l, "temperature");
         if (json_is_string(bu)) snprintf(c->llm.base_url, sizeof c->llm.base_url, "%s", json_string_value(bu));
         if (json_is_string(mo)) snprintf(c->llm.model, sizeof c->llm.model, "%s", json_string_value(mo));
-        if (json_is_string(ke)) snprintf(c->llm.api_key_env, sizeof c->llm.api_key_env, "%s", json_string_value(ke));
         if (json_is_number(te)) c->llm.temperature = json_number_value(te);
     }
     GET_NAME("pe", pe_names, 3, c->pe);
@@ -368,7 +365,7 @@ static int config_from_json(json_t *o, run_config *c, char *err, int errlen)
 
 typedef struct {
     char **argv;
-    const char *log_path;
+    int log_fd;
     char *const *envp;
     char *fd_slot; /* an argv entry that receives the pipe's number: the child reports on it */
 } exec_args;
@@ -376,17 +373,9 @@ typedef struct {
 static int exec_self(void *arg)
 {
     exec_args *a = arg;
-    /* the log must be a regular file: a FIFO put there must not stall us */
-    int fd = open(a->log_path, O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK, 0644);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-        child_fail("its log is not a regular file");
-        return 1;
-    }
-    fcntl(fd, F_SETFL, O_WRONLY | O_APPEND);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    close(fd);
+    dup2(a->log_fd, 1);
+    dup2(a->log_fd, 2);
+    close(a->log_fd);
     /* train and generate need no secret: the environment of a worker
      * (built before the fork), and none of this process's descriptors */
     if (a->fd_slot) { /* digits without stdio: this runs between fork and exec */
@@ -413,11 +402,16 @@ static int run_self_reporting(char **argv, char *fd_slot, const char *log_path, 
                               int (*on_data)(void *, const unsigned char *, size_t, char *, int), void *ctx,
                               char *reason, int len)
 {
-    exec_args a = {argv, log_path, worker_environment(), fd_slot}; /* built here: after the fork only exec runs */
+    /* the log is opened here, as every file of the run directory is (a
+     * regular file, reached without a symlink): after the fork only exec runs */
+    char why[1400];
+    int log_fd = open_append_fd(log_path, why, sizeof why);
+    if (log_fd < 0) return snprintf(reason, (size_t)len, "%s", why), -1;
+    exec_args a = {argv, log_fd, worker_environment(), fd_slot};
     child_opts o = {.timeout_s = timeout_s, .on_data = on_data, .data_ctx = ctx};
     fflush(NULL);
-    char why[512];
     int rc = child_run_ex(exec_self, &a, &o, NULL, NULL, why, sizeof why);
+    close(log_fd);
     if (rc == 0) return 0;
     rc = strcmp(why, "exited with status 2") ? -1 : RUN_FATAL;
     snprintf(reason, (size_t)len, "pcgrllm %s %s", argv[1], why);
@@ -652,7 +646,7 @@ static int step_generate(run_state *R, int id, const char *ndir, char *reason, i
 {
     char path[2048], err[1024], name[64];
     path_join(path, sizeof path, ndir, "reward_gen.c");
-    if (file_exists(path)) return 0;
+    if (path_present(path)) return 0;
     if (run_init_node(R, id)) return step_init_reward(R, ndir, path, reason, len);
     for (int trial = 0; trial < R->c->trials; trial++) {
         char *code = au_generate(R, id, ndir, trial + 1, trial ? reason : NULL, err, sizeof err);
@@ -694,7 +688,7 @@ static int step_align(run_state *R, int id, const char *ndir, char *reason, int 
 {
     char path[2048], final_path[2048], err[1024], name[64];
     path_join(final_path, sizeof final_path, ndir, "reward.c");
-    if (file_exists(final_path)) return 0;
+    if (path_present(final_path)) return 0;
     path_join(path, sizeof path, ndir, "reward_gen.c");
     char *code = run_read_text(path);
     if (!code) return snprintf(reason, (size_t)len, "cannot read %.1000s", path), -1;
@@ -702,7 +696,7 @@ static int step_align(run_state *R, int id, const char *ndir, char *reason, int 
     int rounds = (R->c->ablation == ABL_SA || R->c->ablation == ABL_FULL) && !run_init_node(R, id) ? R->c->align : 0;
     for (int k = 1; k <= rounds; k++) {
         path_join(path, sizeof path, ndir, "align_%d.c", k);
-        if (file_exists(path)) {
+        if (path_present(path)) {
             free(code);
             code = run_read_text(path);
             if (!code) return snprintf(reason, (size_t)len, "cannot read %.1000s", path), -1;
@@ -764,7 +758,7 @@ static int step_train(run_state *R, int id, const char *ndir, char *reason, int 
 {
     char done[2048], reward[2048], out[2048], log[2048];
     path_join(done, sizeof done, ndir, "train.done");
-    if (file_exists(done)) return 0;
+    if (path_present(done)) return 0;
     path_join(reward, sizeof reward, ndir, "reward.c");
     path_join(out, sizeof out, ndir, "train");
     path_join(log, sizeof log, ndir, "train.log");
@@ -803,7 +797,7 @@ static int step_train(run_state *R, int id, const char *ndir, char *reason, int 
     argv[n++] = out;
     char ckpt[2200];
     path_join(ckpt, sizeof ckpt, out, "%s", CHECKPOINT_FILE);
-    if (file_exists(ckpt)) argv[n++] = "--resume";
+    if (path_present(ckpt)) argv[n++] = "--resume";
     argv[n++] = "--quiet";
     argv[n++] = "--yes"; /* the run's own cost was said up front */
     char fd_slot[16] = "";
@@ -826,7 +820,7 @@ static int step_generate_levels(run_state *R, const char *ndir, char *reason, in
 {
     char done[2048], policy[2048], out[2048], log[2048], n[16], seed[32], threads[32];
     path_join(done, sizeof done, ndir, "levels.done");
-    if (file_exists(done)) return 0;
+    if (path_present(done)) return 0;
     path_join(policy, sizeof policy, ndir, "train");
     path_join(out, sizeof out, ndir, "levels");
     path_join(log, sizeof log, ndir, "generate.log");
@@ -874,12 +868,12 @@ static int step_fitness(run_state *R, int id, const char *ndir, level_set *ls, d
     }
     eval_levels(&R->esc, ls->levels, ls->n, ls->per, &ls->sum);
     path_join(path, sizeof path, ndir, "eval.json");
-    if (!file_exists(path) && write_json(path, eval_json(R, ls))) {
+    if (!path_present(path) && write_json(path, eval_json(R, ls))) {
         snprintf(reason, (size_t)len, "%s", write_error());
         return -1;
     }
     path_join(path, sizeof path, ndir, "levels.png");
-    if (!file_exists(path)) levels_render_grid_png(ls->levels, ls->n, 6, NULL, path, 12);
+    if (!path_present(path)) levels_render_grid_png(ls->levels, ls->n, 6, NULL, path, 12);
     *fitness = ls->sum.fitness;
     if (R->c->fitness_mode == FIT_LLM) {
         double f;
@@ -962,14 +956,6 @@ static void node_path(char *out, size_t len, const run_state *R, int id, const c
     snprintf(out, len, "%s/nodes/%03d/%.*s", R->c->out, id, GRAPH_FILE_NAME_MAX - 1, name);
 }
 
-/* Anything at all at path (a FIFO in a file's place counts, and is refused
- * by the reader). */
-static int path_present(const char *path)
-{
-    struct stat st;
-    return lstat(path, &st) == 0;
-}
-
 /* Does the file read as what it should be?  0, or -1 with one line. */
 static int file_parses(const char *path, int kind, char *err, int errlen)
 {
@@ -1017,6 +1003,11 @@ static int file_damaged(const char *path, int kind, const graph_file *rec, char 
 static int node_damage(const run_state *R, int id, char *why, int len)
 {
     const thought_node *nd = &R->g.nodes[id];
+    /* without checksums nothing shows the files are the node's own */
+    if (nd->status != NODE_PENDING && nd->n_files < 0)
+        return snprintf(why, (size_t)len, "graph.json records no checksums of its files (an older format, or they were "
+                                          "removed)"),
+               STEP_AUTHOR;
     node_file f[NODE_FILES_MAX];
     int n = node_files(R, f);
     for (int i = 0; i < n; i++) {
@@ -1024,7 +1015,7 @@ static int node_damage(const run_state *R, int id, char *why, int len)
         node_path(path, sizeof path, R, id, f[i].name);
         node_path(marker, sizeof marker, R, id, f[i].marker ? f[i].marker : "");
         const graph_file *rec = graph_find_file(nd, f[i].name);
-        int needed = rec || (nd->status == NODE_OK && f[i].needed_ok) || (f[i].marker && file_exists(marker));
+        int needed = rec || (nd->status == NODE_OK && f[i].needed_ok) || (f[i].marker && path_present(marker));
         if (!needed && !path_present(path)) continue;
         if (file_damaged(path, f[i].kind, rec, why, len)) return f[i].step;
     }
@@ -1077,14 +1068,12 @@ static int set_aside(const char *ndir, int step, char *why, int len)
         if (step_outputs[i].step < step) continue;
         snprintf(from, sizeof from, "%s/%s", ndir, name);
         if (!path_present(from)) continue;
-        if (!made && mkdir(aside, 0755) != 0)
-            return snprintf(why, (size_t)len, "cannot create %s: %s", aside, strerror(errno)), -1;
+        if (!made && path_mkdir(aside, why, len) != 0) return -1;
         made = 1;
         int n = snprintf(to, sizeof to, "%s/", aside);
         for (const char *c = name; *c && n < (int)sizeof to - 1; c++) to[n++] = *c == '/' ? '_' : *c;
         to[n] = 0;
-        if (rename(from, to) != 0)
-            return snprintf(why, (size_t)len, "cannot move %s aside: %s", from, strerror(errno)), -1;
+        if (path_rename(from, to, why, len) != 0) return -1;
     }
     return 0;
 }
@@ -1129,16 +1118,14 @@ static int redo_damaged(run_state *R, int id)
  * resume is refused.  0, or -1 (printed). */
 static int check_finished_nodes(run_state *R, const char *graph_path)
 {
-    int unrecorded = 0;
     for (int id = 0; id < R->g.n; id++) {
         thought_node *nd = &R->g.nodes[id];
         if (nd->status == NODE_PENDING) continue; /* run_node checks what it had reached */
-        unrecorded += nd->n_files < 0;
         char why[2600];
         if (id < R->g.n - 1) {
             if (node_damage(R, id, why, sizeof why) < 0) continue;
             die_msg("run: --resume: node %d: %s; later nodes were built on it, so it cannot be redone "
-                    "(restore the file, or start a new run)",
+                    "(restore what was changed, or start a new run)",
                     id, why);
             return -1;
         }
@@ -1148,10 +1135,6 @@ static int check_finished_nodes(run_state *R, const char *graph_path)
         graph_reopen(&R->g, id); /* the loop continues it like an interrupted node */
         if (graph_save(&R->g, graph_path)) return die_msg("run: %s", write_error()), -1;
     }
-    if (unrecorded)
-        run_warn(R, "run: --resume: graph.json records no checksums for %d finished node%s (written by an older "
-                    "version); their files were checked for readability only",
-                 unrecorded, unrecorded == 1 ? "" : "s");
     return 0;
 }
 
@@ -1182,7 +1165,10 @@ static int run_node(run_state *R, int id)
     thought_node *nd = &R->g.nodes[id];
     char ndir[1200], reason[2048];
     snprintf(ndir, sizeof ndir, "%s/nodes/%03d", R->c->out, id);
-    make_dirs(ndir);
+    if (make_dirs_msg(ndir, reason, sizeof reason)) {
+        die_msg("run: node %d: %s", id, reason);
+        return RUN_FATAL;
+    }
     if (redo_damaged(R, id) < 0) return RUN_FATAL;
     double t0 = now_seconds();
     llm_usage u0 = R->usage;
@@ -1376,7 +1362,7 @@ static int setup_target(run_state *R)
     }
     R->esc.flow = R->flow;
     char js[512];
-    if (target_to_json(&R->target, js, sizeof js) > 0 && !file_exists(path)) {
+    if (target_to_json(&R->target, js, sizeof js) > 0 && !path_present(path)) {
         size_t n = strlen(js);
         js[n] = '\n';
         js[n + 1] = 0;
@@ -1400,16 +1386,43 @@ static int copy_init_reward(const run_config *c)
     return rc ? 1 : 0;
 }
 
+/* --resume: where the stored run's requests go.  A server named now
+ * (--base-url) wins; a stored one other than the default is used only
+ * when confirmed on a terminal (host/trust.h).  1 to go on, 0 refused
+ * (printed). */
+static int resume_server(const run_config *given, run_config *stored, const char *config_path)
+{
+    if (given->base_url_given) {
+        if (!trust_same_server(stored->llm.base_url, given->llm.base_url))
+            printf("run: %s named the model server %s; requests go to %s as --base-url says\n", config_path,
+                   stored->llm.base_url, given->llm.base_url);
+        snprintf(stored->llm.base_url, sizeof stored->llm.base_url, "%s", given->llm.base_url);
+        return 1;
+    }
+    if (trust_default_server(stored->llm.base_url)) return 1;
+    char how[700];
+    snprintf(how, sizeof how, "resume with --base-url %.600s", stored->llm.base_url);
+    return trust_stored_server("run", config_path, stored->llm.base_url, stored->llm.model, how);
+}
+
 /* config.json: read back for --resume (the stored settings win, but for
- * the run directory, --quiet and a new --base-url), or written for a new
- * run.  0, or 1 (printed). */
+ * the run directory, --quiet, the key's variable, which only the command
+ * line gives, and the server: resume_server), or written for a new run.
+ * 0, or 1 (printed). */
 static int open_config(run_config *c)
 {
     char path[1200], err[1024];
     snprintf(path, sizeof path, "%s/config.json", c->out);
     if (c->resume) {
-        if (!path_present(path)) {
+        struct stat st;
+        if (stat(c->out, &st) != 0 || !S_ISDIR(st.st_mode) || !path_present(path)) {
             die_msg("run: --resume: %s holds no run (no readable config.json)", c->out);
+            return 1;
+        }
+        /* a run directory may come from someone else: nothing in it is
+         * followed out of it (host/dirguard.h) */
+        if (dirguard_add(c->out, "run directory", 1, err, sizeof err)) {
+            die_msg("run: --resume: %s", err);
             return 1;
         }
         json_t *j = read_json_file(path, 1L << 20, err, sizeof err);
@@ -1425,19 +1438,18 @@ static int open_config(run_config *c)
             return 1;
         }
         snprintf(stored.out, sizeof stored.out, "%s", c->out);
-        if (c->base_url_given) /* the server moved: the rest of the run asks it there */
-            snprintf(stored.llm.base_url, sizeof stored.llm.base_url, "%s", c->llm.base_url);
+        if (!stored.offline && !resume_server(c, &stored, path)) return 1;
         stored.resume = 1;
         stored.quiet = c->quiet;
         *c = stored;
     } else {
         if (c->scenario >= 1) /* the prompts quote the paper's story */
             snprintf(c->story, sizeof c->story, "%s", story_scenario_text(c->scenario));
-        if (make_dirs(c->out)) {
-            die_msg("run: cannot create the run directory %s", c->out);
+        if (make_dirs_msg(c->out, err, sizeof err) || dirguard_add(c->out, "run directory", 0, err, sizeof err)) {
+            die_msg("run: %s", err);
             return 1;
         }
-        if (file_exists(path)) {
+        if (path_present(path)) {
             die_msg("run: %s already holds a run; continue it with --resume or choose another --out", c->out);
             return 1;
         }
@@ -1534,7 +1546,7 @@ int run_main(run_config *c)
             abl_names[c->ablation], fb_names[c->feedback]);
     if (c->profile[0]) run_say(R, "profile --%s: %s (flags given with it override them)", c->profile, run_profile_flags(c->profile));
     snprintf(path, sizeof path, "%s/graph.json", c->out);
-    if (c->resume && file_exists(path)) {
+    if (c->resume && path_present(path)) {
         if (graph_load(path, &R->g, err, sizeof err)) {
             die_msg("run: --resume: %s", err);
             fclose(R->log);
@@ -1554,7 +1566,7 @@ int run_main(run_config *c)
     int hopeless = 0; /* nodes in a row in which the model wrote no reward at all */
     char stopped[1200];
     snprintf(stopped, sizeof stopped, "%s/stopped.txt", c->out);
-    unlink(stopped); /* a resumed search goes on */
+    path_unlink(stopped); /* a resumed search goes on */
     for (;;) {
         int best = graph_best(&R->g);
         if (!c->offline && hopeless >= RUN_HOPELESS_NODES) {

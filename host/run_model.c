@@ -142,7 +142,7 @@ static char *exchange(run_state *R, const char *ndir, const exchange_t *x, char 
     if (recorded_failure(out_path, err, errlen)) return NULL;
     char *stored = run_read_text(reply_path);
     if (stored) return stored;
-    if (make_dirs(dir)) return snprintf(err, (size_t)errlen, "cannot create %s", dir), NULL;
+    if (make_dirs_msg(dir, err, errlen)) return NULL;
     char *sys, *user;
     if (render(x, &sys, &user, err, errlen)) return NULL;
     llm_message msgs[2] = {{"system", sys, NULL, 0}, {"user", user, x->image, x->image_len}};

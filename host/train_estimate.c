@@ -52,15 +52,12 @@ int train_confirm_long_job(const char *what, double seconds, const char *advice)
 {
     char d[64];
     train_format_duration(seconds, d, sizeof d);
-    if (!isatty(STDIN_FILENO) || !isatty(STDERR_FILENO)) {
+    char q[1024];
+    snprintf(q, sizeof q, "%s: this job would take about %s on the CPU (%s). Run it anyway?", what, d, advice);
+    int yes = ask_yes_no(q);
+    if (yes < 0)
         fprintf(stderr,
                 "pcgrllm: %s: this job would take about %s on the CPU; %s; or pass --yes to run it anyway\n", what, d,
                 advice);
-        return 0;
-    }
-    fprintf(stderr, "%s: this job would take about %s on the CPU (%s). Run it anyway? [y/N] ", what, d, advice);
-    fflush(stderr);
-    char answer[16] = "";
-    if (!fgets(answer, sizeof answer, stdin)) return 0;
-    return answer[0] == 'y' || answer[0] == 'Y';
+    return yes > 0;
 }

@@ -602,13 +602,8 @@ static void trim_metrics(const char *path, int64_t updates)
 /* metrics.jsonl for appending; it must be a regular file (or new). */
 static FILE *open_metrics(const char *path)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK | O_CLOEXEC, 0644);
-    struct stat st;
-    if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode))) {
-        close(fd);
-        errno = EINVAL;
-        return NULL;
-    }
+    char err[64];
+    int fd = open_append_fd(path, err, sizeof err);
     return fd < 0 ? NULL : fdopen(fd, "a");
 }
 
@@ -669,7 +664,7 @@ int train_in_worker(const train_settings *s, const char *src, const void *cubin,
     size_t ckpt_len = 0;
     if (s->resume && !(ckpt = read_resume(&d, &ckpt_len, err, errlen))) return 1;
     if (s->resume) trim_metrics(d.metrics_path, d.update);
-    else remove(d.metrics_path);
+    else path_unlink(d.metrics_path);
     d.mf = open_metrics(d.metrics_path);
     size_t job_len = 0;
     train_settings ts0 = *s;

@@ -1,4 +1,7 @@
 #include "util.h"
+#include "dirguard.h"
+#include <dirent.h>
+#include <limits.h>
 #include <errno.h>
 #include <jansson.h>
 #include <fcntl.h>
@@ -35,20 +38,26 @@ const char *file_kind(unsigned mode)
 
 int open_regular(const char *path, char *err, int errlen)
 {
+    dirguard_at at;
+    if (dirguard_resolve(path, &at, err, errlen)) return -1;
     /* O_NONBLOCK: opening a FIFO that has no writer must not wait for one.
      * The kind is taken from the opened descriptor, not from a stat()
      * before the open, so the file cannot be swapped in between. */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    int fd = openat(at.fd, at.leaf, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | (at.guarded ? O_NOFOLLOW : 0));
     struct stat st;
     if (fd < 0) {
         int e = errno;
         /* a socket cannot be opened at all (ENXIO): name what it is */
-        if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        int known = fstatat(at.fd, at.leaf, &st, at.guarded ? AT_SYMLINK_NOFOLLOW : 0) == 0;
+        if (known && at.guarded && S_ISLNK(st.st_mode)) dirguard_link_refusal(&at, path, err, errlen);
+        else if (known && !S_ISREG(st.st_mode))
             snprintf(err, (size_t)errlen, "%s: is %s, not a regular file", path, file_kind(st.st_mode));
         else
             snprintf(err, (size_t)errlen, "%s: cannot open: %s", path, strerror(e));
+        dirguard_release(&at);
         return -1;
     }
+    dirguard_release(&at);
     if (fstat(fd, &st) != 0) {
         snprintf(err, (size_t)errlen, "%s: cannot read: %s", path, strerror(errno));
         close(fd);
@@ -156,39 +165,69 @@ int file_fnv1a64(const char *path, uint64_t *sum, char *err, int errlen)
     return 0;
 }
 
-int check_output_path(const char *path, char *err, int errlen)
+/* What lies at a destination, checked with the directory holding it
+ * already open. */
+static int check_output_at(const dirguard_at *at, const char *path, char *err, int errlen)
 {
     struct stat st;
-    if (lstat(path, &st) != 0) {
+    if (fstatat(at->fd, at->leaf, &st, AT_SYMLINK_NOFOLLOW) != 0) {
         if (errno == ENOENT) return 0;
         snprintf(err, (size_t)errlen, "%s: cannot check: %s", path, strerror(errno));
         return -1;
     }
-    /* rename() replaces a symlink itself (its target is never written);
-     * anything else but a regular file would be silently swapped for one */
-    if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) return 0;
+    if (S_ISREG(st.st_mode)) return 0;
+    if (S_ISLNK(st.st_mode)) {
+        /* rename() replaces a symlink itself (its target is never
+         * written); beneath a guarded directory a link is refused */
+        if (!at->guarded) return 0;
+        dirguard_link_refusal(at, path, err, errlen);
+        errno = EEXIST;
+        return -1;
+    }
+    /* anything else but a regular file would be silently swapped for one */
     snprintf(err, (size_t)errlen, "%s: is %s; not overwriting it", path, file_kind(st.st_mode));
     errno = S_ISDIR(st.st_mode) ? EISDIR : EEXIST; /* for callers that print strerror */
     return -1;
 }
 
+int check_output_path(const char *path, char *err, int errlen)
+{
+    dirguard_at at;
+    if (dirguard_resolve(path, &at, err, errlen)) return -1;
+    int rc = check_output_at(&at, path, err, errlen);
+    int e = errno;
+    dirguard_release(&at);
+    errno = e;
+    return rc;
+}
+
 int tmp_create(const char *path, char *tmp, size_t tmplen, char *err, int errlen)
 {
     static unsigned counter;
+    dirguard_at at;
+    if (dirguard_resolve(path, &at, err, errlen)) return -1;
     for (int tries = 0; tries < 100; tries++) {
         unsigned k = __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED);
+        char leaf[PATH_MAX + 64];
+        snprintf(leaf, sizeof leaf, "%s.tmp.%ld.%u", at.leaf, (long)getpid(), k);
         if ((size_t)snprintf(tmp, tmplen, "%s.tmp.%ld.%u", path, (long)getpid(), k) >= tmplen) {
             snprintf(err, (size_t)errlen, "%s: path too long", path);
+            dirguard_release(&at);
             return -1;
         }
         /* O_EXCL | O_NOFOLLOW: never open something already lying there */
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-        if (fd >= 0) return fd;
+        int fd = openat(at.fd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd >= 0) {
+            dirguard_release(&at);
+            return fd;
+        }
         if (errno != EEXIST) {
             snprintf(err, (size_t)errlen, "%s: cannot write: %s", path, strerror(errno));
+            dirguard_release(&at);
             return -1;
         }
     }
+    dirguard_release(&at);
     snprintf(err, (size_t)errlen, "%s: cannot create a temporary file beside it", path);
     return -1;
 }
@@ -212,20 +251,29 @@ int tmp_commit(int fd, const char *tmp, const char *path, char *err, int errlen)
     int bad = fsync(fd) != 0;
     int e = errno;
     if (close(fd) != 0 && !bad) bad = 1, e = errno;
-    if (!bad && check_output_path(path, err, errlen) != 0) { /* again, just before replacing it */
+    dirguard_at at;
+    if (dirguard_resolve(path, &at, err, errlen)) {
         e = errno;
-        unlink(tmp);
+        path_unlink(tmp);
+        return errno = e, -1;
+    }
+    /* the temporary file lies beside path: its name in the same directory */
+    const char *tmp_leaf = at.guarded && strrchr(tmp, '/') ? strrchr(tmp, '/') + 1 : tmp;
+    if (!bad && check_output_at(&at, path, err, errlen) != 0) { /* again, just before replacing it */
+        e = errno;
+        unlinkat(at.fd, tmp_leaf, 0);
+        dirguard_release(&at);
         errno = e;
         return -1;
     }
-    if (!bad && rename(tmp, path) != 0) bad = 1, e = errno;
+    if (!bad && renameat(at.fd, tmp_leaf, at.fd, at.leaf) != 0) bad = 1, e = errno;
     if (bad) {
         snprintf(err, (size_t)errlen, "%s: cannot write: %s", path, strerror(e));
-        unlink(tmp);
-        errno = e;
-        return -1;
+        unlinkat(at.fd, tmp_leaf, 0);
     }
-    return 0;
+    dirguard_release(&at);
+    errno = e;
+    return bad ? -1 : 0;
 }
 
 int write_file_atomic_msg(const char *path, const void *data, size_t len, char *err, int errlen)
@@ -238,7 +286,7 @@ int write_file_atomic_msg(const char *path, const void *data, size_t len, char *
         int e = errno; /* ENOSPC, EIO, EFBIG ... */
         snprintf(err, (size_t)errlen, "%s: cannot write: %s", path, strerror(e));
         close(fd);
-        unlink(tmp);
+        path_unlink(tmp);
         errno = e;
         return -1;
     }
@@ -269,27 +317,62 @@ int write_file_atomic(const char *path, const void *data, size_t len)
     return rc;
 }
 
-FILE *open_append(const char *path, char *err, int errlen)
+int open_append_fd(const char *path, char *err, int errlen)
 {
+    dirguard_at at;
+    if (dirguard_resolve(path, &at, err, errlen)) return -1;
     /* O_NONBLOCK: a FIFO without a reader fails (ENXIO) instead of hanging;
      * O_NOFOLLOW: a log is never written through a symlink */
-    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
+    int fd = openat(at.fd, at.leaf, O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
     struct stat st;
     if (fd < 0) {
         int e = errno;
-        if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        int known = fstatat(at.fd, at.leaf, &st, AT_SYMLINK_NOFOLLOW) == 0;
+        if (known && at.guarded && S_ISLNK(st.st_mode)) dirguard_link_refusal(&at, path, err, errlen);
+        else if (known && !S_ISREG(st.st_mode))
             snprintf(err, (size_t)errlen, "%s: is %s; not appending to it", path, file_kind(st.st_mode));
         else
             snprintf(err, (size_t)errlen, "%s: cannot open: %s", path, strerror(e));
-        return NULL;
+        dirguard_release(&at);
+        return -1;
     }
+    dirguard_release(&at);
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         snprintf(err, (size_t)errlen, "%s: is not a regular file; not appending to it", path);
         close(fd);
-        return NULL;
+        return -1;
     }
     int fl = fcntl(fd, F_GETFL);
     if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    return fd;
+}
+
+int open_lock_file(const char *path, char *err, int errlen)
+{
+    dirguard_at at;
+    if (dirguard_resolve(path, &at, err, errlen)) return -1;
+    int fd = openat(at.fd, at.leaf, O_RDWR | O_CREAT | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        int e = errno;
+        if (fd >= 0) close(fd);
+        if (fstatat(at.fd, at.leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode) && at.guarded)
+            dirguard_link_refusal(&at, path, err, errlen);
+        else if (fd >= 0 || (fstatat(at.fd, at.leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode)))
+            snprintf(err, (size_t)errlen, "%s: is not a regular file; not using it as a lock", path);
+        else
+            snprintf(err, (size_t)errlen, "%s: cannot open: %s", path, strerror(e));
+        dirguard_release(&at);
+        return -1;
+    }
+    dirguard_release(&at);
+    return fd;
+}
+
+FILE *open_append(const char *path, char *err, int errlen)
+{
+    int fd = open_append_fd(path, err, errlen);
+    if (fd < 0) return NULL;
     FILE *f = fdopen(fd, "a");
     if (!f) {
         snprintf(err, (size_t)errlen, "%s: cannot open: %s", path, strerror(errno));
@@ -300,18 +383,102 @@ FILE *open_append(const char *path, char *err, int errlen)
 
 int make_dirs(const char *path)
 {
-    char buf[4096];
-    if (strlen(path) >= sizeof buf) return -1;
-    strcpy(buf, path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
-        *p = '/';
-    }
-    if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
+    char err[PATH_MAX + 256];
+    return make_dirs_msg(path, err, sizeof err);
+}
+
+int make_dirs_msg(const char *path, char *err, int errlen)
+{
+    return dirguard_make_dirs(path, err, errlen);
+}
+
+int path_stat(const char *path, struct stat *st)
+{
+    char err[64];
+    dirguard_at at;
+    if (dirguard_resolve(path, &at, err, sizeof err)) return -1;
+    int rc = fstatat(at.fd, at.leaf, st, at.guarded ? AT_SYMLINK_NOFOLLOW : 0);
+    int e = errno;
+    dirguard_release(&at);
+    errno = e;
+    return rc;
+}
+
+int path_present(const char *path)
+{
+    char err[64];
     struct stat st;
-    return stat(buf, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
+    dirguard_at at;
+    if (dirguard_resolve(path, &at, err, sizeof err)) return errno == ELOOP || errno == EXDEV;
+    int rc = fstatat(at.fd, at.leaf, &st, AT_SYMLINK_NOFOLLOW);
+    dirguard_release(&at);
+    return rc == 0;
+}
+
+int path_is_file(const char *path)
+{
+    struct stat st;
+    return path_stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+DIR *open_dir(const char *path, char *err, int errlen)
+{
+    dirguard_at at;
+    if (dirguard_resolve(path, &at, err, errlen)) return NULL;
+    int fd = openat(at.fd, at.leaf, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (at.guarded ? O_NOFOLLOW : 0));
+    if (fd < 0) {
+        struct stat st;
+        if (at.guarded && fstatat(at.fd, at.leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+            dirguard_link_refusal(&at, path, err, errlen);
+        else
+            snprintf(err, (size_t)errlen, "cannot read directory %s: %s", path, strerror(errno));
+        dirguard_release(&at);
+        return NULL;
+    }
+    dirguard_release(&at);
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        snprintf(err, (size_t)errlen, "cannot read directory %s: %s", path, strerror(errno));
+        close(fd);
+    }
+    return d;
+}
+
+int path_rename(const char *from, const char *to, char *err, int errlen)
+{
+    dirguard_at a, b;
+    if (dirguard_resolve(from, &a, err, errlen)) return -1;
+    if (dirguard_resolve(to, &b, err, errlen)) {
+        dirguard_release(&a);
+        return -1;
+    }
+    int rc = renameat(a.fd, a.leaf, b.fd, b.leaf);
+    if (rc) snprintf(err, (size_t)errlen, "cannot move %s to %s: %s", from, to, strerror(errno));
+    dirguard_release(&a);
+    dirguard_release(&b);
+    return rc;
+}
+
+int path_mkdir(const char *path, char *err, int errlen)
+{
+    dirguard_at at;
+    if (dirguard_resolve(path, &at, err, errlen)) return -1;
+    int rc = mkdirat(at.fd, at.leaf, 0755);
+    if (rc) snprintf(err, (size_t)errlen, "cannot create %s: %s", path, strerror(errno));
+    dirguard_release(&at);
+    return rc;
+}
+
+int path_unlink(const char *path)
+{
+    char err[64];
+    dirguard_at at;
+    if (dirguard_resolve(path, &at, err, sizeof err)) return -1;
+    int rc = unlinkat(at.fd, at.leaf, 0);
+    int e = errno;
+    dirguard_release(&at);
+    errno = e;
+    return rc;
 }
 
 double now_seconds(void)
@@ -357,4 +524,14 @@ int parse_double(const char *s, double lo, double hi, double *out)
 int stdout_is_tty(void)
 {
     return isatty(1);
+}
+
+int ask_yes_no(const char *question)
+{
+    if (!isatty(STDIN_FILENO) || !isatty(STDERR_FILENO)) return -1;
+    fprintf(stderr, "%s [y/N] ", question);
+    fflush(stderr);
+    char answer[16] = "";
+    if (!fgets(answer, sizeof answer, stdin)) return 0;
+    return answer[0] == 'y' || answer[0] == 'Y';
 }

@@ -16,7 +16,10 @@ void die_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * temporary file beside the destination and renamed over it, and a
  * destination that exists as anything but a regular file or a symlink is
  * refused ("...: is a FIFO; not overwriting it").  A symlink destination
- * is replaced by the new file; its target is never written. */
+ * is replaced by the new file; its target is never written.  Beneath a
+ * guarded directory (a run, a grid: host/dirguard.h) every function here
+ * reaches its path without following a symlink at any level, and a
+ * symlink found there is refused in one line naming it. */
 struct json_t;
 /* "a FIFO", "a directory", ... for a st_mode. */
 const char *file_kind(unsigned mode);
@@ -51,15 +54,39 @@ int tmp_create(const char *path, char *tmp, size_t tmplen, char *err, int errlen
 int write_all(int fd, const void *data, size_t len);
 int tmp_commit(int fd, const char *tmp, const char *path, char *err, int errlen);
 /* A log opened for appending: a regular file, created if absent; never a
- * FIFO, device or symlink.  NULL with one line in err. */
+ * FIFO, device or symlink.  NULL (-1) with one line in err. */
 FILE *open_append(const char *path, char *err, int errlen);
-/* mkdir -p */
+int open_append_fd(const char *path, char *err, int errlen);
+/* A lock file (a regular file, created if absent) opened read-write for
+ * flock(); close-on-exec.  -1 with one line in err. */
+int open_lock_file(const char *path, char *err, int errlen);
+/* mkdir -p: 0, or -1 (_msg: with one line in err). */
 int make_dirs(const char *path);
+int make_dirs_msg(const char *path, char *err, int errlen);
+/* stat(); beneath a guarded directory a symlink is not followed (it shows
+ * as one).  0, or -1 with errno. */
+struct stat;
+int path_stat(const char *path, struct stat *st);
+/* 1 when anything is at path (a symlink included, never followed). */
+int path_present(const char *path);
+/* 1 when path is a regular file (path_stat). */
+int path_is_file(const char *path);
+/* opendir(), rename(), mkdir() (0755) and unlink() by the same rules.
+ * NULL / -1 with one line in err (path_unlink: with errno). */
+struct __dirstream;
+struct __dirstream *open_dir(const char *path, char *err, int errlen);
+int path_rename(const char *from, const char *to, char *err, int errlen);
+int path_mkdir(const char *path, char *err, int errlen);
+int path_unlink(const char *path);
 double now_seconds(void);
 /* Strict number parsing for flags: return 0 on success. */
 int parse_int(const char *s, long lo, long hi, long *out);
 int parse_u64(const char *s, uint64_t *out);
 int parse_double(const char *s, double lo, double hi, double *out);
 int stdout_is_tty(void);
+/* A yes/no question on the terminal ("... [y/N] " on stderr, the answer
+ * from stdin): 1 yes, 0 no, -1 when stdin or stderr is not a terminal
+ * (nothing asked). */
+int ask_yes_no(const char *question);
 
 #endif

@@ -411,7 +411,7 @@ static void grid_fitness_llm_rows_and_table5(void **state)
     static char out[1 << 16];
     snprintf(dir, sizeof dir, "%s/grid-judge", pcg_test_tmpdir());
     int rc = pcg_test_sh(out, sizeof out, "%s grid --out %s --scenarios 1 --pe tot --ablations zs,fb --models "
-                         "fake-coder@http://127.0.0.1:%d/v1 -- " TINY_BUDGET " --api-key-env PCG_GRID_TEST_KEY "
+                         "fake-coder@http://127.0.0.1:%d/v1 --api-key-env PCG_GRID_TEST_KEY -- " TINY_BUDGET " "
                          "--llm-retries 1 --llm-timeout 20 --fitness llm", pcg_test_binary(), dir, srv.port);
     pcg_test_srv_stop(&srv);
     if (rc != 0) fail_msg("grid exited %d: %s", rc, out);
@@ -607,8 +607,8 @@ static void grid_hopeless_model_cell_is_finished(void **state)
     pcg_test_srv_start(&s, script, "grid-hopeless", "PCG_GRID_TEST_KEY");
     snprintf(dir, sizeof dir, "%s/grid-hopeless", pcg_test_tmpdir());
     int rc = pcg_test_sh(out, sizeof out,
-                         "%s grid --out %s --scenarios 1 --ablations full --jobs 1 -- " TINY_CELL
-                         " --llm openai --base-url http://127.0.0.1:%d/v1 --model base --api-key-env PCG_GRID_TEST_KEY "
+                         "%s grid --out %s --scenarios 1 --ablations full --jobs 1 --api-key-env PCG_GRID_TEST_KEY -- " TINY_CELL
+                         " --llm openai --base-url http://127.0.0.1:%d/v1 --model base "
                          "--trials 1 --iterations 4",
                          pcg_test_binary(), dir, s.port);
     pcg_test_srv_stop(&s);
