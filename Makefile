@@ -34,7 +34,7 @@ NVCCFLAGS += -std=c++17 -Ihost -Ireward_jit $(CUDA_ARCHS) $(CUDA_PTX) -Xcompiler
 CUDA_ARCHS ?= -gencode arch=compute_75,code=sm_75 -gencode arch=compute_86,code=sm_86 \
               -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90,code=sm_90
 
-.PHONY: all test test-llama bench cuda deps test-deps clean devkit
+.PHONY: all test test-llama bench cuda deps test-deps clean devkit FORCE
 all: $(BIN)
 
 $(BIN): $(BUILD)/host/main.o $(BUILD)/libpcgrllm.a
@@ -47,6 +47,19 @@ $(BUILD)/libpcgrllm.a: $(LIB_OBJS)
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+
+# The commit the binary is built from (pcgrllm --version), when the tree is a
+# git checkout and git is at hand; a tarball builds without one.  Only
+# version.o sees it, and BUILD/commit.txt changes only when the commit does,
+# so a new commit rebuilds that one object and a rebuild without one does
+# nothing.
+PCG_COMMIT := $(if $(wildcard .git),$(shell git describe --always --dirty --abbrev=12 2>/dev/null | tr -cd 'A-Za-z0-9._+-'))
+$(BUILD)/host/version.o: PKG_CFLAGS += $(if $(PCG_COMMIT),-DPCG_COMMIT='"$(PCG_COMMIT)"')
+$(BUILD)/host/version.o: $(BUILD)/commit.txt
+$(BUILD)/commit.txt: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(PCG_COMMIT)' | cmp -s - $@ || echo '$(PCG_COMMIT)' > $@
+FORCE:
 
 $(BUILD)/pcgrllm_tests: $(TEST_OBJS) $(BUILD)/libpcgrllm.a
 	$(CC) $(CFLAGS) $(LDFLAGS) $(if $(KIT_LINK),$(ORIGIN_RPATH)) -o $@ $^ -lcmocka $(LDLIBS)

@@ -1,4 +1,4 @@
-/* Level generation (SPEC §5) on the device: ppo_play_episode of host/ppo.c
+/* Level generation (docs/method.md#evaluation) on the device: ppo_play_episode of host/ppo.c
  * with the environments, the policy forward and the action draws on the
  * device.  n environments start from the map seed exactly as env_alloc's
  * (cuda/env.cu keeps host/env.c's streams), each step forwards the policy on

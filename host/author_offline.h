@@ -2,7 +2,7 @@
  * (not a language model) used by `run --llm offline`.
  *
  * A reward is a list of weighted terms over one level, S(l) = sum w_i f_i(l),
- * written as C in the reward API (SPEC §3) as the delta
+ * written as C in the reward API (docs/reward-api.md) as the delta
  *     compute_reward(prev, curr) = scale * (S(curr) - S(prev)).
  * The terms are kept as a struct and also written into the header comment of
  * the generated code, so a reward can be regenerated from its source alone
@@ -126,8 +126,8 @@ int author_refine_branch(author_reward *r, const char *feedback, int branch, cha
 int author_merge(author_reward *r, double parent_fitness, const author_reward *refs, const double *ref_fitness,
                  int n_refs, char *note, int len);
 
-/* Count the failures of n generated levels against the target (SPEC §5
- * rules, through the evaluator). */
+/* Count the failures of n generated levels against the target (the rules
+ * of docs/evaluator.md, through the evaluator). */
 void author_metrics_compute(const target_t *t, const level_t *levels, int n, author_metrics *m);
 
 #endif

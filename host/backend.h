@@ -226,7 +226,7 @@ typedef struct pcg_cuda_api {
     void (*philox_host)(uint64_t seed, uint64_t subseq, uint64_t block, uint32_t out[4]);
     int (*curand_draws)(uint64_t seed, uint64_t subseq, uint64_t offset, int count, uint32_t *out);
 
-    /* Level generation (SPEC §5) on the device: ppo_play_episode (host/ppo.c)
+    /* Level generation (docs/method.md#evaluation) on the device: ppo_play_episode (host/ppo.c)
      * without a reward.  n environments reset from seed (as env_alloc), each
      * action sampled from the policy with ppo_action_draw(action_seed, env, t),
      * the last edit applied without the auto-reset.  The network is nc, off[]

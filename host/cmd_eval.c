@@ -1,4 +1,4 @@
-/* pcgrllm eval: score level files against a scenario (SPEC §5, §7). */
+/* pcgrllm eval: score level files against a scenario (docs/evaluator.md). */
 #include "commands.h"
 #include "eval.h"
 #include "levelio.h"

@@ -1,4 +1,4 @@
-/* pcgrllm generate: the level generation of SPEC §5.  n environments are
+/* pcgrllm generate: the level generation of docs/method.md#evaluation.  n environments are
  * reset from a fixed evaluation seed (the same starting maps every time),
  * the trained policy samples its actions for one full episode, and the
  * level at the end of the episode (the last edit applied, no reset) is

@@ -52,7 +52,7 @@ static void train_usage(FILE *f)
             "  --yes               go on with a job projected at over 3 hours on the CPU without asking\n"
             "  --quiet             only the final line and errors\n"
             "  --envs E            parallel environments (default 600)\n"
-            "  --preset P          network: paper (SPEC 4, default), small (16/16 filters) or tiny (3x3\n"
+            "  --preset P          network: paper (the paper's, default), small (16/16 filters) or tiny (3x3\n"
             "                      convolutions on a 5x5 window; for a few CPU cores, docs/training.md)\n"
             "  --seed K            seed of maps, actions, initialisation and shuffles (default 0)\n"
             "  --threads T         OpenMP threads, each running OpenBLAS single-threaded (default: all cores)\n"

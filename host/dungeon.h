@@ -1,4 +1,4 @@
-/* Dungeon problem rules (SPEC §2) for one environment, written once for the
+/* Dungeon problem rules (docs/method.md#environment) for one environment, written once for the
  * CPU backend and the CUDA kernels.  State lives in caller-owned flat arrays;
  * these functions see one environment's slices. */
 #ifndef PCG_DUNGEON_H
@@ -14,7 +14,7 @@ enum { VARIANT_DUNGEON = 0, VARIANT_TREASURE = 1 };
 /* Channels the network sees: one-hot over the tile ids, then frozen. */
 #define OBS_CHANNELS (N_TILES + 1)
 
-/* Initial-map weights in hundredths (SPEC §2: sum 1.13). */
+/* Initial-map weights in hundredths (docs/method.md#environment: sum 1.13). */
 #define DG_W_EMPTY 58
 #define DG_W_WALL 50
 #define DG_W_KEY 2

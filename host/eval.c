@@ -1,4 +1,4 @@
-/* The evaluator of SPEC §5.  Every search is a BFS of the level core
+/* The evaluator of docs/evaluator.md.  Every search is a BFS of the level core
  * (host/level.h) on stack scratch: no allocation per level. */
 #include "eval.h"
 #include "dungeon.h"
@@ -37,7 +37,7 @@ static int is_enemy(int tile)
 }
 
 /* Bit e of near[c]: an enemy of type e lies within Chebyshev distance 2 of
- * cell c (the 5x5 window of SPEC §5). */
+ * cell c (the 5x5 window of docs/evaluator.md#encounter-scenarios-1-2). */
 static void enemy_windows(const level_t *l, unsigned char *near)
 {
     const int h = l->h, w = l->w;
@@ -52,7 +52,7 @@ static void enemy_windows(const level_t *l, unsigned char *near)
     }
 }
 
-/* The searches of scenarios 1-2 (SPEC §5 steps 1-4), shared by the score
+/* The searches of scenarios 1-2 (docs/evaluator.md#encounter-scenarios-1-2), shared by the score
  * and by eval_routes so that both follow the same routes; path-length
  * targets score the length of the same shortest solution route instead of
  * the enemies.

@@ -1,7 +1,8 @@
-/* The evaluator (SPEC §5): scores generated levels against a scenario's
+/* The evaluator (docs/method.md#evaluation): scores generated levels against a scenario's
  * target, plus the per-level metrics and the diversity of a set of levels.
- * The built-in scenarios are those of SPEC §7.  docs/evaluator.md states the
- * rules and how each ambiguity of the specification is read. */
+ * The built-in scenarios are the paper's (docs/method.md#scenarios).
+ * docs/evaluator.md states the rules and how each ambiguity of the paper's
+ * description is read. */
 #ifndef PCG_EVAL_H
 #define PCG_EVAL_H
 #include "level.h"
@@ -101,7 +102,7 @@ double eval_score_batch(const eval_scenario_t *s, const level_t *levels, int n, 
 int eval_objective_tiles(const eval_scenario_t *s, int *tiles);
 
 /* One leg of a route the evaluator walks: cells[0] is from, cells[n-1]
- * is to, BFS order rules of SPEC §5; valid only during the callback. */
+ * is to, BFS order rules of docs/evaluator.md#rules; valid only during the callback. */
 enum {
     EVAL_LEG_PLAYER_DOOR,     /* the path behind player_door */
     EVAL_LEG_PLAYER_KEY,      /* encounter: a solution's key-avoiding path */

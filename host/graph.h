@@ -1,4 +1,4 @@
-/* The thought graph of the reward-design loop (SPEC §6).
+/* The thought graph of the reward-design loop (docs/method.md#the-reward-design-loop).
  *
  * A node is one iteration: a reward (refined from a parent), its fitness and
  * the feedback on its levels.  Parent selection:

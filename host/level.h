@@ -5,7 +5,7 @@
 #define PCG_LEVEL_H
 #include "hd.h"
 
-/* Tile ids (SPEC §2).  The reward API names them without the prefix. */
+/* Tile ids (docs/method.md#environment).  The reward API names them without the prefix. */
 enum {
     TILE_BORDER = 0,
     TILE_EMPTY = 1,
@@ -77,7 +77,7 @@ PCG_HD int lv_first(const level_t *l, int tile)
     return -1;
 }
 
-/* Neighbour order of SPEC §5: up, left, right, down. */
+/* Neighbour order of the evaluator's paths (docs/evaluator.md#rules): up, left, right, down. */
 #define PCG_DR(k) ((k) == 0 ? -1 : (k) == 3 ? 1 : 0)
 #define PCG_DC(k) ((k) == 1 ? -1 : (k) == 2 ? 1 : 0)
 

@@ -1,4 +1,4 @@
-/* Level text files (SPEC §9): H lines of W tile ids separated by single
+/* Level text files (docs/method.md#level-files): H lines of W tile ids separated by single
  * spaces; lines starting with '#' are comments. */
 #ifndef PCG_LEVELIO_H
 #define PCG_LEVELIO_H

@@ -2,13 +2,10 @@
  * Every command is listed here. */
 #include "commands.h"
 #include "cpus.h"
+#include "version.h"
 #include "worker.h"
 #include <stdio.h>
 #include <string.h>
-
-#ifndef PCG_VERSION
-#define PCG_VERSION "0.1.0"
-#endif
 
 static const struct {
     const char *name;
@@ -34,7 +31,7 @@ static const struct {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "pcgrllm %s - language-model reward design for PCGRL level generators\n\n", PCG_VERSION);
+    fprintf(f, "pcgrllm %s - language-model reward design for PCGRL level generators\n\n", pcg_version());
     fprintf(f, "usage: pcgrllm COMMAND [options]    (pcgrllm COMMAND --help for its options)\n\ncommands:\n");
     for (int i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-13s %s\n", commands[i].name, commands[i].help);
     fprintf(f, "\nDocumentation: README.md and docs/ in the source tree.\n");
@@ -55,7 +52,10 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("pcgrllm %s\n", PCG_VERSION);
+        if (*pcg_commit())
+            printf("pcgrllm %s (commit %s)\n", pcg_version(), pcg_commit());
+        else
+            printf("pcgrllm %s\n", pcg_version());
         return 0;
     }
     for (int i = 0; i < N_COMMANDS; i++)

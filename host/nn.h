@@ -1,4 +1,4 @@
-/* Policy and value network of the CPU trainer (SPEC §4), written the way
+/* Policy and value network of the CPU trainer (docs/training.md#the-network), written the way
  * llm.c writes train_gpt2.c: one plain function per layer pass, all
  * parameters in one contiguous buffer described by a size table, gradients
  * and Adam moments in buffers of the same layout.
@@ -78,7 +78,7 @@ typedef struct {
     float *block;
 } nn_acts;
 
-/* Preset by name: "paper" (SPEC §4: 64/64 filters, 64 units), "small"
+/* Preset by name: "paper" (the paper's: 64/64 filters, 64 units), "small"
  * (16/16 filters, 64 units; a sixth of the paper preset's multiply-adds)
  * or "tiny" (for a few CPU cores: 3x3 convolutions on a 5x5 window around
  * the agent's cell, docs/training.md).  Returns 0, or -1 for an unknown
@@ -113,7 +113,7 @@ typedef struct {
     double policy, value, entropy, approx_kl, clipped;
 } nn_loss_stats;
 
-/* PPO loss of B samples and its gradient (SPEC §4), written into
+/* PPO loss of B samples and its gradient (docs/training.md#ppo), written into
  * a->dlogits and a->dvalue from a->logits and a->value.  Per sample: ratio
  * r = exp(logp[act] - old_logp), policy term max(-adv r, -adv clip(r,
  * 1-eps, 1+eps)), value term 0.5 max((v-R)^2, (old_v + clip(v-old_v, -eps,

@@ -1,4 +1,4 @@
-/* PPO on the CPU backend (SPEC §4), after PureJaxRL's ppo.py: rollouts of
+/* PPO on the CPU backend (docs/training.md#ppo), after PureJaxRL's ppo.py: rollouts of
  * n_steps on n_envs environments, GAE, n_epochs x n_minibatches of clipped
  * policy and value losses with an entropy bonus, advantages normalised per
  * minibatch, global gradient-norm clipping, Adam.  Everything that decides
@@ -124,7 +124,7 @@ int ppo_sample(const float *logits, int A, float u, float *logp);
 /* The uniform draw for env e at its n-th policy action under seed. */
 float ppo_action_draw(uint64_t seed, int e, uint64_t n);
 
-/* Default seed of the evaluation maps (SPEC §5: the same starting maps
+/* Default seed of the evaluation maps (docs/method.md#evaluation: the same starting maps
  * every time); `pcgrllm run` uses the same value. */
 #define PPO_EVAL_SEED 20250101ull
 

@@ -1,4 +1,4 @@
-/* The PPO loss of one sample and its gradient (SPEC §4), written once for
+/* The PPO loss of one sample and its gradient (docs/training.md#ppo), written once for
  * the CPU trainer (host/nn_layers.h: float, and double in the gradient
  * tests) and the device trainer's loss kernel (cuda/nn.cu).  Before
  * including, define PPO_REAL (the type of the logits and gradients) and

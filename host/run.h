@@ -1,4 +1,4 @@
-/* The reward-design loop (SPEC §6, Algorithm 1): `pcgrllm run`.
+/* The reward-design loop (Algorithm 1, docs/method.md#the-reward-design-loop): `pcgrllm run`.
  *
  * One thought node per iteration: generate or refine a reward (author),
  * check it in the sandbox (fixing rejected code), self-align it, train a

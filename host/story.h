@@ -1,4 +1,4 @@
-/* Stories and their measurable targets (SPEC §5, §7).
+/* Stories and their measurable targets (docs/method.md#scenarios, docs/evaluator.md).
  *
  * A target is what the evaluator can score:
  *   encounter  dungeon variant, route Player -> Key -> Door, and the set g of

@@ -1,6 +1,6 @@
 /* Reward JIT: compiles untrusted reward source (reward_api.h) with libtcc
  * for the CPU and with NVRTC for the GPU, validates it in a sandboxed child
- * process and computes its self-alignment statistics (SPEC §3). */
+ * process and computes its self-alignment statistics (docs/method.md#reward-functions). */
 #ifndef PCG_REWARD_JIT_H
 #define PCG_REWARD_JIT_H
 #include <stddef.h>

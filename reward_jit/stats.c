@@ -1,4 +1,4 @@
-/* Self-alignment statistics of a reward over random play (SPEC §3). */
+/* Self-alignment statistics of a reward over random play (docs/method.md#reward-functions). */
 #include "reward_jit.h"
 #include <math.h>
 #include <stdio.h>

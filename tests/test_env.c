@@ -1,4 +1,4 @@
-/* The batched CPU environment and the Philox streams (SPEC §2). */
+/* The batched CPU environment and the Philox streams (docs/method.md#environment). */
 #include "harness.h"
 #include "env.h"
 #include <omp.h>

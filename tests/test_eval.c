@@ -1,4 +1,4 @@
-/* The evaluator (SPEC §5) on hand-built levels whose scores are worked out
+/* The evaluator (docs/evaluator.md) on hand-built levels whose scores are worked out
  * by hand in the comments, and the eval command. */
 #include "harness.h"
 #include "eval.h"
@@ -624,7 +624,7 @@ static void eval_batch_matches(void **state)
     }
 }
 
-/* --- the reading of SPEC §5 spelled out step by step, one search per
+/* --- the rules of docs/evaluator.md spelled out step by step, one search per
  * key and per gate, to check the evaluator's shortcuts on many levels --- */
 
 static double ref_encounter(const eval_scenario_t *s, const level_t *l, int *solutions, int met[3])

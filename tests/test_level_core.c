@@ -1,5 +1,5 @@
 /* The level core (host/level.h): BFS distances, the up/left/right/down path
- * rule of SPEC §5, block masks, regions, nearest tiles, counts, any size. */
+ * rule of docs/method.md#evaluation, block masks, regions, nearest tiles, counts, any size. */
 #include "harness.h"
 #include "level.h"
 #include <stdio.h>

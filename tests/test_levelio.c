@@ -1,4 +1,4 @@
-/* Level text files (SPEC §9): every kind of malformed file is refused with
+/* Level text files (docs/method.md#level-files): every kind of malformed file is refused with
  * one line naming the file and the line, in the library and through the
  * commands that read levels; a written level reads back the same. */
 #include "harness.h"

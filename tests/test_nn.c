@@ -624,7 +624,8 @@ static void nn_presets_and_init(void **state)
     assert_int_equal((int)size[NN_A1W], 4096 * 64);
     assert_int_equal((int)size[NN_V1W], 31 * 31 * 11 * 64);
     assert_int_equal((int)n, (int)(off[NN_V3B] + 1));
-    /* SPEC §4's forward cost, 22M multiply-adds with 10 channels; 11 here */
+    /* the paper's forward cost, 22M multiply-adds with 10 channels; 11 here
+     * (docs/method.md#network-and-ppo) */
     double macs = nn_macs_dense(&p);
     assert_true(macs > 22e6 && macs < 24e6);
     assert_true(nn_macs_executed(&p, 1.3) < 0.7 * macs);

@@ -133,7 +133,7 @@ static void check_offline_run(int pe)
         assert_string_equal(fb, nd->feedback);
         free(fb);
     }
-    /* parents (SPEC 6): node 1 refines node 0, the only node; then CoT
+    /* parents (docs/method.md#the-reward-design-loop): node 1 refines node 0, the only node; then CoT
      * takes the latest node, ToT and GoT the fittest with a free slot
      * (node 0 has one child of two), ties to the oldest */
     assert_int_equal(g.nodes[0].parent, -1);
@@ -253,7 +253,7 @@ static void run_offline_got(void **state)
     check_offline_run(PE_GOT);
 }
 
-/* ---- ablations (SPEC 6, the paper's Table II) ------------------------------------------ */
+/* ---- ablations (the paper's Table II, docs/method.md#the-reward-design-loop) ------------- */
 
 /* DIR/config.json records want as the string member key. */
 static void assert_config(const char *dir, const char *key, const char *want)
