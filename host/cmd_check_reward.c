@@ -31,7 +31,10 @@ static void check_usage(FILE *f)
             "                   on a machine with a CUDA device and libpcgrllm_cuda.so, run one episode on the\n"
             "                   device beside the CPU and compare every reward\n"
             "  --json           print one JSON object on stdout\n"
-            "exit status: 0 accepted, 1 refused (error: REASON on stderr), 2 usage error\n");
+            "  A check that runs long says so on stderr every 5 s; a call that has not returned after 2 s\n"
+            "  (or half the timeout) is refused.\n"
+            "exit status: 0 accepted (warning: TEXT on stderr when the reward is the same on every step),\n"
+            "             1 refused (error: REASON on stderr), 2 usage error\n");
 }
 
 static void json_string(FILE *f, const char *s)
@@ -178,11 +181,16 @@ int cmd_check_reward(int argc, char **argv)
         fprintf(stderr, "error: %s\n", reason);
         return 1;
     }
-    char buf[1024];
+    char buf[1024], warning[512];
+    if (reward_stats_warning(&st, warning, sizeof warning)) fprintf(stderr, "warning: %s\n", warning);
     if (json) {
         reward_stats_json(&st, buf, sizeof buf);
         printf("{\"accepted\": true, \"file\": ");
         json_string(stdout, path);
+        if (warning[0]) {
+            printf(", \"warning\": ");
+            json_string(stdout, warning);
+        }
         printf(", \"variant\": \"%s\", \"envs\": %ld, \"seed\": %llu, \"stats\": %s, \"cpu\": \"libtcc\", "
                "\"gpu\": ",
                vname, envs, (unsigned long long)seed, buf);

@@ -1,4 +1,5 @@
 #include "env.h"
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,7 +13,8 @@ int env_alloc(env_t *e, int n, int h, int w, int variant, uint64_t seed)
     e->obs_size = e->cfg.crop_h * e->cfg.crop_w;
     size_t pad = (size_t)e->cfg.pad_h * e->cfg.pad_w;
     size_t bytes = (size_t)n * (3 * e->cells + pad + e->obs_size + 2 * sizeof(int) + sizeof(uint64_t) +
-                                2 * sizeof(float) + 1 + 2 * sizeof(unsigned) + sizeof(double)) + 64 * 12;
+                                2 * sizeof(float) + 1 + 2 * sizeof(unsigned) + sizeof(double)) +
+                   2 * (size_t)e->cells + 64 * 14;
     unsigned char *p = calloc(1, bytes);
     if (!p) return -1;
     e->block = p;
@@ -36,6 +38,8 @@ int env_alloc(env_t *e, int n, int h, int w, int variant, uint64_t seed)
     TAKE(b->episodes, n, unsigned);
     TAKE(b->changed, n, unsigned);
     TAKE(b->episode_return, n, double);
+    TAKE(e->nonfinite_prev, e->cells, unsigned char);
+    TAKE(e->nonfinite_curr, e->cells, unsigned char);
 #undef TAKE
     b->c = e->cfg;
     b->n = n;
@@ -88,6 +92,17 @@ static void sum_log(env_t *e)
     e->log.changed = changed;
 }
 
+/* The first non-finite transition, copied by the one thread that claims it. */
+static void keep_nonfinite(env_t *e, const level_t *prev, const level_t *curr, float r)
+{
+    if (__atomic_exchange_n(&e->nonfinite, 1, __ATOMIC_ACQ_REL)) return;
+    memcpy(e->nonfinite_prev, prev->t, (size_t)e->cells);
+    memcpy(e->nonfinite_curr, curr->t, (size_t)e->cells);
+    e->nonfinite_value = r;
+}
+
+void env_nonfinite_clear(env_t *e) { __atomic_store_n(&e->nonfinite, 0, __ATOMIC_RELEASE); }
+
 void env_step(env_t *e, const int *actions)
 {
     const env_batch *b = &e->b;
@@ -102,6 +117,7 @@ void env_step(env_t *e, const int *actions)
             size_t off = (size_t)i * e->cells;
             level_t prev = {c->h, c->w, b->prev + off}, curr = {c->h, c->w, b->maps + off};
             r = e->reward(&prev, &curr, e->reward_ctx);
+            if (!isfinite(r)) keep_nonfinite(e, &prev, &curr, r);
         }
         batch_finish(b, i, r, 1);
     }

@@ -39,6 +39,12 @@ typedef struct {
     reward_fn reward;
     void *reward_ctx;
     env_log log;
+    /* The first transition whose reward was not finite since
+     * env_nonfinite_clear: the levels the reward saw and what it returned
+     * (kept before an auto-reset replaces the level). */
+    int nonfinite;               /* 1 when kept */
+    float nonfinite_value;
+    unsigned char *nonfinite_prev, *nonfinite_curr; /* cells each */
     void *block;
 } env_t;
 
@@ -57,6 +63,8 @@ void env_rebuild(env_t *e);
 /* View of environment i's current level. */
 level_t env_level(const env_t *e, int i);
 void env_log_clear(env_t *e);
+/* Forget the kept non-finite transition. */
+void env_nonfinite_clear(env_t *e);
 /* Uniform random actions for step t from the per-env action stream
  * (subsequence 2^32 + env, so it never overlaps the map stream). */
 void env_random_actions(const env_t *e, uint64_t seed, uint64_t t, int *actions);

@@ -200,6 +200,7 @@ int ppo_rollout(ppo_t *p, ppo_metrics *m)
     }
     double t0 = now_seconds(), t_env = 0, t_fwd = 0, reward_sum = 0;
     env_log_clear(&p->env);
+    env_nonfinite_clear(&p->env);
     for (int t = 0; t < T; t++) {
         if (p->stop && *p->stop) {
             free(logits);

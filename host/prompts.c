@@ -19,7 +19,7 @@ const char *const prompt_template_names[] = {
     "system",          "reward_init",      "reward_refine", "reward_fix",
     "self_align",      "feedback_specific", "feedback_generic", "feedback_none",
     "got_references",  "fitness_llm",      "target_extraction", "retry_note", "evaluator_rules_encounter",
-    "evaluator_rules_keydoor",
+    "evaluator_rules_keydoor", "statistics_warning",
 };
 const int prompt_template_count = (int)(sizeof prompt_template_names / sizeof prompt_template_names[0]);
 
@@ -27,7 +27,7 @@ const char *const prompt_vocabulary[] = {
     "story",       "reward_api", "iteration",      "iterations", "parent_code", "parent_fitness",
     "feedback",    "references", "reference_list", "code",       "rejection",   "statistics",
     "align_round", "align_rounds", "levels",       "level_count", "target",     "attempt",
-    "attempts",    "failure",    "evaluator_rules", NULL,
+    "attempts",    "failure",    "evaluator_rules", "statistics_warning", "warning", NULL,
 };
 
 /* What each template must use for its role (space-separated). */
@@ -44,6 +44,7 @@ static const struct {
     {"fitness_llm", "story levels evaluator_rules"},
     {"target_extraction", "story"},
     {"retry_note", "failure"},
+    {"statistics_warning", "warning"},
 };
 
 static int known(const char *name)
@@ -270,6 +271,18 @@ char *prompt_references(const char *const *codes, const double *fitness, const i
     char *s = prompt_render("got_references", v, 1, err, errlen);
     free(b.s);
     return s;
+}
+
+char *prompt_statistics_warning(const char *warning, char *err, int errlen)
+{
+    if (!warning || !warning[0]) {
+        char *e = malloc(1);
+        if (e) e[0] = 0;
+        else snprintf(err, (size_t)errlen, "prompt statistics_warning: out of memory");
+        return e;
+    }
+    prompt_var v[] = {{"warning", warning}};
+    return prompt_render("statistics_warning", v, 1, err, errlen);
 }
 
 int prompt_parse_fitness(const char *reply, double *fitness, char *err, int errlen)

@@ -24,6 +24,9 @@
  *   code            the reward under discussion
  *   rejection       why the sandbox rejected it
  *   statistics      self-alignment statistics of the reward on random play
+ *   statistics_warning  statistics_warning.txt rendered when the statistics
+ *                   show a reward no agent can learn from, else ""
+ *   warning         the sandbox's warning about those statistics (one line)
  *   align_round, align_rounds  "round r of Z" of self-alignment
  *   levels          the generated levels as text grids (or a note that they
  *                   are in the attached image)
@@ -50,6 +53,7 @@
  *   fitness_llm        the model's own 0-1 score of levels, answered as JSON
  *   target_extraction  story -> target JSON, or a refusal with its reason
  *   retry_note         appended to a retried prompt: what went wrong last time
+ *   statistics_warning the sandbox's warning on a constant or all-zero reward
  *   evaluator_rules_encounter, evaluator_rules_keydoor
  *                      the evaluator's scoring rules for the two target kinds
  */
@@ -90,6 +94,10 @@ int prompts_check(char *err, int errlen);
  * REF_WORST of graph.h), in the order given; "" (malloc'd) when n == 0. */
 char *prompt_references(const char *const *codes, const double *fitness, const int *kinds, int n, char *err,
                         int errlen);
+
+/* statistics_warning.txt rendered with warning (reward_stats_warning's
+ * line); "" (malloc'd) when warning is empty. */
+char *prompt_statistics_warning(const char *warning, char *err, int errlen);
 
 /* Read the answer to fitness_llm: a JSON object {"scores":[...],
  * "fitness":F}.  fitness is F, or the mean of the scores when F is absent;

@@ -567,6 +567,8 @@ static json_t *check_json(int accepted, const char *reason, const reward_stats *
         json_object_set_new(s, "us_per_call", json_real(st->us_per_call));
         json_object_set_new(s, "n", json_integer(st->n));
         json_object_set_new(o, "stats", s);
+        char warning[512];
+        if (reward_stats_warning(st, warning, sizeof warning)) json_object_set_new(o, "warning", json_string(warning));
     }
     return o;
 }
@@ -584,6 +586,8 @@ static int check_reward(run_state *R, const char *ndir, const char *name, const 
                                   &gpu_checked, reason, len);
     /* for the run's summary: how far the rewards got */
     char why[256];
+    char warning[512];
+    if (rc == 0 && reward_stats_warning(st, warning, sizeof warning)) run_say(R, "  warning: %s", warning);
     if (rc == 0) R->tally.validated++, R->tally.compiled++;
     else if (reward_check_compile_cpu(code, R->c->check_timeout, why, sizeof why) == 0) R->tally.compiled++;
     path_join(path, sizeof path, ndir, "%s.json", name);

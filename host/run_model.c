@@ -276,15 +276,23 @@ char *mdl_align(run_state *R, const char *ndir, const char *code, const reward_s
 {
     char *api = run_reward_api_text(err, errlen);
     if (!api) return NULL;
-    char stats[1024], r_s[16], rs_s[16], name[64];
+    char stats[1024], warning[512], r_s[16], rs_s[16], name[64];
     reward_stats_text(st, stats, sizeof stats);
+    reward_stats_warning(st, warning, sizeof warning);
+    char *warn = prompt_statistics_warning(warning, err, errlen);
+    if (!warn) {
+        free(api);
+        return NULL;
+    }
     snprintf(r_s, sizeof r_s, "%d", round);
     snprintf(rs_s, sizeof rs_s, "%d", R->c->align);
     snprintf(name, sizeof name, "align_%d", round);
     prompt_var v[] = {{"story", R->c->story}, {"reward_api", api},    {"code", code},
-                      {"statistics", stats},  {"align_round", r_s}, {"align_rounds", rs_s}};
-    exchange_t x = {name, "self_align", v, 6, NULL, 0, &task_code, NULL, 1};
+                      {"statistics", stats},  {"align_round", r_s}, {"align_rounds", rs_s},
+                      {"statistics_warning", warn}};
+    exchange_t x = {name, "self_align", v, 7, NULL, 0, &task_code, NULL, 1};
     char *out = exchange_code(R, ndir, &x, err, errlen);
+    free(warn);
     free(api);
     return out;
 }

@@ -18,6 +18,7 @@
 #include "checkpoint.h"
 #include "child.h"
 #include "confine.h"
+#include "levelio.h"
 #include "reward_jit.h"
 #include "util.h"
 #include "worker.h"
@@ -34,7 +35,7 @@ typedef struct {
 
 /* Messages from the worker: a tag byte, then a fixed layout. */
 enum { TM_PROGRESS = 'P', TM_METRICS = 'M', TM_CHECKPOINT = 'K', TM_FAULT = 'H', TM_CRASH = 'F', TM_SETUP = 'S',
-       TM_DEVICE_ERROR = 'T' };
+       TM_DEVICE_ERROR = 'T', TM_NONFINITE = 'N' };
 typedef struct {
     unsigned char tag, pad[3];
     int32_t done, total;
@@ -51,6 +52,13 @@ typedef struct {
 typedef struct {
     unsigned char tag, code;
 } code_msg;
+/* The transition whose reward was not finite: this header, then the
+ * previous and the current level (h * w tile ids each). */
+typedef struct {
+    unsigned char tag, pad[3];
+    int32_t h, w;
+    float value;
+} nonfinite_msg;
 /* What stopped the worker before training began (TM_SETUP codes). */
 enum { SETUP_JOB = 1, SETUP_CONFINE, SETUP_COMPILE, SETUP_TRAINER };
 #define DEVICE_TEXT_MAX 1000
@@ -187,12 +195,27 @@ static int open_cuda(trainer *t, const unsigned char *ckpt, size_t ckpt_len, con
     return 0;
 }
 
+/* The levels of the first non-finite reward, for the caller to save. */
+static void send_nonfinite(const env_t *e)
+{
+    size_t cells = (size_t)e->cells;
+    unsigned char *m = malloc(sizeof(nonfinite_msg) + 2 * cells);
+    if (!m) return;
+    nonfinite_msg h = {TM_NONFINITE, {0}, e->cfg.h, e->cfg.w, e->nonfinite_value};
+    memcpy(m, &h, sizeof h);
+    memcpy(m + sizeof h, e->nonfinite_prev, cells);
+    memcpy(m + sizeof h + cells, e->nonfinite_curr, cells);
+    child_send_data(m, sizeof h + 2 * cells);
+    free(m);
+}
+
 /* One rollout and update.  PPO_DONE, PPO_STOPPED, PPO_UNHEALTHY (after a
  * TM_FAULT message), or -3 after a TM_DEVICE_ERROR message. */
 static int update(trainer *t, ppo_metrics *m)
 {
     if (!t->cuda) {
         int rc = ppo_train_update(&t->cpu, m);
+        if (rc == PPO_UNHEALTHY && t->cpu.fault == PPO_FAULT_REWARD && t->cpu.env.nonfinite) send_nonfinite(&t->cpu.env);
         if (rc == PPO_UNHEALTHY) {
             fault_msg f = {TM_FAULT, {0}, t->cpu.fault, t->cpu.fault_step};
             child_send_data(&f, sizeof f);
@@ -323,6 +346,7 @@ typedef struct {
     double update_started, longest_update, deadline;
     int setup_code, crash_sig, device_error;
     char stop_text[DEVICE_TEXT_MAX + 1];
+    char nonfinite[1200]; /* ": compute_reward returned NaN for the levels saved as ...", or "" */
 } driver;
 
 static void fmt_eta(char *buf, size_t n, double s)
@@ -497,6 +521,49 @@ static int on_checkpoint(driver *d, const unsigned char *data, size_t len, char 
     return CHILD_DATA_PROGRESS;
 }
 
+static void remove_nonfinite(const char *out)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/nonfinite_prev.txt", out);
+    path_unlink(path);
+    snprintf(path, sizeof path, "%s/nonfinite_curr.txt", out);
+    path_unlink(path);
+}
+
+/* DIR/nonfinite_WHICH.txt (WHICH: prev or curr) with a comment saying what it is. */
+static int save_level(const driver *d, const char *which, const unsigned char *tiles, const char *value)
+{
+    char path[4200], note[200];
+    snprintf(path, sizeof path, "%s/nonfinite_%s.txt", d->out, which);
+    snprintf(note, sizeof note, "%s of the transition for which compute_reward(prev, curr) returned %s in training "
+             "(update %lld)", which, value, (long long)d->update + 1);
+    level_t l = {d->s->cfg.map_h, d->s->cfg.map_w, (unsigned char *)tiles};
+    return level_write(path, &l, note);
+}
+
+/* The worker's copy of the transition whose reward was not finite: plain
+ * tile ids of this run's size, saved beside the checkpoint once. */
+static int on_nonfinite(driver *d, const unsigned char *data, size_t len, char *why, int whylen)
+{
+    nonfinite_msg h;
+    if (len < sizeof h) return snprintf(why, (size_t)whylen, "the trainer sent a malformed message"), 1;
+    memcpy(&h, data, sizeof h);
+    size_t cells = (size_t)d->s->cfg.map_h * d->s->cfg.map_w;
+    int ok = h.h == d->s->cfg.map_h && h.w == d->s->cfg.map_w && len == sizeof h + 2 * cells && !d->nonfinite[0];
+    for (size_t k = 0; ok && k < 2 * cells; k++) ok = data[sizeof h + k] < N_TILES;
+    if (!ok) return snprintf(why, (size_t)whylen, "the trainer sent a malformed message"), 1;
+    char value[8];
+    snprintf(value, sizeof value, "%s", isnan(h.value) ? "NaN" : h.value > 0 ? "inf" : "-inf");
+    const unsigned char *tiles = data + sizeof h;
+    if (save_level(d, "prev", tiles, value) || save_level(d, "curr", tiles + cells, value))
+        snprintf(d->nonfinite, sizeof d->nonfinite, ": compute_reward returned %s (its levels could not be saved in "
+                 "%.1000s)", value, d->out);
+    else
+        snprintf(d->nonfinite, sizeof d->nonfinite, ": compute_reward returned %s for the levels saved as "
+                 "%.1000s/nonfinite_prev.txt and nonfinite_curr.txt", value, d->out);
+    return CHILD_DATA_OK;
+}
+
 static int on_message(void *ctx, const unsigned char *data, size_t len, char *why, int whylen)
 {
     driver *d = ctx;
@@ -520,8 +587,12 @@ static int on_message(void *ctx, const unsigned char *data, size_t len, char *wh
         if (len != sizeof f) break;
         memcpy(&f, data, sizeof f);
         int cause = f.cause > 0 && f.cause < PPO_N_FAULTS ? f.cause : 0;
-        return stop_unhealthy(d, d->update + 1, f.step, ppo_fault_text(cause), why, whylen);
+        char text[1400];
+        if (cause == PPO_FAULT_REWARD && d->nonfinite[0]) snprintf(text, sizeof text, "a reward is not finite%s", d->nonfinite);
+        else snprintf(text, sizeof text, "%s", ppo_fault_text(cause));
+        return stop_unhealthy(d, d->update + 1, f.step, text, why, whylen);
     }
+    case TM_NONFINITE: return on_nonfinite(d, data, len, why, whylen);
     case TM_CRASH: d->crash_sig = data[1]; return 0;
     case TM_SETUP: d->setup_code = data[1]; return 0;
     case TM_DEVICE_ERROR:
@@ -665,6 +736,7 @@ int train_in_worker(const train_settings *s, const char *src, const void *cubin,
     if (s->resume && !(ckpt = read_resume(&d, &ckpt_len, err, errlen))) return 1;
     if (s->resume) trim_metrics(d.metrics_path, d.update);
     else path_unlink(d.metrics_path);
+    remove_nonfinite(out); /* they would describe an earlier run's failure */
     d.mf = open_metrics(d.metrics_path);
     size_t job_len = 0;
     train_settings ts0 = *s;

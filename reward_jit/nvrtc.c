@@ -5,6 +5,7 @@
 #include "reward_jit.h"
 #include "jit_internal.h"
 #include "cuda_libs.h"
+#include <ctype.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -123,8 +124,27 @@ static const char device_prelude[] =
     "    out[i] = compute_reward(&a, &b);\n"
     "}\n";
 
+/* The token an NVRTC error points at: the log quotes the source line
+ * under the error and marks the column with a caret on the line after. */
+static int caret_token(const char *error_line, char *got, size_t len)
+{
+    const char *src_line = strchr(error_line, '\n'), *caret;
+    if (!src_line || !(caret = strchr(++src_line, '\n'))) return 0;
+    caret++;
+    const char *mark = caret;
+    while (*mark == ' ') mark++;
+    size_t col = (size_t)(mark - caret), n = 0;
+    if (*mark != '^' || (size_t)(caret - 1 - src_line) <= col) return 0;
+    const char *t = src_line + col;
+    while (n + 1 < len && (isalnum((unsigned char)t[n]) || t[n] == '_')) n++;
+    if (n == 0 && (unsigned char)t[0] > ' ' && t[0] != '\n') n = 1;
+    memcpy(got, t, n);
+    got[n] = 0;
+    return n > 0;
+}
+
 /* First error of an NVRTC log, "reward.c(12): error: x" -> "line 12: x". */
-static void first_error(const char *log, char *err, int errlen)
+static void first_error(const char *src, const char *log, char *err, int errlen)
 {
     const char *p = log, *pick = NULL;
     while (p && *p) {
@@ -159,15 +179,24 @@ static void first_error(const char *log, char *err, int errlen)
             while (m[nl] && m[nl] != '\'' && nl < (int)sizeof name - 1) { name[nl] = m[nl]; nl++; }
         }
         name[nl] = 0;
-        snprintf(err, (size_t)errlen, "'%s' is not available: reward code links only the reward API", name);
+        if (!strcmp(name, "compute_reward"))
+            snprintf(err, (size_t)errlen, "no compute_reward: define float compute_reward(const level_t *prev, "
+                                          "const level_t *curr)");
+        else
+            snprintf(err, (size_t)errlen, "'%s' is not available: reward code links only the reward API", name);
         return;
     }
     if (!strncmp(line, REWARD_FILE_NAME "(", fl + 1)) {
-        int ln = atoi(line + fl + 1);
+        int ln = atoi(line + fl + 1), end;
         const char *q = strstr(line, "): ");
         q = q ? q + 3 : line;
         if (!strncmp(q, "error: ", 7)) q += 7;
-        snprintf(err, (size_t)errlen, "line %d: %s", ln, q);
+        char got[64];
+        if (!strcmp(q, "expected a \";\"") && caret_token(pick, got, sizeof got) && (end = jit_statement_end(src, ln, got)))
+            snprintf(err, (size_t)errlen, "line %d: expected a \";\" at the end of this line (found \"%s\" on line %d "
+                     "instead)", end, got, ln);
+        else
+            snprintf(err, (size_t)errlen, "line %d: %s", ln, q);
     } else {
         const char *q = strstr(line, "error: ");
         snprintf(err, (size_t)errlen, "%s", q ? q + 7 : line);
@@ -220,7 +249,7 @@ int nvrtc_compile_here(const char *src, const char *arch, int max_side, int scan
         if (nv.GetProgramLogSize(prog, &ls) == 0 && ls > 0 && (log = malloc(ls + 1))) {
             if (nv.GetProgramLog(prog, log) == 0) {
                 log[ls] = 0;
-                first_error(log, err, errlen);
+                first_error(src, log, err, errlen);
             } else {
                 log[0] = 0;
             }

@@ -1,6 +1,7 @@
 /* CPU reward JIT: source checks and libtcc compilation into a read-only,
  * non-writable program image that only sees the reward API. */
 #include "reward_jit.h"
+#include "jit_internal.h"
 #include <libtcc.h>
 #include <math.h>
 #include <pthread.h>
@@ -96,13 +97,7 @@ static int raw_check(const char *src, char *err, int errlen)
     return 0;
 }
 
-typedef struct {
-    char *text;  /* source with backslash-newline splices removed */
-    int *line;   /* physical line number (1-based) of each byte of text */
-    size_t len;
-} spliced;
-
-static int splice(const char *src, spliced *s)
+int jit_splice(const char *src, spliced *s)
 {
     size_t n = strlen(src);
     s->text = malloc(n + 1);
@@ -449,12 +444,13 @@ int reward_scan(const char *src, char *err, int errlen)
     }
     if (raw_check(src, err, errlen)) return -1;
     spliced s;
-    if (splice(src, &s)) {
+    if (jit_splice(src, &s)) {
         snprintf(err, (size_t)errlen, "out of memory");
         return -1;
     }
     scan_ctx c = {err, errlen};
     int r = scan_tokens(&s, scan_check, &c);
+    if (!r) r = jit_check_signature(&s, err, errlen) != 0;
     free(s.text);
     free(s.line);
     /* the message quotes the source: printable ASCII only, on a terminal
@@ -481,84 +477,16 @@ static int find_ident(void *vctx, enum tok_kind kind, const char *tok, size_t le
     return 0;
 }
 
-static int ident_line(const char *src, const char *name)
+int jit_ident_line(const char *src, const char *name)
 {
     spliced s;
-    if (splice(src, &s)) return 0;
+    if (jit_splice(src, &s)) return 0;
     find_ctx f = {name, 0};
     scan_tokens(&s, find_ident, &f);
     free(s.text);
     free(s.line);
     return f.line;
 }
-
-/* ------------------------------------------------------------------ */
-/* The API on the host                                                  */
-
-static int api_level_height(const level_t *l) { return l->h; }
-static int api_level_width(const level_t *l) { return l->w; }
-static int api_tile_at(const level_t *l, int r, int c) { return lv_get(l, r, c); }
-static int api_count_tiles(const level_t *l, int tile) { return lv_count(l, tile); }
-static int api_find_tiles(const level_t *l, int tile, int *rows, int *cols, int max)
-{
-    return lv_find(l, tile, rows, cols, max < 0 ? 0 : max);
-}
-static int api_path_length(const level_t *l, int r0, int c0, int r1, int c1)
-{
-    return lv_path_length(l, r0, c0, r1, c1);
-}
-static int api_nearest(const level_t *l, int r, int c, int tile) { return lv_nearest(l, r, c, tile); }
-static int api_count_regions(const level_t *l) { return lv_regions(l); }
-
-/* Conversions tcc calls into its runtime library for. */
-static unsigned long long rt_fixunssfdi(float f) { return (unsigned long long)f; }
-static unsigned long long rt_fixunsdfdi(double f) { return (unsigned long long)f; }
-static unsigned long long rt_fixunsxfdi(long double f) { return (unsigned long long)f; }
-static long long rt_fixsfdi(float f) { return (long long)f; }
-static long long rt_fixdfdi(double f) { return (long long)f; }
-static long long rt_fixxfdi(long double f) { return (long long)f; }
-static float rt_floatundisf(unsigned long long u) { return (float)u; }
-static double rt_floatundidf(unsigned long long u) { return (double)u; }
-static long double rt_floatundixf(unsigned long long u) { return (long double)u; }
-
-static const struct {
-    const char *name;
-    const void *fn;
-} api_symbols[] = {
-    {"level_height", (const void *)api_level_height},
-    {"level_width", (const void *)api_level_width},
-    {"tile_at", (const void *)api_tile_at},
-    {"count_tiles", (const void *)api_count_tiles},
-    {"find_tiles", (const void *)api_find_tiles},
-    {"path_length", (const void *)api_path_length},
-    {"nearest_tile_distance", (const void *)api_nearest},
-    {"count_regions", (const void *)api_count_regions},
-    {"fabsf", (const void *)fabsf},
-    {"sqrtf", (const void *)sqrtf},
-    {"expf", (const void *)expf},
-    {"logf", (const void *)logf},
-    {"powf", (const void *)powf},
-    {"fminf", (const void *)fminf},
-    {"fmaxf", (const void *)fmaxf},
-    {"tanhf", (const void *)tanhf},
-    {"floorf", (const void *)floorf},
-    {"ceilf", (const void *)ceilf},
-    /* code generation helpers (struct copies, array initialisers, 64-bit
-     * unsigned conversions), not names the reward may call */
-    {"memset", (const void *)memset},
-    {"memcpy", (const void *)memcpy},
-    {"memmove", (const void *)memmove},
-    {"__fixunssfdi", (const void *)rt_fixunssfdi},
-    {"__fixunsdfdi", (const void *)rt_fixunsdfdi},
-    {"__fixunsxfdi", (const void *)rt_fixunsxfdi},
-    {"__fixsfdi", (const void *)rt_fixsfdi},
-    {"__fixdfdi", (const void *)rt_fixdfdi},
-    {"__fixxfdi", (const void *)rt_fixxfdi},
-    {"__floatundisf", (const void *)rt_floatundisf},
-    {"__floatundidf", (const void *)rt_floatundidf},
-    {"__floatundixf", (const void *)rt_floatundixf},
-};
-#define N_API_SYMBOLS (int)(sizeof api_symbols / sizeof api_symbols[0])
 
 /* ------------------------------------------------------------------ */
 /* libtcc compilation                                                   */
@@ -642,26 +570,6 @@ static void set_error(char *err, int errlen, const char *msg)
     if (err && errlen > 0) snprintf(err, (size_t)errlen, "%s", msg);
 }
 
-/* Hints for the messages a model most often cannot act on alone. */
-static void explain(const char *src, char *msg, size_t len)
-{
-    size_t n = strlen(msg);
-    const char *q;
-    if (strstr(msg, "field not found") || strstr(msg, "incomplete type") || strstr(msg, "pointer to struct")) {
-        snprintf(msg + n, len - n, "; level_t is opaque: read levels with the API functions");
-    } else if (msg[0] == '\'' && (q = strstr(msg, "' defined twice")) != NULL) {
-        char name[128];
-        size_t k = (size_t)(q - msg - 1);
-        if (k >= sizeof name) k = sizeof name - 1;
-        memcpy(name, msg + 1, k);
-        name[k] = 0;
-        int line = ident_line(src, name), api = 0;
-        for (int i = 0; i < N_API_SYMBOLS; i++) api |= !strcmp(api_symbols[i].name, name);
-        snprintf(msg, len, "line %d: '%s' is %s; choose another name", line, name,
-                 api ? "already defined by the reward API" : "reserved by the linker");
-    }
-}
-
 reward_prog *reward_compile_cpu(const char *src, char *err, int errlen)
 {
     if (reward_scan(src, err, errlen)) return NULL;
@@ -693,7 +601,7 @@ reward_prog *reward_compile_cpu(const char *src, char *err, int errlen)
     tcc_set_output_type(s, TCC_OUTPUT_MEMORY);
     if (tcc_compile_string(s, full) < 0 || diag.n_errors) goto out;
     if (tcc_compile_string(s, post) < 0 || diag.n_errors) goto out;
-    for (int i = 0; i < N_API_SYMBOLS; i++) tcc_add_symbol(s, api_symbols[i].name, api_symbols[i].fn);
+    jit_add_api_symbols(s);
     int size = tcc_relocate(s, NULL);
     if (size < 0 || diag.n_errors) {
         /* "undefined symbol 'printf'": say where and why */
@@ -705,7 +613,7 @@ reward_prog *reward_compile_cpu(const char *src, char *err, int errlen)
             if (nl >= sizeof name) nl = sizeof name - 1;
             memcpy(name, b, nl);
             name[nl] = 0;
-            int line = ident_line(src, name);
+            int line = jit_ident_line(src, name);
             char where[32] = "";
             if (line > 0) snprintf(where, sizeof where, "line %d: ", line);
             if (!strcmp(name, "compute_reward"))
@@ -768,7 +676,7 @@ reward_prog *reward_compile_cpu(const char *src, char *err, int errlen)
     p->len = len;
     mem = MAP_FAILED;
 out:
-    if (!p) explain(src, diag.msg, sizeof diag.msg);
+    if (!p) jit_explain(src, diag.msg, sizeof diag.msg);
     if (s) tcc_delete(s);
     pthread_mutex_unlock(&tcc_lock);
     if (mem != MAP_FAILED) munmap(mem, len);
@@ -779,7 +687,12 @@ out:
 
 float reward_prog_call(const level_t *prev, const level_t *curr, void *prog)
 {
-    return ((reward_prog *)prog)->fn(prev, curr);
+    /* every frame of the reward lies below this local */
+    char top;
+    jit_call_top = &top;
+    float r = ((reward_prog *)prog)->fn(prev, curr);
+    jit_call_top = NULL;
+    return r;
 }
 
 void reward_prog_free(reward_prog *p)

@@ -17,7 +17,10 @@
 /* Refuse what no backend may see: #include, #pragma, _Pragma, __attribute__,
  * inline assembly, token pasting, digraphs/trigraphs, names starting with
  * __ (reserved), memset/memcpy/memmove (linked for the compiler only),
- * oversized sources.  0 = fine, else -1 and "line N: ..." in err. */
+ * oversized sources; and a declaration of compute_reward of another type
+ * than float (const level_t *, const level_t *), which both compilers would
+ * report against the engine's own declaration.  0 = fine, else -1 and
+ * "line N: ..." in err. */
 int reward_scan(const char *src, char *err, int errlen);
 
 /* ---- CPU backend (libtcc) ---- */
@@ -87,6 +90,12 @@ int reward_validate(const char *src, int variant, int n_envs, uint64_t seed, dou
  * environment i at step t of the episode (n_envs * 3*16*16 floats). */
 int reward_validate_values(const char *src, int variant, int n_envs, uint64_t seed, double timeout_s,
                            reward_stats *stats, float *values, char *reason, int reason_len);
+/* While a check runs, a line about where it is ("reward check: 5.0 s, 1024
+ * of 61696 calls done") every every_s seconds goes to fn (NULL: this
+ * process's stderr, the default, every 5 s); every_s <= 0: no lines.  A
+ * first call that runs for 2 s (or half the timeout, if less), or any call
+ * that runs that long, stops the check with its own reason. */
+void reward_check_progress(void (*fn)(void *ctx, const char *line), void *ctx, double every_s);
 
 /* Self-test of the sandbox: sets up the validation worker exactly as for a
  * reward, then makes one forbidden system call (or asks for executable
@@ -117,6 +126,10 @@ int reward_validate_both(const char *src, int variant, int n_envs, uint64_t seed
  * length written (snprintf style). */
 int reward_stats_text(const reward_stats *s, char *buf, int len);
 int reward_stats_json(const reward_stats *s, char *buf, int len);
+/* A warning about an accepted reward's statistics that no training can
+ * learn from (the same value on every step; all zeros), one line for the
+ * model and the user; "" and 0 when there is none, else its length. */
+int reward_stats_warning(const reward_stats *s, char *buf, int len);
 /* Accumulate values into stats (Welford); finish computes the derived
  * fields.  seconds = total time spent in the calls. */
 typedef struct {

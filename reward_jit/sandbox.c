@@ -50,140 +50,12 @@
 #define NVRTC_EXTRA_BYTES (1ull << 30)
 /* Wall-clock and CPU seconds an NVRTC compile may take (usually under 1 s). */
 #define NVRTC_TIMEOUT_S 60
+/* The longest one call of the reward may run before the check stops it
+ * (wall clock, on the caller's side: the limit per call is 1 ms of CPU). */
+#define CALL_DEADLINE_S 2.0
 
-/* ---- faults: classified in the worker, worded by the caller ---- */
-
-enum {
-    FAULT_NONE,
-    FAULT_COMPILER,    /* the compiler crashed on this source */
-    FAULT_SYSCALL,
-    FAULT_CPU_LIMIT,
-    FAULT_DIV_ZERO,
-    FAULT_DIV_OVERFLOW,
-    FAULT_ARITHMETIC,
-    FAULT_LEVEL_WRITE,
-    FAULT_STATE_WRITE,
-    FAULT_EXEC_DATA,
-    FAULT_NULL,
-    FAULT_STACK,
-    FAULT_BAD_ADDRESS,
-    FAULT_SIGNAL,      /* another signal; its number follows */
-    FAULT_SETUP,       /* the worker could not confine itself */
-    FAULT_NO_COMPILE,  /* accepted by the compile worker, refused here */
-    N_FAULTS
-};
-
-/* Tags of the validation worker's messages. */
-enum { MSG_COMPILED = 'C', MSG_VALUES = 'V', MSG_FAULT = 'F' };
-
-typedef struct {
-    unsigned char tag;
-    unsigned char kind;
-    unsigned char sig;
-} fault_msg;
-
-static const char *g_img_lo;
-static size_t g_img_len;
-static const char *g_job_lo, *g_hdr_lo;
-static size_t g_job_len, g_hdr_len;
-static const char *g_stack_top;
-static volatile sig_atomic_t g_phase; /* 0 setup, 1 compiling, 2 running the reward */
-static char g_altstack[65536];
-
-static int in_range(const char *a, const char *lo, size_t len) { return lo && a >= lo && a < lo + len; }
-
-static int classify(int sig, const siginfo_t *si, const void *uc_)
-{
-    const char *addr = si->si_addr;
-    int write_fault = 0, exec_fault = 0;
-#if defined(__x86_64__)
-    const ucontext_t *uc = uc_;
-    long errcode = uc->uc_mcontext.gregs[REG_ERR];
-    write_fault = (errcode & 2) != 0;
-    exec_fault = (errcode & 16) != 0;
-#else
-    (void)uc_;
-#endif
-    if (g_phase == 1) return FAULT_COMPILER;
-    if (sig == SIGSYS) return FAULT_SYSCALL;
-    if (sig == SIGXCPU) return FAULT_CPU_LIMIT;
-    if (sig == SIGFPE)
-        return si->si_code == FPE_INTDIV ? FAULT_DIV_ZERO : si->si_code == FPE_INTOVF ? FAULT_DIV_OVERFLOW
-                                                                                    : FAULT_ARITHMETIC;
-    if (sig != SIGSEGV) return FAULT_SIGNAL;
-    if (in_range(addr, g_job_lo, g_job_len) || in_range(addr, g_hdr_lo, g_hdr_len)) return FAULT_LEVEL_WRITE;
-    if (in_range(addr, g_img_lo, g_img_len) && (write_fault || !exec_fault)) return FAULT_STATE_WRITE;
-    if (exec_fault) return FAULT_EXEC_DATA;
-    if ((unsigned long)addr < 65536) return FAULT_NULL;
-    if (g_stack_top && addr < g_stack_top && addr > g_stack_top - (256L << 20)) return FAULT_STACK;
-    return FAULT_BAD_ADDRESS;
-}
-
-static void send_fault(int kind, int sig)
-{
-    fault_msg m = {MSG_FAULT, (unsigned char)kind, (unsigned char)sig};
-    child_send_data(&m, sizeof m);
-}
-
-static void on_fault(int sig, siginfo_t *si, void *uc)
-{
-    send_fault(classify(sig, si, uc), sig);
-    _exit(3);
-}
-
-static int install_handlers(void)
-{
-    stack_t ss = {.ss_sp = g_altstack, .ss_size = sizeof g_altstack, .ss_flags = 0};
-    if (sigaltstack(&ss, NULL)) return -1;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_fault;
-    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER | SA_RESETHAND;
-    sigfillset(&sa.sa_mask);
-    int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGXCPU, SIGABRT};
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-        if (sigaction(sigs[i], &sa, NULL)) return -1;
-    return 0;
-}
-
-/* The reason a fault gets, fit for the model. */
-static void fault_text(int kind, int sig, char *buf, int len)
-{
-    switch (kind) {
-    case FAULT_COMPILER: snprintf(buf, (size_t)len, "the compiler failed on this source; simplify the code"); break;
-    case FAULT_SYSCALL: snprintf(buf, (size_t)len, "made a forbidden system call; reward code may only compute"); break;
-    case FAULT_CPU_LIMIT: snprintf(buf, (size_t)len, "used up its CPU time limit (an infinite loop?)"); break;
-    case FAULT_DIV_ZERO:
-        snprintf(buf, (size_t)len, "crashed with SIGFPE: integer division by zero; check divisors before dividing");
-        break;
-    case FAULT_DIV_OVERFLOW: snprintf(buf, (size_t)len, "crashed with SIGFPE: integer overflow in a division"); break;
-    case FAULT_ARITHMETIC: snprintf(buf, (size_t)len, "crashed with SIGFPE: arithmetic exception"); break;
-    case FAULT_LEVEL_WRITE:
-        snprintf(buf, (size_t)len, "writes into the level: the levels passed to compute_reward are read-only");
-        break;
-    case FAULT_STATE_WRITE:
-        snprintf(buf, (size_t)len, "writes to a static or global variable: a reward must not keep state between "
-                                   "calls; use local variables");
-        break;
-    case FAULT_EXEC_DATA: snprintf(buf, (size_t)len, "crashed with SIGSEGV: jumped to data that is not code"); break;
-    case FAULT_NULL: snprintf(buf, (size_t)len, "crashed with SIGSEGV: null pointer dereference"); break;
-    case FAULT_STACK:
-        snprintf(buf, (size_t)len, "crashed with SIGSEGV: stack overflow (unbounded recursion or a huge local array?)");
-        break;
-    case FAULT_BAD_ADDRESS:
-        snprintf(buf, (size_t)len,
-                 "crashed with SIGSEGV: invalid memory access (an index out of range or a bad pointer?)");
-        break;
-    case FAULT_SIGNAL:
-        snprintf(buf, (size_t)len, "crashed with %s", sig > 0 && sig < 65 ? child_signal_name(sig) : "a signal");
-        break;
-    case FAULT_SETUP: snprintf(buf, (size_t)len, "sandbox: the validation process could not confine itself"); break;
-    case FAULT_NO_COMPILE:
-        snprintf(buf, (size_t)len, "sandbox: the compiler accepted the source, the validation process did not");
-        break;
-    default: snprintf(buf, (size_t)len, "the validation process ended abnormally"); break;
-    }
-}
+/* Tags of the validation worker's messages (MSG_FAULT: jit_internal.h). */
+enum { MSG_COMPILED = 'C', MSG_VALUES = 'V' };
 
 /* Compiler messages go back to the model: printable text, one line. */
 static void clean_text(char *s, size_t max)
@@ -209,15 +81,15 @@ int reward_worker_compile_c(const unsigned char *job, size_t job_len)
 {
     char *src = job_text(job, job_len), err[700];
     char top;
-    g_stack_top = &top;
+    jit_fault_map.stack_top = &top;
     confine_limits(30, CPU_EXTRA_BYTES, 1);
-    if (!src || install_handlers() || confine_seccomp(CONFINE_COMPILE, child_fd(), 0)) {
+    if (!src || fault_install() || confine_seccomp(CONFINE_COMPILE, child_fd(), 0)) {
         child_fail("sandbox: the compiler process could not confine itself");
         return 1;
     }
-    g_phase = 1;
+    jit_fault_phase = 1;
     reward_prog *p = reward_compile_cpu(src, err, sizeof err);
-    g_phase = 0;
+    jit_fault_phase = 0;
     if (p) return child_send("", 0) ? 1 : 0;
     clean_text(err, 600);
     child_fail(err);
@@ -293,6 +165,7 @@ static double mono(void)
 typedef struct {
     values_msg m;
     int count;
+    int sent; /* a frame went out already */
     double last;
 } value_sender;
 
@@ -308,9 +181,11 @@ static void send_value(value_sender *s, float v, double cpu)
     s->m.v[s->count++] = v;
     s->m.cpu_seconds += cpu;
     double now = s->count == VALUES_PER_FRAME ? 0 : mono();
-    if (s->count == VALUES_PER_FRAME || now - s->last > FRAME_EVERY_S) {
+    /* the first value at once: the caller then knows the first call returned */
+    if (s->count == VALUES_PER_FRAME || !s->sent || now - s->last > FRAME_EVERY_S) {
         child_send_data(&s->m, VALUES_HEADER + sizeof(float) * (size_t)s->count);
         s->count = 0;
+        s->sent = 1;
         s->last = now ? now : mono();
     }
 }
@@ -402,26 +277,30 @@ static void score_episode(const vjob *j, const unsigned char *job, reward_prog *
             int steps = pass == 0 ? j->steps : recheck;
             for (int t = 0; t < steps; t++) {
                 double cpu;
-                g_phase = 2;
+                jit_fault_phase = 2;
                 float r = timed_call(prog, &hdr[t], &hdr[t + 1], &cpu);
                 send_value(&s, r, cpu);
                 if (pass == 0 && t % DOUBLE_EVERY == 0) {
                     r = timed_call(prog, &hdr[t], &hdr[t + 1], &cpu);
                     send_value(&s, r, cpu);
                 }
-                g_phase = 0;
+                jit_fault_phase = 0;
             }
         }
     }
     flush_values(&s);
 }
 
-static void *map_pages(size_t *len)
+/* Pages for *len bytes (rounded up) between two inaccessible guard pages,
+ * so that an access just outside them always faults and is recognised. */
+static void *map_guarded(size_t *len)
 {
-    long page = sysconf(_SC_PAGESIZE);
-    *len = (*len + (size_t)page - 1) & ~((size_t)page - 1);
-    void *p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    *len = (*len + page - 1) & ~(page - 1);
+    char *p = mmap(NULL, *len + 2 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+    if (mprotect(p + page, *len, PROT_READ | PROT_WRITE)) return NULL;
+    return p + page;
 }
 
 int reward_worker_validate(const unsigned char *job, size_t job_len)
@@ -435,36 +314,37 @@ int reward_worker_validate(const unsigned char *job, size_t job_len)
         j.frozen_off + (size_t)j.n * cells > job_len || j.actions_off + (size_t)j.n * j.steps > job_len)
         return 2;
     char top;
-    g_stack_top = &top;
+    fault_map *fm = &jit_fault_map;
+    fm->stack_top = &top;
     char *src = job_text(job + j.src_off, j.src_len);
     size_t seq_len = (size_t)(j.steps + 1) * cells, hdr_len = (size_t)(j.steps + 1) * sizeof(level_t);
-    unsigned char *seq = map_pages(&seq_len), *scratch = malloc(2 * cells + (size_t)(3 * j.h) * (3 * j.w));
-    level_t *hdr = map_pages(&hdr_len);
+    unsigned char *seq = map_guarded(&seq_len), *scratch = malloc(2 * cells + (size_t)(3 * j.h) * (3 * j.w));
+    level_t *hdr = map_guarded(&hdr_len);
     confine_limits(j.timeout_s, CPU_EXTRA_BYTES, 1);
-    if (!src || !seq || !hdr || !scratch || install_handlers() || confine_seccomp(CONFINE_COMPILE, child_fd(), 0)) {
-        send_fault(FAULT_SETUP, 0);
+    if (!src || !seq || !hdr || !scratch || fault_install() || confine_seccomp(CONFINE_COMPILE, child_fd(), 0)) {
+        fault_send(FAULT_SETUP, 0, 0, 0);
         return 1;
     }
-    g_job_lo = (const char *)seq;
-    g_job_len = seq_len;
-    g_hdr_lo = (const char *)hdr;
-    g_hdr_len = hdr_len;
+    fm->tiles_lo = (const char *)seq;
+    fm->tiles_len = seq_len;
+    fm->hdr_lo = (const char *)hdr;
+    fm->hdr_len = hdr_len;
     char err[700];
-    g_phase = 1;
+    jit_fault_phase = 1;
     reward_prog *prog = j.probe ? NULL : reward_compile_cpu(src, err, sizeof err);
-    g_phase = 0;
+    jit_fault_phase = 0;
     if (!prog && !j.probe) {
-        send_fault(FAULT_NO_COMPILE, 0);
+        fault_send(FAULT_NO_COMPILE, 0, 0, 0);
         return 1;
     }
     if (prog) {
         const void *img;
-        reward_prog_image(prog, &img, &g_img_len);
-        g_img_lo = img;
+        reward_prog_image(prog, &img, &fm->img_len);
+        fm->img_lo = img;
     }
     /* the reward's code is in place: no more executable memory */
     if (confine_seccomp(CONFINE_RUN, child_fd(), 0)) {
-        send_fault(FAULT_SETUP, 0);
+        fault_send(FAULT_SETUP, 0, 0, 0);
         return 1;
     }
     if (j.probe) {
@@ -516,16 +396,55 @@ static unsigned char *episode_job(const char *src, int variant, int n, uint64_t 
     return job;
 }
 
+/* ---- the call deadline and the values ---- */
+
 typedef struct {
     float *values;
     size_t expected, got;
-    int compiled, fault, fault_sig;
-    int stopped; /* on_values refused to go on; the reason is child_run_ex's */
-    double t_compiled, timeout_s;
+    int compiled;
+    fault_msg fault; /* kind FAULT_NONE unless the worker reported one */
+    int stopped;     /* on_values or the tick refused to go on; the reason is child_run_ex's */
+    double t_compiled, t_last, timeout_s, call_deadline_s;
     double cpu_seconds; /* the calls' CPU time, as the worker last reported it */
+    jit_progress *prog;
 } vcollect;
 
 static int stop_values(vcollect *c) { return c->stopped = 1; }
+
+/* The worker sends its first value at once and then a frame at least every
+ * FRAME_EVERY_S while calls return: a silence longer than the deadline is
+ * one call that has not returned. */
+static int on_validate_tick(void *ctx, char *why, int whylen)
+{
+    vcollect *c = ctx;
+    double now = mono();
+    if (c->compiled && c->got < c->expected && now - (c->got ? c->t_last : c->t_compiled) > c->call_deadline_s) {
+        if (!c->got)
+            snprintf(why, (size_t)whylen,
+                     "the first call of compute_reward did not return within %.3g s (an infinite loop?); a call "
+                     "must take well under a millisecond",
+                     c->call_deadline_s);
+        else
+            snprintf(why, (size_t)whylen,
+                     "a later call of compute_reward did not return within %.3g s (an infinite loop on some levels?); "
+                     "every loop must end on every level",
+                     c->call_deadline_s);
+        return stop_values(c);
+    }
+    char where[96];
+    if (!c->compiled) snprintf(where, sizeof where, "compiling");
+    else if (!c->got) snprintf(where, sizeof where, "still running the first call");
+    else snprintf(where, sizeof where, "%zu of %zu calls done", c->got, c->expected);
+    jit_progress_tick(c->prog, where);
+    return 0;
+}
+
+static int on_compile_tick(void *ctx, char *why, int whylen)
+{
+    (void)why, (void)whylen;
+    jit_progress_tick(ctx, "compiling");
+    return 0;
+}
 
 static int on_values(void *ctx, const unsigned char *data, size_t len, char *why, int whylen)
 {
@@ -538,8 +457,8 @@ static int on_values(void *ctx, const unsigned char *data, size_t len, char *why
         return 0;
     }
     if (data[0] == MSG_FAULT && len == sizeof(fault_msg)) {
-        c->fault = data[1] < N_FAULTS ? data[1] : FAULT_SIGNAL;
-        c->fault_sig = data[2];
+        memcpy(&c->fault, data, sizeof c->fault);
+        if (c->fault.kind >= N_FAULTS) c->fault.kind = FAULT_SIGNAL;
         return 0;
     }
     double cpu = -1;
@@ -556,6 +475,7 @@ static int on_values(void *ctx, const unsigned char *data, size_t len, char *why
     }
     memcpy(c->values + c->got, data + VALUES_HEADER, k * sizeof(float));
     c->got += k;
+    c->t_last = now;
     c->cpu_seconds = cpu;
     double us = cpu * 1e6 / (double)c->got;
     if (c->got >= 32 && us > SLOW_LIMIT_US) {
@@ -637,10 +557,11 @@ static int judge_values(const float *v, int n, int steps, double seconds, reward
 /* Why a validation worker ended without all its values. */
 static void explain_end(const vcollect *c, const char *why, char *reason, int len)
 {
-    if (c->fault) {
-        fault_text(c->fault, c->fault_sig, reason, len);
+    if (c->fault.kind != FAULT_NONE) {
+        fault_text(&c->fault, reason, len);
     } else if (!strncmp(why, "crashed with SIGSYS", 19)) {
-        fault_text(FAULT_SYSCALL, 0, reason, len);
+        fault_msg f = {MSG_FAULT, FAULT_SYSCALL, 0, 0, 0, 0};
+        fault_text(&f, reason, len);
     } else if (!strncmp(why, "sent ", 5)) {
         snprintf(reason, (size_t)len, "the validation process %s", why);
     } else if (why[0] && strncmp(why, "exited with status", 18)) {
@@ -651,13 +572,36 @@ static void explain_end(const vcollect *c, const char *why, char *reason, int le
     }
 }
 
-int reward_check_compile_cpu(const char *src, double timeout_s, char *err, int errlen)
+static int compile_cpu(const char *src, double timeout_s, jit_progress *prog, char *err, int errlen)
 {
     if (reward_scan(src, err, errlen)) return -1;
     child_opts o = {.timeout_s = timeout_s > 0 ? timeout_s : 30, .max_frame = 4096};
+    if (prog) o.on_tick = on_compile_tick, o.data_ctx = prog;
     char why[800];
     if (worker_run("compile-c", src, strlen(src), &o, NULL, NULL, why, sizeof why) == 0) return 0;
     snprintf(err, (size_t)errlen, "%s", why);
+    return -1;
+}
+
+int reward_check_compile_cpu(const char *src, double timeout_s, char *err, int errlen)
+{
+    return compile_cpu(src, timeout_s, NULL, err, errlen);
+}
+
+/* Replays the episode in the validate worker and collects its values into
+ * c (c->expected of them).  0 when all arrived, else -1 with the reason. */
+static int collect_values(const unsigned char *job, size_t job_len, vcollect *c, char *reason, int reason_len)
+{
+    /* a call that runs for seconds is a loop; with a short timeout the
+     * deadline is half of it, so that it still speaks before the timeout */
+    c->call_deadline_s = c->timeout_s / 2 < CALL_DEADLINE_S ? c->timeout_s / 2 : CALL_DEADLINE_S;
+    child_opts o = {.timeout_s = c->timeout_s, .on_data = on_values, .on_tick = on_validate_tick, .data_ctx = c,
+                    .max_frame = sizeof(values_msg)};
+    char why[800];
+    if (worker_run("validate", job, job_len, &o, NULL, NULL, why, sizeof why) == 0 && c->got == c->expected)
+        return 0;
+    if (c->stopped) snprintf(reason, (size_t)reason_len, "%s", why);
+    else explain_end(c, why, reason, reason_len);
     return -1;
 }
 
@@ -666,8 +610,10 @@ int reward_check_compile_cpu(const char *src, double timeout_s, char *err, int e
 static int sandbox_run(const char *src, int variant, int n_envs, uint64_t seed, double timeout_s, int probe,
                        reward_stats *stats, float *per_env, int *kind, char *reason, int reason_len)
 {
+    jit_progress prog;
+    jit_progress_start(&prog);
     *kind = 1;
-    if (!probe && reward_check_compile_cpu(src, timeout_s, reason, reason_len)) return -1;
+    if (!probe && compile_cpu(src, timeout_s, &prog, reason, reason_len)) return -1;
     *kind = 2;
     if (n_envs < 1 || n_envs > 65536) {
         snprintf(reason, (size_t)reason_len, "bad number of environments %d (1..65536)", n_envs);
@@ -686,15 +632,11 @@ static int sandbox_run(const char *src, int variant, int n_envs, uint64_t seed, 
                  (size_t)(steps < RECHECK ? steps : RECHECK);
     c.values = malloc(c.expected * sizeof(float));
     c.timeout_s = timeout_s;
-    child_opts o = {.timeout_s = timeout_s, .on_data = on_values, .data_ctx = &c, .max_frame = sizeof(values_msg)};
-    char why[800];
+    c.prog = &prog;
     int rc = -1;
     if (!c.values) {
         snprintf(reason, (size_t)reason_len, "out of memory");
-    } else if (worker_run("validate", job, job_len, &o, NULL, NULL, why, sizeof why) || c.got != c.expected) {
-        if (c.stopped) snprintf(reason, (size_t)reason_len, "%s", why);
-        else explain_end(&c, why, reason, reason_len);
-    } else {
+    } else if (collect_values(job, job_len, &c, reason, reason_len) == 0) {
         reward_stats st;
         rc = judge_values(c.values, n_envs, steps, c.cpu_seconds, &st, per_env, reason, reason_len);
         if (rc == 0 && stats) *stats = st;
@@ -793,7 +735,18 @@ int reward_validate_both(const char *src, int variant, int n_envs, uint64_t seed
     char gpu_err[800];
     int g = reward_compile_nvrtc_ex(src, "sm_90", 0, NULL, NULL, gpu_err, sizeof gpu_err);
     if (cpu == 0 && g == 0) return 0;
-    if (cpu != 0 && g != 0)
+    int cpu_line = 0, gpu_line = 0;
+    sscanf(cpu_err, "line %d:", &cpu_line);
+    sscanf(gpu_err, "line %d:", &gpu_line);
+    /* the CPU's words say it all when the GPU's are the same, or only that
+     * compute_reward is missing, which the CPU then says too */
+    int same = !strcmp(cpu_err, gpu_err) ||
+               (strstr(cpu_err, "define float compute_reward(") && !strncmp(gpu_err, "no compute_reward:", 18));
+    if (cpu != 0 && g != 0 && same)
+        snprintf(reason, (size_t)reason_len, "%s", cpu_err);
+    else if (cpu != 0 && g != 0 && cpu_line > 0 && cpu_line == gpu_line)
+        snprintf(reason, (size_t)reason_len, "%s (the GPU compiler also refuses line %d)", cpu_err, cpu_line);
+    else if (cpu != 0 && g != 0)
         snprintf(reason, (size_t)reason_len, "%s (the GPU compiler also refuses it: %s)", cpu_err, gpu_err);
     else if (cpu != 0)
         snprintf(reason, (size_t)reason_len,

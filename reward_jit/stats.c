@@ -48,3 +48,18 @@ int reward_stats_json(const reward_stats *s, char *buf, int len)
                     "\"zero_share\": %.9g, \"us_per_call\": %.4f}",
                     s->n, s->mean, s->std, s->min, s->max, s->zero_share, s->us_per_call);
 }
+
+int reward_stats_warning(const reward_stats *s, char *buf, int len)
+{
+    if (len > 0) buf[0] = 0;
+    if (s->n <= 0 || s->std != 0.0) return 0;
+    if (s->zero_share == 1.0)
+        return snprintf(buf, (size_t)len,
+                        "compute_reward returned 0 on every one of %ld steps of random play: an agent cannot learn "
+                        "from a reward that is always zero; reward progress toward the goal",
+                        s->n);
+    return snprintf(buf, (size_t)len,
+                    "compute_reward returned the same value (%.6g) on every one of %ld steps of random play (std 0): "
+                    "an agent cannot learn from a constant reward; make it depend on how the level changes",
+                    s->mean, s->n);
+}

@@ -4,6 +4,7 @@
 #include "graph.h"
 #include "llm.h"
 #include "prompts.h"
+#include "reward_jit.h"
 #include "util.h"
 #include <fcntl.h>
 #include <jansson.h>
@@ -1423,6 +1424,36 @@ static void prompts_got_references(void **state)
     free(s);
 }
 
+/* The sandbox's warning on a reward no agent can learn from reaches the
+ * self-alignment prompt; without one the prompt shows nothing extra. */
+static void prompts_statistics_warning(void **state)
+{
+    (void)state;
+    pcg_test_use_source_prompts();
+    char err[256], warning[512];
+    reward_stats st = {0.0, 0.0, 0.0, 0.0, 1.0, 0.4, 1536};
+    assert_true(reward_stats_warning(&st, warning, sizeof warning) > 0);
+    char *w = prompt_statistics_warning(warning, err, sizeof err);
+    assert_non_null(w);
+    assert_non_null(strstr(w, "**Warning from the sandbox:** compute_reward returned 0 on every one of 1536 steps"));
+    prompt_var v[] = {{"story", "s"},        {"reward_api", "api"}, {"code", "float compute_reward(...)"},
+                      {"statistics", "stats"}, {"align_round", "1"}, {"align_rounds", "1"},
+                      {"statistics_warning", w}};
+    char *s = prompt_render("self_align", v, 7, err, sizeof err);
+    assert_non_null(s);
+    assert_non_null(strstr(s, "stats\n\n**Warning from the sandbox:** compute_reward returned 0"));
+    free(s);
+    free(w);
+    w = prompt_statistics_warning("", err, sizeof err);
+    assert_string_equal(w, "");
+    v[6].value = w;
+    s = prompt_render("self_align", v, 7, err, sizeof err);
+    assert_non_null(strstr(s, "stats\n\n## Your answer"));
+    assert_null(strstr(s, "Warning"));
+    free(s);
+    free(w);
+}
+
 static void prompts_parse_fitness_reply(void **state)
 {
     (void)state;
@@ -1462,4 +1493,5 @@ PCG_TESTS(llm, cmocka_unit_test(llm_good_reply_and_request_fields), cmocka_unit_
           cmocka_unit_test(prompts_fill_placeholders), cmocka_unit_test(prompts_unknown_or_missing_placeholder),
           cmocka_unit_test(prompts_found_beside_the_binary), cmocka_unit_test(prompts_templates_check_and_render),
           cmocka_unit_test(prompts_check_catches_edited_templates), cmocka_unit_test(prompts_got_references),
+          cmocka_unit_test(prompts_statistics_warning),
           cmocka_unit_test(prompts_parse_fitness_reply))

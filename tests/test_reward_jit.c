@@ -410,7 +410,7 @@ static void jit_errors_carry_source_lines(void **state)
         const char *src, *expect;
     } cases[] = {
         {"float compute_reward(const level_t *p, const level_t *c)\n{\n    int x = 1\n    return x;\n}\n",
-         "line 4:"},
+         "line 3: ';' expected at the end of this line (found \"return\" on line 4 instead)"},
         {"\n\nfloat compute_reward(const level_t *p, const level_t *c)\n{\n    return undeclared_thing;\n}\n",
          "line 5:"},
         {"int puts(const char *s);\nfloat compute_reward(const level_t *p, const level_t *c)\n{\n"
@@ -437,6 +437,102 @@ static void jit_errors_carry_source_lines(void **state)
             fail_msg("case %zu: %s: got '%s', expected '%s'", i, p ? "compiled" : "refused", err, cases[i].expect);
         assert_null(strchr(err, '\n'));
     }
+}
+
+/* compute_reward's type is read off the source before either compiler
+ * runs: a wrong one gets the one line that says what it must be; what the
+ * check cannot read (a typedef, a macro) is left to the compilers. */
+static void jit_signature_checked(void **state)
+{
+    (void)state;
+    static const char *const want = "compute_reward must return float and take (const level_t *prev, const "
+                                    "level_t *curr); ";
+    static const struct {
+        const char *src, *expect; /* NULL: the scan accepts it */
+    } cases[] = {
+        {"double compute_reward(const level_t *prev, const level_t *curr) { return 0; }", "line 1: %sit returns double"},
+        {"\nint\ncompute_reward(const level_t *a, const level_t *b) { return 0; }", "line 3: %sit returns int"},
+        {"float *compute_reward(const level_t *a, const level_t *b);", "line 1: %sit returns float *"},
+        {"float compute_reward(level_t *prev, level_t *curr) { return 0; }",
+         "line 1: %sit takes (level_t *prev, level_t *curr)"},
+        {"float compute_reward(const level_t *curr) { return 0; }", "line 1: %sit takes (const level_t *curr)"},
+        {"float compute_reward(void) { return 0; }", "line 1: %sit takes (void)"},
+        {"float compute_reward() { return 0; }", "line 1: %sit takes no parameters"},
+        {"float compute_reward(const level_t *a, const level_t *b, int k) { return 0; }",
+         "line 1: %sit takes (const level_t *a, const level_t *b, int k)"},
+        {"unsigned long compute_reward(const level_t *a, level_t *b) { return 0; }",
+         "line 1: %sit returns unsigned long and takes (const level_t *a, level_t *b)"},
+        /* right, in the spellings C allows */
+        {"float compute_reward(const level_t *prev, const level_t *curr) { return 0; }", NULL},
+        {"static inline float compute_reward(level_t const *p, const struct level *const c) { return 0; }", NULL},
+        {"float compute_reward(const level_t *, const level_t *restrict);\n"
+         "float compute_reward(const level_t *p, const level_t *c) { return compute_reward(p, c) * 0; }",
+         NULL},
+        /* names this check does not know: the compiler decides */
+        {"typedef const level_t lv;\nfloat compute_reward(lv *p, lv *c) { return 0; }", NULL},
+        {"#define REAL float\nREAL compute_reward(const level_t *p, const level_t *c) { return 0; }", NULL},
+        /* not declarations of it */
+        {"float f(const level_t *p) { return compute_reward(p, p); }\n"
+         "float compute_reward(const level_t *p, const level_t *c) { return 0; }",
+         NULL},
+        {"/* double compute_reward(int x) */\nfloat compute_reward(const level_t *p, const level_t *c) { return 0; }",
+         NULL},
+    };
+    char err[1024], expect[512];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        err[0] = 0;
+        int rc = reward_scan(cases[i].src, err, sizeof err);
+        if (!cases[i].expect) {
+            if (rc) fail_msg("case %zu refused: %s", i, err);
+            continue;
+        }
+        snprintf(expect, sizeof expect, cases[i].expect, want);
+        if (rc == 0 || strcmp(err, expect)) fail_msg("case %zu: got '%s', expected '%s'", i, err, expect);
+        /* the CPU compile says the same (it scans first) */
+        reward_prog *p = reward_compile_cpu(cases[i].src, err, sizeof err);
+        assert_null(p);
+        assert_string_equal(err, expect);
+    }
+}
+
+/* A missing ';' is reported on the line where the statement ended, when
+ * the token after it starts a later line; otherwise the compiler's line
+ * stays. */
+static void jit_missing_semicolon_line(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *src, *expect;
+    } cases[] = {
+        {"float compute_reward(const level_t *p, const level_t *c)\n{\n    int k = count_tiles(c, KEY)\n\n"
+         "    // the next statement\n    return (float)k;\n}\n",
+         "line 3: ';' expected at the end of this line (found \"return\" on line 6 instead)"},
+        {"float compute_reward(const level_t *p, const level_t *c)\n{\n    return 1.0f\n}\n",
+         "line 3: ';' expected at the end of this line (found \"}\" on line 4 instead)"},
+        {"#define ONE 1\nfloat compute_reward(const level_t *p, const level_t *c)\n{\n    int k = ONE\n"
+         "#define TWO 2\n    return (float)k;\n}\n",
+         "line 4: ';' expected at the end of this line (found \"return\" on line 6 instead)"},
+        /* the token after the missing ';' is on its line: the line stays */
+        {"float compute_reward(const level_t *p, const level_t *c)\n{\n    int a = 1 int b = 2;\n"
+         "    return (float)(a + b);\n}\n",
+         "line 3: ';' expected (got \"int\")"},
+        /* the token is not the first of its line: the line stays */
+        {"float compute_reward(const level_t *p, const level_t *c)\n{\n    int a = 1\n    ; int b = 2 int c2;\n"
+         "    return 0;\n}\n",
+         "line 4: ';' expected (got \"int\")"},
+    };
+    char err[1024];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        err[0] = 0;
+        reward_prog *p = reward_compile_cpu(cases[i].src, err, sizeof err);
+        if (p || strcmp(err, cases[i].expect)) fail_msg("case %zu: got '%s', expected '%s'", i, err, cases[i].expect);
+    }
+    char nv[256];
+    if (!reward_nvrtc_available(nv, sizeof nv)) return;
+    /* NVRTC's caret names the token: the same line */
+    if (reward_compile_nvrtc(cases[0].src, "sm_90", NULL, NULL, err, sizeof err) != -1 ||
+        strcmp(err, "line 3: expected a \";\" at the end of this line (found \"return\" on line 6 instead)"))
+        fail_msg("nvrtc: got '%s'", err);
 }
 
 /* JIT (libtcc) against gcc -O2 on the same human reward source, on every
@@ -652,6 +748,7 @@ PCG_TESTS(reward_jit, cmocka_unit_test(jit_scan_refuses), cmocka_unit_test(jit_s
           cmocka_unit_test(jit_scan_directive_spellings_refused), cmocka_unit_test(jit_scan_preprocessor_accepted),
           cmocka_unit_test(jit_api_matches_level_core), cmocka_unit_test(jit_math_matches_libm),
           cmocka_unit_test(jit_codegen_helpers), cmocka_unit_test(jit_errors_carry_source_lines),
+          cmocka_unit_test(jit_signature_checked), cmocka_unit_test(jit_missing_semicolon_line),
           cmocka_unit_test(jit_human_rewards_match_gcc), cmocka_unit_test(jit_in_env_step_threads),
           cmocka_unit_test(jit_image_protected), cmocka_unit_test(jit_nvrtc_human_rewards_all_archs),
           cmocka_unit_test(jit_nvrtc_errors), cmocka_unit_test(jit_nvrtc_missing_library))

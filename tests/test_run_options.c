@@ -206,6 +206,35 @@ static void run_quick_profile_named_and_overridable(void **state)
     if (strstr(out, "--quick starts a run")) fail_msg("--out's value taken as the profile: %s", out);
 }
 
-PCG_TESTS(run_options, cmocka_unit_test(run_init_reward_trained_as_is_then_refined),
+/* A reward the check accepts but no agent can learn from (always zero):
+ * the warning is in the check's JSON and in the run's log. */
+static void run_constant_reward_warned(void **state)
+{
+    (void)state;
+    pcg_test_use_source_prompts();
+    char dir[PATH_MAX], path[PATH_MAX + 64], out[8192];
+    snprintf(dir, sizeof dir, "%s/zero-reward", pcg_test_tmpdir());
+    int rc = pcg_test_sh(out, sizeof out, "%s run --scenario 1 " TINY " --iterations 1 --init-reward "
+                         "rewards/test/good_zero.c --out %s", pcg_test_binary(), dir);
+    if (rc != 0) fail_msg("run exited %d: %s", rc, out);
+    static const char *const warning = "compute_reward returned 0 on every one of 3072 steps of random play";
+    char *j = node_file(dir, 0, "reward_init.json");
+    assert_non_null(j);
+    json_t *o = json_loads(j, 0, NULL);
+    assert_non_null(o);
+    assert_true(json_is_true(json_object_get(o, "accepted")));
+    const char *w = json_string_value(json_object_get(o, "warning"));
+    if (!w || strncmp(w, warning, strlen(warning))) fail_msg("reward_init.json: %s", j);
+    json_decref(o);
+    free(j);
+    snprintf(path, sizeof path, "%s/run.log", dir);
+    char *log = pcg_test_slurp(path);
+    assert_non_null(log);
+    assert_non_null(strstr(log, "  warning: "));
+    assert_non_null(strstr(log, warning));
+    free(log);
+}
+
+PCG_TESTS(run_options, cmocka_unit_test(run_constant_reward_warned), cmocka_unit_test(run_init_reward_trained_as_is_then_refined),
           cmocka_unit_test(run_init_reward_rejected_fails_the_node), cmocka_unit_test(run_evaluator_rules_only_on_request),
           cmocka_unit_test(run_quick_profile_named_and_overridable))

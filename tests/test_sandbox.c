@@ -264,6 +264,66 @@ static void sandbox_stats_match_env(void **state)
     reward_prog_free(p);
 }
 
+/* The warning of a reward no agent can learn from: all zeros, or the same
+ * value everywhere; none for a reward that varies. */
+static void sandbox_stats_warning(void **state)
+{
+    (void)state;
+    char w[512];
+    reward_stats zero = {0.0, 0.0, 0.0, 0.0, 1.0, 0.4, 1536}, constant = {0.5, 0.0, 0.5, 0.5, 0.0, 0.4, 1536};
+    reward_stats varied = {0.01, 0.2, -1, 1, 0.99, 0.4, 1536}, none = {0};
+    assert_true(reward_stats_warning(&zero, w, sizeof w) > 0);
+    assert_string_equal(w, "compute_reward returned 0 on every one of 1536 steps of random play: an agent cannot "
+                           "learn from a reward that is always zero; reward progress toward the goal");
+    assert_true(reward_stats_warning(&constant, w, sizeof w) > 0);
+    assert_string_equal(w, "compute_reward returned the same value (0.5) on every one of 1536 steps of random play "
+                           "(std 0): an agent cannot learn from a constant reward; make it depend on how the level "
+                           "changes");
+    assert_int_equal(reward_stats_warning(&varied, w, sizeof w), 0);
+    assert_string_equal(w, "");
+    assert_int_equal(reward_stats_warning(&none, w, sizeof w), 0);
+}
+
+typedef struct {
+    char text[8192];
+    int lines;
+} line_log;
+
+static void log_line(void *ctx, const char *line)
+{
+    line_log *l = ctx;
+    size_t n = strlen(l->text);
+    snprintf(l->text + n, sizeof l->text - n, "%s\n", line);
+    l->lines++;
+}
+
+/* A check that runs a while says where it is, on the sink it was given:
+ * a first call that does not return, then one that is slow but fine. */
+static void sandbox_progress_lines(void **state)
+{
+    (void)state;
+    line_log log = {"", 0};
+    char reason[512];
+    reward_stats st;
+    reward_check_progress(log_line, &log, 0.1);
+    const char *loop = "float compute_reward(const level_t *p, const level_t *c)\n"
+                       "{ volatile int spin = 1; while (spin) { } return 0; }\n";
+    assert_int_equal(reward_validate(loop, VARIANT_DUNGEON, 1, 1, 1.0, &st, reason, sizeof reason), -1);
+    if (!strstr(log.text, "reward check: 0.") || !strstr(log.text, " s, still running the first call\n"))
+        fail_msg("lines: %s", log.text);
+    /* about 0.15 ms a call, 1216 calls */
+    const char *slow = "float compute_reward(const level_t *p, const level_t *c)\n"
+                       "{ int s = 0; for (int k = 0; k < 200; k++) s += path_length(c, k % 16, 0, 15 - k % 16, 15);\n"
+                       "  return (float)s * 1e-6f; }\n";
+    log.text[0] = 0;
+    log.lines = 0;
+    reward_check_progress(log_line, &log, 0.02);
+    int rc = reward_validate(slow, VARIANT_DUNGEON, 1, 1, 30, &st, reason, sizeof reason);
+    reward_check_progress(NULL, NULL, 5.0);
+    if (rc) fail_msg("refused: %s", reason);
+    if (log.lines < 1 || !strstr(log.text, " of 1216 calls done\n")) fail_msg("lines: %s", log.text);
+}
+
 static double mono(void)
 {
     struct timespec ts;
@@ -271,6 +331,8 @@ static double mono(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* A call that does not return is stopped at the call deadline (half the
+ * timeout when that is under 2 s), the first call and a later one alike. */
 static void sandbox_timeout_kills(void **state)
 {
     (void)state;
@@ -281,7 +343,20 @@ static void sandbox_timeout_kills(void **state)
     double t0 = mono();
     assert_int_equal(reward_validate(src, VARIANT_DUNGEON, 1, 1, 1.0, &st, reason, sizeof reason), -1);
     double el = mono() - t0;
-    if (!strstr(reason, "timed out after 1 s")) fail_msg("got '%s'", reason);
+    if (!strstr(reason, "the first call of compute_reward did not return within 0.5 s (an infinite loop?)"))
+        fail_msg("got '%s'", reason);
+    assert_true(el < 3.0);
+    assert_true(no_children_left());
+    /* the first 16 steps edit row 0; the loop starts at the first edit below it */
+    const char *later = "float compute_reward(const level_t *p, const level_t *c)\n"
+                        "{ volatile int spin = 0;\n"
+                        "  for (int r = 1; r < 16; r++) for (int k = 0; k < 16; k++)\n"
+                        "    if (tile_at(p, r, k) != tile_at(c, r, k)) spin = 1;\n"
+                        "  while (spin) { } return 0; }\n";
+    t0 = mono();
+    assert_int_equal(reward_validate(later, VARIANT_DUNGEON, 1, 1, 1.0, &st, reason, sizeof reason), -1);
+    el = mono() - t0;
+    if (!strstr(reason, "a later call of compute_reward did not return within 0.5 s")) fail_msg("got '%s'", reason);
     assert_true(el < 3.0);
     assert_true(no_children_left());
 }
@@ -437,6 +512,16 @@ static void sandbox_check_reward_cli(void **state)
     if (rc != 0 || strncmp(out, "{\"accepted\": true", 17) || !strstr(out, "\"zero_share\": ") ||
         !strstr(out, "\"n\": 1536"))
         fail_msg("rc %d: %s", rc, out);
+    /* an accepted reward no agent can learn from: a warning on stderr and in the JSON */
+    rc = pcg_test_sh(out, sizeof out, "%s check-reward --envs 2 rewards/test/good_zero.c 2>&1 >/dev/null", bin);
+    if (rc != 0 || strcmp(out, "warning: compute_reward returned 0 on every one of 1536 steps of random play: an agent "
+                               "cannot learn from a reward that is always zero; reward progress toward the goal\n"))
+        fail_msg("rc %d: %s", rc, out);
+    rc = pcg_test_sh(out, sizeof out, "%s check-reward --json --envs 2 rewards/test/good_zero.c 2>/dev/null", bin);
+    if (rc != 0 || !strstr(out, "\"warning\": \"compute_reward returned 0 on every one of 1536 steps"))
+        fail_msg("rc %d: %s", rc, out);
+    rc = pcg_test_sh(out, sizeof out, "%s check-reward --envs 2 rewards/human/scenario1.c 2>&1 >/dev/null", bin);
+    if (rc != 0 || out[0]) fail_msg("rc %d: %s", rc, out);
     rc = pcg_test_sh(out, sizeof out, "%s check-reward --envs 2 rewards/test/bad_nan.c 2>&1 >/dev/null", bin);
     if (rc != 1 || strncmp(out, "error: returned NaN", 19)) fail_msg("rc %d: %s", rc, out);
     rc = pcg_test_sh(out, sizeof out, "%s check-reward --json --envs 2 rewards/test/bad_include.c 2>/dev/null", bin);
@@ -516,7 +601,8 @@ static void sandbox_check_reward_corpus(void **state)
 }
 
 PCG_TESTS(sandbox, cmocka_unit_test(sandbox_corpus_refused), cmocka_unit_test(sandbox_good_rewards_accepted), cmocka_unit_test(sandbox_doc_example_accepted),
-          cmocka_unit_test(sandbox_stats_formats),
+          cmocka_unit_test(sandbox_stats_formats), cmocka_unit_test(sandbox_stats_warning),
+          cmocka_unit_test(sandbox_progress_lines),
           cmocka_unit_test(sandbox_stats_match_env), cmocka_unit_test(sandbox_timeout_kills), cmocka_unit_test(sandbox_seccomp_blocks),
           cmocka_unit_test(sandbox_child_runner), cmocka_unit_test(sandbox_check_reward_cli),
           cmocka_unit_test(sandbox_check_reward_corpus))

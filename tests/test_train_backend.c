@@ -1,9 +1,14 @@
 /* `pcgrllm train --backend`: flag errors, the CPU fallback of auto, and
  * (with a GPU) the device trainer end to end through the command line:
- * checkpoints that resume on either backend, matmul modes, generation. */
+ * checkpoints that resume on either backend, matmul modes, generation;
+ * the levels of a reward that turns non-finite in training. */
 #include "harness.h"
 #include "backend.h"
 #include "checkpoint.h"
+#include "levelio.h"
+#include "reward_jit.h"
+#include "train_worker.h"
+#include "util.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,4 +159,49 @@ static void cuda_train_cli(void **state)
     assert_non_null(strstr(out, "fitness"));
 }
 
-PCG_TESTS(train_backend, cmocka_unit_test(train_backend_flags), cmocka_unit_test(cuda_train_cli))
+/* A reward that turns NaN only on some transitions (a key appears): the
+ * CPU trainer stops, and the transition's levels are saved beside the
+ * checkpoint and named in the error; the reward gives NaN on them. */
+static void train_nonfinite_keeps_levels(void **state)
+{
+    (void)state;
+    const char *src = "float compute_reward(const level_t *prev, const level_t *curr)\n"
+                      "{\n"
+                      "    float zero = 0.0f;\n"
+                      "    return count_tiles(curr, KEY) > count_tiles(prev, KEY) ? zero / zero : 0.0f;\n"
+                      "}\n";
+    train_settings ts;
+    memset(&ts, 0, sizeof ts);
+    ppo_config_default(&ts.cfg);
+    ts.cfg.n_envs = 4;
+    ts.cfg.n_steps = 16;
+    ts.cfg.n_epochs = 1;
+    snprintf(ts.cfg.preset, sizeof ts.cfg.preset, "small");
+    ts.steps = 256;
+    ts.threads = 1;
+    ts.quiet = 1;
+    ts.watchdog = 60;
+    char dir[600], err[2048];
+    snprintf(dir, sizeof dir, "%s/nonfinite", pcg_test_tmpdir());
+    assert_int_equal(make_dirs(dir), 0);
+    assert_int_equal(train_in_worker(&ts, src, NULL, 0, dir, NULL, err, sizeof err), 1);
+    if (!strstr(err, "a reward is not finite: compute_reward returned NaN for the levels saved as ") ||
+        !strstr(err, "/nonfinite_prev.txt and nonfinite_curr.txt"))
+        fail_msg("got: %s", err);
+    level_t prev, curr;
+    unsigned char tp[PCG_MAX_CELLS], tc[PCG_MAX_CELLS];
+    char path[700];
+    snprintf(path, sizeof path, "%s/nonfinite_prev.txt", dir);
+    if (level_read(path, &prev, tp, err, sizeof err)) fail_msg("%s", err);
+    snprintf(path, sizeof path, "%s/nonfinite_curr.txt", dir);
+    if (level_read(path, &curr, tc, err, sizeof err)) fail_msg("%s", err);
+    assert_true(prev.h == ts.cfg.map_h && prev.w == ts.cfg.map_w && curr.h == prev.h && curr.w == prev.w);
+    assert_true(lv_count(&curr, TILE_KEY) > lv_count(&prev, TILE_KEY));
+    reward_prog *p = reward_compile_cpu(src, err, sizeof err);
+    assert_non_null(p);
+    assert_true(isnan(reward_prog_call(&prev, &curr, p)));
+    reward_prog_free(p);
+}
+
+PCG_TESTS(train_backend, cmocka_unit_test(train_backend_flags), cmocka_unit_test(cuda_train_cli),
+          cmocka_unit_test(train_nonfinite_keeps_levels))
