@@ -64,6 +64,24 @@ static int shows_column(const grid_rows *R, const grid_t2_row *e, int a)
     return 0;
 }
 
+/* A p-value entry's test: PCGRLLM against column other. */
+static void p_json(json_t *o, const grid_t2_row *e, int other)
+{
+    double p = other == ABL_SA ? e->p_sa : e->p_zs;
+    int few = other == ABL_SA ? e->few_sa : e->few_zs, dir = other == ABL_SA ? e->dir_sa : e->dir_zs;
+    int n = e->col[ABL_FULL].n && e->col[other].n;
+    char mark[16] = "";
+    if (p < 0.05) snprintf(mark, sizeof mark, "%s%s", other == ABL_SA ? "∗" : "†", dir > 0 ? "↑" : "↓");
+    json_object_set_new(o, "vs", json_string(run_ablation_name(other)));
+    json_object_set_new(o, "p", jnum(p));
+    json_object_set_new(o, "n_pcgrllm", json_integer(e->col[ABL_FULL].n));
+    json_object_set_new(o, "n_vs", json_integer(e->col[other].n));
+    json_object_set_new(o, "too_few_runs", json_boolean(few));
+    json_object_set_new(o, "significant", json_boolean(p < 0.05));
+    json_object_set_new(o, "direction", !n ? json_null() : json_string(dir > 0 ? "higher" : dir < 0 ? "lower" : "equal"));
+    json_object_set_new(o, "mark", json_string(mark));
+}
+
 static void table2_json(const grid_rows *R, const grid_tables *T, json_t *t2, json_t *pv, json_t *t5)
 {
     for (int i = 0; i < T->n_t2; i++) {
@@ -79,6 +97,7 @@ static void table2_json(const grid_rows *R, const grid_tables *T, json_t *t2, js
             json_object_set_new(o, "mean", jnum(e->col[a].mean));
             json_object_set_new(o, "std", jnum(e->col[a].sd));
             json_object_set_new(o, "n", json_integer(e->col[a].n));
+            json_object_set_new(o, "too_few_runs", json_boolean(e->col[a].n < GRID_MIN_TEST_N));
             json_object_set_new(o, "best", json_boolean(e->best >> a & 1));
             json_array_append_new(t2, o);
         }
@@ -89,9 +108,8 @@ static void table2_json(const grid_rows *R, const grid_tables *T, json_t *t2, js
             json_t *o = json_object();
             json_object_set_new(o, "scenario", jscen(e->scenario));
             put_key(o, &e->key);
-            json_object_set_new(o, "vs", json_string(run_ablation_name(other)));
-            json_object_set_new(o, "p", jnum(v ? e->p_sa : e->p_zs));
             json_array_append_new(pv, o);
+            p_json(o, e, other);
         }
         if (!any_llm || !e->llm[ABL_FB].n) continue; /* Table V: +FB nodes the model judged */
         json_t *o = json_object();
@@ -155,16 +173,19 @@ static json_t *varying(json_t *arr, const char *field)
     return out;
 }
 
-/* The reference heatmap (Fig. 7): GoT Mean-row values by best and worst
- * reference counts, when those were varied. */
-static json_t *heatmap_json(json_t *t2)
+/* The reference heatmap (Fig. 7): GoT summary-row values (Mean, or the
+ * only scenario's) by best and worst reference counts, when those were
+ * varied. */
+static json_t *heatmap_json(json_t *t2, const grid_tables *T)
 {
     json_t *out = json_array(), *o;
     size_t i;
     json_t *got = json_array();
     json_array_foreach(t2, i, o) {
         const char *abl = json_string_value(json_object_get(o, "ablation"));
-        if (json_is_string(json_object_get(o, "scenario")) && !strcmp(json_string_value(json_object_get(o, "pe")), "got") &&
+        json_t *sc = json_object_get(o, "scenario");
+        int summary = T->mean_scenario ? json_integer_value(sc) == T->mean_scenario : json_is_string(sc);
+        if (summary && !strcmp(json_string_value(json_object_get(o, "pe")), "got") &&
             (!strcmp(abl, "full") || !strcmp(abl, "fb")))
             json_array_append(got, o);
     }
@@ -190,7 +211,10 @@ static json_t *notes_json(const grid_rows *R, const grid_tables *T)
                                                     ? "best: the highest fitness of the cell's nodes up to the column's node"
                                                     : "final: zero-shot and +SA iteration 1, +FB and PCGRLLM the last node"));
     json_object_set_new(n, "std", json_string("sample standard deviation (divisor n - 1) over seeds"));
-    json_object_set_new(n, "p", json_string("Welch's two-sided t-test of PCGRLLM against the column, over seeds"));
+    json_object_set_new(n, "p", json_string("Welch's two-sided t-test of PCGRLLM against the column, over seeds; "
+                                            "null with too_few_runs when a column has fewer than min_test_n seeds"));
+    json_object_set_new(n, "marks", json_string("on PCGRLLM: \u2020 p(ZS) < 0.05, \u2217 p(SA) < 0.05; \u2191 PCGRLLM's "
+                                                "mean higher (better) than the column's, \u2193 lower (worse)"));
     json_object_set_new(n, "shared_cells", json_string("zero-shot and +SA run once per (scenario, model, seed) and "
                                                        "are reported under each search method"));
     json_object_set_new(n, "evaluator_rules", json_string(R->rules_on && R->rules_off ? "mixed"
@@ -203,8 +227,52 @@ static json_t *notes_json(const grid_rows *R, const grid_tables *T)
         json_object_set_new(norm, k, json_pack("{s:f, s:f, s:b}", "min", T->min[s], "max", T->max[s], "spread",
                                                T->spread[s]));
     }
+    json_object_set_new(norm, "applied", json_boolean(T->normalised));
+    if (!T->normalised)
+        json_object_set_new(norm, "why_not", json_string("one scenario: min-max within it only stretches the grid's own "
+                                                         "range to 0..1; no Mean rows, the values by iteration and the "
+                                                         "studies are raw fitness"));
     json_object_set_new(n, "normalisation", norm);
+    json_object_set_new(n, "random_play", json_string("fitness of the evaluation levels after one episode of uniformly "
+                                                      "random actions on the fixed evaluation maps (pcgrllm levels "
+                                                      "--policy random --seed EVAL_SEED)"));
     return n;
+}
+
+static json_t *random_play_json(const grid_rows *R, const grid_tables *T)
+{
+    json_t *o = json_object();
+    for (int i = 0; i < R->n_scen; i++) {
+        char k[4];
+        snprintf(k, sizeof k, "%d", R->scen[i]);
+        json_object_set_new(o, k, jnum(T->random_play[R->scen[i]]));
+    }
+    if (T->normalised) json_object_set_new(o, "mean", jnum(T->random_play_mean));
+    json_object_set_new(o, "levels", json_integer(R->n_levels));
+    json_object_set_new(o, "eval_seed", json_integer((json_int_t)R->eval_seed));
+    return o;
+}
+
+/* Every cell with its state and its report, relative to DIR. */
+static json_t *cells_json(const grid_rows *R)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < R->n_cell_info; i++) {
+        const grid_cell_info *c = &R->cell_info[i];
+        int best = c->state != GRID_NEW && c->best_node >= 0;
+        char rep[GRID_NAME_MAX + 32];
+        snprintf(rep, sizeof rep, "cells/%s/report.html", c->name);
+        json_t *o = json_object();
+        json_object_set_new(o, "name", json_string(c->name));
+        json_object_set_new(o, "scenario", json_integer(c->scenario));
+        json_object_set_new(o, "repeat", json_integer(c->repeat));
+        json_object_set_new(o, "state", json_string(grid_cell_state_name(c->state)));
+        json_object_set_new(o, "best_node", jref(best ? c->best_node : -1));
+        json_object_set_new(o, "best_fitness", best ? jnum(c->best_fitness) : json_null());
+        json_object_set_new(o, "report", c->report ? json_string(rep) : json_null());
+        json_array_append_new(a, o);
+    }
+    return a;
 }
 
 json_t *grid_summary_json(const grid_rows *R, const grid_tables *T)
@@ -222,6 +290,10 @@ json_t *grid_summary_json(const grid_rows *R, const grid_tables *T)
     json_object_set_new(o, "value", json_string(T->value == GRID_VALUE_BEST ? "best" : "final"));
     json_object_set_new(o, "authors", authors);
     json_object_set_new(o, "language_model", json_boolean(R->language_model));
+    json_object_set_new(o, "normalised", json_boolean(T->normalised));
+    json_object_set_new(o, "min_test_n", json_integer(GRID_MIN_TEST_N));
+    json_object_set_new(o, "random_play", random_play_json(R, T));
+    json_object_set_new(o, "cells", cells_json(R));
     json_object_set_new(o, "notes", notes_json(R, T));
     json_object_set_new(o, "rows", rows);
     json_object_set_new(o, "table2", t2);
@@ -231,7 +303,7 @@ json_t *grid_summary_json(const grid_rows *R, const grid_tables *T)
     json_t *t2mean = varying(t2, "feedback_input");
     json_object_set_new(o, "table9", t2mean);
     json_object_set_new(o, "feedback_study", varying(t4, "feedback"));
-    json_object_set_new(o, "ref_heatmap", heatmap_json(t2));
+    json_object_set_new(o, "ref_heatmap", heatmap_json(t2, T));
     return o;
 }
 
@@ -294,8 +366,9 @@ static int write_csvs(const char *out, json_t *sum, char *err, int errlen)
                                        "llm_score", "norm", "best_so_far", "final", "ok", "playable_share",
                                        "mean_solutions", "mean_entropy", "diversity", "playable_wall_share", "wall_s",
                                        "train_s", "evaluator_rules", "duplicate", "cell", "node"};
-    static const char *const t2[] = {"scenario", KEY_COLS, "ablation", "mean", "std", "n", "best"};
-    static const char *const pv[] = {"scenario", KEY_COLS, "vs", "p"};
+    static const char *const t2[] = {"scenario", KEY_COLS, "ablation", "mean", "std", "n", "too_few_runs", "best"};
+    static const char *const pv[] = {"scenario", KEY_COLS, "vs", "p", "n_pcgrllm", "n_vs", "too_few_runs",
+                                     "significant", "direction", "mark"};
     static const char *const t4[] = {KEY_COLS, "ablation", "iteration", "mean", "std", "n", "delta_next_mean",
                                      "delta_next_std", "delta_next_n"};
     static const char *const t5[] = {"scenario", KEY_COLS, "heuristic_zs", "heuristic_fb", "heuristic_delta", "llm_zs",

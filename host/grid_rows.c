@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void grid_row_blank(grid_row *row)
 {
@@ -36,6 +37,10 @@ int grid_rows_init(grid_rows *R, const int *scen, int n_scen, int repeats, const
     R->n_scen = n_scen;
     R->n_abl = n_abl;
     R->repeats = repeats;
+    run_config c; /* the evaluation levels a run makes unless its flags say otherwise */
+    run_config_defaults(&c);
+    R->n_levels = c.n_levels;
+    R->eval_seed = c.eval_seed;
     return 0;
 }
 
@@ -52,9 +57,24 @@ int grid_rows_add(grid_rows *R, const grid_row *row)
     return 0;
 }
 
+int grid_rows_add_cell(grid_rows *R, const grid_cell_info *c)
+{
+    grid_cell_info *p = realloc(R->cell_info, sizeof *p * (size_t)(R->n_cell_info + 1));
+    if (!p) return -1;
+    R->cell_info = p;
+    R->cell_info[R->n_cell_info++] = *c;
+    return 0;
+}
+
+const char *grid_cell_state_name(int state)
+{
+    return state == GRID_FINISHED ? "finished" : state == GRID_STARTED ? "started" : "new";
+}
+
 void grid_rows_free(grid_rows *R)
 {
     free(R->rows);
+    free(R->cell_info);
     memset(R, 0, sizeof *R);
 }
 
@@ -145,6 +165,29 @@ static void note_author(grid_rows *R, const grid_result *res)
     if (R->n_authors < 4) snprintf(R->authors[R->n_authors++], sizeof R->authors[0], "%s", res->author);
 }
 
+/* The cell's line in the summary's list, and the evaluation levels of its
+ * run (the first started cell's count for the grid: every cell runs with
+ * the same run flags). */
+static int note_cell(const char *dir, const grid_cell *c, const grid_result *res, grid_rows *R)
+{
+    char path[2100], err[256];
+    grid_cell_info ci = {.scenario = c->scenario, .repeat = c->repeat, .state = res->state,
+                         .best_node = res->best_node, .best_fitness = res->best_fitness};
+    snprintf(ci.name, sizeof ci.name, "%s", c->name);
+    snprintf(path, sizeof path, "%s/report.html", dir);
+    ci.report = access(path, F_OK) == 0;
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    json_t *cfg = res->state != GRID_NEW && !R->levels_read ? read_json_file(path, 1L << 20, err, sizeof err) : NULL;
+    if (cfg) {
+        json_t *n = json_object_get(cfg, "levels"), *s = json_object_get(cfg, "eval_seed");
+        if (json_is_integer(n) && json_integer_value(n) > 0) R->n_levels = (int)json_integer_value(n);
+        if (json_is_integer(s) && json_integer_value(s) >= 0) R->eval_seed = (uint64_t)json_integer_value(s);
+        R->levels_read = 1;
+        json_decref(cfg);
+    }
+    return grid_rows_add_cell(R, &ci);
+}
+
 /* The rows of one cell.  0, or -1 (out of memory). */
 static int read_cell(const char *out, const grid_def *d, const grid_cell *c, grid_rows *R)
 {
@@ -152,6 +195,7 @@ static int read_cell(const char *out, const grid_def *d, const grid_cell *c, gri
     grid_result res;
     grid_cell_dir(out, c, dir, sizeof dir);
     grid_run_state(dir, &res);
+    if (note_cell(dir, c, &res, R)) return -1;
     if (res.state == GRID_NEW) return 0;
     if (res.state == GRID_FINISHED) R->n_finished++, note_author(R, &res);
     res.evaluator_rules ? R->rules_on++ : R->rules_off++;

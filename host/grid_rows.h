@@ -14,18 +14,27 @@
  *   - normalisation: per scenario, every row of the grid (all models,
  *     methods, ablations, iterations, seeds) mapped to (x - min)/(max - min);
  *   - the Mean row: per seed, the mean of the normalised values of every
- *     scenario of the grid; then mean and sample std over the seeds;
+ *     scenario of the grid; then mean and sample std over the seeds.  A
+ *     grid of one scenario has no Mean row and is not normalised: min-max
+ *     within one scenario only stretches the grid's own range to 0..1, so
+ *     the values by iteration and the studies use its raw values;
  *   - per-scenario rows: the raw values, mean and sample std over seeds;
  *   - p(ZS), p(SA): Welch's t-test of PCGRLLM against ZS and against +SA
- *     over the seeds;
+ *     over the seeds, only when both columns have GRID_MIN_TEST_N seeds;
  *   - per iteration (Table IV, Table III, Fig. 6): the Mean-row value of
- *     every iteration, and its change from one iteration to the next. */
+ *     every iteration, and its change from one iteration to the next;
+ *   - random play: the fitness of the cells' evaluation levels after one
+ *     episode of uniformly random actions on the fixed evaluation maps
+ *     (`pcgrllm levels --policy random --seed EVAL_SEED`), per scenario. */
 #ifndef PCG_GRID_ROWS_H
 #define PCG_GRID_ROWS_H
 #include "grid.h"
 #include <stdint.h>
 
 #define GRID_MAX_ITER 64
+/* The fewest seeds per column for a t-test: with two, a test rests on
+ * two values a side and an accidentally tight pair reads as significant. */
+#define GRID_MIN_TEST_N 3
 
 /* What a Table II row is about (its columns are the ablations). */
 typedef struct {
@@ -58,6 +67,16 @@ typedef struct {
     double norm, llm_norm;       /* set by grid_tables_compute */
 } grid_row;
 
+/* A cell of the grid as the summary lists it, with its run's report. */
+typedef struct {
+    char name[GRID_NAME_MAX];
+    int scenario, repeat;
+    int state;                   /* GRID_NEW, GRID_STARTED, GRID_FINISHED */
+    int best_node;               /* -1: none */
+    double best_fitness;
+    int report;                  /* cells/NAME/report.html exists */
+} grid_cell_info;
+
 typedef struct {
     grid_row *rows;
     int n, cap;
@@ -71,6 +90,11 @@ typedef struct {
     int language_model;          /* some finished cell used a language model */
     int rules_on, rules_off;     /* cells whose prompts stated / did not state the rules */
     int fitness_llm;             /* some cell judged fitness with the model */
+    int n_levels;                /* the cells' evaluation levels and their seed (config.json) */
+    uint64_t eval_seed;
+    int levels_read;             /* n_levels and eval_seed came from a cell */
+    grid_cell_info *cell_info;   /* every cell, in index order */
+    int n_cell_info;
 } grid_rows;
 
 /* Read the finished nodes of every cell of DIR.  0, or -1 (out of memory). */
@@ -79,6 +103,9 @@ int grid_rows_read(const char *out, const grid_def *d, const grid_cell *cells, i
  * add rows to it (how tests build rows with known values).  0 or -1. */
 int grid_rows_init(grid_rows *R, const int *scen, int n_scen, int repeats, const int *abl, int n_abl);
 int grid_rows_add(grid_rows *R, const grid_row *row);
+int grid_rows_add_cell(grid_rows *R, const grid_cell_info *c);
+/* "new", "started", "finished". */
+const char *grid_cell_state_name(int state);
 void grid_rows_free(grid_rows *R);
 /* A row with every field unknown (NAN, -1, "") to fill in. */
 void grid_row_blank(grid_row *row);
@@ -98,7 +125,9 @@ typedef struct {
     int scenario;
     grid_stat col[4];            /* by ablation: ZS, +SA, +FB, PCGRLLM */
     grid_stat llm[4];            /* the same from the model's own scores */
-    double p_zs, p_sa;           /* NAN when undefined or a column is missing */
+    double p_zs, p_sa;           /* NAN when undefined, a column is missing or has too few seeds */
+    int few_zs, few_sa;          /* both columns have seeds, one fewer than GRID_MIN_TEST_N: not tested */
+    int dir_zs, dir_sa;          /* sign of PCGRLLM's mean minus the column's (0: equal or unknown) */
     int best;                    /* bit a set: column a holds the row's highest mean */
 } grid_t2_row;
 
@@ -114,6 +143,10 @@ typedef struct {
 
 typedef struct {
     int value;                   /* GRID_VALUE_FINAL or _BEST */
+    int normalised;              /* more than one scenario: Mean rows of normalised values */
+    int mean_scenario;           /* the summary rows' scenario: 0 (Mean), or the only one */
+    double random_play[5];       /* random play's fitness per scenario (NAN: not in the grid) */
+    double random_play_mean;     /* the same on the Mean rows' scale (mean_scenario's) */
     double min[5], max[5];       /* the normalisation pool of each scenario (fitness) */
     int spread[5];               /* 0: every row of that scenario had the same fitness */
     double lmin[5], lmax[5];     /* the same for the model's scores */
@@ -130,5 +163,10 @@ int grid_tables_compute(grid_rows *R, int value, grid_tables *T);
 void grid_tables_free(grid_tables *T);
 /* The statistics of the finite values of x[0..n-1]. */
 grid_stat grid_stat_of(const double *x, int n);
+/* The fitness of n levels made by one episode of uniformly random actions
+ * from the evaluation maps of eval_seed (the maps and the actions both from
+ * that seed, as `pcgrllm levels --policy random --seed EVAL_SEED`), scored
+ * for scenario 1..4.  NAN for another scenario or when out of memory. */
+double grid_random_play_fitness(int scenario, int n, uint64_t eval_seed);
 
 #endif

@@ -1,6 +1,8 @@
 /* The paper's tables from a grid's rows.  See grid_rows.h for what each
  * holds and docs/grid.md for the formulas. */
 #include "grid_rows.h"
+#include "eval.h"
+#include "ppo.h"
 #include "run.h"
 #include "stats.h"
 #include <math.h>
@@ -57,19 +59,21 @@ static void normalise(grid_rows *R, grid_tables *T)
             if (llm) T->lmin[s] = lo, T->lmax[s] = hi;
             else T->min[s] = lo, T->max[s] = hi, T->spread[s] = spread;
             for (int i = 0, k = 0; i < R->n; i++)
-                if (R->rows[i].scenario == s) *(llm ? &R->rows[i].llm_norm : &R->rows[i].norm) = o[k++];
+                if (R->rows[i].scenario == s)
+                    *(llm ? &R->rows[i].llm_norm : &R->rows[i].norm) = T->normalised ? o[k++] : NAN;
         }
     free(v);
     free(o);
 }
 
 /* A row's value: its fitness (or the best so far, with --value best), of
- * the evaluator or the model, raw or normalised within its scenario. */
+ * the evaluator or the model, raw or normalised within its scenario (raw
+ * in a grid of one scenario, which is not normalised). */
 static double row_value(const grid_tables *T, const grid_row *r, int llm, int norm)
 {
     int best = T->value == GRID_VALUE_BEST;
     double v = llm ? (best ? r->llm_best_so_far : r->llm_score) : (best ? r->best_so_far : r->fitness);
-    if (!norm || !isfinite(v)) return v;
+    if (!norm || !T->normalised || !isfinite(v)) return v;
     double lo = llm ? T->lmin[r->scenario] : T->min[r->scenario], hi = llm ? T->lmax[r->scenario] : T->max[r->scenario];
     return hi > lo ? (v - lo) / (hi - lo) : 0;
 }
@@ -121,6 +125,17 @@ static double column_p(const double *full, const double *other, int n)
     return stats_welch_p(a, na, b, nb, NULL, NULL);
 }
 
+/* PCGRLLM (f) against column o: *few when both have seeds but one has
+ * fewer than GRID_MIN_TEST_N (then no test: NAN), *dir the sign of the
+ * difference of their means. */
+static double compare(const grid_stat *f, const grid_stat *o, const double *vf, const double *vo, int n, int *few,
+                      int *dir)
+{
+    *dir = f->n && o->n ? (f->mean > o->mean) - (f->mean < o->mean) : 0;
+    *few = f->n && o->n && (f->n < GRID_MIN_TEST_N || o->n < GRID_MIN_TEST_N);
+    return *few ? NAN : column_p(vf, vo, n);
+}
+
 /* The ablations a key has columns for: the grid's, and for the Human row
  * zero-shot and PCGRLLM. */
 static int has_column(const table_ctx *x, int k, int abl)
@@ -152,8 +167,9 @@ static void t2_row(const table_ctx *x, int k, int s, grid_t2_row *e)
     }
     for (int a = 0; a < 4; a++)
         if (e->col[a].n && e->col[a].mean >= top - 1e-12) e->best |= 1 << a;
-    e->p_zs = column_p(v[ABL_FULL], v[ABL_ZS], R);
-    e->p_sa = column_p(v[ABL_FULL], v[ABL_SA], R);
+    const grid_stat *f = &e->col[ABL_FULL];
+    e->p_zs = compare(f, &e->col[ABL_ZS], v[ABL_FULL], v[ABL_ZS], R, &e->few_zs, &e->dir_zs);
+    e->p_sa = compare(f, &e->col[ABL_SA], v[ABL_FULL], v[ABL_SA], R, &e->few_sa, &e->dir_sa);
 }
 
 /* The Mean-row value by iteration of key k in ablation abl, and its
@@ -184,18 +200,52 @@ static int t4_row(const table_ctx *x, int k, int abl, grid_t4_row *e)
     return 1;
 }
 
+double grid_random_play_fitness(int scenario, int n, uint64_t eval_seed)
+{
+    const eval_scenario_t *sc = eval_scenario(scenario);
+    int side = PCG_DEFAULT_SIDE;
+    unsigned char *maps = sc && n > 0 ? malloc((size_t)n * (size_t)(side * side)) : NULL;
+    level_t *lv = maps ? malloc(sizeof *lv * (size_t)n) : NULL;
+    double f = NAN;
+    if (lv && ppo_play_episode(NULL, n, side, side, sc->variant, eval_seed, eval_seed, NULL, NULL, maps, NULL) == 0) {
+        for (int i = 0; i < n; i++) lv[i] = (level_t){side, side, maps + (size_t)i * (size_t)(side * side)};
+        f = eval_levels(sc, lv, n, NULL, NULL);
+    }
+    free(lv);
+    free(maps);
+    return f;
+}
+
+/* Random play per scenario of the grid, and on the Mean rows' scale: the
+ * mean over scenarios of its score normalised in each scenario's pool (0
+ * in a pool without spread, as the rows of that scenario). */
+static void random_play(const grid_rows *R, grid_tables *T)
+{
+    double sum = 0;
+    for (int s = 0; s < 5; s++) T->random_play[s] = NAN;
+    for (int i = 0; i < R->n_scen; i++) {
+        int s = R->scen[i];
+        double f = T->random_play[s] = grid_random_play_fitness(s, R->n_levels, R->eval_seed);
+        sum += !T->normalised ? f : T->max[s] > T->min[s] ? (f - T->min[s]) / (T->max[s] - T->min[s]) : 0;
+    }
+    T->random_play_mean = sum / R->n_scen;
+}
+
 int grid_tables_compute(grid_rows *R, int value, grid_tables *T)
 {
     memset(T, 0, sizeof *T);
     T->value = value;
+    T->normalised = R->n_scen > 1;
+    T->mean_scenario = T->normalised ? 0 : R->scen[0];
     table_ctx x = {R, T, NULL, 0, NULL};
     if (R->repeats > GRID_MAX_REPEATS || number_keys(&x)) goto oom;
     normalise(R, T);
-    int n_t2 = (R->n_scen + 1) * x.n_keys;
+    random_play(R, T);
+    int n_t2 = (R->n_scen + T->normalised) * x.n_keys;
     T->t2 = calloc((size_t)(n_t2 + 1), sizeof *T->t2);
     T->t4 = calloc((size_t)(2 * x.n_keys + 1), sizeof *T->t4);
     if (!T->t2 || !T->t4) goto oom;
-    for (int i = 0; i <= R->n_scen; i++)
+    for (int i = 0; i < R->n_scen + T->normalised; i++)
         for (int k = 0; k < x.n_keys; k++) t2_row(&x, k, i < R->n_scen ? R->scen[i] : 0, &T->t2[T->n_t2++]);
     for (int k = 0; k < x.n_keys; k++)
         for (int abl = ABL_FB; abl <= ABL_FULL; abl++)

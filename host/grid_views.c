@@ -1,9 +1,9 @@
 /* The paper's tables and plots of a grid as a document of blocks
- * (headings, notes, tables, plots), rendered as Markdown or as one HTML
- * page.  See grid_report.h and docs/grid.md. */
+ * (host/grid_doc.h); host/grid_pages.c renders it.  See grid_report.h
+ * and docs/grid.md. */
 #define _GNU_SOURCE /* vasprintf */
+#include "grid_doc.h"
 #include "grid_report.h"
-#include "llm.h"
 #include "plot.h"
 #include "run.h"
 #include "util.h"
@@ -12,34 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define VT_MAX_COLS 72
-#define VT_CELL 96
-
-typedef struct {
-    int ncol, nrow, cap;
-    char head[VT_MAX_COLS][VT_CELL];
-    char (*cell)[VT_CELL];       /* nrow x ncol */
-    unsigned char *bold;
-} vtable;
-
-enum { B_H2, B_H3, B_PARA, B_TABLE, B_PLOT };
-
-typedef struct {
-    int kind;
-    char *text;                  /* heading, note, or the plot's title */
-    vtable *t;
-    char name[96];               /* a plot's file name under plots/ */
-    unsigned char *png;
-    size_t png_len;
-} vblock;
-
-typedef struct {
-    vblock *b;
-    int n, cap;
-    int with_png;                /* draw the plots (not needed for Markdown) */
-    int plots;                   /* plots named so far */
-} vdoc;
 
 /* ---------------------------------------------------------------- building */
 
@@ -106,7 +78,7 @@ static void add_plot(vdoc *d, const char *title, const char *stem, unsigned char
     b->png_len = len;
 }
 
-static void doc_free(vdoc *d)
+void grid_doc_free(vdoc *d)
 {
     for (int i = 0; i < d->n; i++) {
         free(d->b[i].text);
@@ -129,13 +101,18 @@ void grid_key_label(const grid_key *k, int refs_vary, char *buf, size_t len)
     else snprintf(buf, len, "%s", pe);
 }
 
-static void fmt_stat(char *buf, const grid_stat *s, int repeats)
+/* mean ± std, with n when fewer seeds than the grid's had a value; few:
+ * also with n and "too few" below GRID_MIN_TEST_N (a column that is compared). */
+static void fmt_stat_few(char *buf, const grid_stat *s, int repeats, int few)
 {
+    const char *why = few && s->n < GRID_MIN_TEST_N ? ", too few" : "";
     if (s->n == 0) snprintf(buf, VT_CELL, "–");
-    else if (!isfinite(s->sd)) snprintf(buf, VT_CELL, "%.3f (n=%d)", s->mean, s->n);
-    else if (s->n < repeats) snprintf(buf, VT_CELL, "%.3f ± %.3f (n=%d)", s->mean, s->sd, s->n);
+    else if (!isfinite(s->sd)) snprintf(buf, VT_CELL, "%.3f (n=%d%s)", s->mean, s->n, why);
+    else if (s->n < repeats || *why) snprintf(buf, VT_CELL, "%.3f ± %.3f (n=%d%s)", s->mean, s->sd, s->n, why);
     else snprintf(buf, VT_CELL, "%.3f ± %.3f", s->mean, s->sd);
 }
+
+static void fmt_stat(char *buf, const grid_stat *s, int repeats) { fmt_stat_few(buf, s, repeats, 0); }
 
 /* "GoT, gpt-4o, specific, text": a method with its model and feedback
  * settings, where a table mixes them. */
@@ -146,7 +123,21 @@ static void full_label(const grid_key *k, int rv, char *buf)
     snprintf(buf, VT_CELL, "%.24s, %.24s, %.12s, %.6s", lab, k->model, k->feedback, k->feedback_input);
 }
 
-static void fmt_p(char *buf, double p) { snprintf(buf, VT_CELL, isfinite(p) ? "%.3f" : "–", p); }
+static void fmt_p(char *buf, double p, int few)
+{
+    if (few) snprintf(buf, VT_CELL, "n < %d", GRID_MIN_TEST_N);
+    else snprintf(buf, VT_CELL, isfinite(p) ? "%.3f" : "–", p);
+}
+
+/* The paper's significance marks with their direction: † against ZS, ∗
+ * against +SA, each followed by ↑ when PCGRLLM's mean is the higher (the
+ * better: fitness is higher-better) and ↓ when it is the lower. */
+static void append_marks(char *buf, const grid_t2_row *e)
+{
+    size_t l = strlen(buf);
+    if (e->p_zs < 0.05) l += (size_t)snprintf(buf + l, VT_CELL - l, " †%s", e->dir_zs > 0 ? "↑" : "↓");
+    if (e->p_sa < 0.05 && l < VT_CELL) snprintf(buf + l, VT_CELL - l, " ∗%s", e->dir_sa > 0 ? "↑" : "↓");
+}
 
 /* The table group of a key: model, feedback and feedback input (a table
  * holds every method of the group). */
@@ -182,10 +173,32 @@ static int column_shown(const grid_rows *R, int a)
     return R->human && (a == ABL_ZS || a == ABL_FULL);
 }
 
+/* One Table II row into row[]: the values (with the caveat where the
+ * table compares), the marks on PCGRLLM and the p-values.  Returns 1 when
+ * a comparison had too few seeds for a test. */
+static int table2_row(const grid_rows *R, const grid_t2_row *e, const int *cols, int nc, int pz, int ps, int rv,
+                      char (*row)[VT_CELL], unsigned char *bold)
+{
+    snprintf(row[0], VT_CELL, e->scenario ? "%d" : "Mean", e->scenario);
+    grid_key_label(&e->key, rv, row[1], VT_CELL);
+    int human = !strcmp(e->key.pe, "human");
+    for (int c = 0; c < nc; c++) {
+        int a = cols[c];
+        if (human && a != ABL_ZS && a != ABL_FULL) continue;
+        fmt_stat_few(row[2 + c], &e->col[a], R->repeats, pz || ps);
+        if (a == ABL_FULL && e->col[a].n) append_marks(row[2 + c], e);
+        bold[2 + c] = (e->best >> a & 1) && e->col[a].n > 0;
+    }
+    if (human) return 0;
+    if (pz) fmt_p(row[2 + nc], e->p_zs, e->few_zs);
+    if (ps) fmt_p(row[2 + nc + pz], e->p_sa, e->few_sa);
+    return (pz && e->few_zs) || (ps && e->few_sa);
+}
+
 static void table2_group(vdoc *d, const grid_rows *R, const grid_tables *T, const grid_key *g)
 {
     char title[400];
-    int cols[4], nc = 0, rv = refs_vary(T);
+    int cols[4], nc = 0, rv = refs_vary(T), few = 0;
     for (int a = 0; a < 4; a++)
         if (column_shown(R, a)) cols[nc++] = a;
     int pz = column_shown(R, ABL_ZS) && column_shown(R, ABL_FULL), ps = column_shown(R, ABL_SA) && column_shown(R, ABL_FULL);
@@ -203,23 +216,16 @@ static void table2_group(vdoc *d, const grid_rows *R, const grid_tables *T, cons
         if (!same_group(&e->key, g)) continue;
         char(*row)[VT_CELL] = table_row(t);
         if (!row) return;
-        int r = t->nrow - 1;
-        snprintf(row[0], VT_CELL, e->scenario ? "%d" : "Mean", e->scenario);
-        grid_key_label(&e->key, rv, row[1], VT_CELL);
-        int human = !strcmp(e->key.pe, "human");
-        for (int c = 0; c < nc; c++) {
-            int a = cols[c];
-            if (human && a != ABL_ZS && a != ABL_FULL) continue;
-            fmt_stat(row[2 + c], &e->col[a], R->repeats);
-            if (a == ABL_FULL && e->col[a].n) { /* the paper's significance marks */
-                size_t l = strlen(row[2 + c]);
-                snprintf(row[2 + c] + l, VT_CELL - l, "%s%s", e->p_zs < 0.05 ? " †" : "", e->p_sa < 0.05 ? " ∗" : "");
-            }
-            t->bold[r * t->ncol + 2 + c] = (e->best >> a & 1) && e->col[a].n > 0;
-        }
-        if (pz && !human) fmt_p(row[2 + nc], e->p_zs);
-        if (ps && !human) fmt_p(row[2 + nc + pz], e->p_sa);
+        few |= table2_row(R, e, cols, nc, pz, ps, rv, row, t->bold + (t->nrow - 1) * t->ncol);
     }
+    if (few)
+        add_text(d, B_PARA, "Too few runs for a test: a value marked \"too few\" is over fewer than %d seeds; a "
+                            "comparison with such a column has no p-value (\"n < %d\") and no significance mark.",
+                 GRID_MIN_TEST_N, GRID_MIN_TEST_N);
+    if (pz || ps)
+        add_text(d, B_PARA, "Marks on PCGRLLM: † p(ZS) < 0.05, ∗ p(SA) < 0.05 (Welch's t-test, at least %d seeds in "
+                            "both columns); ↑ its mean is higher (better) than that column's, ↓ lower (worse).",
+                 GRID_MIN_TEST_N);
 }
 
 /* Each distinct group of the t2 rows, in order, through fn. */
@@ -257,10 +263,14 @@ static void fitness_plot(vdoc *d, const grid_tables *T, const grid_key *g, int a
         s[ns] = (plot_series){labels[ns], e->n_iter, v, v + e->n_iter, v + 2 * e->n_iter, v + 3 * e->n_iter, 1, 0, 1};
         ns++;
     }
-    char title[400], head[300];
+    char title[400], head[300], ylabel[160], ref[64];
     group_title(head, sizeof head, "Fitness by iteration", g);
     snprintf(title, sizeof title, "%s, %s", head, col_names[abl]);
-    plot_axes ax = {title, "iteration", "normalised mean fitness (band: ± std over seeds)", 0, 1, 860, 420};
+    if (T->normalised) snprintf(ylabel, sizeof ylabel, "normalised mean fitness (band: ± std over seeds)");
+    else snprintf(ylabel, sizeof ylabel, "fitness, scenario %d, not normalised (band: ± std)", T->mean_scenario);
+    snprintf(ref, sizeof ref, "random play (%.3f)", T->random_play_mean);
+    plot_axes ax = {.title = title, .xlabel = "iteration", .ylabel = ylabel, .ymin = 0, .ymax = 1, .width = 860,
+                    .height = 420, .ref_label = ref, .ref_y = T->random_play_mean};
     unsigned char *png = NULL;
     size_t len = 0;
     if (ns && (!d->with_png || plot_lines_png(&ax, s, ns, &png, &len) == 0))
@@ -336,12 +346,13 @@ static void table5(vdoc *d, const grid_rows *R, const grid_tables *T)
 
 /* ---------------------------------------------------------------- Table IX */
 
-/* The Mean row of the key that differs from k only in feedback input fi. */
+/* The summary row (Mean, or the only scenario's) of the key that differs
+ * from k only in feedback input fi. */
 static const grid_t2_row *with_input(const grid_tables *T, const grid_key *k, const char *fi)
 {
     for (int i = 0; i < T->n_t2; i++) {
         grid_key o = T->t2[i].key;
-        if (T->t2[i].scenario || strcmp(o.feedback_input, fi)) continue;
+        if (T->t2[i].scenario != T->mean_scenario || strcmp(o.feedback_input, fi)) continue;
         snprintf(o.feedback_input, sizeof o.feedback_input, "%s", k->feedback_input);
         if (grid_key_equal(&o, k)) return &T->t2[i];
     }
@@ -354,11 +365,12 @@ static void table9(vdoc *d, const grid_tables *T)
     int rv = refs_vary(T);
     for (int i = 0; i < T->n_t2; i++) {
         const grid_t2_row *e = &T->t2[i];
-        if (e->scenario || strcmp(e->key.feedback_input, "text")) continue;
+        if (e->scenario != T->mean_scenario || strcmp(e->key.feedback_input, "text")) continue;
         const grid_t2_row *img = with_input(T, &e->key, "image");
         if (!img) continue;
         if (!t) {
-            add_text(d, B_H3, "Table IX — feedback on the levels as text or as an image (Mean rows)");
+            add_text(d, B_H3, "Table IX — feedback on the levels as text or as an image (%s)",
+                     T->normalised ? "Mean rows" : "the only scenario, not normalised");
             const char *h[] = {"Method", "Text ZS", "+FB", "Δ", "Image ZS", "+FB", "Δ"};
             if (!(t = add_table(d, 7))) return;
             for (int c = 0; c < 7; c++) snprintf(t->head[c], VT_CELL, "%s", h[c]);
@@ -429,7 +441,8 @@ static void feedback_study_one(vdoc *d, const grid_rows *R, const grid_tables *T
     char title[300];
     snprintf(title, sizeof title, "Change of the normalised mean fitness per iteration (%s, %s)", lab,
              col_names[f->ablation]);
-    plot_axes ax = {title, "iteration step", "Δy (error bars: ± std over seeds)", 0, 0, 860, 400};
+    plot_axes ax = {.title = title, .xlabel = "iteration step", .ylabel = "Δy (error bars: ± std over seeds)",
+                    .width = 860, .height = 400};
     unsigned char *png = NULL;
     size_t len = 0;
     if (ng > 0 && (!d->with_png || plot_bars_png(&ax, gp, ng, sp, n, v, e, &png, &len) == 0))
@@ -457,14 +470,20 @@ static int add_value(int *v, int *n, int x)
     return i;
 }
 
-/* The GoT Mean rows of g's group, by best (rows) and worst (columns)
- * reference counts, for column abl. */
+/* A GoT summary row of g's group with a value in column abl. */
+static int heat_cell(const grid_tables *T, const grid_t2_row *e, const grid_key *g, int abl)
+{
+    return e->scenario == T->mean_scenario && !strcmp(e->key.pe, "got") && same_group(&e->key, g) && e->col[abl].n;
+}
+
+/* The GoT summary rows (Mean, or the only scenario's) of g's group, by
+ * best (rows) and worst (columns) reference counts, for column abl. */
 static void heatmap_one(vdoc *d, const grid_tables *T, const grid_key *g, int abl)
 {
     int bs[5], ws[5], nb = 0, nw = 0;
     for (int i = 0; i < T->n_t2; i++) {
         const grid_t2_row *e = &T->t2[i];
-        if (e->scenario || strcmp(e->key.pe, "got") || !same_group(&e->key, g) || !e->col[abl].n) continue;
+        if (!heat_cell(T, e, g, abl)) continue;
         add_value(bs, &nb, e->key.got_best);
         add_value(ws, &nw, e->key.got_worst);
     }
@@ -473,7 +492,7 @@ static void heatmap_one(vdoc *d, const grid_tables *T, const grid_key *g, int ab
     for (int i = 0; i < 25; i++) v[i] = NAN;
     for (int i = 0; i < T->n_t2; i++) {
         const grid_t2_row *e = &T->t2[i];
-        if (e->scenario || strcmp(e->key.pe, "got") || !same_group(&e->key, g) || !e->col[abl].n) continue;
+        if (!heat_cell(T, e, g, abl)) continue;
         v[add_value(bs, &nb, e->key.got_best) * nw + add_value(ws, &nw, e->key.got_worst)] = e->col[abl].mean;
     }
     char title[400], head[300], rl[5][16], cl[5][16];
@@ -493,7 +512,8 @@ static void heatmap_one(vdoc *d, const grid_tables *T, const grid_key *g, int ab
         snprintf(rl[r], sizeof rl[r], "best %d", bs[r]), rp[r] = rl[r];
     }
     for (int c = 0; c < nw; c++) snprintf(cl[c], sizeof cl[c], "worst %d", ws[c]), cp[c] = cl[c];
-    plot_axes ax = {title, "worst-fitness references", "best-fitness references", 0, 0, 640, 400};
+    plot_axes ax = {.title = title, .xlabel = "worst-fitness references", .ylabel = "best-fitness references",
+                    .width = 640, .height = 400};
     unsigned char *png = NULL;
     size_t len = 0;
     if (!d->with_png || plot_heatmap_png(&ax, rp, nb, cp, nw, v, 0, 1, &png, &len) == 0)
@@ -525,16 +545,35 @@ static void notes(vdoc *d, const grid_rows *R, const grid_tables *T, int full)
     add_text(d, B_PARA, "ZS and +SA run once per (scenario, model, seed) and are reported under each search method%s.",
              R->human ? "; the Human row is the human-written reward trained as it is (ZS) and then refined with CoT "
                         "(PCGRLLM)" : "");
-    add_text(d, B_PARA, "Mean rows: per scenario every row of the grid (all models, methods, ablations, iterations and "
-                        "seeds) is mapped to (x − min)/(max − min); the normalised scores of the scenarios are averaged "
-                        "per seed, then mean ± std over seeds. Scenario rows are raw scores.");
-    for (int s = 1; s <= 4; s++)
-        if (isfinite(T->min[s]))
-            add_text(d, B_PARA, "Scenario %d: min %.3f, max %.3f%s.", s, T->min[s], T->max[s],
-                     T->spread[s] ? "" : " (no spread: every row of it counts as 0 in the Mean rows)");
-    add_text(d, B_PARA, "p(ZS), p(SA): Welch's two-sided t-test of PCGRLLM against ZS and +SA over seeds; † p(ZS) < "
-                        "0.05, ∗ p(SA) < 0.05; – undefined (fewer than two seeds, or no spread in either). Bold: the "
-                        "best value of the row.");
+    if (T->normalised) {
+        add_text(d, B_PARA, "Mean rows (the paper's scenario-normalised mean): per scenario every row of the grid (all "
+                            "models, methods, ablations, iterations and seeds) is mapped to (x − min)/(max − min); the "
+                            "normalised scores of the scenarios are averaged per seed, then mean ± std over seeds. "
+                            "Scenario rows are raw scores.");
+        for (int s = 1; s <= 4; s++)
+            if (isfinite(T->min[s]))
+                add_text(d, B_PARA, "Scenario %d: min %.3f, max %.3f%s.", s, T->min[s], T->max[s],
+                         T->spread[s] ? "" : " (no spread: every row of it counts as 0 in the Mean rows)");
+    } else {
+        add_text(d, B_PARA, "Not normalised: the grid has one scenario (%d). The paper's Mean row averages min-max "
+                            "normalised scores across scenarios; within one scenario that would only stretch the "
+                            "grid's own range to 0..1 and magnify its differences, so there is no Mean row, and the "
+                            "values by iteration and the studies are raw fitness.", T->mean_scenario);
+    }
+    for (int i = 0; i < R->n_scen; i++) {
+        int s = R->scen[i];
+        add_text(d, B_PARA, "Random play, scenario %d: %.3f (the %d evaluation levels after one episode of uniformly "
+                            "random actions on the fixed evaluation maps, seed %llu; `pcgrllm levels --policy random`).",
+                 s, T->random_play[s], R->n_levels, (unsigned long long)R->eval_seed);
+    }
+    if (T->normalised)
+        add_text(d, B_PARA, "Random play on the Mean rows' scale: %.3f (the dashed line of the fitness plots).",
+                 T->random_play_mean);
+    add_text(d, B_PARA, "p(ZS), p(SA): Welch's two-sided t-test of PCGRLLM against ZS and +SA over seeds, when both "
+                        "columns have at least %d seeds (else \"n < %d\": too few runs for a test); – undefined (a "
+                        "column missing, or no spread in either and the same mean). † p(ZS) < 0.05, ∗ p(SA) < 0.05, "
+                        "with ↑ where PCGRLLM is higher (better) and ↓ where it is lower (worse). Bold: the best "
+                        "value of the row.", GRID_MIN_TEST_N, GRID_MIN_TEST_N);
     add_text(d, B_PARA, "Prompts: %s.", R->rules_on && R->rules_off ? "some cells stated the evaluator's rules "
                                                                       "(--evaluator-rules) and some did not"
                                         : R->rules_on ? "the evaluator's rules were stated (--evaluator-rules)"
@@ -544,13 +583,18 @@ static void notes(vdoc *d, const grid_rows *R, const grid_tables *T, int full)
 
 /* ---------------------------------------------------------------- the document */
 
-static void build(vdoc *d, const grid_rows *R, const grid_tables *T, int full)
+void grid_doc_build(vdoc *d, const grid_rows *R, const grid_tables *T, int full)
 {
+    d->R = R;
     add_text(d, B_H2, "Table II: ablations by search method");
     if (!T->n_t2) add_text(d, B_PARA, "No node has finished yet.");
     for_groups(d, R, T, table2_group);
+    if (!T->normalised && T->n_t2)
+        add_text(d, B_PARA, "No Mean row: a grid of one scenario is not normalised (see the notes).");
     if (full) {
-        add_text(d, B_H2, "Table IV: by iteration (normalised mean)");
+        if (T->normalised) add_text(d, B_H2, "Table IV: by iteration (normalised mean)");
+        else add_text(d, B_H2, "Table IV: by iteration (scenario %d, raw fitness: one scenario is not normalised)",
+                      T->mean_scenario);
         for_groups(d, R, T, table4_group);
         add_text(d, B_H2, "Studies");
         int before = d->n;
@@ -562,130 +606,10 @@ static void build(vdoc *d, const grid_rows *R, const grid_tables *T, int full)
             add_text(d, B_PARA, "None in this grid: --fitness llm gives Table V, --feedback-inputs text,image Table "
                                 "IX, --feedbacks specific,generic,none Table III and Fig. 6, --got-best and "
                                 "--got-worst lists Fig. 7.");
+        if (R->n_cell_info) {
+            add_text(d, B_H2, "Cells");
+            add_block(d, B_CELLS);
+        }
     }
     notes(d, R, T, full);
-}
-
-/* ---------------------------------------------------------------- Markdown */
-
-static void md_table(FILE *f, const vtable *t)
-{
-    for (int c = 0; c < t->ncol; c++) fprintf(f, "| %s ", t->head[c]);
-    fprintf(f, "|\n");
-    for (int c = 0; c < t->ncol; c++) fprintf(f, "|%s", c < 2 ? "---" : "---:");
-    fprintf(f, "|\n");
-    for (int r = 0; r < t->nrow; r++) {
-        for (int c = 0; c < t->ncol; c++) {
-            const char *s = t->cell[r * t->ncol + c];
-            fprintf(f, t->bold[r * t->ncol + c] ? "| **%s** " : "| %s ", s);
-        }
-        fprintf(f, "|\n");
-    }
-    fprintf(f, "\n");
-}
-
-char *grid_tables_markdown(const grid_rows *R, const grid_tables *T, int full)
-{
-    vdoc d = {0};
-    build(&d, R, T, full);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    for (int i = 0; f && i < d.n; i++) {
-        const vblock *b = &d.b[i];
-        if (b->kind == B_H2) fprintf(f, "## %s\n\n", b->text ? b->text : "");
-        else if (b->kind == B_H3) fprintf(f, "### %s\n\n", b->text ? b->text : "");
-        else if (b->kind == B_PARA) fprintf(f, "%s\n\n", b->text ? b->text : "");
-        else if (b->kind == B_TABLE && b->t) md_table(f, b->t);
-        else if (b->kind == B_PLOT) fprintf(f, "![%s](plots/%s)\n\n", b->text ? b->text : "", b->name);
-    }
-    if (f) fclose(f);
-    doc_free(&d);
-    return buf;
-}
-
-/* ---------------------------------------------------------------- HTML */
-
-static void html_text(FILE *f, const char *s)
-{
-    for (; s && *s; s++) {
-        if (*s == '<') fputs("&lt;", f);
-        else if (*s == '>') fputs("&gt;", f);
-        else if (*s == '&') fputs("&amp;", f);
-        else fputc(*s, f);
-    }
-}
-
-static void html_table(FILE *f, const vtable *t)
-{
-    fputs("<table><tr>", f);
-    for (int c = 0; c < t->ncol; c++) fputs("<th>", f), html_text(f, t->head[c]), fputs("</th>", f);
-    fputs("</tr>\n", f);
-    for (int r = 0; r < t->nrow; r++) {
-        fputs("<tr>", f);
-        for (int c = 0; c < t->ncol; c++) {
-            int b = t->bold[r * t->ncol + c];
-            fputs(b ? "<td><b>" : "<td>", f);
-            html_text(f, t->cell[r * t->ncol + c]);
-            fputs(b ? "</b></td>" : "</td>", f);
-        }
-        fputs("</tr>\n", f);
-    }
-    fputs("</table>\n", f);
-}
-
-char *grid_tables_html(const grid_rows *R, const grid_tables *T, const char *title)
-{
-    vdoc d = {.with_png = 1};
-    build(&d, R, T, 1);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f) return doc_free(&d), NULL;
-    fputs("<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>", f);
-    html_text(f, title);
-    fputs("</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:1200px;color:#222}"
-          "table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{border:1px solid #ccc;padding:3px 8px;"
-          "text-align:right}th{background:#f0f0f0}td:nth-child(-n+2){text-align:left}img{max-width:100%}"
-          "</style></head><body>\n<h1>",
-          f);
-    html_text(f, title);
-    fputs("</h1>\n", f);
-    for (int i = 0; i < d.n; i++) {
-        const vblock *b = &d.b[i];
-        const char *tag = b->kind == B_H2 ? "h2" : b->kind == B_H3 ? "h3" : "p";
-        if (b->kind == B_TABLE && b->t) html_table(f, b->t);
-        else if (b->kind == B_PLOT && b->png) {
-            char *b64 = llm_base64(b->png, b->png_len);
-            fprintf(f, "<p><img alt='%s' src='data:image/png;base64,%s'/></p>\n", b->name, b64 ? b64 : "");
-            free(b64);
-        } else if (b->kind != B_TABLE && b->kind != B_PLOT) {
-            fprintf(f, "<%s>", tag);
-            html_text(f, b->text);
-            fprintf(f, "</%s>\n", tag);
-        }
-    }
-    fputs("</body></html>\n", f);
-    fclose(f);
-    doc_free(&d);
-    return buf;
-}
-
-/* The plots as files DIR/plots/NAME.png (the names tables.md gives).
- * 0, or -1 with err. */
-int grid_write_plots(const char *out, const grid_rows *R, const grid_tables *T, char *err, int errlen)
-{
-    vdoc d = {.with_png = 1};
-    build(&d, R, T, 1);
-    char path[1400];
-    int rc = 0;
-    snprintf(path, sizeof path, "%s/plots", out);
-    if (make_dirs(path)) rc = -1, snprintf(err, (size_t)errlen, "cannot create %s", path);
-    for (int i = 0; !rc && i < d.n; i++)
-        if (d.b[i].kind == B_PLOT && d.b[i].png) {
-            snprintf(path, sizeof path, "%s/plots/%s", out, d.b[i].name);
-            rc = write_file_atomic_msg(path, d.b[i].png, d.b[i].png_len, err, errlen);
-        }
-    doc_free(&d);
-    return rc;
 }

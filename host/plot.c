@@ -228,6 +228,26 @@ static void draw_x_ticks(canvas *c)
     }
 }
 
+/* The reference line across the plot area (under the series), or (legend
+ * >= 0) its entry at that place in the legend. */
+static void draw_reference(canvas *c, const plot_axes *ax, int legend)
+{
+    cairo_t *cr = c->cr;
+    double dash[] = {6, 4}, y = legend < 0 ? px_y(c, ax->ref_y) : c->y0 + 8 + 20 * legend;
+    double x0 = legend < 0 ? c->x0 : c->x1 + 16, x1 = legend < 0 ? c->x1 : c->x1 + 30;
+    cairo_save(cr);
+    cairo_set_source_rgb(cr, 0.35, 0.35, 0.35);
+    cairo_set_line_width(cr, 1.5);
+    cairo_set_dash(cr, dash, 2, 0);
+    cairo_move_to(cr, x0, y);
+    cairo_line_to(cr, x1, y);
+    cairo_stroke(cr);
+    cairo_restore(cr);
+    if (legend < 0) return;
+    cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+    text_at(cr, c->x1 + 36, y, ax->ref_label, 12, 0, 0.5);
+}
+
 int plot_lines_png(const plot_axes *ax, const plot_series *s, int ns, unsigned char **png, size_t *len)
 {
     canvas c;
@@ -248,6 +268,8 @@ int plot_lines_png(const plot_axes *ax, const plot_series *s, int ns, unsigned c
         if (s[k].lo) y_range(ax, s[k].lo, (size_t)s[k].n, &a, &b), lo = fmin(lo, a);
         if (s[k].hi) y_range(ax, s[k].hi, (size_t)s[k].n, &a, &b), hi = fmax(hi, b);
     }
+    int ref = ax->ref_label && isfinite(ax->ref_y);
+    if (ref) lo = fmin(lo, ax->ref_y), hi = fmax(hi, ax->ref_y); /* in view even outside the range given */
     if (!(c.xmin < c.xmax)) c.xmin = isfinite(c.xmin) ? c.xmin - 1 : 0, c.xmax = c.xmin + 2;
     double pad = (c.xmax - c.xmin) * 0.04;
     c.xmin -= pad, c.xmax += pad;
@@ -258,9 +280,11 @@ int plot_lines_png(const plot_axes *ax, const plot_series *s, int ns, unsigned c
     cairo_save(c.cr);
     cairo_rectangle(c.cr, c.x0, c.y0, c.x1 - c.x0, c.y1 - c.y0);
     cairo_clip(c.cr);
+    if (ref) draw_reference(&c, ax, -1);
     for (int k = 0; k < ns; k++) draw_series(&c, &s[k], k);
     cairo_restore(c.cr);
     draw_legend(&c, labels, nl);
+    if (ref) draw_reference(&c, ax, nl);
     return canvas_close(&c, png, len);
 }
 

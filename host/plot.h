@@ -10,6 +10,8 @@ typedef struct {
     const char *title, *xlabel, *ylabel;
     double ymin, ymax;          /* the y range; ymin >= ymax: from the data */
     int width, height;          /* pixels; 0: 720 x 420 */
+    const char *ref_label;      /* lines only: a dashed horizontal reference line at */
+    double ref_y;               /* ref_y, named in the legend (NULL or NAN: none) */
 } plot_axes;
 
 typedef struct {

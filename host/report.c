@@ -124,23 +124,30 @@ static void write_fitness_chart(FILE *f, const thought_graph *g)
     double *v = calloc((size_t)(4 * n + 1), sizeof *v);
     if (!v) return;
     double *x = v, *ok = v + n, *failed = v + 2 * n, *best = v + 3 * n, top = NAN;
+    int n_failed = 0;
     for (int i = 0; i < n; i++) {
         const thought_node *nd = &g->nodes[i];
         x[i] = nd->iteration;
         ok[i] = nd->status == NODE_OK ? nd->fitness : NAN;
         failed[i] = nd->status == NODE_FAILED ? 0 : NAN;
+        n_failed += nd->status == NODE_FAILED;
         if (nd->status == NODE_OK && !(nd->fitness <= top)) top = nd->fitness;
         best[i] = top;
     }
     plot_series s[3] = {{.label = "best so far", .n = n, .x = x, .y = best, .step = 1},
                         {.label = "node fitness", .n = n, .x = x, .y = ok, .markers = 1},
                         {.label = "failed node", .n = n, .x = x, .y = failed, .markers = 2}};
+    int ns = n_failed ? 3 : 2; /* the failed series last: in the legend only when a node failed */
     plot_axes ax = {.title = "Fitness by iteration", .xlabel = "iteration", .ylabel = "fitness", .ymin = 0, .ymax = 1};
     unsigned char *png = NULL;
     size_t len = 0;
-    if (n > 0 && plot_lines_png(&ax, s, 3, &png, &len) == 0) {
+    if (n > 0 && plot_lines_png(&ax, s, ns, &png, &len) == 0) {
         char *b64 = llm_base64(png, len);
-        if (b64) fprintf(f, "<p><img alt='fitness by iteration' src='data:image/png;base64,%s'/></p>\n", b64);
+        if (b64) {
+            fprintf(f, "<p><img alt='fitness by iteration' title='legend:");
+            for (int k = 0; k < ns; k++) fprintf(f, "%s %s", k ? "," : "", s[k].label);
+            fprintf(f, "' src='data:image/png;base64,%s'/></p>\n", b64);
+        }
         free(b64);
     }
     free(png);

@@ -1,6 +1,7 @@
 /* A grid's summary.json checked against its own rows: every Table II
  * entry and p-value recomputed from the "rows" list with the formulas of
- * docs/grid.md, written again here rather than taken from the engine. */
+ * docs/grid.md (no p-value where a column has one or two seeds), written
+ * again here rather than taken from the engine. */
 #ifndef PCG_TEST_GRID_CHECK_H
 #define PCG_TEST_GRID_CHECK_H
 

@@ -180,17 +180,21 @@ static const struct {
     {0, "human", "full", 0.605510752688172, 0.334378586101147, 3},
 };
 
+/* GoT's PCGRLLM column has two seeds in scenario 3 (and so in the Mean
+ * row): too few for a test, so no p there (scipy would give 0.307476636220134,
+ * 0.606478688845626 and 0.735528569449941, 0.861521401254973). */
 static const struct {
     int scenario;
     const char *pe;
     double p_zs, p_sa;
+    int few, dir_zs, dir_sa;
 } expected_p[] = {
-    {1, "cot", 0.835803399709431, 0.547448876230532},
-    {1, "got", 0.570933363398045, 0.800335388924935},
-    {3, "cot", 0.233341076316081, 0.633851780855377},
-    {3, "got", 0.307476636220134, 0.606478688845626},
-    {0, "cot", 0.201435546707526, 0.504063772543852},
-    {0, "got", 0.735528569449941, 0.861521401254973},
+    {1, "cot", 0.835803399709431, 0.547448876230532, 0, 1, 1},
+    {1, "got", 0.570933363398045, 0.800335388924935, 0, -1, -1},
+    {3, "cot", 0.233341076316081, 0.633851780855377, 0, 1, 1},
+    {3, "got", NAN, NAN, 1, 1, 1},
+    {0, "cot", 0.201435546707526, 0.504063772543852, 0, 1, 1},
+    {0, "got", NAN, NAN, 1, 1, 1},
 };
 
 static const struct {
@@ -288,7 +292,12 @@ static void grid_tables_known_rows(void **state)
         const grid_t2_row *e = t2_find(&T, expected_p[i].scenario, expected_p[i].pe);
         near(e->p_zs, expected_p[i].p_zs, 1e-10, "p(ZS)");
         near(e->p_sa, expected_p[i].p_sa, 1e-10, "p(SA)");
+        assert_int_equal(e->few_zs, expected_p[i].few);
+        assert_int_equal(e->few_sa, expected_p[i].few);
+        assert_int_equal(e->dir_zs, expected_p[i].dir_zs);
+        assert_int_equal(e->dir_sa, expected_p[i].dir_sa);
     }
+    assert_true(T.normalised);
     /* the best column of a row: scenario 3, CoT: +FB 0.757 */
     assert_int_equal(t2_find(&T, 3, "cot")->best, 1 << ABL_FB);
     /* by iteration: CoT and GoT full (and fb, and the Human row) */
@@ -353,7 +362,13 @@ static void grid_summary_json_csv_markdown(void **state)
     assert_int_equal(found, 1);
     assert_int_equal(json_array_size(pv), 3 * 2 * 2); /* cot and got, vs zs and sa; not the Human row */
     json_array_foreach(pv, i, o) {
-        assert_true(json_is_number(json_object_get(o, "p")));
+        /* GoT has two PCGRLLM seeds in scenario 3 and the Mean row: not tested */
+        json_t *sc = json_object_get(o, "scenario");
+        int few = !strcmp(json_string_value(json_object_get(o, "pe")), "got") &&
+                  !(json_is_integer(sc) && json_integer_value(sc) == 1);
+        assert_int_equal(json_is_true(json_object_get(o, "too_few_runs")), few);
+        assert_true(few ? json_is_null(json_object_get(o, "p")) : json_is_number(json_object_get(o, "p")));
+        assert_false(json_is_true(json_object_get(o, "significant")));
         const char *vs = json_string_value(json_object_get(o, "vs"));
         assert_true(!strcmp(vs, "zs") || !strcmp(vs, "sa"));
     }
@@ -378,7 +393,8 @@ static void grid_summary_json_csv_markdown(void **state)
     assert_non_null(strstr(md, "| Mean | CoT | 0.405 ± 0.206 | 0.468 ± 0.336 | 0.536 ± 0.298 | **0.629 ± 0.132** | "
                                "0.201 | 0.504 |"));
     assert_non_null(strstr(md, "| Mean | GoT | 0.405 ± 0.206 | 0.468 ± 0.336 | **0.614 ± 0.332** | 0.539 ± 0.424 "
-                               "(n=2) | 0.736 | 0.862 |"));
+                               "(n=2, too few) | n < 3 | n < 3 |"));
+    assert_non_null(strstr(md, "Too few runs for a test"));
     assert_non_null(strstr(md, "| Mean | Human | 0.447 ± 0.336 |  |  | **0.606 ± 0.334** |  |  |"));
     assert_non_null(strstr(md, "### Table IV"));
     assert_non_null(strstr(md, "ZS and +SA run once per (scenario, model, seed)"));
@@ -394,8 +410,8 @@ static void grid_summary_json_csv_markdown(void **state)
 
 /* ---- the studies: Table V, Table IX, feedback types, references ---- */
 
-static void add_study_row(grid_rows *R, const char *pe, const char *fb, const char *fbin, int gb, int gw, int abl,
-                          int repeat, int iteration, double fitness, double llm, int final)
+static void add_study_row(grid_rows *R, int scenario, const char *pe, const char *fb, const char *fbin, int gb, int gw,
+                          int abl, int repeat, int iteration, double fitness, double llm, int final)
 {
     grid_row w;
     grid_row_blank(&w);
@@ -404,37 +420,44 @@ static void add_study_row(grid_rows *R, const char *pe, const char *fb, const ch
     snprintf(w.key.feedback, sizeof w.key.feedback, "%s", fb);
     snprintf(w.key.feedback_input, sizeof w.key.feedback_input, "%s", fbin);
     w.key.got_best = gb, w.key.got_worst = gw;
-    w.scenario = 1, w.ablation = abl, w.repeat = repeat, w.iteration = iteration, w.final = final, w.ok = 1;
+    w.scenario = scenario, w.ablation = abl, w.repeat = repeat, w.iteration = iteration, w.final = final, w.ok = 1;
     w.fitness = w.best_so_far = fitness;
     w.llm_score = w.llm_best_so_far = llm;
     assert_int_equal(grid_rows_add(R, &w), 0);
 }
 
-/* Scenario 1, two seeds, zero-shot and +FB over two iterations.  Fitness
- * spans 0..1, so the Mean rows are the raw values; the model's scores
- * span 0.3..0.8. */
-static void build_study_rows(grid_rows *R)
+/* One scenario's study rows (see build_study_rows). */
+static void add_study_scenario(grid_rows *R, int s)
 {
-    int scen[] = {1}, abl[] = {ABL_ZS, ABL_FB};
-    assert_int_equal(grid_rows_init(R, scen, 1, 2, abl, 2), 0);
-    R->fitness_llm = 1;
     const char *keys[3][2] = {{"specific", "text"}, {"specific", "image"}, {"none", "text"}};
     const double last[3][2] = {{0.6, 0.8}, {0.5, 1.0}, {0.0, 0.2}};
     for (int k = 0; k < 3; k++)
         for (int r = 0; r < 2; r++) {
-            add_study_row(R, "cot", keys[k][0], keys[k][1], -1, -1, ABL_ZS, r, 1, r ? 0.4 : 0.2, r ? 0.7 : 0.5, 1);
-            add_study_row(R, "cot", keys[k][0], keys[k][1], -1, -1, ABL_FB, r, 1, r ? 0.4 : 0.2,
+            add_study_row(R, s, "cot", keys[k][0], keys[k][1], -1, -1, ABL_ZS, r, 1, r ? 0.4 : 0.2, r ? 0.7 : 0.5, 1);
+            add_study_row(R, s, "cot", keys[k][0], keys[k][1], -1, -1, ABL_FB, r, 1, r ? 0.4 : 0.2,
                           k == 0 ? (r ? 0.8 : 0.6) : NAN, 0);
-            add_study_row(R, "cot", keys[k][0], keys[k][1], -1, -1, ABL_FB, r, 2, last[k][r],
+            add_study_row(R, s, "cot", keys[k][0], keys[k][1], -1, -1, ABL_FB, r, 2, last[k][r],
                           k == 0 ? (r ? 0.5 : 0.3) : NAN, 1);
         }
     const int refs[4][2] = {{0, 0}, {2, 0}, {0, 1}, {2, 1}};
     const double got[4][2] = {{0.1, 0.3}, {0.5, 0.7}, {0.0, 0.2}, {0.8, 1.0}};
     for (int k = 0; k < 4; k++)
         for (int r = 0; r < 2; r++) {
-            add_study_row(R, "got", "specific", "text", refs[k][0], refs[k][1], ABL_FB, r, 1, 0.5, NAN, 0);
-            add_study_row(R, "got", "specific", "text", refs[k][0], refs[k][1], ABL_FB, r, 2, got[k][r], NAN, 1);
+            add_study_row(R, s, "got", "specific", "text", refs[k][0], refs[k][1], ABL_FB, r, 1, 0.5, NAN, 0);
+            add_study_row(R, s, "got", "specific", "text", refs[k][0], refs[k][1], ABL_FB, r, 2, got[k][r], NAN, 1);
         }
+}
+
+/* Scenarios 1 and 3 alike (the first n_scen of them), two seeds,
+ * zero-shot and +FB over two iterations.  Fitness spans 0..1, so the Mean
+ * rows are the raw values; the model's scores span 0.3..0.8. */
+static void build_study_rows(grid_rows *R, int n_scen)
+{
+    int scen[] = {1, 3}, abl[] = {ABL_ZS, ABL_FB};
+    assert_int_equal(grid_rows_init(R, scen, n_scen, 2, abl, 2), 0);
+    R->fitness_llm = 1;
+    for (int si = 0; si < n_scen; si++)
+        add_study_scenario(R, scen[si]);
 }
 
 static json_t *find_entry(json_t *arr, const char *pe, const char *fb, const char *fbin, int gb, int gw,
@@ -466,7 +489,7 @@ static void grid_studies_known_rows(void **state)
     (void)state;
     grid_rows R;
     grid_tables T;
-    build_study_rows(&R);
+    build_study_rows(&R, 2);
     assert_int_equal(grid_tables_compute(&R, GRID_VALUE_FINAL, &T), 0);
     near(T.lmin[1], 0.3, 1e-12, "llm min");
     near(T.lmax[1], 0.8, 1e-12, "llm max");
@@ -509,7 +532,7 @@ static void grid_studies_known_rows(void **state)
     assert_non_null(md);
     assert_non_null(strstr(md, "Table V"));
     assert_non_null(strstr(md, "| Mean | CoT, m, specific, text | 0.300 | 0.700 | +0.400 | 0.600 | 0.200 | -0.400 |"));
-    assert_int_equal(pcg_test_count_of(md, "| CoT, m, "), 3); /* Table V: the judged rows only (1, Mean), Table IX */
+    assert_int_equal(pcg_test_count_of(md, "| CoT, m, "), 4); /* Table V: the judged rows only (1, 3, Mean), Table IX */
     assert_non_null(strstr(md, "Table IX"));
     assert_non_null(strstr(md, "| CoT, m, specific, text | 0.300 | 0.700 | +0.400 | 0.300 | 0.750 | +0.450 |"));
     assert_non_null(strstr(md, "| none | 0.300 ± 0.141 | 0.100 ± 0.141 |"));
@@ -524,5 +547,37 @@ static void grid_studies_known_rows(void **state)
     grid_rows_free(&R);
 }
 
+/* The same studies in a grid of one scenario: not normalised, so they
+ * read that scenario's raw values (the model's own scores too), and there
+ * is no Mean row. */
+static void grid_studies_one_scenario(void **state)
+{
+    (void)state;
+    grid_rows R;
+    grid_tables T;
+    build_study_rows(&R, 1);
+    assert_int_equal(grid_tables_compute(&R, GRID_VALUE_FINAL, &T), 0);
+    assert_false(T.normalised);
+    assert_int_equal(T.mean_scenario, 1);
+    for (int i = 0; i < T.n_t2; i++) assert_int_equal(T.t2[i].scenario, 1);
+    for (int i = 0; i < R.n; i++) assert_true(isnan(R.rows[i].norm));
+    char *md = grid_tables_markdown(&R, &T, 1);
+    assert_non_null(md);
+    assert_null(strstr(md, "| Mean |"));
+    /* the model's +FB scores 0.3 and 0.5 raw: 0.4, not 0.2 as normalised */
+    assert_non_null(strstr(md, "| 1 | CoT, m, specific, text | 0.300 | 0.700 | +0.400 | 0.600 | 0.400 | -0.200 |"));
+    assert_non_null(strstr(md, "Table IX — feedback on the levels as text or as an image (the only scenario, not "
+                               "normalised)"));
+    assert_non_null(strstr(md, "| 2 | 0.600 | 0.900 |"));
+    assert_non_null(strstr(md, "Not normalised: the grid has one scenario (1)"));
+    free(md);
+    json_t *j = grid_summary_json(&R, &T);
+    assert_int_equal(json_array_size(json_object_get(j, "ref_heatmap")), 4);
+    assert_true(json_is_false(json_object_get(j, "normalised")));
+    json_decref(j);
+    grid_tables_free(&T);
+    grid_rows_free(&R);
+}
+
 PCG_TESTS(grid_tables, cmocka_unit_test(grid_tables_known_rows), cmocka_unit_test(grid_summary_json_csv_markdown),
-          cmocka_unit_test(grid_studies_known_rows))
+          cmocka_unit_test(grid_studies_known_rows), cmocka_unit_test(grid_studies_one_scenario))

@@ -57,9 +57,10 @@ static void check_not_blank(const char *png, int min_colours)
     if (colours < min_colours) fail_msg("%s: %d saturated colours, want %d (the plots)", png, colours, min_colours);
 }
 
-/* A run directory with a graph of four nodes (one failed), enough for
- * `pcgrllm report` to draw its tree and fitness chart. */
-static void fake_run(const char *dir)
+/* A run directory with a graph of four nodes (the third failed, unless
+ * !with_failed), enough for `pcgrllm report` to draw its tree and
+ * fitness chart. */
+static void fake_run(const char *dir, int with_failed)
 {
     char path[PATH_MAX + 32];
     assert_int_equal(make_dirs(dir), 0);
@@ -70,7 +71,7 @@ static void fake_run(const char *dir)
     assert_int_equal(write_file_atomic(path, cfg, strlen(cfg)), 0);
     thought_graph g;
     graph_init(&g, PE_TOT, 2);
-    const double fit[] = {0.2, 0.5, -1, 0.8};
+    const double fit[] = {0.2, 0.5, with_failed ? -1 : 0.3, 0.8};
     const int parent[] = {-1, 0, 1, 1};
     for (int i = 0; i < 4; i++) {
         int id = graph_add(&g, i + 1, parent[i]);
@@ -124,7 +125,7 @@ static void pages_render_in_chromium(void **state)
     check_not_blank(png, 2);
     /* a run's report */
     snprintf(dir, sizeof dir, "%s/pages-run", pcg_test_tmpdir());
-    fake_run(dir);
+    fake_run(dir, 1);
     if (pcg_test_sh(out, sizeof out, "%s report %s", pcg_test_binary(), dir) != 0) fail_msg("report: %s", out);
     snprintf(page, sizeof page, "%s/report.html", dir);
     char *rep = pcg_test_slurp(page);
@@ -136,4 +137,24 @@ static void pages_render_in_chromium(void **state)
     check_not_blank(png, 2);
 }
 
-PCG_TESTS(pages, cmocka_unit_test(pages_render_in_chromium))
+/* The fitness chart's legend names the failed-node crosses only when a
+ * node failed (the image's title lists the legend's entries). */
+static void report_failed_legend_only_when_failed(void **state)
+{
+    (void)state;
+    char out[8192], dir[PATH_MAX], page[PATH_MAX + 32];
+    for (int failed = 0; failed < 2; failed++) {
+        snprintf(dir, sizeof dir, "%s/legend-run-%d", pcg_test_tmpdir(), failed);
+        fake_run(dir, failed);
+        if (pcg_test_sh(out, sizeof out, "%s report %s", pcg_test_binary(), dir) != 0) fail_msg("report: %s", out);
+        snprintf(page, sizeof page, "%s/report.html", dir);
+        char *rep = pcg_test_slurp(page);
+        assert_non_null(rep);
+        const char *want = failed ? "alt='fitness by iteration' title='legend: best so far, node fitness, failed node'"
+                                  : "alt='fitness by iteration' title='legend: best so far, node fitness'";
+        assert_non_null(strstr(rep, want));
+        free(rep);
+    }
+}
+
+PCG_TESTS(pages, cmocka_unit_test(pages_render_in_chromium), cmocka_unit_test(report_failed_legend_only_when_failed))
