@@ -90,7 +90,7 @@ int bench_confine(int argc, char **argv)
     long threads = 0, updates = 3, v;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((c = getopt_full(argc, argv, "", opts, NULL)) != -1) {
         if (c == 't' && !parse_int(optarg, 1, 1024, &v)) threads = v;
         else if (c == 'u' && !parse_int(optarg, 1, 1000, &v)) updates = v;
         else if (c == 'h') return printf("usage: pcgrllm bench confine [--updates N (3)] [--threads T]\n"), 0;

@@ -82,7 +82,7 @@ int bench_train(int argc, char **argv)
     long threads = 0;
     int quick = 0, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((c = getopt_full(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
         case 't':
             if (parse_int(optarg, 1, 1024, &threads)) return die_msg("bench train: --threads must be in 1..1024"), 2;

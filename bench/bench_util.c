@@ -31,7 +31,7 @@ int bench_seconds_opts(int argc, char **argv, const char *name, double *seconds)
     int c;
     *seconds = 1.0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((c = getopt_full(argc, argv, "", opts, NULL)) != -1) {
         if (c == 's') {
             if (parse_double(optarg, 0.01, 600, seconds)) return die_msg("bench %s: --seconds must be 0.01..600", name), 2;
         } else if (c == 'h') {

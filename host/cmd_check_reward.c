@@ -65,7 +65,7 @@ int cmd_check_reward(int argc, char **argv)
     int variant = VARIANT_DUNGEON, have_variant = 0, json = 0, cuda = 0;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((c = getopt_full(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
         case 'S':
             if (parse_int(optarg, 1, 4, &scenario))

@@ -316,7 +316,7 @@ int cmd_device(int argc, char **argv)
                                          {0, 0, 0, 0}};
     optind = 1;
     int c;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = getopt_full(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'b': backend = optarg; break;
         case 'B': bench = 1; break;

@@ -121,6 +121,25 @@ static void fmt_dist(char *buf, size_t len, int v)
     else snprintf(buf, len, "%d", v);
 }
 
+/* What the table's columns mean, under it (docs/evaluator.md has more). */
+static void columns_legend(const eval_scenario_t *s)
+{
+    int keydoor = s->kind == EVAL_KEYDOOR;
+    printf("\ncolumns: score  the level's score\n");
+    printf("  sol      %s\n", keydoor ? "gates on a playable route" : "keys that give a solution (player -> key -> door)");
+    printf("  play     %s\n", keydoor ? "the level is playable" : "the player reaches the door");
+    if (s->kind == EVAL_ENCOUNTER) printf("  met      BAT, SCORPION, SPIDER met (within 2 cells) on some solution's route\n");
+    if (keydoor) {
+        printf("  p->gate, gate->door  steps, DOORs blocking; p->treasure  steps, DOORs passable\n");
+    } else {
+        printf("  p->door  steps from the player to the door\n");
+        printf("  route    steps of the shortest solution route\n");
+    }
+    printf("  walls    share of WALL tiles;  entropy  Shannon entropy of the tile types, bits\n");
+    if (s->kind != EVAL_PATHLENGTH) printf("  aspao    mean steps from the player to each objective (Word2Minecraft)\n");
+    printf("  -        no such route\n");
+}
+
 static void print_table(const eval_scenario_t *s, char **files, const eval_level_t *per, const eval_summary_t *sum)
 {
     int fw = 4;
@@ -168,6 +187,7 @@ static void print_table(const eval_scenario_t *s, char **files, const eval_level
         if (m->missing) printf("  (no %s)", tile_name(m->missing));
         putchar('\n');
     }
+    columns_legend(s);
     printf("\nfitness %.4f over %d level%s\n", sum->fitness, sum->n, sum->n == 1 ? "" : "s");
     printf("playable %d/%d", sum->n_playable, sum->n);
     if (sum->n_playable) printf(", wall share on playable levels %.3f", sum->playable_wall_share);
@@ -191,7 +211,7 @@ int cmd_eval(int argc, char **argv)
     int json = 0, c;
     const char *target_text = NULL;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((c = getopt_full(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
         case 's':
             if (parse_int(optarg, 1, eval_n_scenarios(), &number))

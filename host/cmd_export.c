@@ -237,7 +237,7 @@ int cmd_export(int argc, char **argv)
     long scale = MC_DEFAULT_SCALE, number = -1, node = -1;
     const char *out = NULL, *blocks = NULL, *ns = "pcgrllm", *target_text = NULL;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((c = getopt_full(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
         case 'm': minecraft = 1; break;
         case 'o': out = optarg; break;

@@ -31,8 +31,8 @@ static void generate_usage(FILE *f)
             "  --seed S         seed of the starting maps (default %llu, the fixed evaluation seed)\n"
             "  --action-seed A  seed of the sampled actions (default 0)\n"
             "  --threads T      OpenMP threads (default: all cores)\n"
-            "  --backend B      cpu (default), cuda (the episode on the GPU; an error without one) or auto\n"
-            "                   (cuda when a device is usable, else cpu)\n",
+            "  --backend B      cpu, cuda (the episode on the GPU; an error without one) or auto (default:\n"
+            "                   cuda when a device is usable, else cpu, as train chooses)\n",
             (unsigned long long)PPO_EVAL_SEED);
 }
 
@@ -43,12 +43,12 @@ int cmd_generate(int argc, char **argv)
                                          {"out", required_argument, 0, 'o'},    {"threads", required_argument, 0, 't'},
                                          {"backend", required_argument, 0, 'b'}, {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    const char *policy = NULL, *out = NULL, *backend_arg = "cpu";
+    const char *policy = NULL, *out = NULL, *backend_arg = "auto";
     long n = 30, threads = 0;
     uint64_t seed = PPO_EVAL_SEED, action_seed = 0;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((c = getopt_full(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
         case 'p': policy = optarg; break;
         case 'o': out = optarg; break;

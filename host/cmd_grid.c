@@ -39,15 +39,19 @@ static void grid_usage(FILE *f)
             "where it runs:\n"
             "  --yes                 go on with a grid projected at over 3 hours on the CPU without asking\n"
             "  --jobs J              at most J cells at once on the CPU, each with --threads\n"
-            "                        max(1, cores/J) unless the run flags set --threads (1)\n"
+            "                        max(1, idle CPUs/J) unless the run flags set --threads (1)\n"
             "  --gpus N              one cell per GPU at once, with PCGRLLM_GPU=k and --backend cuda\n"
             "                        (unless the run flags set --backend); not with --jobs > 1\n"
             "  --cell K              run only cell K (a batch-array task)\n"
             "  --slurm               write DIR/slurm/grid.sbatch (one array task per unfinished cell) and a\n"
             "                        summary job after it, submit both with sbatch, print the job ids\n"
             "  --slurm-script-only   write them without submitting\n"
-            "  --partition P --time T --gres G --cpus-per-task C --mem M --max-parallel N\n"
-            "                        their #SBATCH options (--gres gpu:1 runs each task with --gpus 1)\n"
+            "  --partition P --time T --gres G --cpus-per-task C --mem M --max-parallel N --account A\n"
+            "  --qos Q               their #SBATCH options (--gres gpu:1 runs each task with --gpus 1)\n"
+            "  --sbatch 'OPTION'     one more #SBATCH line for both jobs (repeat; e.g. --sbatch --constraint=a100)\n"
+            "  --prologue FILE       shell lines run before each task and the summary (module load, a\n"
+            "                        virtual environment, PCGRLLM_CUDA_LIB=...)\n"
+            "  --summary-partition P the summary job's partition (it needs no GPU and little time)\n"
             "results:\n"
             "  --list                the cells with their index, seed and state\n"
             "  --summary             only the summary of what is finished\n"
@@ -57,12 +61,13 @@ static void grid_usage(FILE *f)
             "with no axis or run flag, the definition stored in DIR/grid.json is used.\n"
             "Writes DIR/grid.json, grid.log, summary.json, tables.md, summary.html, summary.txt, CSV\n"
             "files and plots/.  Exit codes: 0 every cell done, 1 a cell failed or error, 2 bad flags,\n"
-            "130 interrupted.  See docs/grid.md.\n");
+            "4 a model server does not answer (no cell was started), 130 interrupted.  See docs/grid.md.\n");
 }
 
 enum {
     O_OUT = 256, O_SCEN, O_PE, O_ABL, O_MODELS, O_FBS, O_FBINS, O_GB, O_GW, O_HUMAN, O_REP, O_JOBS, O_GPUS, O_CELL,
-    O_LIST, O_SUMMARY, O_VALUE, O_SLURM, O_SLURM_ONLY, O_PART, O_TIME, O_GRES, O_CPT, O_MEM, O_MAXPAR, O_HELP, O_YES,
+    O_LIST, O_SUMMARY, O_VALUE, O_SLURM, O_SLURM_ONLY, O_PART, O_TIME, O_GRES, O_CPT, O_MEM, O_ACCOUNT, O_QOS,
+    O_SBATCH, O_PROLOGUE, O_SUMPART, O_MAXPAR, O_HELP, O_YES,
     O_BASE_URL, O_KEY_ENV
 };
 
@@ -110,6 +115,15 @@ static int slurm_flag(int ch, const char *v, grid_slurm_opts *s, char *err, int 
     case O_TIME: return grid_slurm_check_value("--time", v, err, errlen) ? -1 : (snprintf(s->time, sizeof s->time, "%s", v), 0);
     case O_GRES: return grid_slurm_check_value("--gres", v, err, errlen) ? -1 : (snprintf(s->gres, sizeof s->gres, "%s", v), 0);
     case O_MEM: return grid_slurm_check_value("--mem", v, err, errlen) ? -1 : (snprintf(s->mem, sizeof s->mem, "%s", v), 0);
+    case O_ACCOUNT:
+        return grid_slurm_check_value("--account", v, err, errlen) ? -1 : (snprintf(s->account, sizeof s->account, "%s", v), 0);
+    case O_QOS: return grid_slurm_check_value("--qos", v, err, errlen) ? -1 : (snprintf(s->qos, sizeof s->qos, "%s", v), 0);
+    case O_SUMPART:
+        return grid_slurm_check_value("--summary-partition", v, err, errlen)
+                   ? -1
+                   : (snprintf(s->summary_partition, sizeof s->summary_partition, "%s", v), 0);
+    case O_SBATCH: return grid_slurm_add_line(s, v, err, errlen);
+    case O_PROLOGUE: return grid_slurm_read_prologue(s, v, err, errlen);
     case O_CPT:
         if (parse_int(v, 1, 4096, &n)) return snprintf(err, (size_t)errlen, "--cpus-per-task must be 1..4096"), -1;
         s->cpus_per_task = (int)n;
@@ -138,13 +152,16 @@ static int parse_flags(int argc, char **argv, grid_opts *o, char *human, int *sl
         {"time", required_argument, 0, O_TIME},        {"gres", required_argument, 0, O_GRES},
         {"cpus-per-task", required_argument, 0, O_CPT}, {"mem", required_argument, 0, O_MEM},
         {"max-parallel", required_argument, 0, O_MAXPAR}, {"help", no_argument, 0, O_HELP},
+        {"account", required_argument, 0, O_ACCOUNT},  {"qos", required_argument, 0, O_QOS},
+        {"sbatch", required_argument, 0, O_SBATCH},    {"prologue", required_argument, 0, O_PROLOGUE},
+        {"summary-partition", required_argument, 0, O_SUMPART},
         {"base-url", required_argument, 0, O_BASE_URL}, {"api-key-env", required_argument, 0, O_KEY_ENV},
         {0, 0, 0, 0}};
     int ch, idx;
     long v;
     optind = 1;
     opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":", opts, &idx)) != -1) {
+    while ((ch = getopt_full(argc, argv, ":", opts, &idx)) != -1) {
         if (axis_flag(ch, optarg, o, err, errlen) == 0) continue;
         if (ch >= O_SCEN && ch <= O_GW) return -1; /* the axis said why */
         if (ch >= O_PART && ch <= O_MAXPAR) {
@@ -209,7 +226,8 @@ static int check_flags(const grid_opts *o, int slurm_opts_given, char *err, int 
     if (o->slurm && (o->gpus || o->jobs > 1))
         return snprintf(err, (size_t)errlen, "--slurm runs each cell as its own task; ask for GPUs with --gres gpu:1"), -1;
     if (slurm_opts_given && !o->slurm)
-        return snprintf(err, (size_t)errlen, "--partition, --time, --gres, --cpus-per-task, --mem and --max-parallel go "
+        return snprintf(err, (size_t)errlen, "--partition, --time, --gres, --cpus-per-task, --mem, --account, --qos, "
+                                             "--sbatch, --prologue, --summary-partition and --max-parallel go "
                                              "with --slurm"), -1;
     return 0;
 }

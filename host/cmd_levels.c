@@ -31,7 +31,7 @@ int cmd_levels(int argc, char **argv)
     const char *out = NULL;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((c = getopt_full(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
         case 'n':
             if (parse_int(optarg, 1, 1000000, &n)) return die_msg("levels: --n must be an integer in 1..1000000"), 2;

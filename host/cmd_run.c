@@ -26,7 +26,7 @@ static void run_usage(FILE *f)
             "  --llm offline|openai  offline: the rule-based baseline author, no network, not a\n"
             "                        language model (default unless --base-url is given or\n"
             "                        $OPENAI_API_KEY is set); openai: any OpenAI-compatible server\n"
-            "  %s\n"
+            "%s"
             "search (docs/method.md#the-reward-design-loop):\n"
             "  --pe cot|tot|got      chain, tree or graph of thoughts (cot)\n"
             "  --iterations Y        thought nodes (6)       --align Z    self-alignment rounds (5)\n"
@@ -61,7 +61,8 @@ static void run_usage(FILE *f)
             "  --resume              continue the run in --out DIR from where it stopped\n"
             "  --quiet               no progress lines (the log is still written)\n"
             "  --yes                 go on with a job projected at over 3 hours on the CPU without asking\n"
-            "Exit codes: 0 done, 1 error or no node produced a reward, 2 bad flags, 3 story refused.\n"
+            "Exit codes: 0 done, 1 error or no node produced a reward, 2 bad flags, 3 story refused,\n"
+            "4 the model server failed (nothing was made of it; --resume goes on once it is back).\n"
             "See docs/loop.md and docs/llm.md.\n",
             llm_flags_help(), run_profile_flags("quick"));
 }
@@ -281,6 +282,15 @@ static int training_flag(run_config *c, int ch, const char *optarg, char *err, i
 
 #undef BAD
 
+/* Without --llm: a language model when a server is named or a key is
+ * there, else the offline author. */
+static void default_author(run_config *c, int llm_set, int base_url_set)
+{
+    if (llm_set) return;
+    const char *key = getenv(c->llm.api_key_env[0] ? c->llm.api_key_env : "OPENAI_API_KEY");
+    c->offline = !(base_url_set || (key && *key));
+}
+
 /* The checks that need every flag, and the defaults that depend on them.
  * 0, or -1 with err. */
 static int check_run(run_config *c, int have_task, int llm_set, int base_url_set, char *err, int errlen)
@@ -292,10 +302,7 @@ static int check_run(run_config *c, int have_task, int llm_set, int base_url_set
     }
     if (have_task != 1) BAD("give exactly one of --scenario N, --story TEXT, --story-file F");
     if (c->scenario == 0 && !c->story[0]) BAD("the story is empty");
-    if (!llm_set) {
-        const char *key = getenv(c->llm.api_key_env[0] ? c->llm.api_key_env : "OPENAI_API_KEY");
-        c->offline = !(base_url_set || (key && *key));
-    }
+    default_author(c, llm_set, base_url_set);
     if (strcmp(c->matmul, "fp32") && !strcmp(c->backend, "cpu"))
         BAD("--matmul %s needs the CUDA trainer (--backend cuda or auto); the CPU computes in fp32", c->matmul);
     if (c->offline && c->fitness_mode == FIT_LLM)
@@ -323,7 +330,7 @@ static int parse_run_flags(run_config *c, int argc, char **argv, run_flags_seen 
     int ch, idx, r;
     optind = 1;
     opterr = 0; /* one line of our own for a bad flag, below */
-    while ((ch = getopt_long(argc, argv, ":", opts, &idx)) != -1) {
+    while ((ch = getopt_full(argc, argv, ":", opts, &idx)) != -1) {
         if ((r = task_flag(c, ch, optarg, &seen->have_task, err, errlen)) <= 0 ||
             (r = search_flag(c, ch, optarg, err, errlen)) <= 0 ||
             (r = training_flag(c, ch, optarg, err, errlen)) <= 0) {
@@ -389,7 +396,9 @@ static int run_flags(run_config *c, int argc, char **argv, run_flags_seen *seen,
 int run_config_from_flags(run_config *c, int argc, char **argv, char *err, int errlen)
 {
     run_flags_seen seen = {0, 0, 0, 0, 0};
-    return run_flags(c, argc, argv, &seen, err, errlen);
+    if (run_flags(c, argc, argv, &seen, err, errlen)) return -1;
+    default_author(c, seen.llm_set, seen.base_url_set);
+    return 0;
 }
 
 int cmd_run(int argc, char **argv)

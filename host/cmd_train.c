@@ -17,7 +17,10 @@
 #include "train_worker.h"
 #include "util.h"
 #include "dirguard.h"
+#include "version.h"
 #include <errno.h>
+#include <jansson.h>
+#include <omp.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
@@ -87,23 +90,60 @@ static void on_sigint(int sig)
 
 /* Resolves --backend in a child process, so that this process never
  * initialises CUDA (the training child is forked from it). */
-static int write_train_json(const train_job *j, const char *reward_path)
+/* The threads this training uses and why: --threads, or the CPUs this
+ * process may use that were idle at start-up (host/cpus.h). */
+static int train_threads(const train_job *j, char *why, size_t len)
 {
-    char buf[2048], path[4096];
+    if (j->threads > 0) {
+        snprintf(why, len, "--threads %d", j->threads);
+        return j->threads;
+    }
+    cpu_budget cb = cpus_current();
+    cpus_describe(&cb, why, (int)len);
+    return omp_get_max_threads();
+}
+
+/* A float setting as the flags spell it (1e-4, not 9.99999975e-05). */
+static json_t *real_as_given(float v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.7g", (double)v);
+    return json_real(strtod(buf, NULL));
+}
+
+/* DIR/train.json: the settings (kept from the first session on a resume)
+ * and this session's threads, version and commit. */
+static int write_train_json(const train_job *j)
+{
+    char path[4096], err[4300], why[160];
     const ppo_config *c = &j->cfg;
-    int n = snprintf(buf, sizeof buf,
-                     "{\"scenario\":%d,\"variant\":\"%s\",\"preset\":\"%s\",\"envs\":%d,\"seed\":%llu,"
-                     "\"steps\":%lld,\"rollout\":%d,\"epochs\":%d,\"minibatches\":%d,\"lr\":%g,\"gamma\":%g,"
-                     "\"gae_lambda\":%g,\"clip\":%g,\"ent_coef\":%g,\"vf_coef\":%g,\"max_grad_norm\":%g,"
-                     "\"adam_eps\":%g,\"backend\":\"%s\",\"matmul\":\"%s\",\"reward\":\"reward.c\"}\n",
-                     j->scenario, c->variant == VARIANT_TREASURE ? "treasure" : "dungeon", c->preset, c->n_envs,
-                     (unsigned long long)c->seed, (long long)j->steps, c->n_steps, c->n_epochs, c->n_minibatches,
-                     (double)c->lr, (double)c->gamma, (double)c->gae_lambda, (double)c->clip_eps,
-                     (double)c->ent_coef, (double)c->vf_coef, (double)c->max_grad_norm, (double)c->adam_eps,
-                     j->use_cuda ? "cuda" : "cpu", j->use_cuda ? math_names[j->math] : "fp32");
-    (void)reward_path;
     snprintf(path, sizeof path, "%s/train.json", j->out);
-    return write_file_atomic(path, buf, (size_t)n);
+    json_t *o = j->resume && path_present(path) ? read_json_file(path, 1L << 20, err, sizeof err) : NULL;
+    if (!json_is_object(o)) {
+        json_decref(o);
+        o = json_pack("{s:i, s:s, s:s, s:i, s:I, s:I, s:i, s:i, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s}",
+                      "scenario", j->scenario, "variant", c->variant == VARIANT_TREASURE ? "treasure" : "dungeon",
+                      "preset", c->preset, "envs", c->n_envs, "seed", (json_int_t)c->seed, "steps",
+                      (json_int_t)j->steps, "rollout", c->n_steps, "epochs", c->n_epochs, "minibatches",
+                      c->n_minibatches, "lr", real_as_given(c->lr), "gamma", real_as_given(c->gamma), "gae_lambda",
+                      real_as_given(c->gae_lambda), "clip", real_as_given(c->clip_eps), "ent_coef",
+                      real_as_given(c->ent_coef), "vf_coef", real_as_given(c->vf_coef), "max_grad_norm",
+                      real_as_given(c->max_grad_norm), "adam_eps", real_as_given(c->adam_eps), "reward", "reward.c");
+        if (!o) return set_write_error("out of memory"), -1;
+    }
+    json_object_set_new(o, "steps", json_integer((json_int_t)j->steps));
+    json_object_set_new(o, "backend", json_string(j->use_cuda ? "cuda" : "cpu"));
+    json_object_set_new(o, "matmul", json_string(j->use_cuda ? math_names[j->math] : "fp32"));
+    int threads = train_threads(j, why, sizeof why);
+    json_object_set_new(o, "threads", json_integer(threads));
+    json_object_set_new(o, "threads_reason", json_string(why));
+    json_object_set_new(o, "pcgrllm_version", json_string(pcg_version()));
+    json_object_set_new(o, "pcgrllm_commit", pcg_commit()[0] ? json_string(pcg_commit()) : json_null());
+    char *text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(7));
+    json_decref(o);
+    int rc = text ? write_file_atomic(path, text, strlen(text)) : (set_write_error("out of memory"), -1);
+    free(text);
+    return rc;
 }
 
 /* The projected wall time of the CPU job, said up front (from a short
@@ -164,7 +204,7 @@ int cmd_train(int argc, char **argv)
     double d;
     int c, settings = 0; /* flags that change the config (refused with --resume) */
     optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((c = getopt_full(argc, argv, "", opts, NULL)) != -1) {
         if (c != 'n' && c != 'o' && c != 'R' && c != 'h' && c != 't' && c != 'r' && c != 'q' && c != 'b' &&
             c != O_MATH && c != O_SAVE && c != O_WATCHDOG && c != O_YES && c != O_REPORT)
             settings++;
@@ -354,21 +394,18 @@ int cmd_train(int argc, char **argv)
         free(src), free(cubin);
         return die_msg("train: cannot create directory %s", j.out), 1;
     }
-    if (!j.resume) {
-        snprintf(path, sizeof path, "%s/reward.c", j.out);
-        if (write_file_atomic(path, src, strlen(src)) || write_train_json(&j, reward_path)) {
-            free(src), free(cubin);
-            return die_msg("train: cannot write into %s", j.out), 1;
-        }
+    snprintf(path, sizeof path, "%s/reward.c", j.out);
+    if ((!j.resume && write_file_atomic(path, src, strlen(src))) || write_train_json(&j)) {
+        free(src), free(cubin);
+        return die_msg("train: cannot write into %s: %s", j.out, write_error()), 1;
     }
     train_settings ts = {j.cfg, j.steps, j.resume, j.threads, j.use_cuda, j.math, pr.gpu, j.quiet, j.save_every,
                          watchdog, report_fd};
     if (!j.quiet && !j.use_cuda) {
-        cpu_budget cb = cpus_current();
-        if (j.threads > 0) cb.threads = j.threads;
-        char line[160];
-        cpus_describe(&cb, line, sizeof line);
-        printf("cpu: %s%s\n", line, j.threads > 0 ? ", as --threads asks" : "");
+        char why[160];
+        int threads = train_threads(&j, why, sizeof why);
+        if (j.threads > 0) printf("cpu: %d thread%s, as --threads asks\n", threads, threads == 1 ? "" : "s");
+        else printf("cpu: %s\n", why);
     }
     struct sigaction sa, old_int, old_term;
     memset(&sa, 0, sizeof sa);

@@ -379,14 +379,17 @@ const char *eval_leg_name(int kind)
 
 double eval_score_batch(const eval_scenario_t *s, const level_t *levels, int n, float *scores)
 {
-    double total = 0;
-#pragma omp parallel for schedule(dynamic, 8) reduction(+ : total) if (n >= 32)
+    double *each = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1)), total = 0;
+    if (!each) abort();
+#pragma omp parallel for schedule(dynamic, 8) if (n >= 32)
     for (int i = 0; i < n; i++) {
         eval_level_t m;
         eval_level(s, &levels[i], &m);
         if (scores) scores[i] = (float)m.score;
-        total += m.score;
+        each[i] = m.score;
     }
+    for (int i = 0; i < n; i++) total += each[i]; /* in level order, whatever the threads */
+    free(each);
     return n > 0 ? total / n : 0.0;
 }
 

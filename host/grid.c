@@ -413,6 +413,8 @@ int grid_cell_argv(const grid_def *d, const grid_cell *c, const char *dir, int r
             continue;
         }
         if (!strncmp(f, "--seed=", 7)) continue;
+        /* a profile only starts a run: a resumed one has its settings */
+        if (resume && !strcmp(f, "--quick")) continue;
         argv[n++] = d->run_flags[i];
     }
     if (!resume) {
@@ -633,6 +635,9 @@ static void read_config(json_t *cfg, grid_result *r, int *iterations, double *ta
     r->got_worst = json_is_integer(gw) ? (int)json_integer_value(gw) : 0;
     json_t *it = json_object_get(cfg, "iterations"), *tf = json_object_get(cfg, "target_fitness");
     *iterations = json_is_integer(it) ? (int)json_integer_value(it) : 1;
+    const char *ver = json_string_value(json_object_get(cfg, "pcgrllm_version"));
+    const char *commit = json_string_value(json_object_get(cfg, "pcgrllm_commit"));
+    if (ver) snprintf(r->version, sizeof r->version, "%.15s%s%.28s", ver, commit ? " " : "", commit ? commit : "");
     if (abl && (!strcmp(abl, "zs") || !strcmp(abl, "sa"))) *iterations = 1;
     *target = json_is_number(tf) ? json_number_value(tf) : -1;
 }
@@ -652,6 +657,10 @@ void grid_run_state(const char *dir, grid_result *r)
         return;
     }
     r->state = GRID_STARTED;
+    snprintf(path, sizeof path, "%s/halted.txt", dir);
+    char *halted = path_present(path) ? read_file(path, 4096, &(long){0}, err, sizeof err) : NULL;
+    if (halted) snprintf(r->halted, sizeof r->halted, "%.*s", (int)strcspn(halted, "\n"), halted);
+    free(halted);
     int iterations;
     double target;
     read_config(cfg, r, &iterations, &target);
@@ -664,8 +673,8 @@ void grid_run_state(const char *dir, grid_result *r)
     r->best_fitness = r->best_node >= 0 ? g.nodes[r->best_node].fitness : 0;
     int pending = g.n > 0 && g.nodes[g.n - 1].status == NODE_PENDING;
     /* stopped.txt: the run ended its search early (a model that wrote no reward) */
-    int ended = g.n >= iterations || (target >= 0 && r->best_node >= 0 && r->best_fitness >= target) ||
-                exists_in(dir, "stopped.txt");
+    r->gave_up = exists_in(dir, "stopped.txt");
+    int ended = g.n >= iterations || (target >= 0 && r->best_node >= 0 && r->best_fitness >= target) || r->gave_up;
     if (g.n > 0 && !pending && ended && exists_in(dir, "summary.txt")) r->state = GRID_FINISHED;
     graph_free(&g);
 }

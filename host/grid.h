@@ -129,6 +129,10 @@ typedef struct {
     char feedback[16], feedback_input[8];
     int got_best, got_worst;
     char backend[16];
+    int gave_up;               /* finished early: the model wrote no reward in nodes in a row */
+    char version[48];          /* config.json's pcgrllm_version (+commit), "" when not recorded */
+    char halted[400];          /* the run stopped because its model server failed ("" if not):
+                                  unfinished, never a result; the next start resumes it */
 } grid_result;
 
 /* GRID_NEW: no run there (no config.json).  GRID_FINISHED: the loop ended,

@@ -1,6 +1,7 @@
 /* Running a grid's cells as child processes.  See grid_exec.h. */
 #define _GNU_SOURCE /* sched_getaffinity */
 #include "grid_exec.h"
+#include "run.h"
 #include "train_estimate.h"
 #include "child.h"
 #include "util.h"
@@ -320,6 +321,7 @@ static void cell_ended(exec_state *e, int slot, int st)
     }
     if (WIFSIGNALED(st)) snprintf(why, sizeof why, "killed by %s", child_signal_name(WTERMSIG(st)));
     else if (code == CELL_BUSY) snprintf(why, sizeof why, "not started");
+    else if (code == RUN_EXIT_SERVER) snprintf(why, sizeof why, "its model server failed (resumed on the next start)");
     else if (code == 0) snprintf(why, sizeof why, "exited 0 but its run is not complete");
     else snprintf(why, sizeof why, "exit status %d", code);
     snprintf(log, sizeof log, "%s.log", dir);

@@ -10,6 +10,7 @@
 #include "dirguard.h"
 #include "llm.h"
 #include "trust.h"
+#include "cpus.h"
 #include <limits.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -77,12 +78,52 @@ static int definition_requests(const grid_def *d, grid_requests *q, char *err, i
     char *argv[GRID_MAX_RUN_FLAGS + 2] = {"run"};
     for (int i = 0; i < d->n_run_flags; i++) argv[i + 1] = d->run_flags[i];
     if (run_config_from_flags(&c, d->n_run_flags + 1, argv, err, errlen)) return -1;
-    if (strcmp(c.llm.api_key_env, LLM_DEFAULT_KEY_ENV)) snprintf(q->key_env, sizeof q->key_env, "%s", c.llm.api_key_env);
+    /* "" sends no key at all: no variable is named */
+    if (c.llm.api_key_env[0] && strcmp(c.llm.api_key_env, LLM_DEFAULT_KEY_ENV))
+        snprintf(q->key_env, sizeof q->key_env, "%s", c.llm.api_key_env);
     snprintf(q->flag_url, sizeof q->flag_url, "%s", c.llm.base_url);
     if (c.base_url_given && !trust_default_server(q->flag_url)) {
         int seen = 0;
         for (int k = 0; k < q->n; k++) seen |= trust_same_server(q->url[k], q->flag_url);
         if (!seen) q->url[q->n++] = q->flag_url;
+    }
+    return 0;
+}
+
+/* Every model server the cells will ask answers, asked once before any
+ * cell starts (the cells' own flags and key variable, as `run` reads
+ * them).  0, or RUN_EXIT_SERVER (printed; with warn_only, a warning line
+ * and 0: batch tasks ask again from their nodes). */
+static int check_servers(const grid_opts *o, int warn_only)
+{
+    run_config c;
+    run_config_defaults(&c);
+    char *argv[GRID_MAX_RUN_FLAGS + 4] = {"run"}, err[1400];
+    int n = 1;
+    for (int i = 0; i < o->d.n_run_flags; i++) argv[n++] = o->d.run_flags[i];
+    if (o->d.api_key_env[0]) argv[n++] = "--api-key-env", argv[n++] = (char *)o->d.api_key_env;
+    if (run_config_from_flags(&c, n, argv, err, sizeof err)) return 0; /* the cells say what is wrong */
+    const char *urls[GRID_MAX_MODELS + 1];
+    int nu = 0;
+    if (o->d.n_models == 0 && !c.offline) urls[nu++] = c.llm.base_url;
+    for (int i = 0; i < o->d.n_models; i++) {
+        const grid_model *m = &o->d.models[i];
+        const char *url = m->base_url[0] ? m->base_url : c.llm.base_url;
+        int seen = !strcmp(m->name, "offline");
+        for (int k = 0; k < nu; k++) seen |= trust_same_server(urls[k], url);
+        if (!seen) urls[nu++] = url;
+    }
+    for (int i = 0; i < nu; i++) {
+        llm_config lc = c.llm;
+        snprintf(lc.base_url, sizeof lc.base_url, "%s", urls[i]);
+        if (!llm_check_server(&lc, err, sizeof err)) continue;
+        if (warn_only) {
+            fprintf(stderr, "pcgrllm: grid: warning: from this machine, %s; the batch tasks ask again from their "
+                            "nodes\n", err);
+            continue;
+        }
+        die_msg("grid: %s", err);
+        return RUN_EXIT_SERVER;
     }
     return 0;
 }
@@ -178,6 +219,7 @@ static void list_cells(const grid_opts *o, const grid_cell *cells, int total)
         grid_run_state(dir, &r);
         if (r.state == GRID_FINISHED) snprintf(state, sizeof state, "finished, best fitness %.4f", r.best_fitness);
         else if (grid_cell_busy(o->out, &cells[k])) snprintf(state, sizeof state, "running");
+        else if (r.halted[0]) snprintf(state, sizeof state, "stopped: its model server failed");
         else snprintf(state, sizeof state, "%s", r.state == GRID_STARTED ? "started" : "new");
         printf("%-6d %-34s %-20llu %s\n", k, cells[k].name, (unsigned long long)cells[k].seed, state);
     }
@@ -284,7 +326,12 @@ static int run_here(grid_opts *o, const grid_cell *cells, int total, const int *
     int slots = o->gpus > 0 ? (int)o->gpus : (int)o->jobs, cores = grid_cpu_cores();
     if (slots > nq && nq > 0) slots = nq;
     grid_exec_ctx x = {o->out, &o->d, cells, (int)o->gpus, 0, o->gpus > 0 && !o->sets_backend};
-    if (!o->sets_threads) x.threads = cores / slots > 1 ? cores / slots : 1;
+    /* the rule `run` and `train` use: the CPUs allowed that are idle now
+     * (host/cpus.h), shared out among the slots; the thread count changes
+     * the speed only, never the results (docs/training.md) */
+    cpu_budget cb = cpus_current();
+    int usable = cb.threads > 0 && cb.threads < cores ? cb.threads : cores;
+    if (!o->sets_threads) x.threads = usable / slots > 1 ? usable / slots : 1;
     grid_log_open(o->out);
     char where[128];
     if (o->gpus > 0) snprintf(where, sizeof where, "one per GPU on %ld GPU%s", o->gpus, o->gpus == 1 ? "" : "s");
@@ -294,7 +341,11 @@ static int run_here(grid_opts *o, const grid_cell *cells, int total, const int *
                  finished ? "nothing to do" : "running it");
     else
         grid_say("grid %s: %d cells, %d finished, %d to run, %s", o->out, total, finished, nq, nq ? where : "nothing to do");
-    if (nq && x.threads) grid_say("each new cell: --threads %d (%d cores)", x.threads, cores);
+    if (nq && x.threads) {
+        char why[160];
+        cpus_describe(&cb, why, sizeof why);
+        grid_say("each new cell: --threads %d (%d at a time; this machine: %s)", x.threads, slots, why);
+    }
     if (nq && o->gpus <= 0 && grid_cost(o, cells, queue, nq, slots)) {
         grid_log_close();
         return 2;
@@ -353,8 +404,8 @@ int grid_main(grid_opts *o)
         int finished, nq = unfinished(o, cells, total, queue, &finished);
         if (o->slurm) nq = without_busy(o, cells, queue, nq);
         if (o->slurm && nq == 0) printf("grid %s: every cell is finished or running; nothing to submit\n", o->out);
-        else if (o->slurm) rc = grid_slurm(o->out, queue, nq, total, &o->slurm_opts);
-        else rc = run_here(o, cells, total, queue, nq, finished);
+        else if (o->slurm) rc = check_servers(o, 1) ? 1 : grid_slurm(o->out, queue, nq, total, &o->slurm_opts);
+        else if (nq == 0 || !(rc = check_servers(o, 0))) rc = run_here(o, cells, total, queue, nq, finished);
     }
     free(queue);
     free(cells);

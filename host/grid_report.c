@@ -1,6 +1,7 @@
 /* A grid's summary as JSON and CSV, and the files of DIR.  See
  * grid_report.h; the Markdown and HTML views are in grid_views.c. */
 #include "grid_report.h"
+#include "version.h"
 #include "grid_exec.h"
 #include "run.h"
 #include "util.h"
@@ -47,6 +48,9 @@ static json_t *row_json(const grid_row *w)
     json_object_set_new(o, "playable_wall_share", jnum(w->playable_wall_share));
     json_object_set_new(o, "wall_s", jnum(w->wall_s));
     json_object_set_new(o, "train_s", jnum(w->train_s));
+    json_object_set_new(o, "threads", w->threads > 0 ? json_integer(w->threads) : json_null());
+    json_object_set_new(o, "backend", w->backend[0] ? json_string(w->backend) : json_null());
+    json_object_set_new(o, "version", w->version[0] ? json_string(w->version) : json_null());
     json_object_set_new(o, "evaluator_rules", json_boolean(w->evaluator_rules));
     json_object_set_new(o, "duplicate", json_boolean(w->duplicate));
     json_object_set_new(o, "cell", json_string(w->cell));
@@ -284,8 +288,13 @@ json_t *grid_summary_json(const grid_rows *R, const grid_tables *T)
     json_t *t4 = table4_json(T);
     for (int i = 0; i < R->n_authors; i++) json_array_append_new(authors, json_string(R->authors[i]));
     json_object_set_new(o, "format", json_integer(2));
+    json_object_set_new(o, "pcgrllm_version", json_string(pcg_version()));
+    json_object_set_new(o, "pcgrllm_commit", pcg_commit()[0] ? json_string(pcg_commit()) : json_null());
     json_object_set_new(o, "cells_total", json_integer(R->n_cells));
     json_object_set_new(o, "cells_finished", json_integer(R->n_finished));
+    /* the two ways a cell can end without a model's result: never a fitness of 0 */
+    json_object_set_new(o, "cells_server_failed", json_integer(R->n_halted));
+    json_object_set_new(o, "cells_model_gave_up", json_integer(R->n_gave_up));
     json_object_set_new(o, "repeats", json_integer(R->repeats));
     json_object_set_new(o, "value", json_string(T->value == GRID_VALUE_BEST ? "best" : "final"));
     json_object_set_new(o, "authors", authors);
@@ -365,7 +374,8 @@ static int write_csvs(const char *out, json_t *sum, char *err, int errlen)
     static const char *const rows[] = {"scenario", KEY_COLS, "ablation", "seed", "repeat", "iteration", "fitness",
                                        "llm_score", "norm", "best_so_far", "final", "ok", "playable_share",
                                        "mean_solutions", "mean_entropy", "diversity", "playable_wall_share", "wall_s",
-                                       "train_s", "evaluator_rules", "duplicate", "cell", "node"};
+                                       "train_s", "threads", "backend", "version", "evaluator_rules", "duplicate",
+                                       "cell", "node"};
     static const char *const t2[] = {"scenario", KEY_COLS, "ablation", "mean", "std", "n", "too_few_runs", "best"};
     static const char *const pv[] = {"scenario", KEY_COLS, "vs", "p", "n_pcgrllm", "n_vs", "too_few_runs",
                                      "significant", "direction", "mark"};

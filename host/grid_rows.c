@@ -115,6 +115,14 @@ static void read_node(const char *dir, const thought_node *nd, const grid_result
     json_t *tm = read_json_file(path, 1L << 16, err, sizeof err);
     row->train_s = num_or_nan(tm, "train_s");
     json_decref(tm);
+    snprintf(path, sizeof path, "%s/nodes/%03d/train/train.json", dir, nd->id);
+    json_t *tj = path_present(path) ? read_json_file(path, 1L << 20, err, sizeof err) : NULL;
+    json_t *th = json_object_get(tj, "threads");
+    const char *be = json_string_value(json_object_get(tj, "backend"));
+    row->threads = json_is_integer(th) ? (int)json_integer_value(th) : 0;
+    snprintf(row->backend, sizeof row->backend, "%s", be ? be : "");
+    json_decref(tj);
+    snprintf(row->version, sizeof row->version, "%s", res->version);
 }
 
 /* The headings a cell's nodes are reported under: one key for a cell of
@@ -198,6 +206,8 @@ static int read_cell(const char *out, const grid_def *d, const grid_cell *c, gri
     if (note_cell(dir, c, &res, R)) return -1;
     if (res.state == GRID_NEW) return 0;
     if (res.state == GRID_FINISHED) R->n_finished++, note_author(R, &res);
+    R->n_halted += res.state != GRID_FINISHED && res.halted[0];
+    R->n_gave_up += res.state == GRID_FINISHED && res.gave_up;
     res.evaluator_rules ? R->rules_on++ : R->rules_off++;
     R->fitness_llm |= res.fitness_llm;
     thought_graph g;

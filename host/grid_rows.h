@@ -61,6 +61,9 @@ typedef struct {
     double llm_best_so_far;      /* the same for llm_score */
     double playable_share, mean_solutions, mean_entropy, diversity, playable_wall_share; /* NAN if unknown */
     double wall_s, train_s;      /* the node's wall time, its training's */
+    int threads;                 /* its training's CPU threads (train.json), 0 if unknown */
+    char backend[8];             /* its training's backend: cpu or cuda ("" if unknown) */
+    char version[48];            /* the pcgrllm release and commit that made the cell */
     int duplicate;               /* this node again, under another heading */
     int evaluator_rules;         /* the prompts stated the evaluator's rules */
     char cell[GRID_NAME_MAX];
@@ -85,6 +88,8 @@ typedef struct {
     int n_abl, abl[4];           /* the grid's ablations, in order */
     int human;                   /* the grid has the Human row */
     int n_cells, n_finished;
+    int n_halted;                /* unfinished: their model server failed (retried on the next start) */
+    int n_gave_up;               /* finished early: the model wrote no reward in nodes in a row */
     int n_authors;
     char authors[4][200];
     int language_model;          /* some finished cell used a language model */

@@ -17,6 +17,37 @@ int grid_slurm_check_value(const char *flag, const char *v, char *err, int errle
     return 0;
 }
 
+int grid_slurm_add_line(grid_slurm_opts *o, const char *v, char *err, int errlen)
+{
+    if (o->n_lines == GRID_SLURM_MAX_LINES)
+        return snprintf(err, (size_t)errlen, "at most %d --sbatch lines", GRID_SLURM_MAX_LINES), -1;
+    size_t n = strlen(v);
+    int ok = n > 2 && n < sizeof o->lines[0] && !strncmp(v, "--", 2);
+    for (size_t i = 0; ok && i < n; i++) ok = v[i] >= 0x20 && v[i] < 0x7f && v[i] != '\'' && v[i] != '"' && v[i] != '\\';
+    if (!ok)
+        return snprintf(err, (size_t)errlen, "--sbatch '%.60s': one sbatch option starting with --, printable, without "
+                                             "quotes or backslashes",
+                        v),
+               -1;
+    snprintf(o->lines[o->n_lines++], sizeof o->lines[0], "%s", v);
+    return 0;
+}
+
+int grid_slurm_read_prologue(grid_slurm_opts *o, const char *path, char *err, int errlen)
+{
+    long len;
+    char why[1200];
+    char *t = read_file(path, 64L << 10, &len, why, sizeof why);
+    if (!t) return snprintf(err, (size_t)errlen, "--prologue: %s", why), -1;
+    if ((long)strlen(t) != len) {
+        free(t);
+        return snprintf(err, (size_t)errlen, "--prologue: %s holds binary data", path), -1;
+    }
+    free(o->prologue);
+    o->prologue = t;
+    return 0;
+}
+
 void grid_slurm_ranges(const int *ids, int n, char *buf, size_t len)
 {
     size_t k = 0;
@@ -41,12 +72,27 @@ static void sh_quote(FILE *f, const char *s)
     fputc('\'', f);
 }
 
-/* The #SBATCH lines both scripts share. */
-static void common_options(FILE *f, const grid_slurm_opts *o)
+/* The #SBATCH lines both scripts share (the partition: the array's, or
+ * the summary's own). */
+static void common_options(FILE *f, const grid_slurm_opts *o, const char *partition)
 {
-    if (o->partition[0]) fprintf(f, "#SBATCH --partition=%s\n", o->partition);
+    if (partition[0]) fprintf(f, "#SBATCH --partition=%s\n", partition);
     if (o->time[0]) fprintf(f, "#SBATCH --time=%s\n", o->time);
     if (o->mem[0]) fprintf(f, "#SBATCH --mem=%s\n", o->mem);
+    if (o->account[0]) fprintf(f, "#SBATCH --account=%s\n", o->account);
+    if (o->qos[0]) fprintf(f, "#SBATCH --qos=%s\n", o->qos);
+    for (int i = 0; i < o->n_lines; i++) fprintf(f, "#SBATCH %s\n", o->lines[i]);
+}
+
+/* What runs before the binary: the prompts' directory, the --prologue. */
+static void script_setup(FILE *f, const grid_slurm_opts *o)
+{
+    const char *prompts = getenv("PCGRLLM_PROMPTS");
+    if (prompts && *prompts) fputs("export PCGRLLM_PROMPTS=", f), sh_quote(f, prompts), fputc('\n', f);
+    if (!o->prologue) return;
+    fputs("# --prologue\n", f);
+    fputs(o->prologue, f);
+    if (o->prologue[0] && o->prologue[strlen(o->prologue) - 1] != '\n') fputc('\n', f);
 }
 
 /* The array script: one task per cell id; a task that asks for a GPU gets
@@ -65,11 +111,10 @@ static char *array_script(const char *bin, const char *dir, const int *ids, int 
     fprintf(f, "#SBATCH --job-name=pcgrllm-grid\n#SBATCH --array=%s", ranges);
     if (o->max_parallel > 0) fprintf(f, "%%%d", o->max_parallel);
     fprintf(f, "\n#SBATCH --output=%s/slurm/logs/%%A_%%a.out\n", dir);
-    common_options(f, o);
+    common_options(f, o, o->partition);
     if (o->gres[0]) fprintf(f, "#SBATCH --gres=%s\n", o->gres);
     if (o->cpus_per_task > 0) fprintf(f, "#SBATCH --cpus-per-task=%d\n", o->cpus_per_task);
-    const char *prompts = getenv("PCGRLLM_PROMPTS");
-    if (prompts && *prompts) fputs("export PCGRLLM_PROMPTS=", f), sh_quote(f, prompts), fputc('\n', f);
+    script_setup(f, o);
     fputs("exec ", f);
     sh_quote(f, bin);
     fputs(" grid --out ", f);
@@ -91,9 +136,8 @@ static char *summary_script(const char *bin, const char *dir, const grid_slurm_o
     fprintf(f, "#!/bin/sh\n# Written by `pcgrllm grid --slurm`: the grid's summary, after its array job.\n"
                "#SBATCH --job-name=pcgrllm-grid-summary\n#SBATCH --output=%s/slurm/logs/summary_%%j.out\n",
             dir);
-    common_options(f, o);
-    const char *prompts = getenv("PCGRLLM_PROMPTS");
-    if (prompts && *prompts) fputs("export PCGRLLM_PROMPTS=", f), sh_quote(f, prompts), fputc('\n', f);
+    common_options(f, o, o->summary_partition[0] ? o->summary_partition : o->partition);
+    script_setup(f, o);
     fputs("exec ", f);
     sh_quote(f, bin);
     fputs(" grid --out ", f);

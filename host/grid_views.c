@@ -537,6 +537,14 @@ static void notes(vdoc *d, const grid_rows *R, const grid_tables *T, int full)
     add_text(d, B_PARA, "Cells: %d of %d finished; %d seed%s (repeats). Each entry is the mean ± sample standard "
                         "deviation over seeds (n shown when fewer seeds had a value).",
              R->n_finished, R->n_cells, R->repeats, R->repeats == 1 ? "" : "s");
+    if (R->n_halted)
+        add_text(d, B_PARA, "%d cell%s stopped because %s model server failed (not a result: rerun the grid once the "
+                            "server answers; see cells/NAME.log).",
+                 R->n_halted, R->n_halted == 1 ? "" : "s", R->n_halted == 1 ? "its" : "their");
+    if (R->n_gave_up)
+        add_text(d, B_PARA, "%d finished cell%s ended early: the model wrote no reward function in two nodes in a "
+                            "row, so the last of those nodes (fitness 0) is the final value.",
+                 R->n_gave_up, R->n_gave_up == 1 ? "" : "s");
     add_text(d, B_PARA, "%s", T->value == GRID_VALUE_BEST
                                   ? "Values: --value best: the highest fitness among a cell's nodes up to the "
                                     "column's node (not the paper's measure)."

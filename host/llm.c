@@ -356,6 +356,22 @@ static long find_context(json_t *v, const char *const *keys, int depth)
     return 0;
 }
 
+int llm_check_server(const llm_config *c, char *err, int errlen)
+{
+    char root[600], url[700], why[600];
+    server_root(c->base_url, root, sizeof root);
+    snprintf(url, sizeof url, "%s/v1/models", root);
+    long status = llm_http_get_status(c, api_key(c), url, c->connect_timeout + 5.0, why, sizeof why);
+    if (status == 0)
+        return fail(c, err, errlen, "the model server at %s does not answer (%s); start it, or check --base-url",
+                    c->base_url, why);
+    if (status == 401 || status == 403)
+        return fail(c, err, errlen, "the model server at %s refuses the key (HTTP %ld); check $%s", c->base_url, status,
+                    c->api_key_env[0] ? c->api_key_env : LLM_DEFAULT_KEY_ENV);
+    if (c->server) c->server->answered = 1;
+    return 0;
+}
+
 long llm_probe_context(const llm_config *c, char *from, size_t fromlen)
 {
     if (c->context > 0) {
@@ -722,6 +738,7 @@ typedef struct {
     double deadline;
     int form;            /* response_format form in use; -1 none */
     int retries_used;
+    int answered;        /* some request of this call got an HTTP response */
     char *text;          /* the reply so far */
     llm_reply *out;
 } call;
@@ -920,6 +937,8 @@ static int backoff(call *k, const http_exchange *x, char *why, size_t whylen)
     }
     if (now_seconds() + wait >= k->deadline) return -1;
     k->retries_used++;
+    if (c->progress && isatty(STDERR_FILENO))
+        fprintf(stderr, "\rllm: %s; retry %d of %d in %.1f s\n", why, k->retries_used, c->retries, wait);
     sleep_seconds(wait);
     return 0;
 }
@@ -945,8 +964,17 @@ static int call_request(call *k, char *err, int errlen)
     k->out->usage.requests++;
     int o = llm_http_post(k->c, api_key(k->c), k->url, body, &x, why, sizeof why);
     free(body);
+    if (x.status) {
+        k->answered = 1;
+        if (k->c->server) k->c->server->answered = 1;
+    }
     int rc;
-    if (o == HTTP_OK) rc = on_reply(k, &x, err, errlen);
+    /* a server that never answered is not there: waiting for it helps
+     * nobody, saying so at once does */
+    if (x.unreachable && !k->answered && !(k->c->server && k->c->server->answered))
+        rc = call_fail(k, 0, LLM_CUT_NONE, err, errlen, "the model server at %s does not answer (%s); start it, or "
+                       "check --base-url", k->c->base_url, why);
+    else if (o == HTTP_OK) rc = on_reply(k, &x, err, errlen);
     else if (o == HTTP_STOPPED) rc = on_stopped(k, &x, err, errlen);
     else if (o == HTTP_FATAL && next_form(k, &x, why)) rc = 1;
     else if (o == HTTP_RETRY && k->retries_used < k->c->retries && backoff(k, &x, why, sizeof why) == 0) rc = 1;

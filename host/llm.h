@@ -52,6 +52,8 @@ typedef struct {
     char context_from[64]; /* where it came from: "--llm-context", "GET /props", ... */
     int schema_form;     /* response_format form that works: 0 untried, 1 json_schema (OpenAI),
                           * 2 json_object + schema (llama-cpp-python), -1 none: plain text */
+    int answered;        /* the server has answered at least once: a failure to connect
+                          * after that is worth retrying (a restart), before it is not */
 } llm_server;
 
 enum { LLM_STREAM_OFF = 0, LLM_STREAM_ON = 1 };
@@ -125,6 +127,12 @@ typedef struct {
 } llm_reply;
 
 void llm_config_defaults(llm_config *c);
+
+/* Ask the server once whether it is there (GET {base}/models, within the
+ * connect timeout and a few seconds), before work that depends on it:
+ * 0 when it answers (any HTTP status but a refused key), else -1 with one
+ * line in err naming the server and what to do. */
+int llm_check_server(const llm_config *c, char *err, int errlen);
 
 /* Apply one command-line flag to the config: --base-url, --model,
  * --api-key-env, --temperature, --llm-seed, --max-tokens, --connect-timeout,

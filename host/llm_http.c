@@ -266,6 +266,13 @@ static int is_retryable_curl(CURLcode rc)
     }
 }
 
+/* Errors that mean no server was reached at all. */
+static int is_unreachable(CURLcode rc)
+{
+    return rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_COULDNT_RESOLVE_PROXY ||
+           rc == CURLE_SSL_CONNECT_ERROR;
+}
+
 /* Options every request shares. */
 static void common_options(CURL *h, const llm_config *c, const char *url, char *cerr, char *noproxy, size_t nplen)
 {
@@ -378,6 +385,7 @@ int llm_http_post(const llm_config *c, const char *key, const char *url, const c
         const char *what = cerr[0] ? cerr : curl_easy_strerror(rc);
         if (rc == CURLE_COULDNT_CONNECT) snprintf(why, whylen, "could not connect to %.300s (%s)", url, what);
         else snprintf(why, whylen, "network error: %s", what);
+        x->unreachable = is_unreachable(rc);
         return is_retryable_curl(rc) ? HTTP_RETRY : HTTP_FATAL;
     }
     if (x->status == 200) return HTTP_OK;
@@ -389,28 +397,48 @@ static size_t on_get(char *ptr, size_t size, size_t nmemb, void *user)
     return llm_buf_add(user, ptr, size * nmemb) ? 0 : size * nmemb;
 }
 
-json_t *llm_http_get_json(const llm_config *c, const char *key, const char *url, double timeout_s)
+/* One GET: the status (0 when nothing answered, with why), the body in b. */
+static long get_once(const llm_config *c, const char *key, const char *url, double timeout_s, llm_buf *b, char *why,
+                     size_t whylen)
 {
     pthread_once(&curl_once, curl_init_once);
     CURL *h = curl_init_rc == 0 ? curl_easy_init() : NULL;
-    if (!h) return NULL;
+    if (!h) return snprintf(why, whylen, "could not start an HTTP client"), 0;
     char *auth;
     size_t auth_len = 0;
     struct curl_slist *hdr = headers(key, &auth, &auth_len);
     char cerr[CURL_ERROR_SIZE], noproxy[1024];
-    llm_buf b = {NULL, 0, 0, 1 << 20, 0};
+    cerr[0] = 0;
     common_options(h, c, url, cerr, noproxy, sizeof noproxy);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(timeout_s * 1000.0));
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_get);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, b);
     CURLcode rc = curl_easy_perform(h);
     long status = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_cleanup(h);
     curl_slist_free_all(hdr);
     forget(auth, auth_len);
-    json_t *j = rc == CURLE_OK && status == 200 && b.data ? json_loadb(b.data, b.len, 0, NULL) : NULL;
+    if (status == 0) snprintf(why, whylen, "%s", cerr[0] ? cerr : curl_easy_strerror(rc));
+    return status;
+}
+
+json_t *llm_http_get_json(const llm_config *c, const char *key, const char *url, double timeout_s)
+{
+    llm_buf b = {NULL, 0, 0, 1 << 20, 0};
+    char why[CURL_ERROR_SIZE + 64];
+    long status = get_once(c, key, url, timeout_s, &b, why, sizeof why);
+    json_t *j = status == 200 && b.data && !b.too_big ? json_loadb(b.data, b.len, 0, NULL) : NULL;
     free(b.data);
     return j;
+}
+
+long llm_http_get_status(const llm_config *c, const char *key, const char *url, double timeout_s, char *why,
+                         size_t whylen)
+{
+    llm_buf b = {NULL, 0, 0, 1 << 16, 0};
+    long status = get_once(c, key, url, timeout_s, &b, why, whylen);
+    free(b.data);
+    return status;
 }

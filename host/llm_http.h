@@ -40,6 +40,7 @@ typedef struct {
     int has_usage;
     long chunks;           /* streamed content pieces (one token each on llama.cpp servers) */
     int stop;              /* STOP_* when the client ended the stream */
+    int unreachable;       /* no connection: refused, no such host, no TLS handshake */
     char stop_why[320];
     char stream_error[320];/* an error event inside the stream */
     double t_start, t_first; /* request start, first content (0 if none) */
@@ -67,6 +68,10 @@ int llm_http_post(const llm_config *c, const char *key, const char *url, const c
 /* GET url and parse the body as JSON (new reference), or NULL.  For short
  * questions to the server (its context size); never retried. */
 json_t *llm_http_get_json(const llm_config *c, const char *key, const char *url, double timeout_s);
+/* GET url once: the HTTP status (any: the server answered), or 0 with the
+ * reason in why when nothing answered. */
+long llm_http_get_status(const llm_config *c, const char *key, const char *url, double timeout_s, char *why,
+                         size_t whylen);
 
 /* The message a server put in an error body, or an excerpt of the raw body. */
 void llm_server_message(const llm_buf *b, char *out, size_t outlen);

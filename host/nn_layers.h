@@ -38,8 +38,12 @@ static inline void NN_FN(relu_backward)(NN_REAL *dx, const NN_REAL *y, size_t n)
 
 /* ---- matrix products ----
  * C[M][N] = alpha op(A) op(B) + beta C, row-major, with the M rows of C
- * split across the OpenMP threads, each calling a single-threaded BLAS
- * (see nn_set_threads): one thread pool for the whole network. */
+ * split into NN_BLOCKS blocks shared out among the OpenMP threads, each
+ * calling a single-threaded BLAS (see nn_set_threads): one thread pool for
+ * the whole network.  The blocks do not depend on the thread count, so
+ * neither do the results (a BLAS may sum an edge block's rows in another
+ * order than a full block's). */
+#define NN_BLOCKS 16
 
 static inline void NN_FN(gemm)(int transA, int transB, int M, int N, int K, NN_REAL alpha, const NN_REAL *A, int lda,
                                const NN_REAL *B, int ldb, NN_REAL beta, NN_REAL *C, int ldc)
@@ -49,11 +53,10 @@ static inline void NN_FN(gemm)(int transA, int transB, int M, int N, int K, NN_R
         NN_GEMM(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
     }
-#pragma omp parallel
-    {
-        int nt = omp_get_num_threads(), id = omp_get_thread_num();
-        int per = ((M + nt - 1) / nt + 7) & ~7;
-        int m0 = id * per, m1 = m0 + per < M ? m0 + per : M;
+    int per = ((M + NN_BLOCKS - 1) / NN_BLOCKS + 7) & ~7;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int blk = 0; blk < NN_BLOCKS; blk++) {
+        int m0 = blk * per, m1 = m0 + per < M ? m0 + per : M;
         if (m0 < m1) {
             /* rows m0.. of op(A): row offset of A, or column offset of A^T */
             const NN_REAL *a = transA ? A + m0 : A + (size_t)m0 * lda;
@@ -191,26 +194,24 @@ static inline void NN_FN(conv_onehot_forward)(NN_REAL *out, const unsigned char 
     free(table);
 }
 
-/* Each thread sums its share of the samples into its own table of fused
- * rows (taps x byte classes), read once through dout; the tables are then
- * folded, in thread order, into the tile and frozen rows of dW.  The same
- * thread count gives the same bits.  No input gradient: the input is the
- * observation. */
+/* The samples are cut into NN_BLOCKS parts (whatever the thread count),
+ * each summed into its own table of fused rows (taps x byte classes), read
+ * once through dout; the tables are then folded, in part order, into the
+ * tile and frozen rows of dW.  So any thread count gives the same bits.
+ * No input gradient: the input is the observation. */
 static inline void NN_FN(conv_onehot_backward)(NN_REAL *dW, NN_REAL *db, const NN_REAL *dout,
                                                const unsigned char *obs, const nn_obs_view *v, int B,
                                                const nn_conv_shape *s)
 {
     const int O = s->O, C = s->C, k = s->k, NC = 2 * (C - 1);
     const size_t tsz = (size_t)k * k * NC * O;
-    int max_t = omp_get_max_threads(), used = 1;
-    NN_REAL *acc = calloc((size_t)max_t * tsz, sizeof(NN_REAL));
+    const int parts = NN_BLOCKS;
+    NN_REAL *acc = calloc((size_t)parts * tsz, sizeof(NN_REAL));
     if (!acc) abort();
-#pragma omp parallel
-    {
-        int id = omp_get_thread_num(), nt = omp_get_num_threads();
-        if (id == 0) used = nt;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int id = 0; id < parts; id++) {
         NN_REAL *tab = acc + (size_t)id * tsz;
-        for (int n = (int)((long)B * id / nt); n < (int)((long)B * (id + 1) / nt); n++) {
+        for (int n = (int)((long)B * id / parts); n < (int)((long)B * (id + 1) / parts); n++) {
             const unsigned char *x = obs + (size_t)n * v->size + v->off;
             for (int oy = 0; oy < s->OH; oy++)
                 for (int ox = 0; ox < s->OW; ox++) {
@@ -233,7 +234,7 @@ static inline void NN_FN(conv_onehot_backward)(NN_REAL *dW, NN_REAL *db, const N
 #pragma omp parallel for schedule(static)
     for (int tap = 0; tap < k * k; tap++) {
         NN_REAL *wt = dW + (size_t)tap * C * O, *wf = wt + (size_t)(C - 1) * O;
-        for (int id = 0; id < used; id++) {
+        for (int id = 0; id < parts; id++) {
             const NN_REAL *t = acc + (size_t)id * tsz + (size_t)tap * NC * O;
             for (int c = 0; c < C - 1; c++)
                 for (int o = 0; o < O; o++) {

@@ -272,11 +272,18 @@ static void adam_step(ppo_t *p)
  * when the norm is not finite: the caller stops then). */
 static double clip_grad_norm(nn_t *nn, double max_norm)
 {
-    double ss = 0;
+    /* parts summed in a fixed order: the same bits whatever the thread count */
+    enum { PARTS = 64 };
+    double part[PARTS], ss = 0;
     size_t n = nn->n_params;
     float *g = nn->grads;
-#pragma omp parallel for schedule(static) reduction(+ : ss)
-    for (size_t i = 0; i < n; i++) ss += (double)g[i] * g[i];
+#pragma omp parallel for schedule(static)
+    for (int k = 0; k < PARTS; k++) {
+        double s = 0;
+        for (size_t i = n * (size_t)k / PARTS; i < n * (size_t)(k + 1) / PARTS; i++) s += (double)g[i] * g[i];
+        part[k] = s;
+    }
+    for (int k = 0; k < PARTS; k++) ss += part[k];
     double norm = sqrt(ss);
     if (isfinite(norm) && norm > max_norm) {
         float s = (float)(max_norm / norm);

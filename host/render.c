@@ -22,7 +22,6 @@ static const double tile_rgb[N_TILES][3] = {
     {0.45, 0.28, 0.12}, /* DOOR */
     {0.15, 0.70, 0.35}, /* TREASURE */
 };
-static const char *const tile_label[N_TILES] = {"", "", "", "P", "B", "S", "X", "K", "D", "T"};
 /* 256-colour terminal backgrounds */
 static const int tile_ansi[N_TILES] = {0, 230, 240, 33, 135, 208, 160, 220, 94, 34};
 
@@ -63,12 +62,14 @@ static void draw_level(cairo_t *cr, const level_t *l, double x0, double y0, int 
                 cairo_line_to(cr, x + px, y + px / 2.0);
                 cairo_stroke(cr);
             }
-            if (tile_label[t][0]) {
+            /* the symbols of `show` and of the text grids the model reads */
+            char label[2] = {tile_char(t), 0};
+            if (t != TILE_BORDER && t != TILE_EMPTY && t != TILE_WALL) {
                 cairo_text_extents_t ex;
-                cairo_text_extents(cr, tile_label[t], &ex);
+                cairo_text_extents(cr, label, &ex);
                 cairo_set_source_rgb(cr, 1, 1, 1);
                 cairo_move_to(cr, x + (px - ex.width) / 2 - ex.x_bearing, y + (px - ex.height) / 2 - ex.y_bearing);
-                cairo_show_text(cr, tile_label[t]);
+                cairo_show_text(cr, label);
             }
         }
     cairo_set_source_rgb(cr, 0.6, 0.6, 0.6);
@@ -234,7 +235,7 @@ int cmd_render(int argc, char **argv)
     long px = 32;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+    while ((c = getopt_full(argc, argv, "o:", opts, NULL)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
         case 'c':

@@ -51,6 +51,46 @@ static void html_escape(FILE *f, const char *s)
     }
 }
 
+/* The self-alignment rounds a node had: none in the zs and fb ablations. */
+static long long aligned_rounds(json_t *cfg)
+{
+    const char *abl = json_string_value(json_object_get(cfg, "ablation"));
+    if (abl && (!strcmp(abl, "zs") || !strcmp(abl, "fb"))) return 0;
+    return json_integer_value(json_object_get(cfg, "align"));
+}
+
+/* ", model M at S" for a language model. */
+static void author_server(FILE *f, json_t *cfg)
+{
+    json_t *llm = json_object_get(cfg, "llm");
+    const char *model = json_string_value(json_object_get(llm, "model"));
+    const char *url = json_string_value(json_object_get(llm, "base_url"));
+    if (!model || !url) return;
+    fprintf(f, ": ");
+    html_escape(f, model);
+    fprintf(f, " at ");
+    html_escape(f, url);
+}
+
+/* The version and commit that made the run, and its threads. */
+static void provenance(FILE *f, json_t *cfg)
+{
+    const char *version = json_string_value(json_object_get(cfg, "pcgrllm_version"));
+    const char *commit = json_string_value(json_object_get(cfg, "pcgrllm_commit"));
+    const char *why = json_string_value(json_object_get(cfg, "threads_reason"));
+    json_t *threads = json_object_get(cfg, "threads_at_start");
+    if (!version) return; /* a run made before they were recorded */
+    fprintf(f, "<br><b>Made with:</b> pcgrllm ");
+    html_escape(f, version);
+    if (commit) fprintf(f, " (commit "), html_escape(f, commit), fprintf(f, ")");
+    if (json_is_integer(threads)) {
+        fprintf(f, "; %lld CPU thread%s at the start", json_integer_value(threads),
+                json_integer_value(threads) == 1 ? "" : "s");
+        if (why) fprintf(f, " ("), html_escape(f, why), fprintf(f, ")");
+        fprintf(f, "; CPU training does not depend on the thread count (docs/training.md)");
+    }
+}
+
 static const char *status_name(int s)
 {
     return s == NODE_OK ? "ok" : s == NODE_FAILED ? "failed" : "pending";
@@ -333,6 +373,7 @@ static int write_html(const char *dir, json_t *cfg, const thought_graph *g, int 
     html_escape(f, target_desc);
     fprintf(f, "<br><b>Author:</b> ");
     html_escape(f, label);
+    author_server(f, cfg);
     fprintf(f, "<br><b>Search:</b> %s, %lld iterations, breadth %lld, ablation %s, feedback %s",
             json_string_value(json_object_get(cfg, "pe")), json_integer_value(json_object_get(cfg, "iterations")),
             json_integer_value(json_object_get(cfg, "breadth")), json_string_value(json_object_get(cfg, "ablation")),
@@ -342,7 +383,8 @@ static int write_html(const char *dir, json_t *cfg, const thought_graph *g, int 
                "self-alignment rounds, reward check on %lld environments",
             json_integer_value(json_object_get(cfg, "steps")), json_integer_value(json_object_get(cfg, "envs")),
             json_string_value(json_object_get(cfg, "preset")), json_string_value(json_object_get(cfg, "backend")),
-            json_integer_value(json_object_get(cfg, "align")), json_integer_value(json_object_get(cfg, "check_envs")));
+            aligned_rounds(cfg), json_integer_value(json_object_get(cfg, "check_envs")));
+    provenance(f, cfg);
     if (json_is_string(profile)) {
         fprintf(f, "<br><b>Profile:</b> --");
         html_escape(f, json_string_value(profile));

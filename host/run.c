@@ -16,6 +16,8 @@
 #include "util.h"
 #include "dirguard.h"
 #include "trust.h"
+#include "cpus.h"
+#include "version.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -220,6 +222,15 @@ static json_t *config_json(const run_config *c)
     json_object_set_new(o, "steps", json_integer(c->steps));
     json_object_set_new(o, "envs", json_integer(c->envs));
     json_object_set_new(o, "threads", json_integer(c->threads));
+    /* what a reader needs to tell how the result was made */
+    char why[160];
+    cpu_budget cb = cpus_current();
+    if (c->threads > 0) snprintf(why, sizeof why, "--threads %d", c->threads);
+    else cpus_describe(&cb, why, sizeof why);
+    json_object_set_new(o, "threads_at_start", json_integer(c->threads > 0 ? c->threads : cb.threads));
+    json_object_set_new(o, "threads_reason", json_string(why));
+    json_object_set_new(o, "pcgrllm_version", json_string(pcg_version()));
+    json_object_set_new(o, "pcgrllm_commit", pcg_commit()[0] ? json_string(pcg_commit()) : json_null());
     json_object_set_new(o, "preset", json_string(c->preset));
     json_object_set_new(o, "backend", json_string(c->backend));
     json_object_set_new(o, "matmul", json_string(c->matmul));
@@ -654,6 +665,7 @@ static int step_generate(run_state *R, int id, const char *ndir, char *reason, i
     if (run_init_node(R, id)) return step_init_reward(R, ndir, path, reason, len);
     for (int trial = 0; trial < R->c->trials; trial++) {
         char *code = au_generate(R, id, ndir, trial + 1, trial ? reason : NULL, err, sizeof err);
+        if (R->halted[0]) return free(code), RUN_FATAL;
         if (!code) {
             snprintf(reason, (size_t)len, "author: %s", err);
             run_say(R, "  trial %d: %s", trial + 1, reason);
@@ -677,6 +689,7 @@ static int step_generate(run_state *R, int id, const char *ndir, char *reason, i
             char *fixed = au_fix(R, id, ndir, code, reason, trial + 1, fix + 1, err, sizeof err);
             free(code);
             code = fixed;
+            if (R->halted[0]) return free(code), RUN_FATAL;
             if (!code) {
                 snprintf(reason, (size_t)len, "author: %s", err);
                 break;
@@ -716,6 +729,7 @@ static int step_align(run_state *R, int id, const char *ndir, char *reason, int 
             return snprintf(reason, (size_t)len, "cannot read the statistics in %.1000s", sp), -1;
         }
         char *next = au_align(R, id, ndir, code, &st, k, err, sizeof err);
+        if (R->halted[0]) return free(code), free(next), RUN_FATAL;
         int accepted = 0, same = next && !strcmp(next, code);
         if (same) run_say(R, "  align %d/%d: reward unchanged", k, rounds);
         for (int fix = 0; next && !same && fix <= R->c->fixes; fix++) {
@@ -734,6 +748,7 @@ static int step_align(run_state *R, int id, const char *ndir, char *reason, int 
             char *f = au_fix(R, id, ndir, next, why, 100 + k, fix + 1, err, sizeof err);
             free(next);
             next = f;
+            if (R->halted[0]) return free(code), free(next), RUN_FATAL;
         }
         if (!next) run_say(R, "  align %d/%d: author gave no reward (%s); keeping the previous one", k, rounds, err);
         else if (!accepted && !same)
@@ -843,10 +858,8 @@ static int step_generate_levels(run_state *R, const char *ndir, char *reason, in
     argv[k++] = seed;
     argv[k++] = "--out";
     argv[k++] = out;
-    if (strcmp(R->c->backend, "cpu")) { /* the episode on the run's backend, as its training */
-        argv[k++] = "--backend";
-        argv[k++] = R->c->backend;
-    }
+    argv[k++] = "--backend"; /* the episode on the run's backend, as its training */
+    argv[k++] = R->c->backend;
     if (R->c->threads > 0) {
         argv[k++] = "--threads";
         argv[k++] = threads;
@@ -883,7 +896,7 @@ static int step_fitness(run_state *R, int id, const char *ndir, level_set *ls, d
         double f;
         if (au_fitness(R, id, ndir, ls, &f, err, sizeof err)) {
             snprintf(reason, (size_t)len, "fitness judgement: %s", err);
-            return -1;
+            return R->halted[0] ? RUN_FATAL : -1;
         }
         run_say(R, "  fitness (model's judgement) %.3f; heuristic %.3f", f, ls->sum.fitness);
         *fitness = f;
@@ -1194,12 +1207,6 @@ static int run_node(run_state *R, int id)
     TIMED("train_s", step_train(R, id, ndir, reason, sizeof reason));
     TIMED("levels_s", step_generate_levels(R, ndir, reason, sizeof reason));
     TIMED("fitness_s", step_fitness(R, id, ndir, ls, &fitness, reason, sizeof reason));
-    if (rc == RUN_FATAL) {
-        run_say(R, "  stopping: %s", reason);
-        die_msg("run: node %d: %s", id, reason);
-        free(ls);
-        return RUN_FATAL;
-    }
     int ok = rc == 0;
     char *fb = NULL;
     if (ok && (R->c->ablation == ABL_FB || R->c->ablation == ABL_FULL)) {
@@ -1208,6 +1215,15 @@ static int run_node(run_state *R, int id)
         if (!fb) ok = 0;
     }
 #undef TIMED
+    if (R->halted[0]) rc = RUN_FATAL, snprintf(reason, sizeof reason, "%s", R->halted);
+    if (rc == RUN_FATAL) {
+        /* the node stays pending: a --resume continues it */
+        run_say(R, "  stopping: %s", reason);
+        die_msg("run: node %d: %s", id, reason);
+        free(fb);
+        free(ls);
+        return RUN_FATAL;
+    }
     char path[1400];
     if (ok) {
         snprintf(nd->reward_path, sizeof nd->reward_path, "nodes/%03d/reward.c", id);
@@ -1351,7 +1367,7 @@ static int setup_target(run_state *R)
         }
         if (rc) {
             die_msg("run: target extraction failed: %s", reason);
-            return 1;
+            return R->halted[0] ? RUN_EXIT_SERVER : 1;
         }
         target_to_scenario(&R->target, c->story, &R->esc);
     }
@@ -1503,10 +1519,40 @@ static int say_cost(run_config *c, char *line, int len)
     if (!c->quiet) printf("%s\n", line);
     if (seconds <= TRAIN_ASK_ABOVE_S || c->yes) return 0;
     return train_confirm_long_job("run", seconds,
-                                  "fewer --steps, a smaller --preset, --envs or --iterations shorten it, and a GPU "
-                                  "(--backend cuda) is far faster")
+                                  "--quick shows the method working in minutes; fewer --steps, a smaller --preset, "
+                                  "--envs or --iterations shorten it, and a GPU (--backend cuda) is far faster")
                ? 0
                : 2;
+}
+
+/* DIR/halted.txt: why the run stopped for its model server (the grid shows
+ * it), or removed when the run goes on. */
+static void note_halt(const run_config *c, const char *why)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/halted.txt", c->out);
+    if (!why) {
+        path_unlink(path);
+        return;
+    }
+    char line[1600];
+    snprintf(line, sizeof line, "%s\n", why);
+    run_write_text(path, line);
+}
+
+/* Before anything is spent: the model server answers (host/llm.h), and a
+ * new run's --out holds no run yet.  0, or an exit code (printed). */
+static int preflight(run_state *R)
+{
+    run_config *c = R->c;
+    char path[1200], err[1400];
+    snprintf(path, sizeof path, "%s/config.json", c->out);
+    if (!c->resume && path_present(path))
+        return die_msg("run: %s already holds a run; continue it with --resume or choose another --out", c->out), 1;
+    if (c->offline || !llm_check_server(&c->llm, err, sizeof err)) return 0;
+    die_msg("run: %s", err);
+    if (c->resume) note_halt(c, err);
+    return RUN_EXIT_SERVER;
 }
 
 int run_main(run_config *c)
@@ -1523,19 +1569,20 @@ int run_main(run_config *c)
         die_msg("run: %s", err);
         return 1;
     }
-    char cost[512] = "";
-    if (!c->resume && say_cost(c, cost, sizeof cost)) return 2;
-    if (open_config(c)) return 1;
-    if (c->resume && say_cost(c, cost, sizeof cost)) return 2;
     c->llm.usage = &R->usage;
     c->llm.server = &R->server;
     c->llm.progress = !c->quiet;
+    char cost[512] = "";
+    int rc = 0;
+    if (!c->resume && ((rc = preflight(R)) || (rc = say_cost(c, cost, sizeof cost)))) return rc;
+    if (open_config(c)) return 1;
+    if (c->resume && ((rc = preflight(R)) || (rc = say_cost(c, cost, sizeof cost)))) return rc;
     snprintf(path, sizeof path, "%s/run.log", c->out);
     if (!(R->log = open_append(path, err, sizeof err))) {
         die_msg("run: %s", err);
         return 1;
     }
-    int rc = setup_target(R);
+    rc = setup_target(R);
     if (rc) {
         if (R->log) fclose(R->log);
         return rc;
@@ -1544,10 +1591,14 @@ int run_main(run_config *c)
     if (R->log && cost[0]) fprintf(R->log, "[%8.1fs] %s\n", now_seconds() - R->t_start, cost);
     run_say(R, "%s run %s: %s", c->resume ? "resuming" : "starting", c->out, R->flow);
     if (!c->offline) say_context(R);
-    run_say(R, "author: %s; search %s, %d iteration%s, align %d, breadth %d, ablation %s, feedback %s",
-            c->offline ? "rule-based offline author (baseline, not a language model)" : c->llm.model,
-            graph_pe_name(c->pe), iterations, iterations == 1 ? "" : "s", c->align, c->breadth,
-            abl_names[c->ablation], fb_names[c->feedback]);
+    int aligned = c->ablation == ABL_SA || c->ablation == ABL_FULL ? c->align : 0;
+    if (c->offline)
+        run_say(R, "author: rule-based offline author (baseline, not a language model)");
+    else
+        run_say(R, "author: model %s at %s", c->llm.model, c->llm.base_url);
+    run_say(R, "search %s, %d iteration%s, align %d, breadth %d, ablation %s, feedback %s", graph_pe_name(c->pe),
+            iterations, iterations == 1 ? "" : "s", aligned, c->breadth, abl_names[c->ablation],
+            fb_names[c->feedback]);
     if (c->profile[0]) run_say(R, "profile --%s: %s (flags given with it override them)", c->profile, run_profile_flags(c->profile));
     snprintf(path, sizeof path, "%s/graph.json", c->out);
     if (c->resume && path_present(path)) {
@@ -1571,6 +1622,7 @@ int run_main(run_config *c)
     char stopped[1200];
     snprintf(stopped, sizeof stopped, "%s/stopped.txt", c->out);
     path_unlink(stopped); /* a resumed search goes on */
+    note_halt(c, NULL);
     for (;;) {
         int best = graph_best(&R->g);
         if (!c->offline && hopeless >= RUN_HOPELESS_NODES) {
@@ -1614,10 +1666,11 @@ int run_main(run_config *c)
         }
         int held = R->tally.rewards_held;
         if (run_node(R, id) == RUN_FATAL) {
+            if (R->halted[0]) note_halt(c, R->halted);
             save_usage(R);
             fclose(R->log);
             graph_free(&R->g);
-            return 1;
+            return R->halted[0] ? RUN_EXIT_SERVER : 1;
         }
         hopeless = R->g.nodes[id].status == NODE_FAILED && R->tally.rewards_held == held ? hopeless + 1 : 0;
         save_usage(R);

@@ -65,8 +65,9 @@ const char *run_profile_flags(const char *name);
 int run_profile_argv(const char *name, char *buf, size_t len, char **argv, int max);
 
 /* run's command-line flags (argv[0] is "run"), a profile included, over c
- * (from run_config_defaults), as `pcgrllm run` reads them (host/cmd_run.c):
- * what a grid's cells will run with.  0, or -1 with err. */
+ * (from run_config_defaults), as `pcgrllm run` reads them (host/cmd_run.c),
+ * the author chosen as run chooses it: what a grid's cells will run with.
+ * 0, or -1 with err. */
 int run_config_from_flags(run_config *c, int argc, char **argv, char *err, int errlen);
 
 /* The settings' names, as the flags and config.json spell them: the index
@@ -80,8 +81,13 @@ const char *run_feedback_name(int f);
 const char *run_feedback_input_name(int f);
 
 void run_config_defaults(run_config *c);
+/* The exit code of a run stopped because its model server failed (down,
+ * refusing, timing out): nothing was made of the failed calls, the node
+ * stays pending and DIR/halted.txt says why; --resume goes on. */
+#define RUN_EXIT_SERVER 4
 /* Run (or resume) the loop.  Returns the process exit code: 0 done,
- * 3 story refused, 1 error or no node produced a reward. */
+ * 3 story refused, 4 the model server failed, 1 error or no node produced
+ * a reward. */
 int run_main(run_config *c);
 
 /* Print the node table and best path of a run directory; write

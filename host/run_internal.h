@@ -30,6 +30,10 @@ typedef struct run_state {
     FILE *log;
     double t_start;
     char evaluator_rules[4096]; /* the {evaluator_rules} text: "" unless --evaluator-rules */
+    /* why the run stops at once: a model call failed for a reason that is
+     * not the model's (the server is down, refuses, times out), so no result
+     * may be made of it; "" while all is well */
+    char halted[1200];
 } run_state;
 
 /* A node's generated levels and their evaluation. */

@@ -160,6 +160,10 @@ static char *exchange(run_state *R, const char *ndir, const exchange_t *x, char 
     snprintf(tokens, sizeof tokens, "%ld%s", rep.usage.completion_tokens, rep.tokens_counted ? " (counted)" : "");
     if (rep.content) run_write_text(reply_path, rep.content); /* cut or not: the user sees what it wrote */
     record_outcome(out_path, &rep, rc ? err : NULL);
+    if (rc && !rep.model_failure && !R->halted[0]) { /* not the model's doing: no result is made of it */
+        if (strstr(err, R->c->llm.base_url)) snprintf(R->halted, sizeof R->halted, "%s", err);
+        else snprintf(R->halted, sizeof R->halted, "the model server at %.500s failed: %.600s", R->c->llm.base_url, err);
+    }
     if (rc) {
         run_say(R, "  model reply %s: %s tokens, %.1f s, %s%s", x->name, tokens, rep.seconds,
                 rep.cut ? "cut: " : "failed", rep.cut ? cut_names[rep.cut] : "");

@@ -759,6 +759,11 @@ int train_in_worker(const train_settings *s, const char *src, const void *cubin,
         printf("training: %s preset, %d envs, %lld of %lld steps done, %lld steps per update, %s backend\n",
                s->cfg.preset, s->cfg.n_envs, (long long)d.step, (long long)s->steps, (long long)d.update_steps,
                s->use_cuda ? "cuda" : "cpu");
+    int64_t extra = (d.update_steps - (s->steps - d.step) % d.update_steps) % d.update_steps;
+    if (extra && !s->quiet) /* PPO trains whole updates: say so rather than overshoot silently */
+        printf("note: %lld steps is not a whole number of updates of %lld (%d steps x %d envs); training %lld steps\n",
+               (long long)s->steps, (long long)d.update_steps, s->cfg.n_steps, s->cfg.n_envs,
+               (long long)(s->steps + extra));
     fflush(stdout);
     child_opts o = {.idle_timeout_s = s->watchdog, .on_data = on_message, .on_tick = on_tick, .data_ctx = &d,
                     .max_frame = d.ckpt_max, .interrupt = stop, .interrupt_grace_s = 60};

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -486,6 +487,21 @@ double now_seconds(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int getopt_full(int argc, char **argv, const char *optstring, const struct option *opts, int *idx)
+{
+    int li = -1;
+    int ch = getopt_long(argc, argv, optstring, opts, &li);
+    if (idx) *idx = li;
+    if (ch == -1 || ch == '?' || ch == ':' || li < 0) return ch;
+    /* the token the option was in: before its value when that came apart */
+    int at = optarg && optind >= 2 && optarg == argv[optind - 1] ? optind - 2 : optind - 1;
+    const char *tok = at >= 0 && at < argc ? argv[at] : "";
+    size_t n = strcspn(tok + (tok[0] == '-' && tok[1] == '-' ? 2 : 0), "=");
+    if (!strncmp(tok, "--", 2) && strlen(opts[li].name) == n && !strncmp(tok + 2, opts[li].name, n)) return ch;
+    optind = at + 1;
+    return '?';
 }
 
 int parse_int(const char *s, long lo, long hi, long *out)

@@ -79,6 +79,12 @@ int path_rename(const char *from, const char *to, char *err, int errlen);
 int path_mkdir(const char *path, char *err, int errlen);
 int path_unlink(const char *path);
 double now_seconds(void);
+/* getopt_long without its abbreviations: "--iteration" is not taken for
+ * --iterations (a typo must not silently become another flag).  An
+ * abbreviated long option returns '?' with optind left so that
+ * argv[optind - 1] is the option as written.  idx may be NULL. */
+struct option;
+int getopt_full(int argc, char **argv, const char *optstring, const struct option *opts, int *idx);
 /* Strict number parsing for flags: return 0 on success. */
 int parse_int(const char *s, long lo, long hi, long *out);
 int parse_u64(const char *s, uint64_t *out);

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """A scripted OpenAI-compatible chat-completions server for the tests.
 
-Listens on 127.0.0.1 only, on a free port it picks itself; the port is
-printed on stdout ("port N") and written to --port-file.  It answers
+Listens on 127.0.0.1 only, on a free port it picks itself (or --port N,
+to come back where a client expects it); the port is printed on stdout
+("port N") and written to --port-file.  It answers
 POST .../chat/completions from a JSON script file:
 
     {
@@ -278,9 +279,11 @@ def main():
     ap.add_argument("--port-file", help="write the chosen port here")
     ap.add_argument("--key-env", help="environment variable holding the expected API key")
     ap.add_argument("--max-seconds", type=float, default=120.0, help="stop after this long")
+    ap.add_argument("--port", type=int, default=0, help="listen on this port (default: a free one)")
     args = ap.parse_args()
     script = Script(load_script(args.script))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(script, args.log, args.key_env, threading.Lock()))
+    server = ThreadingHTTPServer(("127.0.0.1", args.port),
+                                 make_handler(script, args.log, args.key_env, threading.Lock()))
     server.daemon_threads = True
     port = server.server_address[1]
     if args.port_file:

@@ -42,6 +42,12 @@ char *pcg_test_slurp(const char *path);
 int pcg_test_count_of(const char *s, const char *needle);
 int pcg_test_count_lines(const char *s);
 
+/* `sh -c CMD` in the background with its output appended to log; its pid. */
+int pcg_test_spawn(const char *cmd, const char *log);
+/* Poll for path: 1 once it exists, 0 if process pid ended first (its wait
+ * status in *status); fails the test after two minutes. */
+int pcg_test_wait_for(const char *path, int pid, int *status);
+
 /* A level drawn as text rows, one character a tile:
  * . EMPTY  # WALL  @ PLAYER  b BAT  s SCORPION  x SPIDER  k KEY  D DOOR  T TREASURE
  * (space: BORDER).  PCG_GRID(g, "row", "row", ...) fills g. */
@@ -62,6 +68,8 @@ typedef struct {
     char url[128]; /* http://127.0.0.1:PORT/v1 */
 } pcg_fake_srv;
 void pcg_test_srv_start(pcg_fake_srv *s, const char *script_path, const char *name, const char *key_env);
+/* The same on a given port (0: a free one), e.g. to bring a server back. */
+void pcg_test_srv_start_on(pcg_fake_srv *s, const char *script_path, const char *name, const char *key_env, int port);
 void pcg_test_srv_stop(pcg_fake_srv *s);
 
 #endif

@@ -68,9 +68,16 @@ void pcg_test_grid_from(pcg_test_grid *g, const char *const *rows)
 
 void pcg_test_srv_start(pcg_fake_srv *s, const char *script_path, const char *name, const char *key_env)
 {
+    pcg_test_srv_start_on(s, script_path, name, key_env, 0);
+}
+
+void pcg_test_srv_start_on(pcg_fake_srv *s, const char *script_path, const char *name, const char *key_env, int port)
+{
     memset(s, 0, sizeof *s);
-    char port_path[PATH_MAX];
+    char port_path[PATH_MAX], port_arg[16];
+    snprintf(port_arg, sizeof port_arg, "%d", port);
     snprintf(port_path, sizeof port_path, "%s/%s.port", pcg_test_tmpdir(), name);
+    unlink(port_path); /* a server started before under this name wrote one */
     snprintf(s->log, sizeof s->log, "%s/%s.requests.jsonl", pcg_test_tmpdir(), name);
     assert_int_equal(access("tests/fake_openai.py", R_OK), 0);
     pid_t pid = fork();
@@ -79,7 +86,7 @@ void pcg_test_srv_start(pcg_fake_srv *s, const char *script_path, const char *na
         int devnull = open("/dev/null", O_WRONLY);
         if (devnull >= 0) dup2(devnull, 1);
         execlp("python3", "python3", "tests/fake_openai.py", "--script", script_path, "--log", s->log, "--port-file",
-               port_path, "--key-env", key_env, "--max-seconds", "300", (char *)NULL);
+               port_path, "--key-env", key_env, "--max-seconds", "300", "--port", port_arg, (char *)NULL);
         _exit(127);
     }
     s->pid = pid;
@@ -93,6 +100,30 @@ void pcg_test_srv_start(pcg_fake_srv *s, const char *script_path, const char *na
     }
     assert_true(s->port > 0);
     snprintf(s->url, sizeof s->url, "http://127.0.0.1:%d/v1", s->port);
+}
+
+int pcg_test_spawn(const char *cmd, const char *log)
+{
+    char full[4 * PATH_MAX + 64];
+    snprintf(full, sizeof full, "exec %s >>%s 2>&1", cmd, log);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", full, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+int pcg_test_wait_for(const char *path, int pid, int *status)
+{
+    for (int i = 0; i < 60000; i++) {
+        if (pcg_test_exists(path)) return 1;
+        if (waitpid(pid, status, WNOHANG) == pid) return 0;
+        usleep(2000);
+    }
+    fail_msg("%s did not appear within two minutes", path);
+    return 0;
 }
 
 void pcg_test_srv_stop(pcg_fake_srv *s)

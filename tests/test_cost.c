@@ -23,6 +23,7 @@ static void cost_long_jobs_refused_without_yes(void **state)
     assert_int_equal(rc, 2);
     assert_non_null(strstr(out, "backend: cpu; projected: about "));
     assert_non_null(strstr(out, "or pass --yes to run it anyway"));
+    assert_non_null(strstr(out, "--quick shows the method working in minutes"));
     char path[600];
     snprintf(path, sizeof path, "%s/paper-run", tmp);
     assert_false(pcg_test_exists(path));

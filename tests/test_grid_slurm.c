@@ -10,6 +10,7 @@
 #include "harness.h"
 #include "grid_check.h"
 #include "grid_slurm.h"
+#include "util.h"
 #include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
@@ -103,16 +104,23 @@ static void grid_slurm_script_only_and_values(void **state)
     pcg_test_use_source_prompts();
     char dir[PATH_MAX], path[PATH_MAX + 64], out[8192], err[256], buf[128];
     snprintf(dir, sizeof dir, "%s/grid-slurm-script", pcg_test_tmpdir());
+    char prologue[PATH_MAX + 16];
+    snprintf(prologue, sizeof prologue, "%s/prologue.sh", pcg_test_tmpdir());
+    assert_int_equal(write_file_atomic(prologue, "module load cuda/13\nexport X=1", 30), 0);
     int rc = pcg_test_sh(out, sizeof out, "%s grid --out %s --scenarios 1,2 --pe cot,tot --ablations sa,fb "
-                         "--slurm-script-only --partition gpu --gres gpu:1 --mem 8G --time 1-00:00:00 -- " TINY,
-                         pcg_test_binary(), dir);
+                         "--slurm-script-only --partition gpu --gres gpu:1 --mem 8G --time 1-00:00:00 --account proj1 "
+                         "--qos short --sbatch --constraint=a100 --sbatch --exclusive --prologue %s "
+                         "--summary-partition cheap -- " TINY,
+                         pcg_test_binary(), dir, prologue);
     if (rc != 0) fail_msg("--slurm-script-only exited %d: %s", rc, out);
     assert_non_null(strstr(out, "submit with: sbatch"));
     snprintf(path, sizeof path, "%s/slurm/grid.sbatch", dir);
     char *s = pcg_test_slurp(path);
     assert_non_null(s);
     const char *want[] = {"#SBATCH --array=0-5\n", "#SBATCH --partition=gpu\n", "#SBATCH --gres=gpu:1\n",
-                          "#SBATCH --mem=8G\n", "#SBATCH --time=1-00:00:00\n", " --gpus 1\n"};
+                          "#SBATCH --mem=8G\n", "#SBATCH --time=1-00:00:00\n", " --gpus 1\n",
+                          "#SBATCH --account=proj1\n", "#SBATCH --qos=short\n", "#SBATCH --constraint=a100\n",
+                          "#SBATCH --exclusive\n", "module load cuda/13\nexport X=1\nexec "};
     for (size_t i = 0; i < sizeof want / sizeof *want; i++)
         if (!strstr(s, want[i])) fail_msg("grid.sbatch lacks %s", want[i]);
     free(s);
@@ -120,7 +128,14 @@ static void grid_slurm_script_only_and_values(void **state)
     s = pcg_test_slurp(path);
     assert_non_null(s);
     assert_non_null(strstr(s, " --summary\n"));
+    assert_non_null(strstr(s, "#SBATCH --partition=cheap\n")); /* the summary needs no GPU */
+    assert_null(strstr(s, "--gres"));
+    assert_non_null(strstr(s, "#SBATCH --account=proj1\n"));
+    assert_non_null(strstr(s, "module load cuda/13\n"));
     free(s);
+    rc = pcg_test_sh(out, sizeof out, "%s grid --out %s --slurm-script-only --sbatch 'x' -- " TINY, pcg_test_binary(), dir);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(out, "one sbatch option starting with --"));
     snprintf(path, sizeof path, "%s/grid.json", dir); /* the definition is stored for the tasks */
     assert_true(pcg_test_exists(path));
     int ids[] = {0, 1, 2, 5, 7, 8};

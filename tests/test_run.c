@@ -296,6 +296,8 @@ static void check_ablation(const char *abl, int iterations, int want_nodes, int 
                          pcg_test_binary(), abl, iterations, dir);
     if (rc != 0) fail_msg("run --ablation %s exited %d: %s", abl, rc, out);
     assert_config(dir, "ablation", abl);
+    /* the log names the alignment rounds the nodes have, not the flag's value */
+    assert_file_has(dir, "run.log", aligned ? ", align 1, " : ", align 0, ");
     thought_graph g;
     load_graph(dir, &g);
     assert_int_equal(g.n, want_nodes);
@@ -487,31 +489,6 @@ static void run_flag_errors_one_line(void **state)
 /* ---- resume after kill -9 ------------------------------------------------------------ */
 
 /* Start `sh -c 'exec CMD'` (so the pid is the command's), output to log. */
-static pid_t spawn(const char *cmd, const char *log)
-{
-    char full[4 * PATH_MAX + 64];
-    snprintf(full, sizeof full, "exec %s >>%s 2>&1", cmd, log);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        execl("/bin/sh", "sh", "-c", full, (char *)NULL);
-        _exit(127);
-    }
-    return pid;
-}
-
-/* Poll for path; 1 once it exists, 0 if the process ended first. */
-static int wait_for(const char *path, pid_t pid, int *status)
-{
-    for (int i = 0; i < 60000; i++) {
-        if (pcg_test_exists(path)) return 1;
-        if (waitpid(pid, status, WNOHANG) == pid) return 0;
-        usleep(2000);
-    }
-    fail_msg("%s did not appear within two minutes", path);
-    return 0;
-}
-
 /* Processes (other than this one) whose command line mentions s. */
 static int processes_mentioning(const char *s)
 {
@@ -598,11 +575,11 @@ static void run_resume_after_kill9_same_graph(void **state)
                      pcg_test_binary(), dir);
         else
             snprintf(cmd, sizeof cmd, "%s run --resume --out %s --quiet", pcg_test_binary(), dir);
-        pid_t pid = spawn(cmd, log);
+        pid_t pid = pcg_test_spawn(cmd, log);
         int status = 0;
         if (k < sizeof points / sizeof points[0]) {
             snprintf(path, sizeof path, "%s/%s", dir, points[k]);
-            if (wait_for(path, pid, &status)) {
+            if (pcg_test_wait_for(path, pid, &status)) {
                 kill(pid, SIGKILL);
                 assert_int_equal(waitpid(pid, &status, 0), pid);
                 assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
