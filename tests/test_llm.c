@@ -547,6 +547,9 @@ static void llm_call_time_cuts_a_slow_stream(void **state)
     json_decref(reqs);
 }
 
+/* A server that never answered is not waited for: one attempt, a line
+ * naming the server and what to do.  One that has answered before (a
+ * restart) is retried, with the attempts counted. */
 static void llm_connection_refused_is_bounded(void **state)
 {
     (void)state;
@@ -562,10 +565,25 @@ static void llm_connection_refused_is_bounded(void **state)
     double t0 = now_seconds();
     int rc = llm_chat(&c, two_msgs, 2, &r, err, sizeof err);
     assert_int_equal(rc, -1);
+    assert_int_equal(r.attempts, 1);
+    assert_true(now_seconds() - t0 < 1.0);
+    assert_false(r.model_failure);
+    assert_non_null(strstr(err, "does not answer"));
+    assert_non_null(strstr(err, c.base_url));
+    assert_non_null(strstr(err, "start it, or check --base-url"));
+    assert_int_equal(llm_check_server(&c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "does not answer"));
+    llm_reply_free(&r);
+    llm_server seen = {.answered = 1};
+    c.server = &seen;
+    t0 = now_seconds();
+    rc = llm_chat(&c, two_msgs, 2, &r, err, sizeof err);
+    assert_int_equal(rc, -1);
     assert_int_equal(r.attempts, 3);
     assert_true(now_seconds() - t0 < 5.0);
     assert_non_null(strstr(err, "could not connect"));
     assert_non_null(strstr(err, "3 attempts"));
+    llm_reply_free(&r);
 }
 
 static void llm_key_never_in_errors_or_reply(void **state)

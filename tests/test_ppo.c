@@ -385,7 +385,7 @@ static void ppo_cli_tiny_preset(void **state)
     if (rc) print_error("%s\n", out);
     assert_int_equal(rc, 0);
     assert_int_equal(pcg_test_sh(out, sizeof out, "cat %s/tiny/train.json", tmp), 0);
-    assert_non_null(strstr(out, "\"preset\":\"tiny\""));
+    assert_non_null(strstr(out, "\"preset\": \"tiny\""));
     assert_int_equal(pcg_test_sh(out, sizeof out, "%s train --resume --out %s/tiny --steps 96 --threads 1 --quiet", bin,
                                  tmp),
                      0);

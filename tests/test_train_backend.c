@@ -73,8 +73,8 @@ static void train_backend_flags(void **state)
     assert_int_equal(rc, 0);
     assert_non_null(strstr(out, "training on the CPU"));
     assert_int_equal(pcg_test_sh(out, sizeof out, "cat %s/tb2/train.json", tmp), 0);
-    assert_non_null(strstr(out, "\"backend\":\"cpu\""));
-    assert_non_null(strstr(out, "\"matmul\":\"fp32\""));
+    assert_non_null(strstr(out, "\"backend\": \"cpu\""));
+    assert_non_null(strstr(out, "\"matmul\": \"fp32\""));
 }
 
 /* Parameters of a run directory's checkpoint. */
