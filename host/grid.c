@@ -363,6 +363,21 @@ const char *grid_cell_model(const grid_def *d, const grid_cell *c)
     return c->model >= 0 && c->model < d->n_models ? d->models[c->model].name : "";
 }
 
+int grid_cell_run_flags(const grid_def *d, char **out)
+{
+    int n = 0;
+    for (int i = 0; i < d->n_run_flags; i++) {
+        const char *f = d->run_flags[i];
+        if (!strcmp(f, "--seed")) {
+            i++;
+            continue;
+        }
+        if (!strncmp(f, "--seed=", 7)) continue;
+        out[n++] = d->run_flags[i];
+    }
+    return n;
+}
+
 int grid_cell_argv(const grid_def *d, const grid_cell *c, const char *dir, int resume, int threads, int cuda,
                    grid_argv_buf *b, char **argv)
 {
@@ -406,15 +421,7 @@ int grid_cell_argv(const grid_def *d, const grid_cell *c, const char *dir, int r
     argv[n++] = "--yes"; /* the grid said its cost up front; a cell never asks */
     /* the run flags, their --seed replaced by the cell's (after them, so
      * that it wins; a resumed run keeps its stored seed anyway) */
-    for (int i = 0; i < d->n_run_flags; i++) {
-        const char *f = d->run_flags[i];
-        if (!strcmp(f, "--seed")) {
-            i++;
-            continue;
-        }
-        if (!strncmp(f, "--seed=", 7)) continue;
-        argv[n++] = d->run_flags[i];
-    }
+    n += grid_cell_run_flags(d, argv + n);
     if (!resume) {
         snprintf(b->seed, sizeof b->seed, "%llu", (unsigned long long)c->seed);
         argv[n++] = "--seed", argv[n++] = b->seed;

@@ -75,8 +75,7 @@ static int definition_requests(const grid_def *d, grid_requests *q, char *err, i
     run_config c;
     run_config_defaults(&c);
     char *argv[GRID_MAX_RUN_FLAGS + 2] = {"run"};
-    for (int i = 0; i < d->n_run_flags; i++) argv[i + 1] = d->run_flags[i];
-    if (run_config_from_flags(&c, d->n_run_flags + 1, argv, err, errlen)) return -1;
+    if (run_config_from_flags(&c, grid_cell_run_flags(d, argv + 1) + 1, argv, err, errlen)) return -1;
     if (strcmp(c.llm.api_key_env, LLM_DEFAULT_KEY_ENV)) snprintf(q->key_env, sizeof q->key_env, "%s", c.llm.api_key_env);
     snprintf(q->flag_url, sizeof q->flag_url, "%s", c.llm.base_url);
     if (c.base_url_given && !trust_default_server(q->flag_url)) {
@@ -251,8 +250,7 @@ static int grid_cost(const grid_opts *o, const grid_cell *cells, const int *queu
     run_config c;
     run_config_defaults(&c);
     char *argv[GRID_MAX_RUN_FLAGS + 2] = {"run"}, err[512];
-    for (int i = 0; i < o->d.n_run_flags; i++) argv[i + 1] = o->d.run_flags[i];
-    if (run_config_from_flags(&c, o->d.n_run_flags + 1, argv, err, sizeof err)) return 0; /* the cells will say */
+    if (run_config_from_flags(&c, grid_cell_run_flags(&o->d, argv + 1) + 1, argv, err, sizeof err)) return 0;
     ppo_config cfg;
     ppo_config_default(&cfg);
     cfg.n_envs = c.envs > 0 ? c.envs : cfg.n_envs;
@@ -326,7 +324,14 @@ int grid_main(grid_opts *o)
     grid_requests q;
     char err[600];
     int untrusted = have_stored && !o->def_given;
-    if (sends && definition_requests(&o->d, &q, err, sizeof err) == 0) { /* else the cells say what is wrong */
+    if (sends) {
+        /* flags that cannot be read cannot be judged: nothing goes on (the
+         * cells would refuse them too) */
+        if (definition_requests(&o->d, &q, err, sizeof err)) {
+            if (untrusted) die_msg("grid: %s/grid.json: its run flags: %s", o->out, err);
+            else die_msg("grid: the run flags: %s", err);
+            return grid_def_free(&o->d), untrusted ? 1 : 2;
+        }
         if (untrusted ? check_stored_requests(o, &q) : refuse_key_flag(&q, "the run flags"))
             return grid_def_free(&o->d), untrusted ? 1 : 2;
         o->slurm_opts.n_servers = q.n;

@@ -131,6 +131,17 @@ static void untrusted_config_cannot_move_the_key(void **state)
     free(c);
 }
 
+/* A one-cell grid of the fake model on srv, its batch script written. */
+static void script_only_grid(const pcg_fake_srv *srv, const char *dir)
+{
+    char out[8192];
+    int rc = pcg_test_sh(out, sizeof out,
+                         "%s grid --out %s --models fake-coder@%s --ablations zs --api-key-env %s --slurm-script-only "
+                         "-- " BUDGET " " FAST_LLM " </dev/null",
+                         pcg_test_binary(), dir, srv->url, KEY_ENV);
+    if (rc != 0) fail_msg("grid --slurm-script-only exited %d: %s", rc, out);
+}
+
 /* grid.json's model server and a key variable among its run flags: a plain
  * restart sends nothing and says what to do; --base-url naming the server
  * goes on, with the key variable given to grid; a new grid refuses a key
@@ -144,11 +155,8 @@ static void untrusted_grid_json_cannot_move_the_key(void **state)
     char dir[PATH_MAX], path[PATH_MAX + 64], edit[1024], want[1024];
     static char out[1 << 15];
     snprintf(dir, sizeof dir, "%s/untrusted-grid", pcg_test_tmpdir());
-    int rc = pcg_test_sh(out, sizeof out,
-                         "%s grid --out %s --models fake-coder@%s --ablations zs --api-key-env %s --slurm-script-only "
-                         "-- " BUDGET " " FAST_LLM " </dev/null",
-                         pcg_test_binary(), dir, mine.url, KEY_ENV);
-    if (rc != 0) fail_msg("grid --slurm-script-only exited %d: %s", rc, out);
+    script_only_grid(&mine, dir);
+    int rc;
     snprintf(path, sizeof path, "%s/slurm/grid.sbatch", dir);
     char *script = pcg_test_slurp(path);
     assert_non_null(script);
@@ -179,6 +187,34 @@ static void untrusted_grid_json_cannot_move_the_key(void **state)
                      pcg_test_binary(), dir, VICTIM_ENV);
     assert_int_equal(rc, 2);
     one_line("a key variable among a new grid's run flags", out, "never stored", "grid --api-key-env");
+}
+
+/* Run flags in grid.json where "--seed" is the value of the flag before it:
+ * a cell drops "--seed" and the word after it (it gets its own seed), so
+ * what reads as a bad value on its own is, for the cells, the victim's key
+ * variable.  The requests are judged on the flags the cells get: the
+ * restart is refused in one line and the other server hears nothing. */
+static void untrusted_grid_flags_read_as_the_cells_read_them(void **state)
+{
+    (void)state;
+    pcg_fake_srv mine, other;
+    servers(&mine, &other, "gridseed");
+    char dir[PATH_MAX], path[PATH_MAX + 64], edit[1024];
+    static char out[1 << 15];
+    snprintf(dir, sizeof dir, "%s/untrusted-grid-seed", pcg_test_tmpdir());
+    script_only_grid(&mine, dir);
+    snprintf(path, sizeof path, "%s/grid.json", dir);
+    snprintf(edit, sizeof edit,
+             "j[\"models\"][0][\"base_url\"]=\"%s\"; j[\"run_flags\"] += [\"--api-key-env\", \"--seed\", \"5\", \"%s\"]",
+             other.url, VICTIM_ENV);
+    edit_json(path, edit);
+    int rc = pcg_test_sh(out, sizeof out, "%s grid --out %s </dev/null", pcg_test_binary(), dir);
+    assert_int_equal(rc, 1);
+    one_line("run flags hiding a key variable behind --seed", out, "name the key variable " VICTIM_ENV, NULL);
+    assert_int_equal(requests(&other), 0);
+    assert_int_equal(requests(&mine), 0);
+    pcg_test_srv_stop(&mine);
+    pcg_test_srv_stop(&other);
 }
 
 /* ---- links inside a run directory ---------------------------------------------------- */
@@ -301,5 +337,6 @@ static void untrusted_report_escapes_payloads(void **state)
 }
 
 PCG_TESTS(untrusted, cmocka_unit_test(untrusted_config_cannot_move_the_key),
-          cmocka_unit_test(untrusted_grid_json_cannot_move_the_key), cmocka_unit_test(untrusted_linked_file_is_not_read),
+          cmocka_unit_test(untrusted_grid_json_cannot_move_the_key),
+          cmocka_unit_test(untrusted_grid_flags_read_as_the_cells_read_them), cmocka_unit_test(untrusted_linked_file_is_not_read),
           cmocka_unit_test(untrusted_linked_node_dir_is_not_written), cmocka_unit_test(untrusted_report_escapes_payloads))
