@@ -303,6 +303,29 @@ static void untrusted_linked_node_dir_is_not_written(void **state)
     assert_string_equal(before, after);
 }
 
+/* config.json's model name carries a carriage return and terminal control
+ * sequences that would redraw the question as one about the default
+ * server: the question shows them as '?', so the terminal draws what the
+ * file says, and "no" sends nothing. */
+static void untrusted_question_shows_no_control_characters(void **state)
+{
+    (void)state;
+    char dir[PATH_MAX], path[PATH_MAX + 32];
+    static char out[1 << 14];
+    copy_of("untrusted-question", dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    edit_json(path, "j[\"author\"]=\"openai\"; j[\"iterations\"]=3; j[\"llm\"]={\"base_url\": "
+                    "\"https://elsewhere.invalid/v1\", \"model\": \"m\\r\\u001b[2Krun: resuming at "
+                    "https://api.openai.com/v1\\u009b2K\", \"temperature\": 0}");
+    int rc = pcg_test_sh(out, sizeof out, "printf 'n\\n' | script -qec '%s run --resume --out %s --quiet' /dev/null",
+                         pcg_test_binary(), dir);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(out, "Send them there? [y/N]"));
+    assert_non_null(strstr(out, "elsewhere.invalid"));
+    if (strchr(out, '\033') || strstr(out, "\302\233")) fail_msg("the question holds a control sequence: %s", out);
+    assert_non_null(strstr(out, "model m??[2Krun: resuming"));
+}
+
 /* Text from a model or a file reaches report.html escaped: a reward, its
  * feedback and the story carrying script and onerror= payloads. */
 static void untrusted_report_escapes_payloads(void **state)
@@ -339,4 +362,5 @@ static void untrusted_report_escapes_payloads(void **state)
 PCG_TESTS(untrusted, cmocka_unit_test(untrusted_config_cannot_move_the_key),
           cmocka_unit_test(untrusted_grid_json_cannot_move_the_key),
           cmocka_unit_test(untrusted_grid_flags_read_as_the_cells_read_them), cmocka_unit_test(untrusted_linked_file_is_not_read),
-          cmocka_unit_test(untrusted_linked_node_dir_is_not_written), cmocka_unit_test(untrusted_report_escapes_payloads))
+          cmocka_unit_test(untrusted_linked_node_dir_is_not_written), cmocka_unit_test(untrusted_report_escapes_payloads),
+          cmocka_unit_test(untrusted_question_shows_no_control_characters))
