@@ -122,6 +122,9 @@ int grid_parse_models(const char *s, grid_def *d, char *err, int errlen)
         if (at) *at = 0;
         if (!*it || strlen(it) >= sizeof m->name || (at && (!at[1] || strlen(at + 1) >= sizeof m->base_url)))
             return snprintf(err, (size_t)errlen, "--models: '%.60s' is not NAME or NAME@BASE_URL", it), -1;
+        if (at && !llm_base_url_ok(at + 1))
+            return snprintf(err, (size_t)errlen, "--models: '%.60s': the server must be an http:// or https:// address",
+                            at + 1), -1;
         if (at && !strcmp(it, "offline"))
             return snprintf(err, (size_t)errlen, "--models: the offline author has no server"), -1;
         snprintf(m->name, sizeof m->name, "%s", it);
@@ -518,6 +521,8 @@ static int read_models(json_t *o, grid_def *d, char *err, int errlen)
         const char *url = json_string_value(json_object_get(m, "base_url"));
         if (!name || !url || !name[0] || strlen(name) >= GRID_MODEL_MAX || strlen(url) >= sizeof d->models[0].base_url)
             return snprintf(err, (size_t)errlen, "'models' missing or invalid"), -1;
+        if (url[0] && !llm_base_url_ok(url))
+            return snprintf(err, (size_t)errlen, "'models': a base_url must be an http:// or https:// address"), -1;
         snprintf(d->models[i].name, sizeof d->models[i].name, "%s", name);
         snprintf(d->models[i].base_url, sizeof d->models[i].base_url, "%s", url);
     }

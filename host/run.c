@@ -292,6 +292,10 @@ static int config_from_json(json_t *o, run_config *c, char *err, int errlen)
          * server is checked by resume_server */
         json_t *bu = json_object_get(l, "base_url"), *mo = json_object_get(l, "model");
         json_t *te = json_object_get(l, "temperature");
+        if (json_is_string(bu) && !llm_base_url_ok(json_string_value(bu))) {
+            snprintf(err, (size_t)errlen, "config.json: 'llm.base_url' must be an http:// or https:// address");
+            return -1;
+        }
         if (json_is_string(bu)) snprintf(c->llm.base_url, sizeof c->llm.base_url, "%s", json_string_value(bu));
         if (json_is_string(mo)) snprintf(c->llm.model, sizeof c->llm.model, "%s", json_string_value(mo));
         if (json_is_number(te)) c->llm.temperature = json_number_value(te);

@@ -240,6 +240,15 @@ static void copy_of(const char *name, char *dir, size_t len)
     if (pcg_test_sh(out, sizeof out, "rm -rf '%s' && cp -a '%s' '%s'", dir, offline_run(), dir)) fail_msg("cp: %s", out);
 }
 
+/* copy_of, and a private file beside the copy holding the canary (its
+ * path in secret). */
+static void copy_with_canary(const char *name, char *dir, size_t len, char *secret, size_t slen)
+{
+    copy_of(name, dir, len);
+    snprintf(secret, slen, "%s-secret.txt", dir);
+    assert_int_equal(write_file_atomic(secret, CANARY "\n", strlen(CANARY) + 1), 0);
+}
+
 /* nodes/000/reward.c a link to a private file, its checksums gone and its
  * fitness raised so that it would be the parent: every command that reads
  * the directory refuses in one line naming the link, and the canary is in
@@ -249,9 +258,7 @@ static void untrusted_linked_file_is_not_read(void **state)
     (void)state;
     char dir[PATH_MAX], secret[PATH_MAX + 16], path[PATH_MAX + 32], want[PATH_MAX + 64];
     static char out[1 << 14];
-    copy_of("untrusted-link-file", dir, sizeof dir);
-    snprintf(secret, sizeof secret, "%s-secret.txt", dir);
-    assert_int_equal(write_file_atomic(secret, CANARY "\n", strlen(CANARY) + 1), 0);
+    copy_with_canary("untrusted-link-file", dir, sizeof dir, secret, sizeof secret);
     assert_int_equal(pcg_test_sh(out, sizeof out, "rm '%s/nodes/000/reward.c' && ln -s '%s' '%s/nodes/000/reward.c'",
                                  dir, secret, dir),
                      0);
@@ -326,6 +333,32 @@ static void untrusted_question_shows_no_control_characters(void **state)
     assert_non_null(strstr(out, "model m??[2Krun: resuming"));
 }
 
+/* config.json names a file:// "server": curl would read the private file
+ * as the model's reply and the run would keep it (and send it back in the
+ * next request).  A stored server is http:// or https:// as --base-url
+ * must be, refused at once even when a terminal would say yes, and the
+ * canary is in no file of the run. */
+static void untrusted_stored_server_is_http(void **state)
+{
+    (void)state;
+    char dir[PATH_MAX], path[PATH_MAX + 32], secret[PATH_MAX + 16], edit[PATH_MAX + 256];
+    static char out[1 << 14];
+    copy_with_canary("untrusted-file-server", dir, sizeof dir, secret, sizeof secret);
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    snprintf(edit, sizeof edit,
+             "j[\"author\"]=\"openai\"; j[\"iterations\"]=3; j[\"llm\"]={\"base_url\": \"file://%s#\", "
+             "\"model\": \"m\", \"temperature\": 0}",
+             secret);
+    edit_json(path, edit);
+    int rc = pcg_test_sh(out, sizeof out,
+                         "printf 'y\\n' | script -qec '%s run --resume --out %s --quiet --llm-retries 0' /dev/null",
+                         pcg_test_binary(), dir);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(out, "'llm.base_url' must be an http:// or https:// address"));
+    rc = pcg_test_sh(out, sizeof out, "grep -rl '%s' '%s'", CANARY, dir);
+    if (rc != 1) fail_msg("the canary reached the run directory: %s", out);
+}
+
 /* Text from a model or a file reaches report.html escaped: a reward, its
  * feedback and the story carrying script and onerror= payloads. */
 static void untrusted_report_escapes_payloads(void **state)
@@ -363,4 +396,5 @@ PCG_TESTS(untrusted, cmocka_unit_test(untrusted_config_cannot_move_the_key),
           cmocka_unit_test(untrusted_grid_json_cannot_move_the_key),
           cmocka_unit_test(untrusted_grid_flags_read_as_the_cells_read_them), cmocka_unit_test(untrusted_linked_file_is_not_read),
           cmocka_unit_test(untrusted_linked_node_dir_is_not_written), cmocka_unit_test(untrusted_report_escapes_payloads),
-          cmocka_unit_test(untrusted_question_shows_no_control_characters))
+          cmocka_unit_test(untrusted_question_shows_no_control_characters),
+          cmocka_unit_test(untrusted_stored_server_is_http))
