@@ -68,6 +68,11 @@ int open_regular(const char *path, char *err, int errlen)
         close(fd);
         return -1;
     }
+    if (at.guarded && st.st_nlink > 1) {
+        dirguard_hard_link_refusal(&at, path, (long)st.st_nlink, err, errlen);
+        close(fd);
+        return -1;
+    }
     int fl = fcntl(fd, F_GETFL); /* reads of the regular file may block again */
     if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     return fd;
@@ -339,6 +344,11 @@ int open_append_fd(const char *path, char *err, int errlen)
     dirguard_release(&at);
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         snprintf(err, (size_t)errlen, "%s: is not a regular file; not appending to it", path);
+        close(fd);
+        return -1;
+    }
+    if (at.guarded && st.st_nlink > 1) { /* its lines would reach the file's other names */
+        dirguard_hard_link_refusal(&at, path, (long)st.st_nlink, err, errlen);
         close(fd);
         return -1;
     }

@@ -359,6 +359,40 @@ static void untrusted_stored_server_is_http(void **state)
     if (rc != 1) fail_msg("the canary reached the run directory: %s", out);
 }
 
+/* Hard links to a private file, as Python's tarfile (shutil.unpack_archive)
+ * makes them from an archive member whose link target is an absolute
+ * path: run.log one of them, so that the resume would append its lines
+ * (a model name with a newline and a shell command in it) to the private
+ * file, and nodes/000/reward.c another, so that report would copy it into
+ * report.html.  Both are refused in one line naming the file, and the
+ * private file is as it was. */
+static void untrusted_hard_link_is_not_used(void **state)
+{
+    (void)state;
+    char dir[PATH_MAX], secret[PATH_MAX + 16], path[PATH_MAX + 32], want[PATH_MAX + 64];
+    static char out[1 << 14];
+    copy_with_canary("untrusted-hard-link", dir, sizeof dir, secret, sizeof secret);
+    assert_int_equal(pcg_test_sh(out, sizeof out, "cd '%s' && rm run.log && ln '%s' run.log", dir, secret), 0);
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    edit_json(path, "j[\"iterations\"]=3");
+    int rc = pcg_test_sh(out, sizeof out, "%s run --resume --quiet --out %s </dev/null", pcg_test_binary(), dir);
+    assert_int_equal(rc, 1);
+    snprintf(want, sizeof want, "%s/run.log: is a hard link", dir);
+    one_line("a hard-linked run.log", out, want, "inside the run directory");
+    char *kept = pcg_test_slurp(secret);
+    assert_non_null(kept);
+    assert_string_equal(kept, CANARY "\n");
+    free(kept);
+    assert_int_equal(pcg_test_sh(out, sizeof out, "cd '%s' && rm run.log && rm nodes/000/reward.c && ln '%s' "
+                                                  "nodes/000/reward.c", dir, secret), 0);
+    rc = pcg_test_sh(out, sizeof out, "%s report %s </dev/null", pcg_test_binary(), dir);
+    assert_int_equal(rc, 1);
+    snprintf(want, sizeof want, "%s/nodes/000/reward.c: is a hard link", dir);
+    one_line("a hard-linked reward.c", out, want, NULL);
+    rc = pcg_test_sh(out, sizeof out, "grep -rl '%s' '%s' --exclude=reward.c", CANARY, dir);
+    if (rc != 1) fail_msg("the canary reached the run directory: %s", out);
+}
+
 /* Text from a model or a file reaches report.html escaped: a reward, its
  * feedback and the story carrying script and onerror= payloads. */
 static void untrusted_report_escapes_payloads(void **state)
@@ -397,4 +431,5 @@ PCG_TESTS(untrusted, cmocka_unit_test(untrusted_config_cannot_move_the_key),
           cmocka_unit_test(untrusted_grid_flags_read_as_the_cells_read_them), cmocka_unit_test(untrusted_linked_file_is_not_read),
           cmocka_unit_test(untrusted_linked_node_dir_is_not_written), cmocka_unit_test(untrusted_report_escapes_payloads),
           cmocka_unit_test(untrusted_question_shows_no_control_characters),
-          cmocka_unit_test(untrusted_stored_server_is_http))
+          cmocka_unit_test(untrusted_stored_server_is_http),
+          cmocka_unit_test(untrusted_hard_link_is_not_used))
