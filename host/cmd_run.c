@@ -168,7 +168,7 @@ static int search_flag(run_config *c, int ch, const char *optarg, char *err, int
         if ((c->pe = graph_pe_from_name(optarg)) < 0) BAD("--pe must be cot, tot or got");
         break;
     case O_ITER:
-        if (parse_int(optarg, 1, 1000, &v)) BAD("--iterations must be 1..1000");
+        if (parse_int(optarg, 1, RUN_ITERATIONS_MAX, &v)) BAD("--iterations must be 1..%d", RUN_ITERATIONS_MAX);
         c->iterations = (int)v;
         break;
     case O_ALIGN:
@@ -252,26 +252,27 @@ static int training_flag(run_config *c, int ch, const char *optarg, char *err, i
         c->threads = (int)v;
         break;
     case O_TTIMEOUT:
-        if (parse_double(optarg, 0, 1e9, &d)) BAD("--train-timeout must be seconds >= 0");
+        if (parse_double(optarg, 0, RUN_SECONDS_MAX, &d)) BAD("--train-timeout must be seconds >= 0");
         c->train_timeout = d;
         break;
     case O_NODETIME:
-        if (parse_double(optarg, 0, 1e9, &d)) BAD("--node-time must be seconds >= 0 (0: no limit)");
+        if (parse_double(optarg, 0, RUN_SECONDS_MAX, &d)) BAD("--node-time must be seconds >= 0 (0: no limit)");
         c->node_time = d;
         break;
     case O_LEVELS:
-        if (parse_int(optarg, 1, 64, &v)) BAD("--levels must be 1..64");
+        if (parse_int(optarg, 1, RUN_LEVELS_MAX, &v)) BAD("--levels must be 1..%d", RUN_LEVELS_MAX);
         c->n_levels = (int)v;
         break;
     case O_EVALSEED:
         if (parse_u64(optarg, &c->eval_seed) || c->eval_seed > (1ull << 62)) BAD("--eval-seed must be a non-negative integer");
         break;
     case O_CENVS:
-        if (parse_int(optarg, 1, 4096, &v)) BAD("--check-envs must be 1..4096");
+        if (parse_int(optarg, 1, RUN_CHECK_ENVS_MAX, &v)) BAD("--check-envs must be 1..%d", RUN_CHECK_ENVS_MAX);
         c->check_envs = (int)v;
         break;
     case O_CTIMEOUT:
-        if (parse_double(optarg, 0.1, 3600, &d)) BAD("--check-timeout must be 0.1..3600 seconds");
+        if (parse_double(optarg, RUN_CHECK_TIMEOUT_MIN, RUN_CHECK_TIMEOUT_MAX, &d))
+            BAD("--check-timeout must be %g..%g seconds", RUN_CHECK_TIMEOUT_MIN, RUN_CHECK_TIMEOUT_MAX);
         c->check_timeout = d;
         break;
     default: return 1;

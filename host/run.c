@@ -241,11 +241,11 @@ static json_t *config_json(const run_config *c)
         }                                                                                      \
         dst = json_integer_value(v_);                                                          \
     } while (0)
-#define GET_REAL(key, dst)                                                                     \
+#define GET_REAL(key, dst, lo, hi)                                                             \
     do {                                                                                       \
         json_t *v_ = json_object_get(o, key);                                                  \
-        if (!json_is_number(v_)) {                                                             \
-            snprintf(err, (size_t)errlen, "config.json: '%s' missing or not a number", key);    \
+        if (!json_is_number(v_) || !(json_number_value(v_) >= (lo) && json_number_value(v_) <= (hi))) { \
+            snprintf(err, (size_t)errlen, "config.json: '%s' missing or out of range", key);    \
             return -1;                                                                         \
         }                                                                                      \
         dst = json_number_value(v_);                                                           \
@@ -301,7 +301,7 @@ static int config_from_json(json_t *o, run_config *c, char *err, int errlen)
         if (json_is_number(te)) c->llm.temperature = json_number_value(te);
     }
     GET_NAME("pe", pe_names, 3, c->pe);
-    GET_INT("iterations", v, 1, GRAPH_MAX_NODES);
+    GET_INT("iterations", v, 1, RUN_ITERATIONS_MAX);
     c->iterations = (int)v;
     GET_INT("align", v, 0, 100);
     c->align = (int)v;
@@ -323,7 +323,7 @@ static int config_from_json(json_t *o, run_config *c, char *err, int errlen)
     json_t *nt = json_object_get(o, "node_time"); /* absent in runs made before the option */
     if (json_is_number(nt) && json_number_value(nt) >= 0) c->node_time = json_number_value(nt);
     c->evaluator_rules = json_is_true(json_object_get(o, "evaluator_rules")); /* absent before the option: off */
-    GET_REAL("target_fitness", c->target_fitness);
+    GET_REAL("target_fitness", c->target_fitness, -1, 1); /* -1: none */
     GET_INT("steps", v, 1, (long long)1 << 50);
     c->steps = v;
     GET_INT("envs", v, 1, 1 << 24);
@@ -353,15 +353,15 @@ static int config_from_json(json_t *o, run_config *c, char *err, int errlen)
     snprintf(c->matmul, sizeof c->matmul, "%s", mms);
     GET_INT("seed", v, 0, LLONG_MAX);
     c->seed = (uint64_t)v;
-    GET_REAL("train_timeout", d);
+    GET_REAL("train_timeout", d, 0, RUN_SECONDS_MAX);
     c->train_timeout = d;
-    GET_INT("levels", v, 1, 10000);
+    GET_INT("levels", v, 1, RUN_LEVELS_MAX);
     c->n_levels = (int)v;
     GET_INT("eval_seed", v, 0, LLONG_MAX);
     c->eval_seed = (uint64_t)v;
-    GET_INT("check_envs", v, 1, 1 << 20);
+    GET_INT("check_envs", v, 1, RUN_CHECK_ENVS_MAX);
     c->check_envs = (int)v;
-    GET_REAL("check_timeout", c->check_timeout);
+    GET_REAL("check_timeout", c->check_timeout, RUN_CHECK_TIMEOUT_MIN, RUN_CHECK_TIMEOUT_MAX);
     return 0;
 }
 

@@ -393,6 +393,32 @@ static void untrusted_hard_link_is_not_used(void **state)
     if (rc != 1) fail_msg("the canary reached the run directory: %s", out);
 }
 
+/* Settings past what the flags allow: 10000 levels (the run reads 64 of
+ * them, and generating the rest is work the projected cost does not
+ * count, so a long resume would start without asking), 1e300 seconds of
+ * reward checks, a target fitness of 2.  Each is refused in one line
+ * naming it, before anything runs. */
+static void untrusted_config_keeps_the_flags_ranges(void **state)
+{
+    (void)state;
+    static const char *const edits[][2] = {
+        {"levels", "10000"},      {"check_envs", "1048576"}, {"iterations", "1024"},
+        {"check_timeout", "1e300"}, {"train_timeout", "-1"},   {"target_fitness", "2"},
+    };
+    char dir[PATH_MAX], path[PATH_MAX + 32], edit[256], want[64];
+    static char out[1 << 14];
+    for (size_t i = 0; i < sizeof edits / sizeof *edits; i++) {
+        copy_of("untrusted-ranges", dir, sizeof dir);
+        snprintf(path, sizeof path, "%s/config.json", dir);
+        snprintf(edit, sizeof edit, "j[\"%s\"]=%s", edits[i][0], edits[i][1]);
+        edit_json(path, edit);
+        int rc = pcg_test_sh(out, sizeof out, "%s run --resume --quiet --yes --out %s </dev/null", pcg_test_binary(), dir);
+        if (rc != 1) fail_msg("config.json %s: exited %d: %s", edit, rc, out);
+        snprintf(want, sizeof want, "config.json: '%s'", edits[i][0]);
+        one_line(edit, out, want, "out of range");
+    }
+}
+
 /* Text from a model or a file reaches report.html escaped: a reward, its
  * feedback and the story carrying script and onerror= payloads. */
 static void untrusted_report_escapes_payloads(void **state)
@@ -432,4 +458,5 @@ PCG_TESTS(untrusted, cmocka_unit_test(untrusted_config_cannot_move_the_key),
           cmocka_unit_test(untrusted_linked_node_dir_is_not_written), cmocka_unit_test(untrusted_report_escapes_payloads),
           cmocka_unit_test(untrusted_question_shows_no_control_characters),
           cmocka_unit_test(untrusted_stored_server_is_http),
-          cmocka_unit_test(untrusted_hard_link_is_not_used))
+          cmocka_unit_test(untrusted_hard_link_is_not_used),
+          cmocka_unit_test(untrusted_config_keeps_the_flags_ranges))
