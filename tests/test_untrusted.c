@@ -420,7 +420,9 @@ static void untrusted_config_keeps_the_flags_ranges(void **state)
 }
 
 /* Text from a model or a file reaches report.html escaped: a reward, its
- * feedback and the story carrying script and onerror= payloads. */
+ * feedback, the story and the names config.json gives the search and the
+ * training (report reads them as stored) carrying script and onerror=
+ * payloads. */
 static void untrusted_report_escapes_payloads(void **state)
 {
     (void)state;
@@ -439,7 +441,9 @@ static void untrusted_report_escapes_payloads(void **state)
     snprintf(path, sizeof path, "%s/graph.json", dir);
     edit_json(path, "j[\"nodes\"][1][\"feedback\"]=\"Problem: </pre><script>alert(3)</script><img src=x onerror=alert(4)>\"");
     snprintf(path, sizeof path, "%s/config.json", dir);
-    edit_json(path, "j[\"story\"]=\"A bat <script>alert(5)</script><svg onload=alert(6)>\"");
+    edit_json(path, "j[\"story\"]=\"A bat <script>alert(5)</script><svg onload=alert(6)>\"; "
+                    "j.update({k: \"<script>alert(7)</script><img src=x onerror=alert(8)>\" for k in "
+                    "(\"pe\", \"ablation\", \"feedback\", \"preset\", \"backend\")})");
     assert_int_equal(pcg_test_sh(out, sizeof out, "%s report %s >/dev/null", pcg_test_binary(), dir), 0);
     snprintf(path, sizeof path, "%s/report.html", dir);
     char *page = pcg_test_slurp(path);
@@ -448,7 +452,7 @@ static void untrusted_report_escapes_payloads(void **state)
     const char *raw[] = {"<script>alert", "<img src=x", "<svg onload", "</pre></script>"};
     for (size_t i = 0; i < sizeof raw / sizeof *raw; i++)
         if (strstr(page, raw[i])) fail_msg("report.html holds '%s' unescaped", raw[i]);
-    assert_true(count_of(page, "&lt;script&gt;alert(") >= 2);
+    assert_true(count_of(page, "&lt;script&gt;alert(") >= 7);
     free(page);
 }
 
