@@ -1023,7 +1023,11 @@ static int node_damage(const run_state *R, int id, char *why, int len)
         node_path(path, sizeof path, R, id, f[i].name);
         node_path(marker, sizeof marker, R, id, f[i].marker ? f[i].marker : "");
         const graph_file *rec = graph_find_file(nd, f[i].name);
-        int needed = rec || (nd->status == NODE_OK && f[i].needed_ok) || (f[i].marker && path_present(marker));
+        /* a node records every file it finished with: one it needs but
+         * did not record is as unproven as a node without the record */
+        if (!rec && nd->status == NODE_OK && f[i].needed_ok)
+            return snprintf(why, (size_t)len, "graph.json records no checksum of %.200s", f[i].name), f[i].step;
+        int needed = rec || (f[i].marker && path_present(marker));
         if (!needed && !path_present(path)) continue;
         if (file_damaged(path, f[i].kind, rec, why, len)) return f[i].step;
     }

@@ -240,6 +240,15 @@ static void copy_of(const char *name, char *dir, size_t len)
     if (pcg_test_sh(out, sizeof out, "rm -rf '%s' && cp -a '%s' '%s'", dir, offline_run(), dir)) fail_msg("cp: %s", out);
 }
 
+/* copy_of, then file of the copy edited by python (edit_json). */
+static void copy_and_edit(const char *name, char *dir, size_t len, const char *file, const char *python)
+{
+    char path[PATH_MAX + 64];
+    copy_of(name, dir, len);
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    edit_json(path, python);
+}
+
 /* copy_of, and a private file beside the copy holding the canary (its
  * path in secret). */
 static void copy_with_canary(const char *name, char *dir, size_t len, char *secret, size_t slen)
@@ -287,6 +296,23 @@ static void untrusted_linked_file_is_not_read(void **state)
     one_line("a node without checksums", out, "node 0: graph.json records no checksums", "cannot be redone");
 }
 
+/* graph.json's "files" of a finished node emptied ({}) rather than removed:
+ * no file of it has a checksum any more, so it is as damaged as a node
+ * without the record, and refused as one when later nodes were built on
+ * it. */
+static void untrusted_emptied_checksums_are_damage(void **state)
+{
+    (void)state;
+    char dir[PATH_MAX], path[PATH_MAX + 32];
+    static char out[1 << 14];
+    copy_and_edit("untrusted-empty-files", dir, sizeof dir, "graph.json", "j[\"nodes\"][0][\"files\"]={}");
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    edit_json(path, "j[\"iterations\"]=3");
+    int rc = pcg_test_sh(out, sizeof out, "%s run --resume --quiet --out %s </dev/null", pcg_test_binary(), dir);
+    assert_int_equal(rc, 1);
+    one_line("a node with an empty checksum record", out, "node 0: graph.json records no checksum of", "cannot be redone");
+}
+
 /* nodes/001 a link to a folder elsewhere: refused before anything is
  * written, and that folder is exactly as it was. */
 static void untrusted_linked_node_dir_is_not_written(void **state)
@@ -317,11 +343,9 @@ static void untrusted_linked_node_dir_is_not_written(void **state)
 static void untrusted_question_shows_no_control_characters(void **state)
 {
     (void)state;
-    char dir[PATH_MAX], path[PATH_MAX + 32];
+    char dir[PATH_MAX];
     static char out[1 << 14];
-    copy_of("untrusted-question", dir, sizeof dir);
-    snprintf(path, sizeof path, "%s/config.json", dir);
-    edit_json(path, "j[\"author\"]=\"openai\"; j[\"iterations\"]=3; j[\"llm\"]={\"base_url\": "
+    copy_and_edit("untrusted-question", dir, sizeof dir, "config.json", "j[\"author\"]=\"openai\"; j[\"iterations\"]=3; j[\"llm\"]={\"base_url\": "
                     "\"https://elsewhere.invalid/v1\", \"model\": \"m\\r\\u001b[2Krun: resuming at "
                     "https://api.openai.com/v1\\u009b2K\", \"temperature\": 0}");
     int rc = pcg_test_sh(out, sizeof out, "printf 'n\\n' | script -qec '%s run --resume --out %s --quiet' /dev/null",
@@ -459,6 +483,7 @@ static void untrusted_report_escapes_payloads(void **state)
 PCG_TESTS(untrusted, cmocka_unit_test(untrusted_config_cannot_move_the_key),
           cmocka_unit_test(untrusted_grid_json_cannot_move_the_key),
           cmocka_unit_test(untrusted_grid_flags_read_as_the_cells_read_them), cmocka_unit_test(untrusted_linked_file_is_not_read),
+          cmocka_unit_test(untrusted_emptied_checksums_are_damage),
           cmocka_unit_test(untrusted_linked_node_dir_is_not_written), cmocka_unit_test(untrusted_report_escapes_payloads),
           cmocka_unit_test(untrusted_question_shows_no_control_characters),
           cmocka_unit_test(untrusted_stored_server_is_http),
