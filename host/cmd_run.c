@@ -336,7 +336,7 @@ static int parse_run_flags(run_config *c, int argc, char **argv, run_flags_seen 
             if (!strcmp(optarg, "offline")) c->offline = 1;
             else if (!strcmp(optarg, "openai")) c->offline = 0;
             else BAD("--llm must be offline or openai");
-            seen->llm_set = 1;
+            seen->llm_set = c->llm_given = 1;
             break;
         case O_OUT:
             if (strlen(optarg) >= sizeof c->out - 64) BAD("--out path too long");
@@ -352,6 +352,7 @@ static int parse_run_flags(run_config *c, int argc, char **argv, run_flags_seen 
             snprintf(flag, sizeof flag, "--%s", opts[idx].name);
             if (llm_config_flag(&c->llm, flag, optarg, err, errlen) < 0) return -1;
             if (!strcmp(opts[idx].name, "base-url")) seen->base_url_set = c->base_url_given = 1;
+            if (!strcmp(opts[idx].name, "model")) c->model_given = 1;
             break;
         }
         case ':': BAD("%s needs a value (pcgrllm run --help)", argv[optind - 1]);

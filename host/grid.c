@@ -381,6 +381,22 @@ int grid_cell_run_flags(const grid_def *d, char **out)
     return n;
 }
 
+/* The author and where requests go are the grid's to say, on a resume
+ * too: a cell's stored config.json does not choose its model, server or
+ * key (host/trust.h), and `run --resume` refuses an author that differs
+ * from these flags.  Into argv; returns the count. */
+static int model_flags(const grid_def *d, const grid_cell *c, char **argv)
+{
+    int n = 0;
+    if (c->model < 0) return 0;
+    const grid_model *m = &d->models[c->model];
+    int offline = !strcmp(m->name, "offline");
+    argv[n++] = "--llm", argv[n++] = offline ? "offline" : "openai";
+    if (!offline) argv[n++] = "--model", argv[n++] = (char *)m->name;
+    if (m->base_url[0]) argv[n++] = "--base-url", argv[n++] = (char *)m->base_url;
+    return n;
+}
+
 int grid_cell_argv(const grid_def *d, const grid_cell *c, const char *dir, int resume, int threads, int cuda,
                    grid_argv_buf *b, char **argv)
 {
@@ -389,6 +405,7 @@ int grid_cell_argv(const grid_def *d, const grid_cell *c, const char *dir, int r
     argv[n++] = "run";
     if (resume) {
         argv[n++] = "--resume";
+        n += model_flags(d, c, argv + n);
     } else {
         snprintf(b->scen, sizeof b->scen, "%d", c->scenario);
         argv[n++] = "--scenario", argv[n++] = b->scen;
@@ -403,21 +420,11 @@ int grid_cell_argv(const grid_def *d, const grid_cell *c, const char *dir, int r
                      c->scenario);
             argv[n++] = "--init-reward", argv[n++] = b->human;
         }
-        if (c->model >= 0) {
-            const grid_model *m = &d->models[c->model];
-            int offline = !strcmp(m->name, "offline");
-            argv[n++] = "--llm", argv[n++] = offline ? "offline" : "openai";
-            if (!offline) argv[n++] = "--model", argv[n++] = (char *)m->name;
-            if (m->base_url[0]) argv[n++] = "--base-url", argv[n++] = (char *)m->base_url;
-        }
+        n += model_flags(d, c, argv + n);
         if (threads > 0) snprintf(b->threads, sizeof b->threads, "%d", threads), argv[n++] = "--threads",
                                                                                    argv[n++] = b->threads;
         if (cuda) argv[n++] = "--backend", argv[n++] = "cuda";
     }
-    /* where requests go is the grid's to say, on a resume too: a cell's
-     * stored config.json does not choose its server or key (host/trust.h) */
-    if (resume && c->model >= 0 && d->models[c->model].base_url[0])
-        argv[n++] = "--base-url", argv[n++] = (char *)d->models[c->model].base_url;
     if (d->api_key_env[0]) argv[n++] = "--api-key-env", argv[n++] = (char *)d->api_key_env;
     argv[n++] = "--out";
     argv[n++] = (char *)dir;

@@ -1417,6 +1417,25 @@ static int resume_server(const run_config *given, run_config *stored, const char
     return trust_stored_server("run", config_path, stored->llm.base_url, stored->llm.model, how);
 }
 
+/* --resume with --llm or --model: they name the author the run must have
+ * (a grid's cell is the grid's), so a stored one that differs is refused.
+ * 1 to go on, 0 refused (printed). */
+static int resume_author(const run_config *given, const run_config *stored, const char *config_path)
+{
+    const char *had = stored->offline ? "offline" : "openai", *named = given->offline ? "offline" : "openai";
+    if (given->llm_given && given->offline != stored->offline)
+        return die_msg("run: --resume: %s names the %s author; --llm %s differs (a run keeps its author: start a new "
+                       "one, or move this one away)",
+                       config_path, had, named),
+               0;
+    if (given->model_given && !stored->offline && strcmp(given->llm.model, stored->llm.model))
+        return die_msg("run: --resume: %s names the model %s; --model %s differs (a run keeps its author: start a new "
+                       "one, or move this one away)",
+                       config_path, stored->llm.model, given->llm.model),
+               0;
+    return 1;
+}
+
 /* config.json: read back for --resume (the stored settings win, but for
  * the run directory, --quiet, the key's variable, which only the command
  * line gives, and the server: resume_server), or written for a new run.
@@ -1450,7 +1469,7 @@ static int open_config(run_config *c)
             return 1;
         }
         snprintf(stored.out, sizeof stored.out, "%s", c->out);
-        if (!stored.offline && !resume_server(c, &stored, path)) return 1;
+        if (!resume_author(c, &stored, path) || (!stored.offline && !resume_server(c, &stored, path))) return 1;
         stored.resume = 1;
         stored.quiet = c->quiet;
         *c = stored;

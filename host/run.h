@@ -62,6 +62,8 @@ typedef struct {
     char out[1024];
     int resume;
     int base_url_given;        /* --base-url given with --resume: it replaces the stored one */
+    int llm_given, model_given; /* --llm, --model given: with --resume they must be the stored author (a
+                                 * grid names its cells' this way), never replace it */
     int quiet;
     int yes;                   /* go on with a job projected at over 3 hours on the CPU */
     char profile[16];          /* "" or the named profile (--quick) the flags started from */

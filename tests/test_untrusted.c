@@ -34,6 +34,16 @@ static int requests(const pcg_fake_srv *s)
     return n;
 }
 
+/* 1 when the file at path (it must exist) holds needle. */
+static int file_holds(const char *path, const char *needle)
+{
+    char *text = pcg_test_slurp(path);
+    assert_non_null(text);
+    int n = strstr(text, needle) != NULL;
+    free(text);
+    return n;
+}
+
 static int key_sent(const pcg_fake_srv *s)
 {
     char *log = pcg_test_slurp(s->log);
@@ -215,6 +225,34 @@ static void untrusted_grid_flags_read_as_the_cells_read_them(void **state)
     assert_int_equal(requests(&mine), 0);
     pcg_test_srv_stop(&mine);
     pcg_test_srv_stop(&other);
+}
+
+/* A cell of an offline grid whose config.json was changed to the default
+ * server with a model of its choosing: the restart would have spent your
+ * key's budget on that model, with the author line only in the cell's own
+ * log.  The grid names each resumed cell's author (--llm, --model) and the
+ * resume refuses a stored author that differs; nothing reaches run.log. */
+static void untrusted_grid_cell_keeps_the_grids_author(void **state)
+{
+    (void)state;
+    char dir[PATH_MAX], cell[PATH_MAX + 64], path[PATH_MAX + 96];
+    static char out[1 << 15];
+    pcg_test_use_source_prompts();
+    snprintf(dir, sizeof dir, "%s/untrusted-grid-author", pcg_test_tmpdir());
+    int rc = pcg_test_sh(out, sizeof out, "%s grid --out %s --models offline --ablations full -- " BUDGET
+                                          " --iterations 2 </dev/null",
+                         pcg_test_binary(), dir);
+    if (rc != 0) fail_msg("offline grid exited %d: %s", rc, out);
+    snprintf(cell, sizeof cell, "%s/cells/s1-cot-full-r0", dir);
+    snprintf(path, sizeof path, "%s/config.json", cell);
+    edit_json(path, "j[\"author\"]=\"openai\"; j[\"iterations\"]=3; j[\"llm\"]={\"base_url\": "
+                    "\"https://api.openai.com/v1\", \"model\": \"costly-model\", \"temperature\": 0}");
+    rc = pcg_test_sh(out, sizeof out, "OPENAI_API_KEY=sk-x %s grid --out %s </dev/null", pcg_test_binary(), dir);
+    assert_int_not_equal(rc, 0);
+    snprintf(path, sizeof path, "%s.log", cell);
+    assert_true(file_holds(path, "names the openai author; --llm offline differs"));
+    snprintf(path, sizeof path, "%s/run.log", cell);
+    assert_false(file_holds(path, "costly-model"));
 }
 
 /* ---- links inside a run directory ---------------------------------------------------- */
@@ -482,7 +520,8 @@ static void untrusted_report_escapes_payloads(void **state)
 
 PCG_TESTS(untrusted, cmocka_unit_test(untrusted_config_cannot_move_the_key),
           cmocka_unit_test(untrusted_grid_json_cannot_move_the_key),
-          cmocka_unit_test(untrusted_grid_flags_read_as_the_cells_read_them), cmocka_unit_test(untrusted_linked_file_is_not_read),
+          cmocka_unit_test(untrusted_grid_flags_read_as_the_cells_read_them),
+          cmocka_unit_test(untrusted_grid_cell_keeps_the_grids_author), cmocka_unit_test(untrusted_linked_file_is_not_read),
           cmocka_unit_test(untrusted_emptied_checksums_are_damage),
           cmocka_unit_test(untrusted_linked_node_dir_is_not_written), cmocka_unit_test(untrusted_report_escapes_payloads),
           cmocka_unit_test(untrusted_question_shows_no_control_characters),
