@@ -169,7 +169,7 @@ static int search_flag(run_config *c, int ch, const char *optarg, char *err, int
         if ((c->pe = graph_pe_from_name(optarg)) < 0) BAD("--pe must be cot, tot or got");
         break;
     case O_ITER:
-        if (parse_int(optarg, 1, 1000, &v)) BAD("--iterations must be 1..1000");
+        if (parse_int(optarg, 1, RUN_ITERATIONS_MAX, &v)) BAD("--iterations must be 1..%d", RUN_ITERATIONS_MAX);
         c->iterations = (int)v;
         break;
     case O_ALIGN:
@@ -253,26 +253,27 @@ static int training_flag(run_config *c, int ch, const char *optarg, char *err, i
         c->threads = (int)v;
         break;
     case O_TTIMEOUT:
-        if (parse_double(optarg, 0, 1e9, &d)) BAD("--train-timeout must be seconds >= 0");
+        if (parse_double(optarg, 0, RUN_SECONDS_MAX, &d)) BAD("--train-timeout must be seconds >= 0");
         c->train_timeout = d;
         break;
     case O_NODETIME:
-        if (parse_double(optarg, 0, 1e9, &d)) BAD("--node-time must be seconds >= 0 (0: no limit)");
+        if (parse_double(optarg, 0, RUN_SECONDS_MAX, &d)) BAD("--node-time must be seconds >= 0 (0: no limit)");
         c->node_time = d;
         break;
     case O_LEVELS:
-        if (parse_int(optarg, 1, 64, &v)) BAD("--levels must be 1..64");
+        if (parse_int(optarg, 1, RUN_LEVELS_MAX, &v)) BAD("--levels must be 1..%d", RUN_LEVELS_MAX);
         c->n_levels = (int)v;
         break;
     case O_EVALSEED:
         if (parse_u64(optarg, &c->eval_seed) || c->eval_seed > (1ull << 62)) BAD("--eval-seed must be a non-negative integer");
         break;
     case O_CENVS:
-        if (parse_int(optarg, 1, 4096, &v)) BAD("--check-envs must be 1..4096");
+        if (parse_int(optarg, 1, RUN_CHECK_ENVS_MAX, &v)) BAD("--check-envs must be 1..%d", RUN_CHECK_ENVS_MAX);
         c->check_envs = (int)v;
         break;
     case O_CTIMEOUT:
-        if (parse_double(optarg, 0.1, 3600, &d)) BAD("--check-timeout must be 0.1..3600 seconds");
+        if (parse_double(optarg, RUN_CHECK_TIMEOUT_MIN, RUN_CHECK_TIMEOUT_MAX, &d))
+            BAD("--check-timeout must be %g..%g seconds", RUN_CHECK_TIMEOUT_MIN, RUN_CHECK_TIMEOUT_MAX);
         c->check_timeout = d;
         break;
     default: return 1;
@@ -342,7 +343,7 @@ static int parse_run_flags(run_config *c, int argc, char **argv, run_flags_seen 
             if (!strcmp(optarg, "offline")) c->offline = 1;
             else if (!strcmp(optarg, "openai")) c->offline = 0;
             else BAD("--llm must be offline or openai");
-            seen->llm_set = 1;
+            seen->llm_set = c->llm_given = 1;
             break;
         case O_OUT:
             if (strlen(optarg) >= sizeof c->out - 64) BAD("--out path too long");
@@ -358,6 +359,7 @@ static int parse_run_flags(run_config *c, int argc, char **argv, run_flags_seen 
             snprintf(flag, sizeof flag, "--%s", opts[idx].name);
             if (llm_config_flag(&c->llm, flag, optarg, err, errlen) < 0) return -1;
             if (!strcmp(opts[idx].name, "base-url")) seen->base_url_set = c->base_url_given = 1;
+            if (!strcmp(opts[idx].name, "model")) c->model_given = 1;
             break;
         }
         case ':': BAD("%s needs a value (pcgrllm run --help)", argv[optind - 1]);

@@ -97,6 +97,20 @@ int dirguard_link_refusal(const dirguard_at *at, const char *path, char *err, in
     return -1;
 }
 
+static int hard_link_text(const char *what, const char *root, const char *path, long nlink, char *err, int errlen)
+{
+    snprintf(err, (size_t)errlen, "%s: is a hard link (one of %ld names of the file) inside the %s %s; such files "
+                                  "are not used there (put a copy in its place)",
+             path, nlink, what, root);
+    errno = EMLINK;
+    return -1;
+}
+
+int dirguard_hard_link_refusal(const dirguard_at *at, const char *path, long nlink, char *err, int errlen)
+{
+    return hard_link_text(at->what, at->root, path, nlink, err, errlen);
+}
+
 /* Why component name of directory fd could not be opened as a directory
  * (errno e): a link, something else, or the error itself. */
 static int walk_refusal(const guarded_dir *g, int fd, const components *p, int n, int e, char *err, int errlen)
@@ -282,6 +296,8 @@ static int scan_entry(scan_state *s, int dfd, const char *name, char *path, size
         return scan_fail(s, "%s: is a symbolic link inside the %s %s; links there are not followed (remove it, or "
                             "put the file it stands for in its place)",
                          path, s->g->what, s->g->path);
+    if (!S_ISDIR(st.st_mode) && st.st_nlink > 1)
+        return hard_link_text(s->g->what, s->g->path, path, (long)st.st_nlink, s->err, s->errlen);
     if (!S_ISDIR(st.st_mode)) return 0;
     if (depth >= SCAN_MAX_DEPTH) return scan_fail(s, "%s: directories nested too deep", path);
     int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

@@ -55,5 +55,10 @@ int dirguard_make_dirs(const char *path, char *err, int errlen);
 /* The refusal for a symbolic link found at path: one line in err,
  * errno = ELOOP, returns -1. */
 int dirguard_link_refusal(const dirguard_at *at, const char *path, char *err, int errlen);
+/* The refusal for a file with more than one name (nlink) beneath a guarded
+ * directory: a hard link may be another name of a file outside it (an
+ * archive unpacked by a tool that keeps absolute link targets), read or
+ * appended to through it.  One line in err, errno = EMLINK, returns -1. */
+int dirguard_hard_link_refusal(const dirguard_at *at, const char *path, long nlink, char *err, int errlen);
 
 #endif

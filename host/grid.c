@@ -122,6 +122,9 @@ int grid_parse_models(const char *s, grid_def *d, char *err, int errlen)
         if (at) *at = 0;
         if (!*it || strlen(it) >= sizeof m->name || (at && (!at[1] || strlen(at + 1) >= sizeof m->base_url)))
             return snprintf(err, (size_t)errlen, "--models: '%.60s' is not NAME or NAME@BASE_URL", it), -1;
+        if (at && !llm_base_url_ok(at + 1))
+            return snprintf(err, (size_t)errlen, "--models: '%.60s': the server must be an http:// or https:// address",
+                            at + 1), -1;
         if (at && !strcmp(it, "offline"))
             return snprintf(err, (size_t)errlen, "--models: the offline author has no server"), -1;
         snprintf(m->name, sizeof m->name, "%s", it);
@@ -363,6 +366,39 @@ const char *grid_cell_model(const grid_def *d, const grid_cell *c)
     return c->model >= 0 && c->model < d->n_models ? d->models[c->model].name : "";
 }
 
+int grid_cell_run_flags(const grid_def *d, int resume, char **out)
+{
+    int n = 0;
+    for (int i = 0; i < d->n_run_flags; i++) {
+        const char *f = d->run_flags[i];
+        if (!strcmp(f, "--seed")) {
+            i++;
+            continue;
+        }
+        if (!strncmp(f, "--seed=", 7)) continue;
+        /* a profile only starts a run: a resumed one has its settings */
+        if (resume && !strcmp(f, "--quick")) continue;
+        out[n++] = d->run_flags[i];
+    }
+    return n;
+}
+
+/* The author and where requests go are the grid's to say, on a resume
+ * too: a cell's stored config.json does not choose its model, server or
+ * key (host/trust.h), and `run --resume` refuses an author that differs
+ * from these flags.  Into argv; returns the count. */
+static int model_flags(const grid_def *d, const grid_cell *c, char **argv)
+{
+    int n = 0;
+    if (c->model < 0) return 0;
+    const grid_model *m = &d->models[c->model];
+    int offline = !strcmp(m->name, "offline");
+    argv[n++] = "--llm", argv[n++] = offline ? "offline" : "openai";
+    if (!offline) argv[n++] = "--model", argv[n++] = (char *)m->name;
+    if (m->base_url[0]) argv[n++] = "--base-url", argv[n++] = (char *)m->base_url;
+    return n;
+}
+
 int grid_cell_argv(const grid_def *d, const grid_cell *c, const char *dir, int resume, int threads, int cuda,
                    grid_argv_buf *b, char **argv)
 {
@@ -371,6 +407,7 @@ int grid_cell_argv(const grid_def *d, const grid_cell *c, const char *dir, int r
     argv[n++] = "run";
     if (resume) {
         argv[n++] = "--resume";
+        n += model_flags(d, c, argv + n);
     } else {
         snprintf(b->scen, sizeof b->scen, "%d", c->scenario);
         argv[n++] = "--scenario", argv[n++] = b->scen;
@@ -385,38 +422,18 @@ int grid_cell_argv(const grid_def *d, const grid_cell *c, const char *dir, int r
                      c->scenario);
             argv[n++] = "--init-reward", argv[n++] = b->human;
         }
-        if (c->model >= 0) {
-            const grid_model *m = &d->models[c->model];
-            int offline = !strcmp(m->name, "offline");
-            argv[n++] = "--llm", argv[n++] = offline ? "offline" : "openai";
-            if (!offline) argv[n++] = "--model", argv[n++] = (char *)m->name;
-            if (m->base_url[0]) argv[n++] = "--base-url", argv[n++] = (char *)m->base_url;
-        }
+        n += model_flags(d, c, argv + n);
         if (threads > 0) snprintf(b->threads, sizeof b->threads, "%d", threads), argv[n++] = "--threads",
                                                                                    argv[n++] = b->threads;
         if (cuda) argv[n++] = "--backend", argv[n++] = "cuda";
     }
-    /* where requests go is the grid's to say, on a resume too: a cell's
-     * stored config.json does not choose its server or key (host/trust.h) */
-    if (resume && c->model >= 0 && d->models[c->model].base_url[0])
-        argv[n++] = "--base-url", argv[n++] = (char *)d->models[c->model].base_url;
     if (d->api_key_env[0]) argv[n++] = "--api-key-env", argv[n++] = (char *)d->api_key_env;
     argv[n++] = "--out";
     argv[n++] = (char *)dir;
     argv[n++] = "--yes"; /* the grid said its cost up front; a cell never asks */
     /* the run flags, their --seed replaced by the cell's (after them, so
      * that it wins; a resumed run keeps its stored seed anyway) */
-    for (int i = 0; i < d->n_run_flags; i++) {
-        const char *f = d->run_flags[i];
-        if (!strcmp(f, "--seed")) {
-            i++;
-            continue;
-        }
-        if (!strncmp(f, "--seed=", 7)) continue;
-        /* a profile only starts a run: a resumed one has its settings */
-        if (resume && !strcmp(f, "--quick")) continue;
-        argv[n++] = d->run_flags[i];
-    }
+    n += grid_cell_run_flags(d, resume, argv + n);
     if (!resume) {
         snprintf(b->seed, sizeof b->seed, "%llu", (unsigned long long)c->seed);
         argv[n++] = "--seed", argv[n++] = b->seed;
@@ -513,6 +530,8 @@ static int read_models(json_t *o, grid_def *d, char *err, int errlen)
         const char *url = json_string_value(json_object_get(m, "base_url"));
         if (!name || !url || !name[0] || strlen(name) >= GRID_MODEL_MAX || strlen(url) >= sizeof d->models[0].base_url)
             return snprintf(err, (size_t)errlen, "'models' missing or invalid"), -1;
+        if (url[0] && !llm_base_url_ok(url))
+            return snprintf(err, (size_t)errlen, "'models': a base_url must be an http:// or https:// address"), -1;
         snprintf(d->models[i].name, sizeof d->models[i].name, "%s", name);
         snprintf(d->models[i].base_url, sizeof d->models[i].base_url, "%s", url);
     }

@@ -95,6 +95,12 @@ void grid_def_free(grid_def *d);
 int grid_cells(const grid_def *d, grid_cell **cells);
 /* The label of cell c's model: the axis value, or "" without the axis. */
 const char *grid_cell_model(const grid_def *d, const grid_cell *c);
+/* The run flags as every cell gets them: "--seed" and the word after it
+ * (or "--seed=N") left out, since each cell gets its own seed, and for a
+ * resumed cell the flags that only start a run (--quick).  Whatever judges
+ * what the cells will do (where they send requests) reads these, not
+ * d->run_flags.  Into out (room for d->n_run_flags); returns the count. */
+int grid_cell_run_flags(const grid_def *d, int resume, char **out);
 /* The argv of cell c's `pcgrllm run` (argv[0] "pcgrllm"), NULL-terminated,
  * into argv (room for GRID_MAX_ARGV), with the strings it builds in buf.
  * threads > 0 adds --threads, cuda adds --backend cuda (both for a new

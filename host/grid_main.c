@@ -76,8 +76,7 @@ static int definition_requests(const grid_def *d, grid_requests *q, char *err, i
     run_config c;
     run_config_defaults(&c);
     char *argv[GRID_MAX_RUN_FLAGS + 2] = {"run"};
-    for (int i = 0; i < d->n_run_flags; i++) argv[i + 1] = d->run_flags[i];
-    if (run_config_from_flags(&c, d->n_run_flags + 1, argv, err, errlen)) return -1;
+    if (run_config_from_flags(&c, grid_cell_run_flags(d, 0, argv + 1) + 1, argv, err, errlen)) return -1;
     /* "" sends no key at all: no variable is named */
     if (c.llm.api_key_env[0] && strcmp(c.llm.api_key_env, LLM_DEFAULT_KEY_ENV))
         snprintf(q->key_env, sizeof q->key_env, "%s", c.llm.api_key_env);
@@ -99,8 +98,7 @@ static int check_servers(const grid_opts *o, int warn_only)
     run_config c;
     run_config_defaults(&c);
     char *argv[GRID_MAX_RUN_FLAGS + 4] = {"run"}, err[1400];
-    int n = 1;
-    for (int i = 0; i < o->d.n_run_flags; i++) argv[n++] = o->d.run_flags[i];
+    int n = 1 + grid_cell_run_flags(&o->d, 0, argv + 1);
     if (o->d.api_key_env[0]) argv[n++] = "--api-key-env", argv[n++] = (char *)o->d.api_key_env;
     if (run_config_from_flags(&c, n, argv, err, sizeof err)) return 0; /* the cells say what is wrong */
     const char *urls[GRID_MAX_MODELS + 1];
@@ -293,8 +291,7 @@ static int grid_cost(const grid_opts *o, const grid_cell *cells, const int *queu
     run_config c;
     run_config_defaults(&c);
     char *argv[GRID_MAX_RUN_FLAGS + 2] = {"run"}, err[512];
-    for (int i = 0; i < o->d.n_run_flags; i++) argv[i + 1] = o->d.run_flags[i];
-    if (run_config_from_flags(&c, o->d.n_run_flags + 1, argv, err, sizeof err)) return 0; /* the cells will say */
+    if (run_config_from_flags(&c, grid_cell_run_flags(&o->d, 0, argv + 1) + 1, argv, err, sizeof err)) return 0;
     ppo_config cfg;
     ppo_config_default(&cfg);
     cfg.n_envs = c.envs > 0 ? c.envs : cfg.n_envs;
@@ -377,7 +374,14 @@ int grid_main(grid_opts *o)
     grid_requests q;
     char err[600];
     int untrusted = have_stored && !o->def_given;
-    if (sends && definition_requests(&o->d, &q, err, sizeof err) == 0) { /* else the cells say what is wrong */
+    if (sends) {
+        /* flags that cannot be read cannot be judged: nothing goes on (the
+         * cells would refuse them too) */
+        if (definition_requests(&o->d, &q, err, sizeof err)) {
+            if (untrusted) die_msg("grid: %s/grid.json: its run flags: %s", o->out, err);
+            else die_msg("grid: the run flags: %s", err);
+            return grid_def_free(&o->d), untrusted ? 1 : 2;
+        }
         if (untrusted ? check_stored_requests(o, &q) : refuse_key_flag(&q, "the run flags"))
             return grid_def_free(&o->d), untrusted ? 1 : 2;
         o->slurm_opts.n_servers = q.n;

@@ -416,12 +416,20 @@ static int copy_flag(char *dst, size_t cap, const char *v, const char *flag, cha
     return 1;
 }
 
+int llm_base_url_ok(const char *url)
+{
+    if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) return 0;
+    for (const unsigned char *p = (const unsigned char *)url; *p; p++)
+        if (*p <= 0x20 || *p >= 0x7f) return 0;
+    return 1;
+}
+
 int llm_config_flag(llm_config *c, const char *flag, const char *value, char *err, int errlen)
 {
     double d;
     long l;
     if (!strcmp(flag, "--base-url")) {
-        if (!value || (strncmp(value, "http://", 7) && strncmp(value, "https://", 8))) {
+        if (!value || !llm_base_url_ok(value)) {
             snprintf(err, (size_t)errlen, "--base-url must start with http:// or https:// (e.g. http://127.0.0.1:8080/v1)");
             return -1;
         }

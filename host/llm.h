@@ -141,6 +141,10 @@ int llm_check_server(const llm_config *c, char *err, int errlen);
  * Returns 1 if the flag was consumed (with its value), 0 if it is not an LLM
  * flag, -1 on a bad value (err says why). */
 int llm_config_flag(llm_config *c, const char *flag, const char *value, char *err, int errlen);
+/* 1 when url may name a model server: http:// or https://, then printable
+ * ASCII without spaces (a stored file:// or gopher:// address would have
+ * curl read a local file or speak another protocol). */
+int llm_base_url_ok(const char *url);
 
 /* The names of the flags above without their dashes, NULL-terminated (for
  * commands that build their option tables from them). */

@@ -280,6 +280,13 @@ static void common_options(CURL *h, const llm_config *c, const char *url, char *
     curl_easy_setopt(h, CURLOPT_USERAGENT, "pcgrllm/0.1");
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L); /* never carry the key elsewhere */
+    /* a model server speaks HTTP: never a file:// or other address (the
+     * callers check too; this holds whatever reaches here) */
+#if LIBCURL_VERSION_NUM >= 0x075500
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(c->connect_timeout * 1000.0));
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");

@@ -91,6 +91,19 @@ static void provenance(FILE *f, json_t *cfg)
     }
 }
 
+/* config.json's string at key, HTML-escaped into buf (cut to fit). */
+static const char *cfg_text(json_t *cfg, const char *key, char *buf, size_t len)
+{
+    char *text = NULL;
+    size_t n = 0;
+    FILE *m = open_memstream(&text, &n);
+    if (m) html_escape(m, json_string_value(json_object_get(cfg, key)));
+    if (m && fclose(m) == 0) snprintf(buf, len, "%s", text);
+    else snprintf(buf, len, "?");
+    free(text);
+    return buf;
+}
+
 static const char *status_name(int s)
 {
     return s == NODE_OK ? "ok" : s == NODE_FAILED ? "failed" : "pending";
@@ -374,15 +387,17 @@ static int write_html(const char *dir, json_t *cfg, const thought_graph *g, int 
     fprintf(f, "<br><b>Author:</b> ");
     html_escape(f, label);
     author_server(f, cfg);
+    /* report reads config.json as stored: its names are text from a file */
+    char pe[256], abl[256], fb[256], preset[256], backend[256];
     fprintf(f, "<br><b>Search:</b> %s, %lld iterations, breadth %lld, ablation %s, feedback %s",
-            json_string_value(json_object_get(cfg, "pe")), json_integer_value(json_object_get(cfg, "iterations")),
-            json_integer_value(json_object_get(cfg, "breadth")), json_string_value(json_object_get(cfg, "ablation")),
-            json_string_value(json_object_get(cfg, "feedback")));
+            cfg_text(cfg, "pe", pe, sizeof pe), json_integer_value(json_object_get(cfg, "iterations")),
+            json_integer_value(json_object_get(cfg, "breadth")), cfg_text(cfg, "ablation", abl, sizeof abl),
+            cfg_text(cfg, "feedback", fb, sizeof fb));
     json_t *profile = json_object_get(cfg, "profile");
     fprintf(f, "<br><b>Training:</b> %lld steps per node, %lld environments, preset %s, backend %s; %lld "
                "self-alignment rounds, reward check on %lld environments",
             json_integer_value(json_object_get(cfg, "steps")), json_integer_value(json_object_get(cfg, "envs")),
-            json_string_value(json_object_get(cfg, "preset")), json_string_value(json_object_get(cfg, "backend")),
+            cfg_text(cfg, "preset", preset, sizeof preset), cfg_text(cfg, "backend", backend, sizeof backend),
             aligned_rounds(cfg), json_integer_value(json_object_get(cfg, "check_envs")));
     provenance(f, cfg);
     if (json_is_string(profile)) {

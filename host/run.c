@@ -252,11 +252,11 @@ static json_t *config_json(const run_config *c)
         }                                                                                      \
         dst = json_integer_value(v_);                                                          \
     } while (0)
-#define GET_REAL(key, dst)                                                                     \
+#define GET_REAL(key, dst, lo, hi)                                                             \
     do {                                                                                       \
         json_t *v_ = json_object_get(o, key);                                                  \
-        if (!json_is_number(v_)) {                                                             \
-            snprintf(err, (size_t)errlen, "config.json: '%s' missing or not a number", key);    \
+        if (!json_is_number(v_) || !(json_number_value(v_) >= (lo) && json_number_value(v_) <= (hi))) { \
+            snprintf(err, (size_t)errlen, "config.json: '%s' missing or out of range", key);    \
             return -1;                                                                         \
         }                                                                                      \
         dst = json_number_value(v_);                                                           \
@@ -303,12 +303,16 @@ static int config_from_json(json_t *o, run_config *c, char *err, int errlen)
          * server is checked by resume_server */
         json_t *bu = json_object_get(l, "base_url"), *mo = json_object_get(l, "model");
         json_t *te = json_object_get(l, "temperature");
+        if (json_is_string(bu) && !llm_base_url_ok(json_string_value(bu))) {
+            snprintf(err, (size_t)errlen, "config.json: 'llm.base_url' must be an http:// or https:// address");
+            return -1;
+        }
         if (json_is_string(bu)) snprintf(c->llm.base_url, sizeof c->llm.base_url, "%s", json_string_value(bu));
         if (json_is_string(mo)) snprintf(c->llm.model, sizeof c->llm.model, "%s", json_string_value(mo));
         if (json_is_number(te)) c->llm.temperature = json_number_value(te);
     }
     GET_NAME("pe", pe_names, 3, c->pe);
-    GET_INT("iterations", v, 1, GRAPH_MAX_NODES);
+    GET_INT("iterations", v, 1, RUN_ITERATIONS_MAX);
     c->iterations = (int)v;
     GET_INT("align", v, 0, 100);
     c->align = (int)v;
@@ -330,7 +334,7 @@ static int config_from_json(json_t *o, run_config *c, char *err, int errlen)
     json_t *nt = json_object_get(o, "node_time"); /* absent in runs made before the option */
     if (json_is_number(nt) && json_number_value(nt) >= 0) c->node_time = json_number_value(nt);
     c->evaluator_rules = json_is_true(json_object_get(o, "evaluator_rules")); /* absent before the option: off */
-    GET_REAL("target_fitness", c->target_fitness);
+    GET_REAL("target_fitness", c->target_fitness, -1, 1); /* -1: none */
     GET_INT("steps", v, 1, (long long)1 << 50);
     c->steps = v;
     GET_INT("envs", v, 1, 1 << 24);
@@ -360,15 +364,15 @@ static int config_from_json(json_t *o, run_config *c, char *err, int errlen)
     snprintf(c->matmul, sizeof c->matmul, "%s", mms);
     GET_INT("seed", v, 0, LLONG_MAX);
     c->seed = (uint64_t)v;
-    GET_REAL("train_timeout", d);
+    GET_REAL("train_timeout", d, 0, RUN_SECONDS_MAX);
     c->train_timeout = d;
-    GET_INT("levels", v, 1, 10000);
+    GET_INT("levels", v, 1, RUN_LEVELS_MAX);
     c->n_levels = (int)v;
     GET_INT("eval_seed", v, 0, LLONG_MAX);
     c->eval_seed = (uint64_t)v;
-    GET_INT("check_envs", v, 1, 1 << 20);
+    GET_INT("check_envs", v, 1, RUN_CHECK_ENVS_MAX);
     c->check_envs = (int)v;
-    GET_REAL("check_timeout", c->check_timeout);
+    GET_REAL("check_timeout", c->check_timeout, RUN_CHECK_TIMEOUT_MIN, RUN_CHECK_TIMEOUT_MAX);
     return 0;
 }
 
@@ -1032,7 +1036,11 @@ static int node_damage(const run_state *R, int id, char *why, int len)
         node_path(path, sizeof path, R, id, f[i].name);
         node_path(marker, sizeof marker, R, id, f[i].marker ? f[i].marker : "");
         const graph_file *rec = graph_find_file(nd, f[i].name);
-        int needed = rec || (nd->status == NODE_OK && f[i].needed_ok) || (f[i].marker && path_present(marker));
+        /* a node records every file it finished with: one it needs but
+         * did not record is as unproven as a node without the record */
+        if (!rec && nd->status == NODE_OK && f[i].needed_ok)
+            return snprintf(why, (size_t)len, "graph.json records no checksum of %.200s", f[i].name), f[i].step;
+        int needed = rec || (f[i].marker && path_present(marker));
         if (!needed && !path_present(path)) continue;
         if (file_damaged(path, f[i].kind, rec, why, len)) return f[i].step;
     }
@@ -1425,6 +1433,25 @@ static int resume_server(const run_config *given, run_config *stored, const char
     return trust_stored_server("run", config_path, stored->llm.base_url, stored->llm.model, how);
 }
 
+/* --resume with --llm or --model: they name the author the run must have
+ * (a grid's cell is the grid's), so a stored one that differs is refused.
+ * 1 to go on, 0 refused (printed). */
+static int resume_author(const run_config *given, const run_config *stored, const char *config_path)
+{
+    const char *had = stored->offline ? "offline" : "openai", *named = given->offline ? "offline" : "openai";
+    if (given->llm_given && given->offline != stored->offline)
+        return die_msg("run: --resume: %s names the %s author; --llm %s differs (a run keeps its author: start a new "
+                       "one, or move this one away)",
+                       config_path, had, named),
+               0;
+    if (given->model_given && !stored->offline && strcmp(given->llm.model, stored->llm.model))
+        return die_msg("run: --resume: %s names the model %s; --model %s differs (a run keeps its author: start a new "
+                       "one, or move this one away)",
+                       config_path, stored->llm.model, given->llm.model),
+               0;
+    return 1;
+}
+
 /* config.json: read back for --resume (the stored settings win, but for
  * the run directory, --quiet, the key's variable, which only the command
  * line gives, and the server: resume_server), or written for a new run.
@@ -1458,7 +1485,7 @@ static int open_config(run_config *c)
             return 1;
         }
         snprintf(stored.out, sizeof stored.out, "%s", c->out);
-        if (!stored.offline && !resume_server(c, &stored, path)) return 1;
+        if (!resume_author(c, &stored, path) || (!stored.offline && !resume_server(c, &stored, path))) return 1;
         stored.resume = 1;
         stored.quiet = c->quiet;
         *c = stored;

@@ -14,6 +14,17 @@
 #include "llm.h"
 #include "story.h"
 
+/* The ranges of run's flags, which config.json must keep too: a stored
+ * value past them would be work the run cannot use and its projected cost
+ * does not count (docs/sandbox.md: budgets are the directory's, within
+ * the flags' limits). */
+#define RUN_ITERATIONS_MAX 1000
+#define RUN_LEVELS_MAX 64
+#define RUN_CHECK_ENVS_MAX 4096
+#define RUN_CHECK_TIMEOUT_MIN 0.1
+#define RUN_CHECK_TIMEOUT_MAX 3600.0
+#define RUN_SECONDS_MAX 1e9
+
 enum { ABL_ZS = 0, ABL_SA = 1, ABL_FB = 2, ABL_FULL = 3 };
 enum { FB_SPECIFIC = 0, FB_GENERIC = 1, FB_NONE = 2 };
 enum { FIT_HEURISTIC = 0, FIT_LLM = 1 };
@@ -51,6 +62,8 @@ typedef struct {
     char out[1024];
     int resume;
     int base_url_given;        /* --base-url given with --resume: it replaces the stored one */
+    int llm_given, model_given; /* --llm, --model given: with --resume they must be the stored author (a
+                                 * grid names its cells' this way), never replace it */
     int quiet;
     int yes;                   /* go on with a job projected at over 3 hours on the CPU */
     char profile[16];          /* "" or the named profile (--quick) the flags started from */

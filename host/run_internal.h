@@ -6,7 +6,7 @@
 #include "reward_jit.h"
 #include "run.h"
 
-#define RUN_MAX_LEVELS 64
+#define RUN_MAX_LEVELS RUN_LEVELS_MAX
 
 /* What the model's replies came to over a run, for the closing summary
  * (kept in usage.json, so a resumed run counts on). */

@@ -69,6 +69,11 @@ int open_regular(const char *path, char *err, int errlen)
         close(fd);
         return -1;
     }
+    if (at.guarded && st.st_nlink > 1) {
+        dirguard_hard_link_refusal(&at, path, (long)st.st_nlink, err, errlen);
+        close(fd);
+        return -1;
+    }
     int fl = fcntl(fd, F_GETFL); /* reads of the regular file may block again */
     if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     return fd;
@@ -343,6 +348,11 @@ int open_append_fd(const char *path, char *err, int errlen)
         close(fd);
         return -1;
     }
+    if (at.guarded && st.st_nlink > 1) { /* its lines would reach the file's other names */
+        dirguard_hard_link_refusal(&at, path, (long)st.st_nlink, err, errlen);
+        close(fd);
+        return -1;
+    }
     int fl = fcntl(fd, F_GETFL);
     if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     return fd;
@@ -542,10 +552,30 @@ int stdout_is_tty(void)
     return isatty(1);
 }
 
+/* s on f with every control character shown as '?': C0, DEL and C1 (as
+ * a UTF-8 pair or a byte that starts no character). */
+static void put_printable(FILE *f, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        int more = *p >= 0xf0 && *p <= 0xf4 ? 3 : *p >= 0xe0 && *p < 0xf0 ? 2 : *p >= 0xc2 && *p < 0xe0 ? 1 : 0;
+        if (*p < 0x20 || *p == 0x7f || (*p >= 0x80 && *p < 0xc2) || (*p == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0)) {
+            fputc('?', f);
+            p += *p == 0xc2 ? 2 : 1;
+            continue;
+        }
+        fputc(*p++, f);
+        for (; more > 0 && *p >= 0x80 && *p < 0xc0; more--) fputc(*p++, f);
+    }
+}
+
 int ask_yes_no(const char *question)
 {
     if (!isatty(STDIN_FILENO) || !isatty(STDERR_FILENO)) return -1;
-    fprintf(stderr, "%s [y/N] ", question);
+    /* a question may quote a directory from someone else: its text must
+     * not move the cursor or redraw the line the answer is about */
+    put_printable(stderr, question);
+    fputs(" [y/N] ", stderr);
     fflush(stderr);
     char answer[16] = "";
     if (!fgets(answer, sizeof answer, stdin)) return 0;

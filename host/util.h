@@ -19,7 +19,8 @@ void die_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * is replaced by the new file; its target is never written.  Beneath a
  * guarded directory (a run, a grid: host/dirguard.h) every function here
  * reaches its path without following a symlink at any level, and a
- * symlink found there is refused in one line naming it. */
+ * symlink found there is refused in one line naming it, as is a file of
+ * more than one name (a hard link) that would be read or appended to. */
 struct json_t;
 /* "a FIFO", "a directory", ... for a st_mode. */
 const char *file_kind(unsigned mode);

@@ -201,5 +201,36 @@ static void dirguard_scan_names_the_link(void **state)
     dirguard_reset();
 }
 
+/* a/hard another name of victim/secret.txt, in a directory guarded
+ * without a scan: reads, logs and a scan refuse it in one line, and the
+ * private file is left as it was. */
+static void dirguard_hard_link_is_refused(void **state)
+{
+    (void)state;
+    make_tree("g-hard");
+    char err[PATH_MAX * 2], out[512], path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/secret.txt", victim);
+    assert_int_equal(pcg_test_sh(out, sizeof out, "ln '%s' '%s'", path, at_root("a/hard")), 0);
+    const char *hard = at_root("a/hard");
+    long len;
+    char *t = read_file(hard, 1 << 20, &len, err, sizeof err);
+    free(t);
+    assert_refused(t != NULL, err, hard, "is a hard link (one of 2 names of the file) inside the run directory");
+    FILE *f = open_append(hard, err, sizeof err);
+    if (f) fputs("appended\n", f), fclose(f);
+    assert_refused(f != NULL, err, hard, "is a hard link");
+    assert_victim_untouched();
+    /* replacing it is fine: the new file has one name, the private one is kept */
+    assert_int_equal(write_file_atomic(hard, "new\n", 4), 0);
+    assert_victim_untouched();
+    assert_int_equal(pcg_test_sh(out, sizeof out, "rm -f '%s' '%s' && ln -f '%s' '%s'", at_root("link"), at_root("a/leaf"),
+                                 path, at_root("a/hard")),
+                     0);
+    dirguard_reset();
+    assert_int_equal(dirguard_add(root, "run directory", 1, err, sizeof err), -1);
+    assert_refused(0, err, hard, "is a hard link");
+    dirguard_reset();
+}
+
 PCG_TESTS(dirguard, cmocka_unit_test(dirguard_openat2_refuses_links), cmocka_unit_test(dirguard_walk_refuses_links),
-          cmocka_unit_test(dirguard_scan_names_the_link))
+          cmocka_unit_test(dirguard_scan_names_the_link), cmocka_unit_test(dirguard_hard_link_is_refused))

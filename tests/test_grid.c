@@ -271,7 +271,7 @@ static void grid_axes_cells_and_flags(void **state)
     line[0] = 0;
     argc = grid_cell_argv(&d, &c[7], "D", 1, 0, 1, &buf, argv);
     for (int i = 1; i < argc; i++) strcat(line, " "), strcat(line, argv[i]);
-    assert_string_equal(line, " run --resume --out D --yes");
+    assert_string_equal(line, " run --resume --llm openai --model gpt-4o --out D --yes");
     free(c);
     /* grid.json keeps every axis */
     grid_def e;
