@@ -2,7 +2,11 @@
 CC ?= gcc
 NVCC ?= nvcc
 CFLAGS ?= -O2 -g
-CFLAGS += -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter -fopenmp -Ihost -Ireward_jit -Ibench -MMD -MP
+# host/ is one folder per layer (docs/architecture.md); every folder is on
+# the include path, so a header is named by its file name alone
+HOST_DIRS := $(patsubst %/,%,$(sort $(dir $(wildcard host/*/*.h))))
+INCLUDES := $(addprefix -I,$(HOST_DIRS)) -Ireward_jit -Ibench
+CFLAGS += -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter -fopenmp $(INCLUDES) -MMD -MP
 PKG_CFLAGS := $(shell pkg-config --cflags cairo 2>/dev/null)
 LDLIBS := -ltcc $(shell pkg-config --libs cairo 2>/dev/null || echo -lcairo) -ljansson -lcurl -lgsl -lopenblas \
           -lseccomp -lz -ldl -lpthread -lm
@@ -10,14 +14,14 @@ BUILD ?= build
 # The binary; a private BUILD/BIN pair lets several builds share the tree.
 BIN ?= pcgrllm
 
-LIB_SRCS := $(filter-out host/main.c,$(wildcard host/*.c reward_jit/*.c bench/*.c))
+LIB_SRCS := $(filter-out host/cli/main.c,$(wildcard host/*/*.c reward_jit/*.c bench/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 TEST_SRCS := $(wildcard tests/*.c)
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)
 CUDA_SRCS := $(wildcard cuda/*.cu)
 CUDA_OBJS := $(CUDA_SRCS:%.cu=$(BUILD)/%.o)
 # The CUDA backend: a shared object beside the test binary, loaded at run time
-# (host/backend.c), so the pcgrllm binary itself never links CUDA.
+# (host/gpu/backend.c), so the pcgrllm binary itself never links CUDA.
 CUDA_LIB := $(BUILD)/libpcgrllm_cuda.so
 CUDA_SAMPLE := $(BUILD)/cuda/reward_sample.fatbin
 CUDA_HOME ?= /usr/local/cuda
@@ -29,7 +33,7 @@ PKG_CFLAGS += -DPCG_CUBLAS_MAJOR='"$(CUDA_MAJOR)"'
 # PTX of the newest listed architecture too, so newer GPUs JIT-compile it
 CUDA_PTX ?= -gencode arch=compute_90,code=compute_90
 NVCCFLAGS ?= -O3
-NVCCFLAGS += -std=c++17 -Ihost -Ireward_jit $(CUDA_ARCHS) $(CUDA_PTX) -Xcompiler -fPIC,-fvisibility=hidden,-Wall \
+NVCCFLAGS += -std=c++17 $(addprefix -I,$(HOST_DIRS)) -Ireward_jit $(CUDA_ARCHS) $(CUDA_PTX) -Xcompiler -fPIC,-fvisibility=hidden,-Wall \
              -Xcompiler -Wno-unused-parameter -MMD -MP
 CUDA_ARCHS ?= -gencode arch=compute_75,code=sm_75 -gencode arch=compute_86,code=sm_86 \
               -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90,code=sm_90
@@ -37,7 +41,7 @@ CUDA_ARCHS ?= -gencode arch=compute_75,code=sm_75 -gencode arch=compute_86,code=
 .PHONY: all test test-llama bench cuda deps test-deps clean devkit FORCE
 all: $(BIN)
 
-$(BIN): $(BUILD)/host/main.o $(BUILD)/libpcgrllm.a
+$(BIN): $(BUILD)/host/cli/main.o $(BUILD)/libpcgrllm.a
 	$(CC) $(CFLAGS) $(LDFLAGS) $(if $(KIT_LINK),$(ORIGIN_RPATH)) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/libpcgrllm.a: $(LIB_OBJS)
@@ -54,8 +58,8 @@ $(BUILD)/%.o: %.c
 # so a new commit rebuilds that one object and a rebuild without one does
 # nothing.
 PCG_COMMIT := $(if $(wildcard .git),$(shell git describe --always --dirty --abbrev=12 2>/dev/null | tr -cd 'A-Za-z0-9._+-'))
-$(BUILD)/host/version.o: PKG_CFLAGS += $(if $(PCG_COMMIT),-DPCG_COMMIT='"$(PCG_COMMIT)"')
-$(BUILD)/host/version.o: $(BUILD)/commit.txt
+$(BUILD)/host/sys/version.o: PKG_CFLAGS += $(if $(PCG_COMMIT),-DPCG_COMMIT='"$(PCG_COMMIT)"')
+$(BUILD)/host/sys/version.o: $(BUILD)/commit.txt
 $(BUILD)/commit.txt: FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(PCG_COMMIT)' | cmp -s - $@ || echo '$(PCG_COMMIT)' > $@
@@ -95,9 +99,9 @@ $(BUILD)/cuda/%.o: cuda/%.cu
 	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
 
 # A reward module built ahead of time, for the device tests and the GPU check.
-$(CUDA_SAMPLE): tests/cuda/reward_sample.cu tests/reward_sample.h host/level.h host/hd.h
+$(CUDA_SAMPLE): tests/cuda/reward_sample.cu tests/reward_sample.h host/core/level.h host/core/hd.h
 	@mkdir -p $(dir $@)
-	$(NVCC) -std=c++17 -fmad=false -Ihost -Itests $(CUDA_ARCHS) $(CUDA_PTX) -fatbin -o $@ $<
+	$(NVCC) -std=c++17 -fmad=false $(addprefix -I,$(HOST_DIRS)) -Itests $(CUDA_ARCHS) $(CUDA_PTX) -fatbin -o $@ $<
 
 # The device kit: everything a bare GPU machine needs to run the device
 # check with no build step -- the binary, the test binary, the CUDA library
@@ -122,4 +126,4 @@ test-deps:
 clean:
 	rm -rf $(BUILD) $(BIN) $(DEVKIT)
 
--include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BUILD)/host/main.d $(CUDA_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BUILD)/host/cli/main.d $(CUDA_OBJS:.o=.d)

@@ -58,7 +58,7 @@ static pid_t busy_core(void)
 
 /* The same step rates with another process busy on one core: one thread,
  * every allowed CPU (what OpenMP does by default), and the engine's own
- * choice (host/cpus.h), which must never fall below one thread. */
+ * choice (host/sys/cpus.h), which must never fall below one thread. */
 static void shared_machine_rows(double seconds)
 {
     cpu_budget all = cpus_measure(0);

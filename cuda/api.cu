@@ -1,4 +1,4 @@
-/* The exported table of libpcgrllm_cuda.so (host/backend.h), device queries,
+/* The exported table of libpcgrllm_cuda.so (host/gpu/backend.h), device queries,
  * error reporting and the backend stream. */
 #include "common.cuh"
 #include "philox.h"
@@ -133,7 +133,7 @@ static int copy_to_host(void *dst, const void *src, size_t bytes)
     return 0;
 }
 
-/* host/philox.h compiled by nvcc's host pass: must equal the gcc build. */
+/* host/core/philox.h compiled by nvcc's host pass: must equal the gcc build. */
 static void philox_host(uint64_t seed, uint64_t subseq, uint64_t block, uint32_t out[4])
 {
     pcg_u32x4 b = philox_block(seed, subseq, block);

@@ -1,6 +1,6 @@
-/* Batched Dungeon environment on the device: the rules of host/dungeon.h
+/* Batched Dungeon environment on the device: the rules of host/core/dungeon.h
  * (the same PCG_HD functions the CPU backend runs), state in flat device
- * arrays laid out exactly as host/env.c's, so that the same seed and the
+ * arrays laid out exactly as host/core/env.c's, so that the same seed and the
  * same actions give bit-identical maps, observations and streams.
  *
  * A step is one kernel (one thread per environment: action, edit, reward,
@@ -28,7 +28,7 @@ struct pcg_cuda_env {
 };
 
 /* ---- kernels: one thread (or warp) per environment, the work itself in
- * host/env_rules.h ---- */
+ * host/core/env_rules.h ---- */
 
 __global__ static void init_kernel(env_batch d, bool init_pad, bool observe)
 {

@@ -1,5 +1,5 @@
-/* The network of host/nn.h on the device, one function per layer pass as in
- * host/nn_layers.h, with the same layouts: weights [fan_in][fan_out],
+/* The network of host/learn/nn.h on the device, one function per layer pass as in
+ * host/learn/nn_layers.h, with the same layouts: weights [fan_in][fan_out],
  * activations HWC, one sample per row.  Dense layers and conv 2 (im2col)
  * go through the row-major sgemm wrappers; the layers on the one-hot
  * observation (or on the window of it that the config names) are
@@ -458,7 +458,7 @@ extern "C" int pcg_nn_backward(const nn_config *c, const size_t *off, const floa
     return add_col_sums(G + off[NN_V1B], a->dv1, B, c->critic_hidden);
 }
 
-/* ---- PPO loss (host/ppo_loss.h, one thread per sample, in double) ---- */
+/* ---- PPO loss (host/learn/ppo_loss.h, one thread per sample, in double) ---- */
 
 #define PPO_REAL float
 #define PPO_FN(name) name##_dev

@@ -1,7 +1,7 @@
-/* Level generation (docs/method.md#evaluation) on the device: ppo_play_episode of host/ppo.c
+/* Level generation (docs/method.md#evaluation) on the device: ppo_play_episode of host/learn/ppo.c
  * with the environments, the policy forward and the action draws on the
  * device.  n environments start from the map seed exactly as env_alloc's
- * (cuda/env.cu keeps host/env.c's streams), each step forwards the policy on
+ * (cuda/env.cu keeps host/core/env.c's streams), each step forwards the policy on
  * the device observations, samples every action with ppo_action_draw's
  * uniform draw (action seed, subsequence 3*2^32+env, draw t) and steps the
  * batch; the last step applies the edit alone (no reward, no auto-reset), so
@@ -16,7 +16,7 @@
 const env_batch *pcg_env_dev(const pcg_cuda_env *e);
 int pcg_env_step_device(pcg_cuda_env *e, const int *dev_actions);
 
-/* host/ppo.c's action stream and sampling */
+/* host/learn/ppo.c's action stream and sampling */
 #include "ppo_streams.h"
 #define PLAY_THREADS 128
 /* observations per device forward: the CPU's chunk, about 250 MB of
@@ -24,7 +24,7 @@ int pcg_env_step_device(pcg_cuda_env *e, const int *dev_actions);
  * are its own) */
 #define PLAY_CHUNK 256
 
-/* ppo_sample (host/ppo_streams.h) with ppo_action_draw(seed, env, t). */
+/* ppo_sample (host/learn/ppo_streams.h) with ppo_action_draw(seed, env, t). */
 __global__ static void play_sample_kernel(const float *logits, int A, int n, unsigned long long seed,
                                           unsigned long long t, int *act)
 {

@@ -1,7 +1,7 @@
-/* PPO of host/ppo.c on the device.  The same configuration, the same
+/* PPO of host/learn/ppo.c on the device.  The same configuration, the same
  * streams (maps from the env, action draws from subsequence 3*2^32+env,
  * minibatch shuffles from 4*2^32+update*epochs+epoch, both drawn with
- * host/philox.h), GAE in double, advantages normalised per minibatch,
+ * host/core/philox.h), GAE in double, advantages normalised per minibatch,
  * clipped losses (cuda/nn.cu), global gradient-norm clipping and Adam.
  * Rollout storage, network, gradients and moments live in the arena; the
  * host only enqueues work, uploads the minibatch permutations (drawn on the
@@ -21,7 +21,7 @@
 const env_batch *pcg_env_dev(const pcg_cuda_env *e);
 int pcg_env_step_device(pcg_cuda_env *e, const int *dev_actions);
 
-/* host/ppo.c's streams and action sampling */
+/* host/learn/ppo.c's streams and action sampling */
 #include "ppo_streams.h"
 
 #define PPO_THREADS 256
@@ -159,7 +159,7 @@ static int reduce(F f, size_t n, double div, int accumulate, double *out, double
 
 /* ---- rollout kernels ---- */
 
-/* ppo_sample with ppo_action_draw's uniform draw (host/ppo_streams.h). */
+/* ppo_sample with ppo_action_draw's uniform draw (host/learn/ppo_streams.h). */
 __global__ static void sample_kernel(const float *logits, int A, int E, unsigned long long seed,
                                      unsigned long long n, int *act, float *logp)
 {

@@ -1,5 +1,5 @@
 /* The reward API on the host: the functions a CPU reward links against
- * (the level core of host/level.h), the math functions and the code
+ * (the level core of host/core/level.h), the math functions and the code
  * generator's helpers, added to each libtcc state by name. */
 #include <libtcc.h>
 #include <math.h>

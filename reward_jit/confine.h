@@ -1,6 +1,6 @@
 /* Confinement of a process that compiles or runs untrusted reward code:
  * resource limits and a seccomp allow-list (libseccomp).  Used by the
- * workers of reward_jit/sandbox.c and host/train_worker.c.
+ * workers of reward_jit/sandbox.c and host/train/train_worker.c.
  *
  * Filters stack: a process first loads the COMPILE filter (a compiler may
  * map executable memory: libtcc relocates the reward into pages it then

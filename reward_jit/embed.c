@@ -14,6 +14,6 @@
             ".byte 0\n"                                                                                  \
             ".previous\n")
 
-PCG_EMBED(pcg_embed_hd_h, "host/hd.h");
-PCG_EMBED(pcg_embed_level_h, "host/level.h");
+PCG_EMBED(pcg_embed_hd_h, "host/core/hd.h");
+PCG_EMBED(pcg_embed_level_h, "host/core/level.h");
 PCG_EMBED(pcg_embed_reward_api_h, "reward_jit/reward_api.h");

@@ -108,11 +108,11 @@ enum {
 };
 int reward_sandbox_probe(int probe, char *reason, int reason_len);
 
-/* Worker roles (host/worker.h): libtcc compile, NVRTC compile, validation. */
+/* Worker roles (host/sys/worker.h): libtcc compile, NVRTC compile, validation. */
 int reward_worker_compile_c(const unsigned char *job, size_t job_len);
 int reward_worker_compile_cuda(const unsigned char *job, size_t job_len);
 int reward_worker_validate(const unsigned char *job, size_t job_len);
-/* The device side of check-reward --backend cuda (host/reward_gpu.c). */
+/* The device side of check-reward --backend cuda (host/gpu/reward_gpu.c). */
 int reward_worker_gpu_rewards(const unsigned char *job, size_t job_len);
 
 /* reward_validate on the CPU, then (when NVRTC is available and gpu != 0)
@@ -141,7 +141,7 @@ void reward_acc_add(reward_acc *a, double v);
 void reward_acc_finish(const reward_acc *a, reward_stats *s);
 
 /* `pcgrllm bench reward`: libtcc vs gcc -O2 calls per second, compile
- * times (reward_jit/bench_reward.c). */
+ * times (bench/bench_reward.c). */
 int bench_reward(int argc, char **argv);
 
 #endif

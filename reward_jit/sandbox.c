@@ -1,6 +1,6 @@
 /* Validation of untrusted reward code in confined worker processes.
  *
- * Three workers (host/worker.h: fresh processes started with exec, a
+ * Three workers (host/sys/worker.h: fresh processes started with exec, a
  * scrubbed environment, the job in a sealed memory file):
  *   compile-c     libtcc compiles the source and says yes or why not;
  *   compile-cuda  NVRTC does the same for one GPU architecture;

@@ -147,7 +147,7 @@ static void cuda_cli_backend_flag(void **state)
     assert_true(one_line(out));
 }
 
-/* cuRAND's Philox draws equal host/philox.h's from any subsequence/offset. */
+/* cuRAND's Philox draws equal host/core/philox.h's from any subsequence/offset. */
 static void cuda_curand_matches_philox(void **state)
 {
     (void)state;
@@ -260,7 +260,7 @@ static float sample_reward_cb(const level_t *prev, const level_t *curr, void *ct
     return sample_reward(prev, curr);
 }
 
-/* The device kernels' per-environment work (host/env_rules.h) run on the
+/* The device kernels' per-environment work (host/core/env_rules.h) run on the
  * host in the kernels' order, for every step path: fused step, split step
  * around a reward, observation by the thread or by 32 warp lanes. */
 static void emulate_on_host(int n, int h, int w, int variant, int mapping, int random, int with_reward, int steps)
@@ -541,7 +541,7 @@ static void expect_close(const pcg_cuda_api *api, const float *dev, const float 
 
 /* Every layer's forward and backward of the three presets (tiny: its
  * layers read a window of the observation), and the PPO loss, on the
- * device against host/nn.c (relative error under 1e-4 in fp32). */
+ * device against host/learn/nn.c (relative error under 1e-4 in fp32). */
 static void cuda_nn_matches_cpu(void **state)
 {
     (void)state;
@@ -652,7 +652,7 @@ static void expect_near(double got, double want, double rel, const char *what)
 }
 
 /* One rollout and one full PPO update (2 epochs x 2 minibatches) of the
- * device trainer against host/ppo.c from the same network and seed. */
+ * device trainer against host/learn/ppo.c from the same network and seed. */
 static void cuda_ppo_matches_cpu(void **state)
 {
     (void)state;

@@ -1,5 +1,5 @@
-/* Guarded directories (host/dirguard.h) through the file functions of
- * host/util.h: beneath a guarded directory no symlink is followed at any
+/* Guarded directories (host/sys/dirguard.h) through the file functions of
+ * host/sys/util.h: beneath a guarded directory no symlink is followed at any
  * level and no ".." leads out, for reads, writes, logs, listings, moves and
  * directories alike, by openat2 and by the openat walk; outside it paths
  * behave as before.  Each refusal is one line naming the path, and the

@@ -1,4 +1,4 @@
-/* The paper's tables from rows with known values (host/grid_rows.h):
+/* The paper's tables from rows with known values (host/grid/grid_rows.h):
  * normalisation, every Table II cell, p(ZS) and p(SA), the values by
  * iteration and their changes, --value best, and the summary's JSON, CSV
  * and Markdown.  The expected numbers were computed independently with

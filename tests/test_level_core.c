@@ -1,4 +1,4 @@
-/* The level core (host/level.h): BFS distances, the up/left/right/down path
+/* The level core (host/core/level.h): BFS distances, the up/left/right/down path
  * rule of docs/method.md#evaluation, block masks, regions, nearest tiles, counts, any size. */
 #include "harness.h"
 #include "level.h"

@@ -1,7 +1,7 @@
 /* Network layers: every backward pass against central finite differences in
- * double precision (the layers compiled for double from host/nn_layers.h),
+ * double precision (the layers compiled for double from host/learn/nn_layers.h),
  * the one-hot gathers against the dense computation, the full PPO loss, and
- * the float network of host/nn.c against the double one. */
+ * the float network of host/learn/nn.c against the double one. */
 #include "harness.h"
 #include <math.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* host/stats.h: sample statistics, Welch's t-test against values computed
+/* host/grid/stats.h: sample statistics, Welch's t-test against values computed
  * independently (scipy.stats.ttest_ind(a, b, equal_var=False), scipy 1.17,
  * and one worked by hand), and the min-max normalisation. */
 #include "harness.h"

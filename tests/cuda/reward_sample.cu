@@ -1,5 +1,5 @@
 /* The sample reward as a reward module with the entry point the CUDA
- * backend launches (PCG_REWARD_KERNEL in host/backend.h), built by
+ * backend launches (PCG_REWARD_KERNEL in host/gpu/backend.h), built by
  * `make cuda` into BUILD/cuda/reward_sample.fatbin. */
 #include "reward_sample.h"
 

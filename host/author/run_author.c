@@ -1,0 +1,207 @@
+/* The two authors of the loop behind one interface (run_internal.h): a
+ * language model through the prompt templates, or the rule-based offline
+ * baseline (host/author/author_offline.h), which needs no network. */
+#include "author_offline.h"
+#include "levelio.h"
+#include "prompts.h"
+#include "render.h"
+#include "run_internal.h"
+#include "util.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- helpers */
+
+static char *dupstr(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+/* The reward API text the prompts quote: docs/reward-api.md beside the
+ * prompts directory. */
+char *run_reward_api_text(char *err, int errlen)
+{
+    char dir[2048], path[2300];
+    if (prompts_dir(dir, sizeof dir, err, errlen)) return NULL;
+    const char *cands[] = {"%s/../docs/reward-api.md", "%s/reward-api.md", "%s/../share/pcgrllm/reward-api.md"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, cands[i], dir);
+        char *t = run_read_text(path);
+        if (t) return t;
+    }
+    snprintf(err, (size_t)errlen, "cannot find docs/reward-api.md beside the prompts directory %s", dir);
+    return NULL;
+}
+
+char *run_node_code(run_state *R, int node)
+{
+    char path[1400];
+    if (node < 0 || !R->g.nodes[node].reward_path[0]) return NULL;
+    snprintf(path, sizeof path, "%s/%s", R->c->out, R->g.nodes[node].reward_path);
+    return run_read_text(path);
+}
+
+/* GoT: the first n references of the node rendered with got_references.txt
+ * ("" when n is 0); malloc'd, or NULL with err. */
+char *run_references(run_state *R, int node, int n, char *err, int errlen)
+{
+    const thought_node *nd = &R->g.nodes[node];
+    char *codes[GRAPH_MAX_REFS] = {0};
+    double fit[GRAPH_MAX_REFS];
+    int kinds[GRAPH_MAX_REFS], k = 0;
+    for (int i = 0; i < nd->n_refs && i < n; i++) {
+        codes[k] = run_node_code(R, nd->refs[i]);
+        fit[k] = nd->ref_fitness[i];
+        kinds[k] = nd->ref_kind[i];
+        if (codes[k]) k++;
+    }
+    if (k == 0) return dupstr("");
+    char *refs = prompt_references((const char *const *)codes, fit, kinds, k, err, errlen);
+    for (int i = 0; i < k; i++) free(codes[i]);
+    return refs;
+}
+
+/* ---------------------------------------------------------------- offline author */
+
+static char *offline_code(const author_reward *r, char *err, int errlen)
+{
+    size_t cap = 1 << 16;
+    char *buf = malloc(cap);
+    if (!buf) return NULL;
+    if (author_code(r, buf, cap) < 0) {
+        free(buf);
+        snprintf(err, (size_t)errlen, "offline author: reward source too long");
+        return NULL;
+    }
+    return buf;
+}
+
+static char *offline_generate(run_state *R, int node, char *err, int errlen)
+{
+    const thought_node *nd = &R->g.nodes[node];
+    author_reward r;
+    char note[512];
+    if (nd->parent < 0) {
+        author_initial(&R->target, &r);
+        return offline_code(&r, err, errlen);
+    }
+    char *parent = run_node_code(R, nd->parent);
+    if (!parent) {
+        snprintf(err, (size_t)errlen, "the parent node's reward is missing");
+        return NULL;
+    }
+    int rc = author_parse(parent, &r, err, errlen);
+    free(parent);
+    if (rc && run_init_node(R, nd->parent)) {
+        /* it reads only rewards it wrote: a given initial reward is replaced
+         * by its own initial design for the target */
+        author_initial(&R->target, &r);
+        run_say(R, "  offline author: cannot read the given initial reward's terms (%s); starting from its own "
+                   "initial reward",
+                err);
+    } else if (rc)
+        return NULL;
+    if (R->c->pe == PE_GOT && nd->n_refs > 0) {
+        /* the references lend the parent their further refined terms */
+        author_reward refs[GRAPH_MAX_REFS];
+        double fit[GRAPH_MAX_REFS];
+        int n = 0;
+        for (int k = 0; k < nd->n_refs; k++) {
+            char *code = run_node_code(R, nd->refs[k]);
+            char why[256];
+            if (code && author_parse(code, &refs[n], why, sizeof why) == 0) fit[n++] = nd->ref_fitness[k];
+            free(code);
+        }
+        author_merge(&r, R->g.nodes[nd->parent].fitness, refs, fit, n, note, sizeof note);
+        run_say(R, "  offline author, references: %s", note);
+    }
+    /* the b-th child of a parent takes a different change than its siblings */
+    int kids[GRAPH_MAX_NODES], branch = 0;
+    int nk = graph_children(&R->g, nd->parent, kids, GRAPH_MAX_NODES);
+    while (branch < nk && kids[branch] != node) branch++;
+    const char *fb = R->g.nodes[nd->parent].feedback;
+    author_refine_branch(&r, fb ? fb : "", branch, note, sizeof note);
+    run_say(R, "  offline author: %s", note);
+    return offline_code(&r, err, errlen);
+}
+
+/* ---------------------------------------------------------------- the interface */
+
+char *au_generate(run_state *R, int node, const char *ndir, int trial, const char *previous, char *err, int errlen)
+{
+    return R->c->offline ? offline_generate(R, node, err, errlen)
+                         : mdl_generate(R, node, ndir, trial, previous, err, errlen);
+}
+
+char *au_fix(run_state *R, int node, const char *ndir, const char *code, const char *reason, int trial, int fix,
+             char *err, int errlen)
+{
+    (void)node;
+    if (R->c->offline) {
+        /* its code comes from fixed templates: a rejection is a defect, not
+         * something to negotiate */
+        snprintf(err, (size_t)errlen, "the rule-based offline author does not rewrite rejected code");
+        return NULL;
+    }
+    return mdl_fix(R, ndir, code, reason, trial, fix, err, errlen);
+}
+
+char *au_align(run_state *R, int node, const char *ndir, const char *code, const reward_stats *st, int round,
+               char *err, int errlen)
+{
+    (void)node;
+    if (R->c->offline) {
+        author_reward r;
+        if (author_parse(code, &r, err, errlen)) return NULL;
+        author_stats as = {st->mean, st->std, st->min, st->max, st->zero_share, st->n};
+        char note[512];
+        author_align(&r, &as, note, sizeof note);
+        run_say(R, "  offline author, align %d: %s", round, note);
+        return offline_code(&r, err, errlen);
+    }
+    return mdl_align(R, ndir, code, st, round, err, errlen);
+}
+
+char *au_feedback(run_state *R, int node, const char *ndir, const char *code, const level_set *ls, char *err,
+                  int errlen)
+{
+    if (R->c->offline) {
+        author_reward r;
+        if (author_parse(code, &r, err, errlen)) {
+            if (!run_init_node(R, node)) return NULL;
+            /* a given initial reward: the feedback names the term of its
+             * own design that the measured failure calls for */
+            author_initial(&R->target, &r);
+        }
+        author_metrics m;
+        author_metrics_compute(&R->target, ls->levels, ls->n, &m);
+        char *buf = malloc(4096);
+        if (!buf) return NULL;
+        author_feedback(&r, &m, buf, 4096);
+        return buf;
+    }
+    return mdl_feedback(R, ndir, code, ls, err, errlen);
+}
+
+int au_fitness(run_state *R, int node, const char *ndir, const level_set *ls, double *fitness, char *err, int errlen)
+{
+    (void)node;
+    if (R->c->offline) {
+        snprintf(err, (size_t)errlen, "--fitness llm needs a language model (--llm openai)");
+        return -1;
+    }
+    return mdl_fitness(R, ndir, ls, fitness, err, errlen);
+}
+
+int au_target(run_state *R, const char *dir, target_t *t, char *reason, int len)
+{
+    if (R->c->offline) {
+        int rc = story_extract_offline(R->c->story, t, reason, len);
+        return rc == STORY_OK ? 0 : 3;
+    }
+    return mdl_target(R, dir, t, reason, len);
+}

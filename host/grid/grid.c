@@ -1,0 +1,699 @@
+/* Experiment grids: definition, cells, the flags of their runs, run
+ * states.  See grid.h. */
+#include "grid.h"
+#include "graph.h"
+#include "run.h"
+#include "util.h"
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* 2: zs and sa cells shared by the search methods, the axes of models,
+ * feedback, feedback input, references and the Human row. */
+#define GRID_FORMAT 2
+
+/* ---------------------------------------------------------------- lists */
+
+/* Split a comma list; each item goes through parse(), which returns its
+ * value or -1.  Duplicates and empty items are refused. */
+static int parse_list(const char *s, const char *what, const char *allowed, int (*parse)(const char *), int *out,
+                      int max, int *n, char *err, int errlen)
+{
+    char buf[256];
+    if (strlen(s) >= sizeof buf) {
+        snprintf(err, (size_t)errlen, "--%s: list too long", what);
+        return -1;
+    }
+    snprintf(buf, sizeof buf, "%s", s);
+    *n = 0;
+    char *p = buf;
+    for (;;) {
+        char *comma = strchr(p, ',');
+        if (comma) *comma = 0;
+        int v = *p ? parse(p) : -1;
+        if (v < 0) {
+            snprintf(err, (size_t)errlen, "--%s: unknown item '%.40s' (a comma list of %s)", what, p, allowed);
+            return -1;
+        }
+        for (int i = 0; i < *n; i++)
+            if (out[i] == v) {
+                snprintf(err, (size_t)errlen, "--%s: '%.40s' is listed twice", what, p);
+                return -1;
+            }
+        if (*n >= max) {
+            snprintf(err, (size_t)errlen, "--%s: too many items", what);
+            return -1;
+        }
+        out[(*n)++] = v;
+        if (!comma) break;
+        p = comma + 1;
+    }
+    return 0;
+}
+
+static int scenario_from_name(const char *s) { return s[0] >= '1' && s[0] <= '4' && !s[1] ? s[0] - '0' : -1; }
+static int ref_count_from_name(const char *s) { return s[0] >= '0' && s[0] <= '4' && !s[1] ? s[0] - '0' : -1; }
+
+int grid_parse_scenarios(const char *s, grid_def *d, char *err, int errlen)
+{
+    return parse_list(s, "scenarios", "1, 2, 3, 4", scenario_from_name, d->scen, 4, &d->n_scen, err, errlen);
+}
+
+int grid_parse_pe(const char *s, grid_def *d, char *err, int errlen)
+{
+    return parse_list(s, "pe", "cot, tot, got", graph_pe_from_name, d->pe, 3, &d->n_pe, err, errlen);
+}
+
+int grid_parse_ablations(const char *s, grid_def *d, char *err, int errlen)
+{
+    return parse_list(s, "ablations", "zs, sa, fb, full", run_parse_ablation, d->abl, 4, &d->n_abl, err, errlen);
+}
+
+int grid_parse_feedbacks(const char *s, grid_def *d, char *err, int errlen)
+{
+    return parse_list(s, "feedbacks", "specific, generic, none", run_parse_feedback, d->fb, 3, &d->n_fb, err, errlen);
+}
+
+int grid_parse_feedback_inputs(const char *s, grid_def *d, char *err, int errlen)
+{
+    return parse_list(s, "feedback-inputs", "text, image", run_parse_feedback_input, d->fbin, 2, &d->n_fbin, err,
+                      errlen);
+}
+
+int grid_parse_got_best(const char *s, grid_def *d, char *err, int errlen)
+{
+    return parse_list(s, "got-best", "0 to 4", ref_count_from_name, d->got_best, 5, &d->n_gb, err, errlen);
+}
+
+int grid_parse_got_worst(const char *s, grid_def *d, char *err, int errlen)
+{
+    return parse_list(s, "got-worst", "0 to 4", ref_count_from_name, d->got_worst, 5, &d->n_gw, err, errlen);
+}
+
+/* The model's name as it appears in cell names: letters, digits, '.', '-'
+ * and '_' kept, anything else '_'. */
+static void model_tag(const char *name, char *out, size_t len)
+{
+    size_t k = 0;
+    for (const char *p = name; *p && k + 1 < len && k < 40; p++) {
+        char ch = *p;
+        int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
+                 ch == '-' || ch == '_';
+        out[k++] = ok ? ch : '_';
+    }
+    out[k] = 0;
+}
+
+int grid_parse_models(const char *s, grid_def *d, char *err, int errlen)
+{
+    char buf[4096];
+    if (strlen(s) >= sizeof buf) return snprintf(err, (size_t)errlen, "--models: list too long"), -1;
+    snprintf(buf, sizeof buf, "%s", s);
+    d->n_models = 0;
+    for (char *save = NULL, *it = strtok_r(buf, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
+        if (d->n_models == GRID_MAX_MODELS)
+            return snprintf(err, (size_t)errlen, "--models: at most %d models", GRID_MAX_MODELS), -1;
+        grid_model *m = &d->models[d->n_models];
+        char *at = strchr(it, '@'); /* NAME@BASE_URL */
+        if (at) *at = 0;
+        if (!*it || strlen(it) >= sizeof m->name || (at && (!at[1] || strlen(at + 1) >= sizeof m->base_url)))
+            return snprintf(err, (size_t)errlen, "--models: '%.60s' is not NAME or NAME@BASE_URL", it), -1;
+        if (at && !llm_base_url_ok(at + 1))
+            return snprintf(err, (size_t)errlen, "--models: '%.60s': the server must be an http:// or https:// address",
+                            at + 1), -1;
+        if (at && !strcmp(it, "offline"))
+            return snprintf(err, (size_t)errlen, "--models: the offline author has no server"), -1;
+        snprintf(m->name, sizeof m->name, "%s", it);
+        snprintf(m->base_url, sizeof m->base_url, "%s", at ? at + 1 : "");
+        char tag[64], other[64];
+        model_tag(m->name, tag, sizeof tag);
+        for (int i = 0; i < d->n_models; i++) {
+            model_tag(d->models[i].name, other, sizeof other);
+            if (!strcmp(tag, other))
+                return snprintf(err, (size_t)errlen, "--models: '%.60s' is listed twice (or reads the same in cell "
+                                "names as '%.60s')", m->name, d->models[i].name), -1;
+        }
+        d->n_models++;
+    }
+    if (!d->n_models) return snprintf(err, (size_t)errlen, "--models: an empty list"), -1;
+    return 0;
+}
+
+int grid_set_human(grid_def *d, const char *given, char *err, int errlen)
+{
+    /* absolute, so that cells and batch tasks started elsewhere find it */
+    char dir[PATH_MAX];
+    if (!realpath(given, dir)) return snprintf(err, (size_t)errlen, "--human: %.900s: %s", given, strerror(errno)), -1;
+    if (strlen(dir) >= sizeof d->human - 16) return snprintf(err, (size_t)errlen, "--human: path too long"), -1;
+    for (int i = 0; i < d->n_scen; i++) {
+        char path[1100], why[1200];
+        long len;
+        snprintf(path, sizeof path, "%s/scenario%d.c", dir, d->scen[i]);
+        char *t = read_file(path, 64L << 10, &len, why, sizeof why);
+        if (!t) return snprintf(err, (size_t)errlen, "--human: %s", why), -1;
+        free(t);
+    }
+    snprintf(d->human, sizeof d->human, "%s", dir);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- run flags */
+
+/* Set by the grid for every cell: never among the run flags. */
+static const char *const grid_sets[] = {"scenario", "story", "story-file", "pe",  "ablation",
+                                        "out",      "resume", "help",      "init-reward"};
+/* Read by the grid, then handed on (or replaced, for seed). */
+static const char *const grid_reads[] = {"seed", "threads", "backend"};
+/* Run flags that are prefixes of flags the grid may set, yet full names
+ * themselves (so not abbreviations). */
+static const char *const run_full_names[] = {"feedback"};
+
+/* The flags an axis sets: refused after "--" when that axis is given. */
+static int axis_sets(const grid_def *d, const char **out)
+{
+    int n = 0;
+    if (d->n_models) out[n++] = "model", out[n++] = "llm", out[n++] = "base-url";
+    if (d->n_fb) out[n++] = "feedback";
+    if (d->n_fbin) out[n++] = "feedback-input";
+    if (d->n_gb) out[n++] = "got-best";
+    if (d->n_gw) out[n++] = "got-worst";
+    return n;
+}
+
+/* i: index in grid_reads, -1 when name is none of the grid's, -2 refused
+ * (err says why: set by the grid, or an abbreviation `run` would accept). */
+static int classify_flag(const grid_def *d, const char *name, size_t len, char *err, int errlen)
+{
+    const char *sets[16];
+    int n = 0;
+    for (size_t i = 0; i < sizeof grid_sets / sizeof *grid_sets; i++) sets[n++] = grid_sets[i];
+    n += axis_sets(d, sets + n);
+    for (size_t i = 0; i < sizeof grid_reads / sizeof *grid_reads; i++)
+        if (strlen(grid_reads[i]) == len && !strncmp(name, grid_reads[i], len)) return (int)i;
+    for (int i = 0; i < n; i++)
+        if (strlen(sets[i]) == len && !strncmp(name, sets[i], len)) {
+            snprintf(err, (size_t)errlen, "--%s is set by the grid for each cell; it cannot be a run flag", sets[i]);
+            return -2;
+        }
+    for (size_t i = 0; i < sizeof run_full_names / sizeof *run_full_names; i++)
+        if (strlen(run_full_names[i]) == len && !strncmp(name, run_full_names[i], len)) return -1;
+    for (int i = 0; i < n + 3; i++) {
+        const char *full = i < n ? sets[i] : grid_reads[i - n];
+        if (strncmp(name, full, len)) continue;
+        snprintf(err, (size_t)errlen, "run flag '--%.*s': write it in full (--%s ...)", (int)len, name, full);
+        return -2;
+    }
+    return -1;
+}
+
+int grid_set_run_flags(grid_def *d, int n, char **flags, int *sets_threads, int *sets_backend, char *err,
+                       int errlen)
+{
+    *sets_threads = *sets_backend = 0;
+    d->base_seed = 0;
+    if (n > GRID_MAX_RUN_FLAGS) {
+        snprintf(err, (size_t)errlen, "more than %d run flags after --", GRID_MAX_RUN_FLAGS);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        const char *f = flags[i];
+        if (strncmp(f, "--", 2) || !f[2]) continue; /* a value, or something `run` will refuse */
+        const char *name = f + 2, *eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        int k = classify_flag(d, name, len, err, errlen);
+        if (k == -2) return -1;
+        if (k == 0) { /* --seed */
+            const char *v = eq ? eq + 1 : i + 1 < n ? flags[i + 1] : NULL;
+            if (!v || parse_u64(v, &d->base_seed) ||
+                d->base_seed > (1ull << 62) - (uint64_t)GRID_SEED_STRIDE * GRID_MAX_REPEATS) {
+                snprintf(err, (size_t)errlen, "run flag --seed needs a non-negative integer below 2^62 - 10^6");
+                return -1;
+            }
+        }
+        if (k == 1) *sets_threads = 1;
+        if (k == 2) *sets_backend = 1;
+    }
+    for (int i = 0; i < d->n_run_flags; i++) free(d->run_flags[i]);
+    d->n_run_flags = 0;
+    for (int i = 0; i < n; i++) {
+        d->run_flags[i] = strdup(flags[i]);
+        if (!d->run_flags[i]) {
+            snprintf(err, (size_t)errlen, "out of memory");
+            return -1;
+        }
+        d->n_run_flags = i + 1;
+    }
+    return 0;
+}
+
+void grid_def_free(grid_def *d)
+{
+    for (int i = 0; i < d->n_run_flags; i++) free(d->run_flags[i]);
+    d->n_run_flags = 0;
+}
+
+/* ---------------------------------------------------------------- cells */
+
+/* "s1-got-full-generic-image-b2-w1-gpt-4o-r0": the parts of the axes that
+ * vary (more than one value) and apply to the cell. */
+static void cell_name(const grid_def *d, grid_cell *c)
+{
+    char *p = c->name, *end = c->name + sizeof c->name;
+    p += snprintf(p, (size_t)(end - p), "s%d-", c->scenario);
+    if (c->human) p += snprintf(p, (size_t)(end - p), "human");
+    else if (c->pe < 0) p += snprintf(p, (size_t)(end - p), "%s", run_ablation_name(c->ablation));
+    else p += snprintf(p, (size_t)(end - p), "%s-%s", graph_pe_name(c->pe), run_ablation_name(c->ablation));
+    if (c->fb >= 0 && d->n_fb > 1) p += snprintf(p, (size_t)(end - p), "-%s", run_feedback_name(c->fb));
+    if (c->fbin >= 0 && d->n_fbin > 1) p += snprintf(p, (size_t)(end - p), "-%s", run_feedback_input_name(c->fbin));
+    if (c->gb >= 0 && d->n_gb > 1) p += snprintf(p, (size_t)(end - p), "-b%d", c->gb);
+    if (c->gw >= 0 && d->n_gw > 1) p += snprintf(p, (size_t)(end - p), "-w%d", c->gw);
+    if (c->model >= 0 && d->n_models > 1) {
+        char tag[64];
+        model_tag(d->models[c->model].name, tag, sizeof tag);
+        p += snprintf(p, (size_t)(end - p), "-%s", tag);
+    }
+    snprintf(p, (size_t)(end - p), "-r%d", c->repeat);
+}
+
+typedef struct {
+    const grid_def *d;
+    grid_cell *cells;
+    int n, cap;
+} cell_list;
+
+static int push_cell(cell_list *l, grid_cell c)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap ? l->cap * 2 : 64;
+        grid_cell *p = realloc(l->cells, sizeof *p * (size_t)cap);
+        if (!p) return -1;
+        l->cells = p;
+        l->cap = cap;
+    }
+    c.index = l->n;
+    c.seed = l->d->base_seed + (uint64_t)c.repeat * GRID_SEED_STRIDE;
+    cell_name(l->d, &c);
+    l->cells[l->n++] = c;
+    return 0;
+}
+
+/* The fb and full cells of one search method: every feedback, feedback
+ * input and, for GoT, reference counts. */
+static int push_search_cells(cell_list *l, grid_cell c)
+{
+    const grid_def *d = l->d;
+    int nfb = d->n_fb ? d->n_fb : 1, nfi = d->n_fbin ? d->n_fbin : 1;
+    int got = c.pe == PE_GOT, ngb = got && d->n_gb ? d->n_gb : 1, ngw = got && d->n_gw ? d->n_gw : 1;
+    for (int f = 0; f < nfb; f++)
+        for (int i = 0; i < nfi; i++)
+            for (int b = 0; b < ngb; b++)
+                for (int w = 0; w < ngw; w++) {
+                    c.fb = d->n_fb ? d->fb[f] : -1;
+                    c.fbin = d->n_fbin ? d->fbin[i] : -1;
+                    c.gb = got && d->n_gb ? d->got_best[b] : -1;
+                    c.gw = got && d->n_gw ? d->got_worst[w] : -1;
+                    if (push_cell(l, c)) return -1;
+                }
+    return 0;
+}
+
+int grid_cells(const grid_def *d, grid_cell **cells)
+{
+    cell_list l = {d, NULL, 0, 0};
+    int nm = d->n_models ? d->n_models : 1;
+    for (int r = 0; r < d->repeats; r++)
+        for (int m = 0; m < nm; m++)
+            for (int s = 0; s < d->n_scen; s++) {
+                grid_cell c;
+                memset(&c, 0, sizeof c);
+                c.scenario = d->scen[s];
+                c.model = d->n_models ? m : -1;
+                c.repeat = r;
+                c.fb = c.fbin = c.gb = c.gw = -1;
+                for (int a = 0; a < d->n_abl; a++) {
+                    c.ablation = d->abl[a];
+                    if (c.ablation == ABL_ZS || c.ablation == ABL_SA) {
+                        c.pe = -1;
+                        if (push_cell(&l, c)) goto oom;
+                        continue;
+                    }
+                    for (int p = 0; p < d->n_pe; p++) {
+                        c.pe = d->pe[p];
+                        if (push_search_cells(&l, c)) goto oom;
+                    }
+                }
+                if (d->human[0]) {
+                    grid_cell h = c;
+                    h.human = 1, h.pe = PE_COT, h.ablation = ABL_FULL;
+                    h.fb = h.fbin = h.gb = h.gw = -1;
+                    if (push_cell(&l, h)) goto oom;
+                }
+            }
+    *cells = l.cells;
+    return l.n;
+oom:
+    free(l.cells);
+    *cells = NULL;
+    return -1;
+}
+
+const char *grid_cell_model(const grid_def *d, const grid_cell *c)
+{
+    return c->model >= 0 && c->model < d->n_models ? d->models[c->model].name : "";
+}
+
+int grid_cell_run_flags(const grid_def *d, int resume, char **out)
+{
+    int n = 0;
+    for (int i = 0; i < d->n_run_flags; i++) {
+        const char *f = d->run_flags[i];
+        if (!strcmp(f, "--seed")) {
+            i++;
+            continue;
+        }
+        if (!strncmp(f, "--seed=", 7)) continue;
+        /* a profile only starts a run: a resumed one has its settings */
+        if (resume && !strcmp(f, "--quick")) continue;
+        out[n++] = d->run_flags[i];
+    }
+    return n;
+}
+
+/* The author and where requests go are the grid's to say, on a resume
+ * too: a cell's stored config.json does not choose its model, server or
+ * key (host/llm/trust.h), and `run --resume` refuses an author that differs
+ * from these flags.  Into argv; returns the count. */
+static int model_flags(const grid_def *d, const grid_cell *c, char **argv)
+{
+    int n = 0;
+    if (c->model < 0) return 0;
+    const grid_model *m = &d->models[c->model];
+    int offline = !strcmp(m->name, "offline");
+    argv[n++] = "--llm", argv[n++] = offline ? "offline" : "openai";
+    if (!offline) argv[n++] = "--model", argv[n++] = (char *)m->name;
+    if (m->base_url[0]) argv[n++] = "--base-url", argv[n++] = (char *)m->base_url;
+    return n;
+}
+
+int grid_cell_argv(const grid_def *d, const grid_cell *c, const char *dir, int resume, int threads, int cuda,
+                   grid_argv_buf *b, char **argv)
+{
+    int n = 0;
+    argv[n++] = "pcgrllm";
+    argv[n++] = "run";
+    if (resume) {
+        argv[n++] = "--resume";
+        n += model_flags(d, c, argv + n);
+    } else {
+        snprintf(b->scen, sizeof b->scen, "%d", c->scenario);
+        argv[n++] = "--scenario", argv[n++] = b->scen;
+        argv[n++] = "--pe", argv[n++] = (char *)graph_pe_name(c->pe < 0 ? PE_COT : c->pe);
+        argv[n++] = "--ablation", argv[n++] = (char *)run_ablation_name(c->ablation);
+        if (c->fb >= 0) argv[n++] = "--feedback", argv[n++] = (char *)run_feedback_name(c->fb);
+        if (c->fbin >= 0) argv[n++] = "--feedback-input", argv[n++] = (char *)run_feedback_input_name(c->fbin);
+        if (c->gb >= 0) snprintf(b->gb, sizeof b->gb, "%d", c->gb), argv[n++] = "--got-best", argv[n++] = b->gb;
+        if (c->gw >= 0) snprintf(b->gw, sizeof b->gw, "%d", c->gw), argv[n++] = "--got-worst", argv[n++] = b->gw;
+        if (c->human) {
+            snprintf(b->human, sizeof b->human, "%s/scenario%d.c", d->human_files[0] ? d->human_files : d->human,
+                     c->scenario);
+            argv[n++] = "--init-reward", argv[n++] = b->human;
+        }
+        n += model_flags(d, c, argv + n);
+        if (threads > 0) snprintf(b->threads, sizeof b->threads, "%d", threads), argv[n++] = "--threads",
+                                                                                   argv[n++] = b->threads;
+        if (cuda) argv[n++] = "--backend", argv[n++] = "cuda";
+    }
+    if (d->api_key_env[0]) argv[n++] = "--api-key-env", argv[n++] = (char *)d->api_key_env;
+    argv[n++] = "--out";
+    argv[n++] = (char *)dir;
+    argv[n++] = "--yes"; /* the grid said its cost up front; a cell never asks */
+    /* the run flags, their --seed replaced by the cell's (after them, so
+     * that it wins; a resumed run keeps its stored seed anyway) */
+    n += grid_cell_run_flags(d, resume, argv + n);
+    if (!resume) {
+        snprintf(b->seed, sizeof b->seed, "%llu", (unsigned long long)c->seed);
+        argv[n++] = "--seed", argv[n++] = b->seed;
+    }
+    argv[n] = NULL;
+    return n;
+}
+
+/* ---------------------------------------------------------------- grid.json */
+
+static json_t *int_array(const int *v, int n)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < n; i++) json_array_append_new(a, json_integer(v[i]));
+    return a;
+}
+
+static json_t *name_array(const int *v, int n, const char *(*name)(int))
+{
+    json_t *a = json_array();
+    for (int i = 0; i < n; i++) json_array_append_new(a, json_string(name(v[i])));
+    return a;
+}
+
+char *grid_def_json(const grid_def *d)
+{
+    json_t *o = json_object(), *a;
+    json_object_set_new(o, "format", json_integer(GRID_FORMAT));
+    json_object_set_new(o, "scenarios", int_array(d->scen, d->n_scen));
+    json_object_set_new(o, "models", a = json_array());
+    for (int i = 0; i < d->n_models; i++)
+        json_array_append_new(a, json_pack("{s:s, s:s}", "name", d->models[i].name, "base_url", d->models[i].base_url));
+    json_object_set_new(o, "pe", name_array(d->pe, d->n_pe, graph_pe_name));
+    json_object_set_new(o, "ablations", name_array(d->abl, d->n_abl, run_ablation_name));
+    json_object_set_new(o, "feedbacks", name_array(d->fb, d->n_fb, run_feedback_name));
+    json_object_set_new(o, "feedback_inputs", name_array(d->fbin, d->n_fbin, run_feedback_input_name));
+    json_object_set_new(o, "got_best", int_array(d->got_best, d->n_gb));
+    json_object_set_new(o, "got_worst", int_array(d->got_worst, d->n_gw));
+    json_object_set_new(o, "human", d->human[0] ? json_string(d->human) : json_null());
+    json_object_set_new(o, "repeats", json_integer(d->repeats));
+    json_object_set_new(o, "run_flags", a = json_array());
+    for (int i = 0; i < d->n_run_flags; i++) json_array_append_new(a, json_string(d->run_flags[i]));
+    json_object_set_new(o, "cells", a = json_array());
+    grid_cell *cells;
+    int n = grid_cells(d, &cells);
+    for (int k = 0; k < n; k++)
+        json_array_append_new(a, json_pack("{s:i, s:s, s:I}", "index", k, "name", cells[k].name, "seed",
+                                           (json_int_t)cells[k].seed));
+    free(cells);
+    char *s = json_dumps(o, JSON_INDENT(2));
+    json_decref(o);
+    return s;
+}
+
+/* A JSON array of strings or integers, joined with commas, for the list
+ * parsers (which check every item).  An empty array gives "". */
+static int join_items(json_t *arr, char *buf, size_t len)
+{
+    if (!json_is_array(arr)) return -1;
+    size_t k = 0, i;
+    json_t *v;
+    buf[0] = 0;
+    json_array_foreach(arr, i, v) {
+        int n;
+        if (json_is_string(v)) n = snprintf(buf + k, len - k, "%s%s", i ? "," : "", json_string_value(v));
+        else if (json_is_integer(v)) n = snprintf(buf + k, len - k, "%s%lld", i ? "," : "", (long long)json_integer_value(v));
+        else return -1;
+        if (n < 0 || (size_t)n >= len - k) return -1;
+        k += (size_t)n;
+    }
+    return 0;
+}
+
+/* One list of grid.json through its parser; an optional list may be empty
+ * (the axis is not varied).  0, or -1 with err naming the key. */
+static int read_list(json_t *o, const char *key, int optional, int (*parse)(const char *, grid_def *, char *, int),
+                     grid_def *d, char *err, int errlen)
+{
+    char buf[1024], why[256];
+    json_t *arr = json_object_get(o, key);
+    if (join_items(arr, buf, sizeof buf) || (!buf[0] && !optional) || (buf[0] && parse(buf, d, why, sizeof why)))
+        return snprintf(err, (size_t)errlen, "'%s' missing or invalid", key), -1;
+    return 0;
+}
+
+static int read_models(json_t *o, grid_def *d, char *err, int errlen)
+{
+    json_t *arr = json_object_get(o, "models"), *m;
+    size_t i;
+    if (!json_is_array(arr) || json_array_size(arr) > GRID_MAX_MODELS)
+        return snprintf(err, (size_t)errlen, "'models' missing or invalid"), -1;
+    json_array_foreach(arr, i, m) {
+        const char *name = json_string_value(json_object_get(m, "name"));
+        const char *url = json_string_value(json_object_get(m, "base_url"));
+        if (!name || !url || !name[0] || strlen(name) >= GRID_MODEL_MAX || strlen(url) >= sizeof d->models[0].base_url)
+            return snprintf(err, (size_t)errlen, "'models' missing or invalid"), -1;
+        if (url[0] && !llm_base_url_ok(url))
+            return snprintf(err, (size_t)errlen, "'models': a base_url must be an http:// or https:// address"), -1;
+        snprintf(d->models[i].name, sizeof d->models[i].name, "%s", name);
+        snprintf(d->models[i].base_url, sizeof d->models[i].base_url, "%s", url);
+    }
+    d->n_models = (int)json_array_size(arr);
+    return 0;
+}
+
+static int read_run_flags(json_t *o, grid_def *d, char *err, int errlen)
+{
+    json_t *flags = json_object_get(o, "run_flags"), *v;
+    char *list[GRID_MAX_RUN_FLAGS], why[256];
+    int n = 0, st, sb;
+    size_t i;
+    if (!json_is_array(flags) || json_array_size(flags) > GRID_MAX_RUN_FLAGS)
+        return snprintf(err, (size_t)errlen, "'run_flags' missing or too long"), -1;
+    json_array_foreach(flags, i, v) {
+        if (!json_is_string(v)) return snprintf(err, (size_t)errlen, "'run_flags' holds something other than strings"), -1;
+        list[n++] = (char *)json_string_value(v);
+    }
+    if (grid_set_run_flags(d, n, list, &st, &sb, why, sizeof why))
+        return snprintf(err, (size_t)errlen, "'run_flags': %s", why), -1;
+    return 0;
+}
+
+int grid_def_from_json(const char *text, grid_def *d, char *err, int errlen)
+{
+    memset(d, 0, sizeof *d);
+    json_error_t je;
+    json_t *o = json_loads(text, 0, &je);
+    if (!json_is_object(o)) {
+        snprintf(err, (size_t)errlen, "not a JSON object (line %d: %s)", je.line, je.text);
+        json_decref(o);
+        return -1;
+    }
+    int rc = -1;
+    json_t *fmt = json_object_get(o, "format"), *rep = json_object_get(o, "repeats"), *hu = json_object_get(o, "human");
+    if (json_is_integer(fmt) && json_integer_value(fmt) == 1) {
+        snprintf(err, (size_t)errlen, "it was written by an earlier version (format 1, before zero-shot and +SA cells "
+                                      "were shared by the search methods)");
+    } else if (!json_is_integer(fmt) || json_integer_value(fmt) != GRID_FORMAT) {
+        snprintf(err, (size_t)errlen, "'format' missing or not %d", GRID_FORMAT);
+    } else if (!read_list(o, "scenarios", 0, grid_parse_scenarios, d, err, errlen) && !read_models(o, d, err, errlen) &&
+               !read_list(o, "pe", 0, grid_parse_pe, d, err, errlen) &&
+               !read_list(o, "ablations", 0, grid_parse_ablations, d, err, errlen) &&
+               !read_list(o, "feedbacks", 1, grid_parse_feedbacks, d, err, errlen) &&
+               !read_list(o, "feedback_inputs", 1, grid_parse_feedback_inputs, d, err, errlen) &&
+               !read_list(o, "got_best", 1, grid_parse_got_best, d, err, errlen) &&
+               !read_list(o, "got_worst", 1, grid_parse_got_worst, d, err, errlen)) {
+        if (!json_is_integer(rep) || json_integer_value(rep) < 1 || json_integer_value(rep) > GRID_MAX_REPEATS)
+            snprintf(err, (size_t)errlen, "'repeats' missing or not 1..%d", GRID_MAX_REPEATS);
+        else if (hu && !json_is_null(hu) && (!json_is_string(hu) || strlen(json_string_value(hu)) >= sizeof d->human))
+            snprintf(err, (size_t)errlen, "'human' must be a directory or null");
+        else {
+            d->repeats = (int)json_integer_value(rep);
+            snprintf(d->human, sizeof d->human, "%s", json_is_string(hu) ? json_string_value(hu) : "");
+            rc = read_run_flags(o, d, err, errlen);
+        }
+    }
+    json_decref(o);
+    if (rc) grid_def_free(d);
+    return rc;
+}
+
+static int same_ints(const int *a, int na, const int *b, int nb)
+{
+    return na == nb && !memcmp(a, b, sizeof(int) * (size_t)na);
+}
+
+int grid_def_equal(const grid_def *a, const grid_def *b)
+{
+    if (a->repeats != b->repeats || a->n_run_flags != b->n_run_flags || a->n_models != b->n_models ||
+        strcmp(a->human, b->human))
+        return 0;
+    if (!same_ints(a->scen, a->n_scen, b->scen, b->n_scen) || !same_ints(a->pe, a->n_pe, b->pe, b->n_pe) ||
+        !same_ints(a->abl, a->n_abl, b->abl, b->n_abl) || !same_ints(a->fb, a->n_fb, b->fb, b->n_fb) ||
+        !same_ints(a->fbin, a->n_fbin, b->fbin, b->n_fbin) ||
+        !same_ints(a->got_best, a->n_gb, b->got_best, b->n_gb) ||
+        !same_ints(a->got_worst, a->n_gw, b->got_worst, b->n_gw))
+        return 0;
+    for (int i = 0; i < a->n_models; i++)
+        if (strcmp(a->models[i].name, b->models[i].name) || strcmp(a->models[i].base_url, b->models[i].base_url))
+            return 0;
+    for (int i = 0; i < a->n_run_flags; i++)
+        if (strcmp(a->run_flags[i], b->run_flags[i])) return 0;
+    return 1;
+}
+
+/* ---------------------------------------------------------------- run states */
+
+static int exists_in(const char *dir, const char *name)
+{
+    char path[2048];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return path_present(path);
+}
+
+/* What config.json says about the author and the settings the tables
+ * report.  Returns the iterations the run makes and its target fitness. */
+static void read_config(json_t *cfg, grid_result *r, int *iterations, double *target)
+{
+    const char *label = json_string_value(json_object_get(cfg, "author_label"));
+    const char *author = json_string_value(json_object_get(cfg, "author"));
+    const char *model = json_string_value(json_object_get(json_object_get(cfg, "llm"), "model"));
+    const char *abl = json_string_value(json_object_get(cfg, "ablation"));
+    const char *backend = json_string_value(json_object_get(cfg, "backend"));
+    const char *fb = json_string_value(json_object_get(cfg, "feedback"));
+    const char *fbin = json_string_value(json_object_get(cfg, "feedback_input"));
+    const char *fit = json_string_value(json_object_get(cfg, "fitness"));
+    json_t *gb = json_object_get(cfg, "got_best"), *gw = json_object_get(cfg, "got_worst");
+    r->offline = author && !strcmp(author, "offline");
+    if (r->offline) snprintf(r->author, sizeof r->author, "%s", label ? label : "rule-based offline author");
+    else if (author) snprintf(r->author, sizeof r->author, "%s %s", label ? label : "language model", model ? model : "");
+    snprintf(r->model, sizeof r->model, "%s", r->offline ? "offline" : model ? model : "?");
+    snprintf(r->backend, sizeof r->backend, "%s", backend ? backend : "?");
+    snprintf(r->feedback, sizeof r->feedback, "%s", fb ? fb : "specific");
+    snprintf(r->feedback_input, sizeof r->feedback_input, "%s", fbin ? fbin : "text");
+    r->fitness_llm = fit && !strcmp(fit, "llm");
+    r->evaluator_rules = json_is_true(json_object_get(cfg, "evaluator_rules"));
+    r->got_best = json_is_integer(gb) ? (int)json_integer_value(gb) : 2;
+    r->got_worst = json_is_integer(gw) ? (int)json_integer_value(gw) : 0;
+    json_t *it = json_object_get(cfg, "iterations"), *tf = json_object_get(cfg, "target_fitness");
+    *iterations = json_is_integer(it) ? (int)json_integer_value(it) : 1;
+    const char *ver = json_string_value(json_object_get(cfg, "pcgrllm_version"));
+    const char *commit = json_string_value(json_object_get(cfg, "pcgrllm_commit"));
+    if (ver) snprintf(r->version, sizeof r->version, "%.15s%s%.28s", ver, commit ? " " : "", commit ? commit : "");
+    if (abl && (!strcmp(abl, "zs") || !strcmp(abl, "sa"))) *iterations = 1;
+    *target = json_is_number(tf) ? json_number_value(tf) : -1;
+}
+
+void grid_run_state(const char *dir, grid_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->best_node = -1;
+    snprintf(r->author, sizeof r->author, "?");
+    char path[2048], err[512];
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    json_t *cfg = path_present(path) ? read_json_file(path, 1L << 20, err, sizeof err) : NULL;
+    if (!json_is_object(cfg)) {
+        /* a half-written directory without config.json starts afresh */
+        r->state = GRID_NEW;
+        json_decref(cfg);
+        return;
+    }
+    r->state = GRID_STARTED;
+    snprintf(path, sizeof path, "%s/halted.txt", dir);
+    char *halted = path_present(path) ? read_file(path, 4096, &(long){0}, err, sizeof err) : NULL;
+    if (halted) snprintf(r->halted, sizeof r->halted, "%.*s", (int)strcspn(halted, "\n"), halted);
+    free(halted);
+    int iterations;
+    double target;
+    read_config(cfg, r, &iterations, &target);
+    json_decref(cfg);
+    snprintf(path, sizeof path, "%s/graph.json", dir);
+    thought_graph g;
+    if (graph_load(path, &g, err, sizeof err)) return;
+    r->nodes = g.n;
+    r->best_node = graph_best(&g);
+    r->best_fitness = r->best_node >= 0 ? g.nodes[r->best_node].fitness : 0;
+    int pending = g.n > 0 && g.nodes[g.n - 1].status == NODE_PENDING;
+    /* stopped.txt: the run ended its search early (a model that wrote no reward) */
+    r->gave_up = exists_in(dir, "stopped.txt");
+    int ended = g.n >= iterations || (target >= 0 && r->best_node >= 0 && r->best_fitness >= target) || r->gave_up;
+    if (g.n > 0 && !pending && ended && exists_in(dir, "summary.txt")) r->state = GRID_FINISHED;
+    graph_free(&g);
+}
