@@ -3,6 +3,7 @@
 #include "harness.h"
 #include "util.h"
 #include "worker.h"
+#include "worker_roles.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,6 +203,7 @@ int pcg_test_sh(char *out, size_t outlen, const char *fmt, ...)
 int main(int argc, char **argv)
 {
     /* the engine starts its workers from this binary too */
+    worker_set_roles(pcg_worker_roles, pcg_n_worker_roles);
     int w = worker_dispatch(argc, argv);
     if (w >= 0) return w;
     if (argc > 1) cmocka_set_test_filter(argv[1]);

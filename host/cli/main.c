@@ -4,6 +4,7 @@
 #include "cpus.h"
 #include "version.h"
 #include "worker.h"
+#include "worker_roles.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -39,6 +40,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    worker_set_roles(pcg_worker_roles, pcg_n_worker_roles);
     int w = worker_dispatch(argc, argv); /* the engine's own worker processes */
     if (w >= 0) return w;
     /* threads for the CPUs this process may use and that are free */

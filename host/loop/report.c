@@ -4,7 +4,7 @@
 #include "llm.h"
 #include "minecraft.h"
 #include "plot.h"
-#include "run_internal.h"
+#include "run_state.h"
 #include "util.h"
 #include <jansson.h>
 #include <math.h>

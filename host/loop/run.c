@@ -12,7 +12,8 @@
 #include "prompts.h"
 #include "render.h"
 #include "reward_jit.h"
-#include "run_internal.h"
+#include "author.h"
+#include "run_state.h"
 #include "util.h"
 #include "dirguard.h"
 #include "trust.h"
@@ -30,351 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define RUN_FORMAT 1
-
-void run_config_defaults(run_config *c)
-{
-    memset(c, 0, sizeof *c);
-    c->scenario = 1;
-    c->offline = 1;
-    llm_config_defaults(&c->llm);
-    c->pe = PE_COT;
-    c->iterations = 6;
-    c->align = 5;
-    c->breadth = 2;
-    c->got_best = 2;
-    c->got_worst = 0;
-    c->ablation = ABL_FULL;
-    c->feedback = FB_SPECIFIC;
-    c->fitness_mode = FIT_HEURISTIC;
-    c->feedback_input = FBIN_TEXT;
-    c->trials = 3;
-    c->fixes = 3;
-    c->node_time = 1800;
-    c->target_fitness = -1;
-    c->steps = 50000000LL;
-    c->envs = 600;
-    c->threads = 0;
-    snprintf(c->preset, sizeof c->preset, "paper");
-    snprintf(c->backend, sizeof c->backend, "auto");
-    snprintf(c->matmul, sizeof c->matmul, "fp32");
-    c->seed = 0;
-    c->train_timeout = 0;
-    c->n_levels = 30;
-    c->eval_seed = PPO_EVAL_SEED;
-    c->check_envs = 64;
-    c->check_timeout = 60;
-}
-
-/* ---------------------------------------------------------------- profiles */
-
-/* quick: the loop shown working on a CPU in minutes (docs/loop.md, "The
- * quick profile"): the tiny network on 64 environments, trained long enough
- * to beat random play on scenario 1 (docs/benchmarks.md), two alignment
- * rounds, a 16-environment reward check. */
-static const struct {
-    const char *name, *flags;
-} run_profiles[] = {
-    {"quick", "--preset tiny --envs 64 --steps 327680 --align 2 --check-envs 16"},
-};
-
-const char *run_profile_flags(const char *name)
-{
-    for (size_t i = 0; i < sizeof run_profiles / sizeof run_profiles[0]; i++)
-        if (!strcmp(run_profiles[i].name, name)) return run_profiles[i].flags;
-    return NULL;
-}
-
-int run_profile_argv(const char *name, char *buf, size_t len, char **argv, int max)
-{
-    const char *flags = run_profile_flags(name);
-    if (!flags || len == 0) return 0;
-    snprintf(buf, len, "%s", flags);
-    int n = 0;
-    char *save = NULL;
-    for (char *t = strtok_r(buf, " ", &save); t && n < max; t = strtok_r(NULL, " ", &save)) argv[n++] = t;
-    return n;
-}
-
-/* ---------------------------------------------------------------- names */
-
-static const char *const abl_names[] = {"zs", "sa", "fb", "full"};
-static const char *const fb_names[] = {"specific", "generic", "none"};
-static const char *const fit_names[] = {"heuristic", "llm"};
-static const char *const fbin_names[] = {"text", "image"};
-
-int run_name_index(const char *const *names, int n, const char *s)
-{
-    for (int i = 0; i < n; i++)
-        if (!strcmp(names[i], s)) return i;
-    return -1;
-}
-
-int run_parse_ablation(const char *s) { return run_name_index(abl_names, 4, s); }
-int run_parse_feedback(const char *s) { return run_name_index(fb_names, 3, s); }
-int run_parse_fitness(const char *s) { return run_name_index(fit_names, 2, s); }
-int run_parse_feedback_input(const char *s) { return run_name_index(fbin_names, 2, s); }
-const char *run_ablation_name(int a) { return a >= 0 && a < 4 ? abl_names[a] : "?"; }
-const char *run_feedback_name(int f) { return f >= 0 && f < 3 ? fb_names[f] : "?"; }
-const char *run_feedback_input_name(int f) { return f >= 0 && f < 2 ? fbin_names[f] : "?"; }
-
 /* ---------------------------------------------------------------- the run */
-
-
-static void path_join(char *out, size_t len, const char *dir, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void path_join(char *out, size_t len, const char *dir, const char *fmt, ...)
-{
-    int n = snprintf(out, len, "%s/", dir);
-    va_list ap;
-    va_start(ap, fmt);
-    if (n >= 0 && (size_t)n < len) vsnprintf(out + n, len - (size_t)n, fmt, ap);
-    va_end(ap);
-}
-
-/* A line to the terminal (unless quiet) and to DIR/run.log. */
-void run_say(run_state *R, const char *fmt, ...)
-{
-    char line[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    if (!R->c->quiet) {
-        printf("%s\n", line);
-        fflush(stdout);
-    }
-    if (R->log) {
-        double t = now_seconds() - R->t_start;
-        fprintf(R->log, "[%8.1fs] %s\n", t, line);
-        fflush(R->log);
-    }
-}
-
-char *run_read_text(const char *path)
-{
-    long len;
-    char err[512];
-    return read_file(path, 8L << 20, &len, err, sizeof err);
-}
-
-int run_write_text(const char *path, const char *text)
-{
-    return write_file_atomic(path, text, strlen(text));
-}
-
-static int write_json(const char *path, json_t *j)
-{
-    char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(10));
-    json_decref(j);
-    if (!s) return set_write_error("out of memory"), -1;
-    size_t n = strlen(s);
-    char *t = realloc(s, n + 2);
-    if (!t) {
-        free(s);
-        return set_write_error("out of memory"), -1;
-    }
-    t[n] = '\n';
-    t[n + 1] = 0;
-    int rc = write_file_atomic(path, t, n + 1);
-    free(t);
-    return rc;
-}
-
-/* ---------------------------------------------------------------- config */
-
-static json_t *config_json(const run_config *c)
-{
-    json_t *o = json_object();
-    json_object_set_new(o, "format", json_integer(RUN_FORMAT));
-    json_object_set_new(o, "scenario", json_integer(c->scenario));
-    json_object_set_new(o, "story", json_string(c->story));
-    json_object_set_new(o, "init_reward", c->init_reward[0] ? json_string(c->init_reward) : json_null());
-    json_object_set_new(o, "author", json_string(c->offline ? "offline" : "openai"));
-    json_object_set_new(o, "author_label",
-                        json_string(c->offline ? "rule-based offline author (baseline, not a language model)"
-                                               : "language model"));
-    if (!c->offline) {
-        char *lj = llm_config_json(&c->llm);
-        json_t *l = lj ? json_loads(lj, 0, NULL) : NULL;
-        free(lj);
-        json_object_set_new(o, "llm", l ? l : json_null());
-    }
-    if (c->profile[0]) {
-        json_object_set_new(o, "profile", json_string(c->profile));
-        json_object_set_new(o, "profile_flags", json_string(run_profile_flags(c->profile)));
-    }
-    json_object_set_new(o, "pe", json_string(graph_pe_name(c->pe)));
-    json_object_set_new(o, "iterations", json_integer(c->iterations));
-    json_object_set_new(o, "align", json_integer(c->align));
-    json_object_set_new(o, "breadth", json_integer(c->breadth));
-    json_object_set_new(o, "got_best", json_integer(c->got_best));
-    json_object_set_new(o, "got_worst", json_integer(c->got_worst));
-    json_object_set_new(o, "ablation", json_string(abl_names[c->ablation]));
-    json_object_set_new(o, "feedback", json_string(fb_names[c->feedback]));
-    json_object_set_new(o, "fitness", json_string(fit_names[c->fitness_mode]));
-    json_object_set_new(o, "feedback_input", json_string(fbin_names[c->feedback_input]));
-    json_object_set_new(o, "trials", json_integer(c->trials));
-    json_object_set_new(o, "fixes", json_integer(c->fixes));
-    json_object_set_new(o, "node_time", json_real(c->node_time));
-    json_object_set_new(o, "evaluator_rules", json_boolean(c->evaluator_rules));
-    json_object_set_new(o, "target_fitness", json_real(c->target_fitness));
-    json_object_set_new(o, "steps", json_integer(c->steps));
-    json_object_set_new(o, "envs", json_integer(c->envs));
-    json_object_set_new(o, "threads", json_integer(c->threads));
-    /* what a reader needs to tell how the result was made */
-    char why[160];
-    cpu_budget cb = cpus_current();
-    if (c->threads > 0) snprintf(why, sizeof why, "--threads %d", c->threads);
-    else cpus_describe(&cb, why, sizeof why);
-    json_object_set_new(o, "threads_at_start", json_integer(c->threads > 0 ? c->threads : cb.threads));
-    json_object_set_new(o, "threads_reason", json_string(why));
-    json_object_set_new(o, "pcgrllm_version", json_string(pcg_version()));
-    json_object_set_new(o, "pcgrllm_commit", pcg_commit()[0] ? json_string(pcg_commit()) : json_null());
-    json_object_set_new(o, "preset", json_string(c->preset));
-    json_object_set_new(o, "backend", json_string(c->backend));
-    json_object_set_new(o, "matmul", json_string(c->matmul));
-    json_object_set_new(o, "seed", json_integer((json_int_t)c->seed));
-    json_object_set_new(o, "train_timeout", json_real(c->train_timeout));
-    json_object_set_new(o, "levels", json_integer(c->n_levels));
-    json_object_set_new(o, "eval_seed", json_integer((json_int_t)c->eval_seed));
-    json_object_set_new(o, "check_envs", json_integer(c->check_envs));
-    json_object_set_new(o, "check_timeout", json_real(c->check_timeout));
-    return o;
-}
-
-#define GET_INT(key, dst, lo, hi)                                                              \
-    do {                                                                                       \
-        json_t *v_ = json_object_get(o, key);                                                  \
-        if (!json_is_integer(v_) || json_integer_value(v_) < (lo) || json_integer_value(v_) > (hi)) { \
-            snprintf(err, (size_t)errlen, "config.json: '%s' missing or out of range", key);    \
-            return -1;                                                                         \
-        }                                                                                      \
-        dst = json_integer_value(v_);                                                          \
-    } while (0)
-#define GET_REAL(key, dst, lo, hi)                                                             \
-    do {                                                                                       \
-        json_t *v_ = json_object_get(o, key);                                                  \
-        if (!json_is_number(v_) || !(json_number_value(v_) >= (lo) && json_number_value(v_) <= (hi))) { \
-            snprintf(err, (size_t)errlen, "config.json: '%s' missing or out of range", key);    \
-            return -1;                                                                         \
-        }                                                                                      \
-        dst = json_number_value(v_);                                                           \
-    } while (0)
-#define GET_NAME(key, names, n, dst)                                                           \
-    do {                                                                                       \
-        json_t *v_ = json_object_get(o, key);                                                  \
-        int i_ = json_is_string(v_) ? run_name_index(names, n, json_string_value(v_)) : -1;   \
-        if (i_ < 0) {                                                                          \
-            snprintf(err, (size_t)errlen, "config.json: '%s' missing or unknown", key);         \
-            return -1;                                                                         \
-        }                                                                                      \
-        dst = i_;                                                                              \
-    } while (0)
-
-/* Read a stored config back (resume).  The LLM settings other than those
- * stored (timeouts, retries) keep the values of c. */
-static int config_from_json(json_t *o, run_config *c, char *err, int errlen)
-{
-    static const char *const pe_names[] = {"cot", "tot", "got"};
-    static const char *const author_names[] = {"openai", "offline"};
-    long long v;
-    double d;
-    GET_INT("format", v, RUN_FORMAT, RUN_FORMAT);
-    GET_INT("scenario", v, 0, 4);
-    c->scenario = (int)v;
-    json_t *s = json_object_get(o, "story");
-    if (!json_is_string(s) || strlen(json_string_value(s)) > STORY_MAX_LEN) {
-        snprintf(err, (size_t)errlen, "config.json: 'story' missing or too long");
-        return -1;
-    }
-    snprintf(c->story, sizeof c->story, "%s", json_string_value(s));
-    json_t *ir = json_object_get(o, "init_reward"); /* absent in runs made before the option */
-    if (ir && !json_is_null(ir) && (!json_is_string(ir) || !json_string_value(ir)[0] ||
-                                    strlen(json_string_value(ir)) >= sizeof c->init_reward)) {
-        snprintf(err, (size_t)errlen, "config.json: 'init_reward' must be a path or null");
-        return -1;
-    }
-    snprintf(c->init_reward, sizeof c->init_reward, "%s", json_is_string(ir) ? json_string_value(ir) : "");
-    GET_NAME("author", author_names, 2, c->offline);
-    if (!c->offline) {
-        json_t *l = json_object_get(o, "llm");
-        /* the key's variable is never read from here (host/llm/trust.h); the
-         * server is checked by resume_server */
-        json_t *bu = json_object_get(l, "base_url"), *mo = json_object_get(l, "model");
-        json_t *te = json_object_get(l, "temperature");
-        if (json_is_string(bu) && !llm_base_url_ok(json_string_value(bu))) {
-            snprintf(err, (size_t)errlen, "config.json: 'llm.base_url' must be an http:// or https:// address");
-            return -1;
-        }
-        if (json_is_string(bu)) snprintf(c->llm.base_url, sizeof c->llm.base_url, "%s", json_string_value(bu));
-        if (json_is_string(mo)) snprintf(c->llm.model, sizeof c->llm.model, "%s", json_string_value(mo));
-        if (json_is_number(te)) c->llm.temperature = json_number_value(te);
-    }
-    GET_NAME("pe", pe_names, 3, c->pe);
-    GET_INT("iterations", v, 1, RUN_ITERATIONS_MAX);
-    c->iterations = (int)v;
-    GET_INT("align", v, 0, 100);
-    c->align = (int)v;
-    GET_INT("breadth", v, 1, GRAPH_MAX_BREADTH);
-    c->breadth = (int)v;
-    /* runs made before the setting existed showed the two best */
-    c->got_best = 2;
-    c->got_worst = 0;
-    if (json_object_get(o, "got_best")) GET_INT("got_best", c->got_best, 0, GRAPH_MAX_REF_KIND);
-    if (json_object_get(o, "got_worst")) GET_INT("got_worst", c->got_worst, 0, GRAPH_MAX_REF_KIND);
-    GET_NAME("ablation", abl_names, 4, c->ablation);
-    GET_NAME("feedback", fb_names, 3, c->feedback);
-    GET_NAME("fitness", fit_names, 2, c->fitness_mode);
-    GET_NAME("feedback_input", fbin_names, 2, c->feedback_input);
-    GET_INT("trials", v, 1, 100);
-    c->trials = (int)v;
-    GET_INT("fixes", v, 0, 100);
-    c->fixes = (int)v;
-    json_t *nt = json_object_get(o, "node_time"); /* absent in runs made before the option */
-    if (json_is_number(nt) && json_number_value(nt) >= 0) c->node_time = json_number_value(nt);
-    c->evaluator_rules = json_is_true(json_object_get(o, "evaluator_rules")); /* absent before the option: off */
-    GET_REAL("target_fitness", c->target_fitness, -1, 1); /* -1: none */
-    GET_INT("steps", v, 1, (long long)1 << 50);
-    c->steps = v;
-    GET_INT("envs", v, 1, 1 << 24);
-    c->envs = (int)v;
-    GET_INT("threads", v, 0, 4096);
-    c->threads = (int)v;
-    json_t *p = json_object_get(o, "preset"), *b = json_object_get(o, "backend");
-    if (!json_is_string(p) || !json_is_string(b)) {
-        snprintf(err, (size_t)errlen, "config.json: 'preset' or 'backend' missing");
-        return -1;
-    }
-    if (!nn_preset_known(json_string_value(p))) {
-        snprintf(err, (size_t)errlen, "config.json: 'preset' must be " NN_PRESETS);
-        return -1;
-    }
-    snprintf(c->preset, sizeof c->preset, "%s", json_string_value(p));
-    json_t *pf = json_object_get(o, "profile"); /* absent: the run named no profile */
-    if (json_is_string(pf) && run_profile_flags(json_string_value(pf)))
-        snprintf(c->profile, sizeof c->profile, "%s", json_string_value(pf));
-    snprintf(c->backend, sizeof c->backend, "%s", json_string_value(b));
-    json_t *mm = json_object_get(o, "matmul"); /* absent in runs made before the option */
-    const char *mms = json_is_string(mm) ? json_string_value(mm) : "fp32";
-    if (strcmp(mms, "fp32") && strcmp(mms, "tf32") && strcmp(mms, "bf16")) {
-        snprintf(err, (size_t)errlen, "config.json: 'matmul' must be fp32, tf32 or bf16");
-        return -1;
-    }
-    snprintf(c->matmul, sizeof c->matmul, "%s", mms);
-    GET_INT("seed", v, 0, LLONG_MAX);
-    c->seed = (uint64_t)v;
-    GET_REAL("train_timeout", d, 0, RUN_SECONDS_MAX);
-    c->train_timeout = d;
-    GET_INT("levels", v, 1, RUN_LEVELS_MAX);
-    c->n_levels = (int)v;
-    GET_INT("eval_seed", v, 0, LLONG_MAX);
-    c->eval_seed = (uint64_t)v;
-    GET_INT("check_envs", v, 1, RUN_CHECK_ENVS_MAX);
-    c->check_envs = (int)v;
-    GET_REAL("check_timeout", c->check_timeout, RUN_CHECK_TIMEOUT_MIN, RUN_CHECK_TIMEOUT_MAX);
-    return 0;
-}
 
 /* ---------------------------------------------------------------- subprocesses */
 
@@ -489,45 +146,6 @@ static int relay_training(void *ctx, const unsigned char *data, size_t len, char
 
 /* ---------------------------------------------------------------- levels */
 
-
-int run_load_levels(const char *dir, int n, level_set *ls, char *err, int errlen)
-{
-    if (n > RUN_MAX_LEVELS) n = RUN_MAX_LEVELS;
-    ls->n = 0;
-    for (int i = 0; i < n; i++) {
-        char path[2048];
-        path_join(path, sizeof path, dir, "level_%03d.txt", i);
-        if (level_read(path, &ls->levels[i], ls->tiles[i], err, errlen)) return -1;
-        ls->n++;
-    }
-    return 0;
-}
-
-/* Levels as text grids with a legend, for prompts. */
-int run_node_count(const run_config *c)
-{
-    return c->ablation == ABL_ZS || c->ablation == ABL_SA ? 1 : c->iterations;
-}
-
-char *run_levels_text(const level_t *levels, int n)
-{
-    size_t cap = 512 + (size_t)n * (PCG_MAX_CELLS * 2 + 64);
-    char *s = malloc(cap);
-    if (!s) return NULL;
-    size_t k = (size_t)snprintf(s, cap, "Legend:");
-    for (int t = 1; t < N_TILES; t++) k += (size_t)snprintf(s + k, cap - k, " %c=%s", tile_char(t), tile_name(t));
-    k += (size_t)snprintf(s + k, cap - k, "\n");
-    for (int i = 0; i < n; i++) {
-        k += (size_t)snprintf(s + k, cap - k, "\nLevel %d:\n", i + 1);
-        for (int r = 0; r < levels[i].h; r++) {
-            for (int c = 0; c < levels[i].w; c++) s[k++] = tile_char(levels[i].t[r * levels[i].w + c]);
-            s[k++] = '\n';
-        }
-    }
-    s[k] = 0;
-    return s;
-}
-
 static json_t *eval_json(const run_state *R, const level_set *ls)
 {
     static const char *const enemy[3] = {"BAT", "SCORPION", "SPIDER"};
@@ -593,7 +211,7 @@ static int check_reward(run_state *R, const char *ndir, const char *name, const 
                         char *reason, int len)
 {
     char path[2048];
-    path_join(path, sizeof path, ndir, "%s.c", name);
+    run_path(path, sizeof path, ndir, "%s.c", name);
     run_write_text(path, code);
     /* a run that may train on the GPU also needs the reward to compile with NVRTC */
     int gpu = strcmp(R->c->backend, "cpu") != 0, gpu_checked = 0;
@@ -605,8 +223,8 @@ static int check_reward(run_state *R, const char *ndir, const char *name, const 
     if (rc == 0 && reward_stats_warning(st, warning, sizeof warning)) run_say(R, "  warning: %s", warning);
     if (rc == 0) R->tally.validated++, R->tally.compiled++;
     else if (reward_check_compile_cpu(code, R->c->check_timeout, why, sizeof why) == 0) R->tally.compiled++;
-    path_join(path, sizeof path, ndir, "%s.json", name);
-    write_json(path, check_json(rc == 0, reason, st));
+    run_path(path, sizeof path, ndir, "%s.json", name);
+    run_write_json(path, check_json(rc == 0, reason, st));
     return rc;
 }
 
@@ -632,10 +250,6 @@ static int read_stats(const char *path, reward_stats *st)
 
 /* ---------------------------------------------------------------- node steps */
 
-/* Step 1: a valid reward, within trials x (1 + fixes) attempts.  Writes
- * ndir/reward_gen.c.  0, or -1 with the last rejection in reason. */
-int run_init_node(const run_state *R, int id) { return R->c->init_reward[0] && id == 0; }
-
 /* Step 1 of the node that trains the --init-reward reward: the run's copy
  * (DIR/init_reward.c) must pass the sandbox as it is; nobody fixes it. */
 static int step_init_reward(run_state *R, const char *ndir, const char *gen_path, char *reason, int len)
@@ -653,18 +267,20 @@ static int step_init_reward(run_state *R, const char *ndir, const char *gen_path
         run_say(R, "  initial reward accepted: mean %.4g std %.4g zero share %.2f, %.1f us/call", st.mean, st.std,
                 st.zero_share, st.us_per_call);
         char sp[2048];
-        path_join(sp, sizeof sp, ndir, "reward_gen.json");
-        write_json(sp, check_json(1, "", &st));
+        run_path(sp, sizeof sp, ndir, "reward_gen.json");
+        run_write_json(sp, check_json(1, "", &st));
         rc = run_write_text(gen_path, code);
     }
     free(code);
     return rc ? -1 : 0;
 }
 
+/* Step 1: a valid reward, within trials x (1 + fixes) attempts.  Writes
+ * ndir/reward_gen.c.  0, or -1 with the last rejection in reason. */
 static int step_generate(run_state *R, int id, const char *ndir, char *reason, int len)
 {
     char path[2048], err[1024], name[64];
-    path_join(path, sizeof path, ndir, "reward_gen.c");
+    run_path(path, sizeof path, ndir, "reward_gen.c");
     if (path_present(path)) return 0;
     if (run_init_node(R, id)) return step_init_reward(R, ndir, path, reason, len);
     for (int trial = 0; trial < R->c->trials; trial++) {
@@ -682,8 +298,8 @@ static int step_generate(run_state *R, int id, const char *ndir, char *reason, i
                 run_say(R, "  reward accepted (trial %d, fix %d): mean %.4g std %.4g zero share %.2f, %.1f us/call",
                         trial + 1, fix, st.mean, st.std, st.zero_share, st.us_per_call);
                 char sp[2048];
-                path_join(sp, sizeof sp, ndir, "reward_gen.json");
-                write_json(sp, check_json(1, "", &st));
+                run_path(sp, sizeof sp, ndir, "reward_gen.json");
+                run_write_json(sp, check_json(1, "", &st));
                 int rc = run_write_text(path, code);
                 free(code);
                 return rc;
@@ -708,15 +324,15 @@ static int step_generate(run_state *R, int id, const char *ndir, char *reason, i
 static int step_align(run_state *R, int id, const char *ndir, char *reason, int len)
 {
     char path[2048], final_path[2048], err[1024], name[64];
-    path_join(final_path, sizeof final_path, ndir, "reward.c");
+    run_path(final_path, sizeof final_path, ndir, "reward.c");
     if (path_present(final_path)) return 0;
-    path_join(path, sizeof path, ndir, "reward_gen.c");
+    run_path(path, sizeof path, ndir, "reward_gen.c");
     char *code = run_read_text(path);
     if (!code) return snprintf(reason, (size_t)len, "cannot read %.1000s", path), -1;
     /* the --init-reward node trains the given reward as it is */
     int rounds = (R->c->ablation == ABL_SA || R->c->ablation == ABL_FULL) && !run_init_node(R, id) ? R->c->align : 0;
     for (int k = 1; k <= rounds; k++) {
-        path_join(path, sizeof path, ndir, "align_%d.c", k);
+        run_path(path, sizeof path, ndir, "align_%d.c", k);
         if (path_present(path)) {
             free(code);
             code = run_read_text(path);
@@ -726,8 +342,8 @@ static int step_align(run_state *R, int id, const char *ndir, char *reason, int 
         /* statistics of the current reward, from its accepted check */
         reward_stats st;
         char sp[2048];
-        if (k == 1) path_join(sp, sizeof sp, ndir, "reward_gen.json");
-        else path_join(sp, sizeof sp, ndir, "align_%d.json", k - 1);
+        if (k == 1) run_path(sp, sizeof sp, ndir, "reward_gen.json");
+        else run_path(sp, sizeof sp, ndir, "align_%d.json", k - 1);
         if (read_stats(sp, &st)) {
             free(code);
             return snprintf(reason, (size_t)len, "cannot read the statistics in %.1000s", sp), -1;
@@ -762,8 +378,8 @@ static int step_align(run_state *R, int id, const char *ndir, char *reason, int 
             code = next;
         } else
             free(next);
-        path_join(sp, sizeof sp, ndir, "align_%d.json", k);
-        write_json(sp, check_json(1, "", &st)); /* before the .c: the .c marks the round done */
+        run_path(sp, sizeof sp, ndir, "align_%d.json", k);
+        run_write_json(sp, check_json(1, "", &st)); /* before the .c: the .c marks the round done */
         run_write_text(path, code);
     }
     int rc = run_write_text(final_path, code);
@@ -780,11 +396,11 @@ static const char *variant_name(int v)
 static int step_train(run_state *R, int id, const char *ndir, char *reason, int len)
 {
     char done[2048], reward[2048], out[2048], log[2048];
-    path_join(done, sizeof done, ndir, "train.done");
+    run_path(done, sizeof done, ndir, "train.done");
     if (path_present(done)) return 0;
-    path_join(reward, sizeof reward, ndir, "reward.c");
-    path_join(out, sizeof out, ndir, "train");
-    path_join(log, sizeof log, ndir, "train.log");
+    run_path(reward, sizeof reward, ndir, "reward.c");
+    run_path(out, sizeof out, ndir, "train");
+    run_path(log, sizeof log, ndir, "train.log");
     char steps[32], envs[32], seed[32], threads[32];
     snprintf(steps, sizeof steps, "%lld", R->c->steps);
     snprintf(envs, sizeof envs, "%d", R->c->envs);
@@ -819,7 +435,7 @@ static int step_train(run_state *R, int id, const char *ndir, char *reason, int 
     argv[n++] = "--out";
     argv[n++] = out;
     char ckpt[2200];
-    path_join(ckpt, sizeof ckpt, out, "%s", CHECKPOINT_FILE);
+    run_path(ckpt, sizeof ckpt, out, "%s", CHECKPOINT_FILE);
     if (path_present(ckpt)) argv[n++] = "--resume";
     argv[n++] = "--quiet";
     argv[n++] = "--yes"; /* the run's own cost was said up front */
@@ -842,11 +458,11 @@ static int step_train(run_state *R, int id, const char *ndir, char *reason, int 
 static int step_generate_levels(run_state *R, const char *ndir, char *reason, int len)
 {
     char done[2048], policy[2048], out[2048], log[2048], n[16], seed[32], threads[32];
-    path_join(done, sizeof done, ndir, "levels.done");
+    run_path(done, sizeof done, ndir, "levels.done");
     if (path_present(done)) return 0;
-    path_join(policy, sizeof policy, ndir, "train");
-    path_join(out, sizeof out, ndir, "levels");
-    path_join(log, sizeof log, ndir, "generate.log");
+    run_path(policy, sizeof policy, ndir, "train");
+    run_path(out, sizeof out, ndir, "levels");
+    run_path(log, sizeof log, ndir, "generate.log");
     snprintf(n, sizeof n, "%d", R->c->n_levels);
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)R->c->eval_seed);
     snprintf(threads, sizeof threads, "%d", R->c->threads);
@@ -882,18 +498,18 @@ static int step_fitness(run_state *R, int id, const char *ndir, level_set *ls, d
                         int len)
 {
     char dir[2048], path[2048], err[1024];
-    path_join(dir, sizeof dir, ndir, "levels");
+    run_path(dir, sizeof dir, ndir, "levels");
     if (run_load_levels(dir, R->c->n_levels, ls, err, sizeof err)) {
         snprintf(reason, (size_t)len, "generated levels: %s", err);
         return -1;
     }
     eval_levels(&R->esc, ls->levels, ls->n, ls->per, &ls->sum);
-    path_join(path, sizeof path, ndir, "eval.json");
-    if (!path_present(path) && write_json(path, eval_json(R, ls))) {
+    run_path(path, sizeof path, ndir, "eval.json");
+    if (!path_present(path) && run_write_json(path, eval_json(R, ls))) {
         snprintf(reason, (size_t)len, "%s", write_error());
         return -1;
     }
-    path_join(path, sizeof path, ndir, "levels.png");
+    run_path(path, sizeof path, ndir, "levels.png");
     if (!path_present(path)) levels_render_grid_png(ls->levels, ls->n, 6, NULL, path, 12);
     *fitness = ls->sum.fitness;
     if (R->c->fitness_mode == FIT_LLM) {
@@ -912,12 +528,12 @@ static int step_fitness(run_state *R, int id, const char *ndir, level_set *ls, d
 static char *step_feedback(run_state *R, int id, const char *ndir, const level_set *ls, char *reason, int len)
 {
     char path[2048], err[1024];
-    path_join(path, sizeof path, ndir, "feedback.txt");
+    run_path(path, sizeof path, ndir, "feedback.txt");
     char *fb = run_read_text(path);
     if (fb) return fb;
     if (R->c->feedback == FB_SPECIFIC) {
         char code_path[2048];
-        path_join(code_path, sizeof code_path, ndir, "reward.c");
+        run_path(code_path, sizeof code_path, ndir, "reward.c");
         char *code = run_read_text(code_path);
         if (!code) return snprintf(reason, (size_t)len, "cannot read %.1000s", code_path), NULL;
         fb = au_feedback(R, id, ndir, code, ls, err, sizeof err);
@@ -1179,7 +795,7 @@ static double add_step_time(const char *ndir, const char *key, double since)
     }
     double before = json_number_value(json_object_get(o, key));
     json_object_set_new(o, key, json_real(before + (now - since)));
-    write_json(path, o); /* a lost update costs a timing, not the run */
+    run_write_json(path, o); /* a lost update costs a timing, not the run */
     return now;
 }
 
@@ -1285,7 +901,7 @@ static void save_usage(run_state *R)
                                   "cut_length", t->cut_length, "early_stops", t->early_stops, "rewards_held",
                                   t->rewards_held, "compiled", t->compiled, "validated", t->validated, "trained",
                                   t->trained, "call_seconds", t->call_seconds));
-    write_json(path, o);
+    run_write_json(path, o);
 }
 
 static void load_usage(run_state *R)
@@ -1478,7 +1094,7 @@ static int open_config(run_config *c)
             return 1;
         }
         run_config stored = *c;
-        int rc = config_from_json(j, &stored, err, sizeof err);
+        int rc = run_config_from_json(j, &stored, err, sizeof err);
         json_decref(j);
         if (rc) {
             die_msg("run: --resume: %s", err);
@@ -1500,7 +1116,7 @@ static int open_config(run_config *c)
             die_msg("run: %s already holds a run; continue it with --resume or choose another --out", c->out);
             return 1;
         }
-        if (write_json(path, config_json(c))) {
+        if (run_write_json(path, run_config_to_json(c))) {
             die_msg("run: cannot write %s", path);
             return 1;
         }
@@ -1582,8 +1198,9 @@ static int preflight(run_state *R)
     return RUN_EXIT_SERVER;
 }
 
-int run_main(run_config *c)
+int run_main(run_config *c, int *looped)
 {
+    if (looped) *looped = 0;
     run_state R0, *R = &R0;
     memset(R, 0, sizeof R0);
     R->c = c;
@@ -1624,8 +1241,8 @@ int run_main(run_config *c)
     else
         run_say(R, "author: model %s at %s", c->llm.model, c->llm.base_url);
     run_say(R, "search %s, %d iteration%s, align %d, breadth %d, ablation %s, feedback %s", graph_pe_name(c->pe),
-            iterations, iterations == 1 ? "" : "s", aligned, c->breadth, abl_names[c->ablation],
-            fb_names[c->feedback]);
+            iterations, iterations == 1 ? "" : "s", aligned, c->breadth, run_ablation_name(c->ablation),
+            run_feedback_name(c->feedback));
     if (c->profile[0]) run_say(R, "profile --%s: %s (flags given with it override them)", c->profile, run_profile_flags(c->profile));
     snprintf(path, sizeof path, "%s/graph.json", c->out);
     if (c->resume && path_present(path)) {
@@ -1711,10 +1328,10 @@ int run_main(run_config *c)
     save_usage(R);
     int best = graph_best(&R->g);
     graph_free(&R->g);
-    rc = run_report(c->out, 1, c->quiet);
     say_summary(R, best);
     fclose(R->log);
     R->log = NULL;
+    if (looped) *looped = 1;
     /* a run that produced no reward has nothing to show: not a success */
-    return rc ? rc : best < 0 ? 1 : 0;
+    return best < 0 ? 1 : 0;
 }

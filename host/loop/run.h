@@ -8,100 +8,17 @@
  * `--resume` continues a killed run without redoing finished work. */
 #ifndef PCG_RUN_H
 #define PCG_RUN_H
-#include <stdint.h>
-#include "eval.h"
-#include "graph.h"
-#include "llm.h"
-#include "story.h"
+#include "run_config.h"
 
-/* The ranges of run's flags, which config.json must keep too: a stored
- * value past them would be work the run cannot use and its projected cost
- * does not count (docs/sandbox.md: budgets are the directory's, within
- * the flags' limits). */
-#define RUN_ITERATIONS_MAX 1000
-#define RUN_LEVELS_MAX 64
-#define RUN_CHECK_ENVS_MAX 4096
-#define RUN_CHECK_TIMEOUT_MIN 0.1
-#define RUN_CHECK_TIMEOUT_MAX 3600.0
-#define RUN_SECONDS_MAX 1e9
-
-enum { ABL_ZS = 0, ABL_SA = 1, ABL_FB = 2, ABL_FULL = 3 };
-enum { FB_SPECIFIC = 0, FB_GENERIC = 1, FB_NONE = 2 };
-enum { FIT_HEURISTIC = 0, FIT_LLM = 1 };
-enum { FBIN_TEXT = 0, FBIN_IMAGE = 1 };
-
-typedef struct {
-    /* the task */
-    int scenario;              /* 1..4, or 0 for a custom story */
-    char story[STORY_MAX_LEN + 1];
-    char init_reward[1024];    /* --init-reward FILE: node 0 trains it as it is ("" = none);
-                                  the run keeps its copy in DIR/init_reward.c */
-    /* the author */
-    int offline;               /* 1: rule-based offline author (no language model) */
-    llm_config llm;
-    /* the search */
-    int pe, iterations, align, breadth;
-    int got_best, got_worst;   /* GoT references: best and worst other nodes (2, 0) */
-    int ablation, feedback, fitness_mode, feedback_input;
-    int trials, fixes;         /* generation trials per node, code fixes per trial */
-    double node_time;          /* seconds a node's model calls may take together; 0 = no limit */
-    int evaluator_rules;       /* 1: the prompts also state how levels are scored */
-    double target_fitness;     /* stop once reached; < 0: never */
-    /* training, passed to `pcgrllm train` and `generate` for every node */
-    long long steps;
-    int envs, threads;
-    char preset[16], backend[16];
-    char matmul[8];            /* fp32, tf32 or bf16: the device trainer's matmuls */
-    uint64_t seed;
-    double train_timeout;      /* seconds per node's training, 0 = none */
-    int n_levels;              /* levels generated per node (30) */
-    uint64_t eval_seed;        /* their fixed evaluation seed */
-    /* reward checks */
-    int check_envs;            /* environments of the random-play check */
-    double check_timeout;      /* seconds */
-    char out[1024];
-    int resume;
-    int base_url_given;        /* --base-url given with --resume: it replaces the stored one */
-    int llm_given, model_given; /* --llm, --model given: with --resume they must be the stored author (a
-                                 * grid names its cells' this way), never replace it */
-    int quiet;
-    int yes;                   /* go on with a job projected at over 3 hours on the CPU */
-    char profile[16];          /* "" or the named profile (--quick) the flags started from */
-} run_config;
-
-/* A named profile: the flags it stands for, which run parses before the
- * command line's own (so those override it), or NULL for an unknown name.
- * The run's config.json and report.html name the profile and its flags. */
-const char *run_profile_flags(const char *name);
-/* The profile's flags split into argv[0..n) (at most max, in buf of len
- * bytes); returns n, 0 for an unknown name. */
-int run_profile_argv(const char *name, char *buf, size_t len, char **argv, int max);
-
-/* run's command-line flags (argv[0] is "run"), a profile included, over c
- * (from run_config_defaults), as `pcgrllm run` reads them (host/cli/cmd_run.c),
- * the author chosen as run chooses it: what a grid's cells will run with.
- * 0, or -1 with err. */
-int run_config_from_flags(run_config *c, int argc, char **argv, char *err, int errlen);
-
-/* The settings' names, as the flags and config.json spell them: the index
- * of a name (-1 if unknown), and the name of an index ("?" if none). */
-int run_parse_ablation(const char *s);
-int run_parse_feedback(const char *s);
-int run_parse_fitness(const char *s);
-int run_parse_feedback_input(const char *s);
-const char *run_ablation_name(int a);
-const char *run_feedback_name(int f);
-const char *run_feedback_input_name(int f);
-
-void run_config_defaults(run_config *c);
 /* The exit code of a run stopped because its model server failed (down,
  * refusing, timing out): nothing was made of the failed calls, the node
  * stays pending and DIR/halted.txt says why; --resume goes on. */
 #define RUN_EXIT_SERVER 4
 /* Run (or resume) the loop.  Returns the process exit code: 0 done,
  * 3 story refused, 4 the model server failed, 1 error or no node produced
- * a reward. */
-int run_main(run_config *c);
+ * a reward.  *looped (if given) is 1 when the search ran to its end, so
+ * that there is a node table to print (run_report). */
+int run_main(run_config *c, int *looped);
 
 /* Print the node table and best path of a run directory; write
  * DIR/report.html.  Returns 0 or 1. */

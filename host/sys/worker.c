@@ -8,29 +8,24 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "reward_jit.h"
-#include "train_worker.h"
 
 extern char **environ;
 
 #define WORKER_ARG "__worker"
 
-static const struct {
-    const char *name;
-    worker_fn fn;
-    int untrusted; /* runs reward code: its messages are checked, never echoed */
-} roles[] = {
-    {"compile-c", reward_worker_compile_c, 0},
-    {"compile-cuda", reward_worker_compile_cuda, 0},
-    {"validate", reward_worker_validate, 1},
-    {"gpu-rewards", reward_worker_gpu_rewards, 1},
-    {"train", train_worker_main, 1},
-};
-#define N_ROLES (int)(sizeof roles / sizeof roles[0])
+/* The roles, set by the binary (the table lives with the roles' layers). */
+static const worker_role *roles;
+static int n_roles;
+
+void worker_set_roles(const worker_role *table, int n)
+{
+    roles = table;
+    n_roles = n;
+}
 
 static int role_index(const char *name)
 {
-    for (int i = 0; i < N_ROLES; i++)
+    for (int i = 0; i < n_roles; i++)
         if (!strcmp(roles[i].name, name)) return i;
     return -1;
 }

@@ -17,6 +17,16 @@
 /* A role's entry point in the worker: job is the mapped job (read-only,
  * page-aligned).  Returns the process exit status. */
 typedef int (*worker_fn)(const unsigned char *job, size_t job_len);
+typedef struct {
+    const char *name;
+    worker_fn fn;
+    int untrusted; /* runs reward code: its messages are checked, never echoed */
+} worker_role;
+
+/* The roles this binary's workers play, set once before worker_dispatch
+ * and worker_run (the binary's main: the table is host/train/worker_roles.h's,
+ * which knows every role's layer). */
+void worker_set_roles(const worker_role *roles, int n);
 
 /* Run role in a worker with job[0..job_len) under opts (as child_run_ex;
  * opts->untrusted is forced on for roles that run reward code). */

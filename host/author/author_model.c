@@ -6,7 +6,7 @@
  * A prompt that does not fit the server's context is made smaller (fewer
  * levels, no references) or refused in one line before it is sent. */
 #include "prompts.h"
-#include "run_internal.h"
+#include "author.h"
 #include "util.h"
 #include <jansson.h>
 #include <stdio.h>
@@ -209,7 +209,7 @@ static char *retry_note(int attempt, int attempts, const char *failure, char *er
 char *mdl_generate(run_state *R, int node, const char *ndir, int trial, const char *previous, char *err, int errlen)
 {
     const thought_node *nd = &R->g.nodes[node];
-    char *api = run_reward_api_text(err, errlen);
+    char *api = author_reward_api(err, errlen);
     if (!api) return NULL;
     char it[16], its[16], name[64], pfit[32];
     snprintf(it, sizeof it, "%d", nd->iteration);
@@ -233,7 +233,7 @@ char *mdl_generate(run_state *R, int node, const char *ndir, int trial, const ch
     /* GoT references, as many as fit the context (two, one, none) */
     int nrefs = R->c->pe == PE_GOT ? nd->n_refs : 0;
     for (;; nrefs--) {
-        char *refs = run_references(R, node, nrefs, err, errlen);
+        char *refs = author_references(R, node, nrefs, err, errlen);
         if (!parent || !refs) {
             if (!parent) snprintf(err, (size_t)errlen, "the parent node's reward is missing");
             free(refs);
@@ -264,7 +264,7 @@ char *mdl_generate(run_state *R, int node, const char *ndir, int trial, const ch
 char *mdl_fix(run_state *R, const char *ndir, const char *code, const char *reason, int trial, int fix, char *err,
               int errlen)
 {
-    char *api = run_reward_api_text(err, errlen);
+    char *api = author_reward_api(err, errlen);
     if (!api) return NULL;
     char name[64];
     snprintf(name, sizeof name, "fix_t%d_f%d", trial, fix);
@@ -278,7 +278,7 @@ char *mdl_fix(run_state *R, const char *ndir, const char *code, const char *reas
 char *mdl_align(run_state *R, const char *ndir, const char *code, const reward_stats *st, int round, char *err,
                 int errlen)
 {
-    char *api = run_reward_api_text(err, errlen);
+    char *api = author_reward_api(err, errlen);
     if (!api) return NULL;
     char stats[1024], warning[512], r_s[16], rs_s[16], name[64];
     reward_stats_text(st, stats, sizeof stats);
