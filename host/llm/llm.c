@@ -1,8 +1,10 @@
-/* OpenAI-compatible chat completions: the request, the call (budgets,
- * retries, continuations) and the config.  HTTP and the event stream are in
- * llm_http.c, reading replies in llm_reply.c.  See llm.h for the contract. */
+/* OpenAI-compatible chat completions: the request and the call (budgets,
+ * retries, continuations).  The config, its flags and the server's context
+ * size are in llm_config.c, HTTP and the event stream in llm_http.c, reading
+ * replies in llm_reply.c.  See llm.h for the contract. */
 #include "llm.h"
 #include "llm_http.h"
+#include "llm_internal.h"
 #include "util.h"
 #include <errno.h>
 #include <jansson.h>
@@ -14,8 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define LLM_RETRIES_MAX 10
-#define LLM_CONTINUATIONS_MAX 8
 #define LLM_SNIPPET 200
 
 static const char continue_prompt[] =
@@ -23,34 +23,9 @@ static const char continue_prompt[] =
     "do not repeat anything already written, do not restart the answer and do not open a new "
     "code block.";
 
-void llm_config_defaults(llm_config *c)
-{
-    memset(c, 0, sizeof *c);
-    snprintf(c->base_url, sizeof c->base_url, "%s", LLM_DEFAULT_BASE_URL);
-    snprintf(c->model, sizeof c->model, "%s", LLM_DEFAULT_MODEL);
-    snprintf(c->api_key_env, sizeof c->api_key_env, "%s", LLM_DEFAULT_KEY_ENV);
-    snprintf(c->max_tokens_field, sizeof c->max_tokens_field, "max_tokens");
-    c->temperature = 0.0;
-    c->seed = -1;
-    c->max_tokens = -1;
-    c->connect_timeout = 10.0;
-    c->total_timeout = 600.0;
-    c->retries = 4;
-    c->backoff = 2.0;
-    c->backoff_max = 60.0;
-    c->retry_after_max = 300.0;
-    c->max_continuations = 2;
-    c->call_time = 900.0;
-    c->stream = LLM_STREAM_ON;
-    c->stop = 1;
-    c->constrain = LLM_CONSTRAIN_AUTO;
-    c->max_response_bytes = 8L << 20;
-    c->usage = NULL;
-}
-
 /* ---- the key and its redaction ------------------------------------------------ */
 
-static const char *api_key(const llm_config *c)
+const char *llm_api_key(const llm_config *c)
 {
     if (!c->api_key_env[0]) return NULL;
     const char *k = getenv(c->api_key_env);
@@ -80,17 +55,15 @@ static void redact_with(char *s, const char *key)
 
 void llm_redact(const llm_config *c, char *s)
 {
-    redact_with(s, api_key(c));
+    redact_with(s, llm_api_key(c));
 }
 
 /* Keys shorter than this are not secrets (local servers take any text, often
  * "ollama" or "none"); redacting them inside a reply would corrupt code. */
 #define LLM_REDACT_REPLY_MIN 8
 
-/* The only way llm_chat writes err: format, flatten to one line, redact. */
-static int fail(const llm_config *c, char *err, int errlen, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int fail(const llm_config *c, char *err, int errlen, const char *fmt, ...)
+/* The only way the client writes err: format, flatten to one line, redact. */
+int llm_fail(const llm_config *c, char *err, int errlen, const char *fmt, ...)
 {
     if (!err || errlen <= 0) return -1;
     va_list ap;
@@ -99,11 +72,9 @@ static int fail(const llm_config *c, char *err, int errlen, const char *fmt, ...
     va_end(ap);
     for (char *p = err; *p; p++)
         if (*p == '\n' || *p == '\r' || *p == '\t') *p = ' ';
-    redact_with(err, api_key(c));
+    redact_with(err, llm_api_key(c));
     return -1;
 }
-
-/* A short printable one-line excerpt of server text, for error messages. */
 
 /* ---- text helpers ----------------------------------------------------------------- */
 
@@ -153,7 +124,7 @@ static char *utf8_clean(const char *s)
     return o;
 }
 
-static json_t *jstr(const char *s)
+json_t *llm_jstr(const char *s)
 {
     json_t *j = json_string(s ? s : "");
     if (j) return j;
@@ -194,7 +165,7 @@ static json_t *message_json(const llm_message *m, char *why, size_t whylen)
     json_t *o = json_object();
     json_object_set_new(o, "role", json_string(role));
     if (!m->image || m->image_len == 0) {
-        json_object_set_new(o, "content", jstr(m->content ? m->content : ""));
+        json_object_set_new(o, "content", llm_jstr(m->content ? m->content : ""));
         return o;
     }
     char *b64 = llm_base64(m->image, m->image_len);
@@ -209,7 +180,8 @@ static json_t *message_json(const llm_message *m, char *why, size_t whylen)
     snprintf(url, ul, "data:image/png;base64,%s", b64);
     free(b64);
     json_t *parts = json_array();
-    json_array_append_new(parts, json_pack("{s:s, s:o}", "type", "text", "text", jstr(m->content ? m->content : "")));
+    json_array_append_new(parts,
+                          json_pack("{s:s, s:o}", "type", "text", "text", llm_jstr(m->content ? m->content : "")));
     json_array_append_new(parts, json_pack("{s:s, s:{s:s}}", "type", "image_url", "image_url", "url", url));
     free(url);
     json_object_set_new(o, "content", parts);
@@ -239,7 +211,7 @@ static json_t *request_object(const llm_config *c, const llm_task *task, const l
         return NULL;
     }
     json_t *req = json_object();
-    json_object_set_new(req, "model", jstr(c->model));
+    json_object_set_new(req, "model", llm_jstr(c->model));
     json_t *arr = json_array();
     for (int i = 0; i < n; i++) {
         json_t *m = message_json(&msgs[i], why, whylen);
@@ -251,7 +223,7 @@ static json_t *request_object(const llm_config *c, const llm_task *task, const l
         json_array_append_new(arr, m);
     }
     if (partial) {
-        json_array_append_new(arr, json_pack("{s:s, s:o}", "role", "assistant", "content", jstr(partial)));
+        json_array_append_new(arr, json_pack("{s:s, s:o}", "role", "assistant", "content", llm_jstr(partial)));
         json_array_append_new(arr, json_pack("{s:s, s:s}", "role", "user", "content", continue_prompt));
     }
     json_object_set_new(req, "messages", arr);
@@ -287,300 +259,14 @@ char *llm_request_json(const llm_config *c, const llm_task *task, const llm_mess
     char why[160];
     json_t *req = request_object(c, task, msgs, n, NULL, schema_form(c), why, sizeof why);
     if (!req) {
-        fail(c, err, errlen, "llm: %s", why);
+        llm_fail(c, err, errlen, "llm: %s", why);
         return NULL;
     }
     char *s = json_dumps(req, JSON_INDENT(2));
     json_decref(req);
-    if (!s) fail(c, err, errlen, "llm: could not encode the request");
+    if (!s) llm_fail(c, err, errlen, "llm: could not encode the request");
     return s;
 }
-
-/* ---- context size ------------------------------------------------------------------ */
-
-long llm_estimate_tokens(const llm_message *msgs, int n)
-{
-    long bytes = 0;
-    for (int i = 0; i < n; i++) bytes += (long)strlen(msgs[i].content ? msgs[i].content : "") + 24;
-    return bytes / 3 + 16;
-}
-
-int llm_fits(const llm_config *c, const llm_message *msgs, int n, long reply_tokens, char *why, int whylen)
-{
-    long ctx = c->server && c->server->context > 0 ? c->server->context : c->context;
-    if (ctx <= 0) return 1;
-    long need = llm_estimate_tokens(msgs, n);
-    if (need + reply_tokens <= ctx) return 1;
-    snprintf(why, (size_t)whylen,
-             "the prompt needs about %ld tokens and the reply up to %ld, more than the server's context of %ld "
-             "tokens; start the server with a larger context (llama.cpp: -c / --n_ctx, Ollama: "
-             "OLLAMA_CONTEXT_LENGTH, vLLM: --max-model-len), or give a smaller --max-tokens",
-             need, reply_tokens, ctx);
-    return 0;
-}
-
-/* The server's root: base_url without a trailing "/v1" (or "/chat/completions"). */
-static void server_root(const char *base, char *root, size_t len)
-{
-    size_t bl = strlen(base);
-    while (bl > 0 && base[bl - 1] == '/') bl--;
-    if (bl >= 17 && !strncmp(base + bl - 17, "/chat/completions", 17)) bl -= 17;
-    if (bl >= 3 && !strncmp(base + bl - 3, "/v1", 3)) bl -= 3;
-    snprintf(root, len, "%.*s", (int)bl, base);
-}
-
-/* The first integer found under one of the keys, searching objects and
- * arrays of v depth-first (the model lists are arrays of objects). */
-static long find_context(json_t *v, const char *const *keys, int depth)
-{
-    if (depth > 4) return 0;
-    if (json_is_object(v)) {
-        for (int k = 0; keys[k]; k++) {
-            json_t *x = json_object_get(v, keys[k]);
-            if (json_is_integer(x) && json_integer_value(x) > 0) return (long)json_integer_value(x);
-        }
-        const char *key;
-        json_t *child;
-        json_object_foreach(v, key, child) {
-            long n = find_context(child, keys, depth + 1);
-            if (n > 0) return n;
-        }
-    } else if (json_is_array(v)) {
-        size_t i;
-        json_t *child;
-        json_array_foreach(v, i, child) {
-            long n = find_context(child, keys, depth + 1);
-            if (n > 0) return n;
-        }
-    }
-    return 0;
-}
-
-int llm_check_server(const llm_config *c, char *err, int errlen)
-{
-    char root[600], url[700], why[600];
-    server_root(c->base_url, root, sizeof root);
-    snprintf(url, sizeof url, "%s/v1/models", root);
-    long status = llm_http_get_status(c, api_key(c), url, c->connect_timeout + 5.0, why, sizeof why);
-    if (status == 0)
-        return fail(c, err, errlen, "the model server at %s does not answer (%s); start it, or check --base-url",
-                    c->base_url, why);
-    if (status == 401 || status == 403)
-        return fail(c, err, errlen, "the model server at %s refuses the key (HTTP %ld); check $%s", c->base_url, status,
-                    c->api_key_env[0] ? c->api_key_env : LLM_DEFAULT_KEY_ENV);
-    if (c->server) c->server->answered = 1;
-    return 0;
-}
-
-long llm_probe_context(const llm_config *c, char *from, size_t fromlen)
-{
-    if (c->context > 0) {
-        snprintf(from, fromlen, "--llm-context");
-        return c->context;
-    }
-    char root[600], url[700];
-    server_root(c->base_url, root, sizeof root);
-    /* the runtime context, never the model's trained maximum (n_ctx_train) */
-    static const char *const keys[] = {"n_ctx", "max_model_len", "loaded_context_length", "context_length", NULL};
-    static const char *const paths[] = {"/props", "/v1/models", "/api/v0/models", "/api/ps"};
-    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
-        snprintf(url, sizeof url, "%s%s", root, paths[i]);
-        json_t *j = llm_http_get_json(c, api_key(c), url, 5.0);
-        long n = j ? find_context(j, keys, 0) : 0;
-        json_decref(j);
-        if (n > 0) {
-            snprintf(from, fromlen, "GET %s", paths[i]);
-            return n;
-        }
-    }
-    snprintf(from, fromlen, "unknown");
-    return 0;
-}
-
-
-/* ---- config as flags and JSON --------------------------------------------------- */
-
-const char *const llm_flag_names[] = {
-    "base-url",    "model",         "api-key-env",      "temperature", "llm-seed",  "max-tokens",
-    "max-tokens-field", "connect-timeout", "llm-timeout", "llm-call-time", "llm-retries", "llm-backoff",
-    "max-continuations", "stream",   "llm-stop",         "constrain",   "llm-context", NULL,
-};
-
-static int copy_flag(char *dst, size_t cap, const char *v, const char *flag, char *err, int errlen)
-{
-    if (!v || !*v || strlen(v) >= cap) {
-        snprintf(err, (size_t)errlen, "%s needs a value of 1 to %zu characters", flag, cap - 1);
-        return -1;
-    }
-    memcpy(dst, v, strlen(v) + 1);
-    return 1;
-}
-
-int llm_base_url_ok(const char *url)
-{
-    if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) return 0;
-    for (const unsigned char *p = (const unsigned char *)url; *p; p++)
-        if (*p <= 0x20 || *p >= 0x7f) return 0;
-    return 1;
-}
-
-int llm_config_flag(llm_config *c, const char *flag, const char *value, char *err, int errlen)
-{
-    double d;
-    long l;
-    if (!strcmp(flag, "--base-url")) {
-        if (!value || !llm_base_url_ok(value)) {
-            snprintf(err, (size_t)errlen, "--base-url must start with http:// or https:// (e.g. http://127.0.0.1:8080/v1)");
-            return -1;
-        }
-        return copy_flag(c->base_url, sizeof c->base_url, value, flag, err, errlen);
-    }
-    if (!strcmp(flag, "--model")) return copy_flag(c->model, sizeof c->model, value, flag, err, errlen);
-    if (!strcmp(flag, "--api-key-env")) {
-        if (value && !*value) {
-            c->api_key_env[0] = 0;
-            return 1;
-        }
-        return copy_flag(c->api_key_env, sizeof c->api_key_env, value, flag, err, errlen);
-    }
-    if (!strcmp(flag, "--max-tokens-field")) {
-        if (!value || (strcmp(value, "max_tokens") && strcmp(value, "max_completion_tokens"))) {
-            snprintf(err, (size_t)errlen, "--max-tokens-field must be max_tokens or max_completion_tokens");
-            return -1;
-        }
-        return copy_flag(c->max_tokens_field, sizeof c->max_tokens_field, value, flag, err, errlen);
-    }
-    struct {
-        const char *name;
-        double lo, hi;
-        double *dst;
-    } dflags[] = {
-        {"--temperature", 0.0, 2.0, &c->temperature},
-        {"--connect-timeout", 0.1, 3600.0, &c->connect_timeout},
-        {"--llm-timeout", 0.1, 86400.0, &c->total_timeout},
-        {"--llm-call-time", 1.0, 86400.0, &c->call_time},
-        {"--llm-backoff", 0.0, 600.0, &c->backoff},
-    };
-    for (size_t i = 0; i < sizeof dflags / sizeof dflags[0]; i++) {
-        if (strcmp(flag, dflags[i].name)) continue;
-        if (parse_double(value, dflags[i].lo, dflags[i].hi, &d) != 0) {
-            snprintf(err, (size_t)errlen, "%s needs a number from %g to %g", flag, dflags[i].lo, dflags[i].hi);
-            return -1;
-        }
-        *dflags[i].dst = d;
-        return 1;
-    }
-    struct {
-        const char *name, *on, *off;
-        int *dst, on_value, off_value;
-    } switches[] = {
-        {"--stream", "on", "off", &c->stream, LLM_STREAM_ON, LLM_STREAM_OFF},
-        {"--llm-stop", "on", "off", &c->stop, 1, 0},
-        {"--constrain", "auto", "off", &c->constrain, LLM_CONSTRAIN_AUTO, LLM_CONSTRAIN_OFF},
-    };
-    for (size_t i = 0; i < sizeof switches / sizeof switches[0]; i++) {
-        if (strcmp(flag, switches[i].name)) continue;
-        if (value && !strcmp(value, switches[i].on)) *switches[i].dst = switches[i].on_value;
-        else if (value && !strcmp(value, switches[i].off)) *switches[i].dst = switches[i].off_value;
-        else {
-            snprintf(err, (size_t)errlen, "%s takes %s or %s", flag, switches[i].on, switches[i].off);
-            return -1;
-        }
-        return 1;
-    }
-    if (!strcmp(flag, "--llm-context")) {
-        if (parse_int(value, 0, 10000000, &l) != 0) {
-            snprintf(err, (size_t)errlen, "--llm-context needs the server's context size in tokens (0: read it from the server)");
-            return -1;
-        }
-        c->context = l;
-        return 1;
-    }
-    if (!strcmp(flag, "--llm-seed")) {
-        if (parse_int(value, -1, 2147483647L, &l) != 0) {
-            snprintf(err, (size_t)errlen, "--llm-seed needs an integer from -1 (not sent) to 2147483647");
-            return -1;
-        }
-        c->seed = l;
-        return 1;
-    }
-    if (!strcmp(flag, "--max-tokens")) {
-        if (parse_int(value, 0, 1000000, &l) != 0) {
-            snprintf(err, (size_t)errlen, "--max-tokens needs an integer from 0 (not sent) to 1000000");
-            return -1;
-        }
-        c->max_tokens = l;
-        return 1;
-    }
-    if (!strcmp(flag, "--llm-retries")) {
-        if (parse_int(value, 0, LLM_RETRIES_MAX, &l) != 0) {
-            snprintf(err, (size_t)errlen, "--llm-retries needs an integer from 0 to %d", LLM_RETRIES_MAX);
-            return -1;
-        }
-        c->retries = (int)l;
-        return 1;
-    }
-    if (!strcmp(flag, "--max-continuations")) {
-        if (parse_int(value, 0, LLM_CONTINUATIONS_MAX, &l) != 0) {
-            snprintf(err, (size_t)errlen, "--max-continuations needs an integer from 0 to %d", LLM_CONTINUATIONS_MAX);
-            return -1;
-        }
-        c->max_continuations = (int)l;
-        return 1;
-    }
-    return 0;
-}
-
-const char *llm_flags_help(void)
-{
-    return "  --base-url URL          OpenAI-compatible server, ending in /v1 (default " LLM_DEFAULT_BASE_URL ")\n"
-           "  --model NAME            model name as the server knows it (default " LLM_DEFAULT_MODEL ")\n"
-           "  --api-key-env VAR       environment variable holding the API key (default " LLM_DEFAULT_KEY_ENV
-           "; \"\" sends none)\n"
-           "  --temperature T         sampling temperature, always sent (default 0)\n"
-           "  --llm-seed N            sampling seed sent to the server (default: not sent)\n"
-           "  --max-tokens N          reply token limit for every task (default: sized per task,\n"
-           "                          1280 for a reward, 600 feedback, 300 JSON, 1024 text; 0: not sent)\n"
-           "  --max-tokens-field F    max_tokens or max_completion_tokens (newer OpenAI models)\n"
-           "  --connect-timeout S     seconds to connect (default 10)\n"
-           "  --llm-timeout S         seconds for one request (default 600)\n"
-           "  --llm-call-time S       seconds for one call: requests, waits, continuations (default 900)\n"
-           "  --llm-retries N         retries on network errors, 408, 429 and 5xx (default 4)\n"
-           "  --llm-backoff S         first retry wait, doubled each time, with jitter (default 2)\n"
-           "  --max-continuations N   follow-ups for a reply cut by the token limit (default 2)\n"
-           "  --stream on|off         stream replies, stop early when the answer is complete (default on)\n"
-           "  --llm-stop on|off       send end-of-turn stop sequences (default on; off for OpenAI o-series)\n"
-           "  --constrain auto|off    a JSON schema for JSON answers where the server takes one (default auto)\n"
-           "  --llm-context N         the server's context in tokens (default: read from the server)\n";
-}
-
-char *llm_config_json(const llm_config *c)
-{
-    json_t *o = json_object();
-    json_object_set_new(o, "provider", json_string("openai-compatible"));
-    json_object_set_new(o, "base_url", jstr(c->base_url));
-    json_object_set_new(o, "model", jstr(c->model));
-    json_object_set_new(o, "api_key_set", json_boolean(api_key(c) != NULL));
-    json_object_set_new(o, "temperature", json_real(c->temperature));
-    json_object_set_new(o, "seed", c->seed >= 0 ? json_integer(c->seed) : json_null());
-    json_object_set_new(o, "max_tokens", c->max_tokens >= 0 ? json_integer(c->max_tokens) : json_string("per task"));
-    json_object_set_new(o, "max_tokens_field", jstr(c->max_tokens_field));
-    json_object_set_new(o, "connect_timeout_s", json_real(c->connect_timeout));
-    json_object_set_new(o, "request_timeout_s", json_real(c->total_timeout));
-    json_object_set_new(o, "retries", json_integer(c->retries));
-    json_object_set_new(o, "backoff_s", json_real(c->backoff));
-    json_object_set_new(o, "max_continuations", json_integer(c->max_continuations));
-    json_object_set_new(o, "call_time_s", json_real(c->call_time));
-    json_object_set_new(o, "stream", json_boolean(c->stream == LLM_STREAM_ON));
-    json_object_set_new(o, "stop_sequences", json_boolean(c->stop));
-    json_object_set_new(o, "constrain", json_string(c->constrain == LLM_CONSTRAIN_AUTO ? "auto" : "off"));
-    json_object_set_new(o, "context", c->context > 0 ? json_integer(c->context) : json_null());
-    char *s = json_dumps(o, JSON_INDENT(2));
-    json_decref(o);
-    if (s) redact_with(s, api_key(c));
-    return s;
-}
-
 
 /* ---- waiting ---------------------------------------------------------------------- */
 
@@ -619,9 +305,9 @@ typedef struct {
     int has_usage;
 } parsed;
 
-static int parse_completion(const llm_buf *b, parsed *p, char *why, size_t whylen)
+/* The body as a JSON object that is not an error report; NULL with why set. */
+static json_t *completion_object(const llm_buf *b, char *why, size_t whylen)
 {
-    memset(p, 0, sizeof *p);
     json_error_t je;
     json_t *j = json_loadb(b->data ? b->data : "", b->len, 0, &je);
     if (!j || !json_is_object(j)) {
@@ -630,7 +316,7 @@ static int parse_completion(const llm_buf *b, parsed *p, char *why, size_t whyle
         if (j) snprintf(why, whylen, "malformed JSON response: not an object (body: %s)", sn);
         else snprintf(why, whylen, "malformed JSON response: %s at line %d (body: %s)", je.text, je.line, sn);
         json_decref(j);
-        return -1;
+        return NULL;
     }
     json_t *err = json_object_get(j, "error");
     if (err && !json_is_null(err)) {
@@ -638,64 +324,80 @@ static int parse_completion(const llm_buf *b, parsed *p, char *why, size_t whyle
         llm_server_message(b, msg, sizeof msg);
         snprintf(why, whylen, "server returned an error: %s", msg);
         json_decref(j);
-        return -1;
+        return NULL;
     }
+    return j;
+}
+
+/* The completion's first choice, which holds a "message" object; NULL with why set. */
+static json_t *first_choice(json_t *j, char *why, size_t whylen)
+{
     json_t *choices = json_object_get(j, "choices");
     if (!json_is_array(choices)) {
         snprintf(why, whylen, "malformed response: no \"choices\" list");
-        json_decref(j);
-        return -1;
+        return NULL;
     }
     if (json_array_size(choices) == 0) {
         snprintf(why, whylen, "the server returned an empty \"choices\" list (no reply)");
-        json_decref(j);
-        return -1;
+        return NULL;
     }
     json_t *ch = json_array_get(choices, 0);
     json_t *msg = json_is_object(ch) ? json_object_get(ch, "message") : NULL;
     if (!json_is_object(msg)) {
         snprintf(why, whylen, "malformed response: choice 0 has no \"message\" object");
-        json_decref(j);
-        return -1;
+        return NULL;
     }
+    return ch;
+}
+
+/* The text parts of a content list, joined (malloc'd; NULL when out of memory). */
+static char *joined_parts(json_t *content)
+{
+    size_t total = 1, i;
+    json_t *part;
+    json_array_foreach(content, i, part) {
+        const char *t = json_string_value(json_object_get(part, "text"));
+        if (t) total += strlen(t);
+    }
+    char *text = malloc(total);
+    if (!text) return NULL;
+    text[0] = 0;
+    json_array_foreach(content, i, part) {
+        const char *t = json_string_value(json_object_get(part, "text"));
+        if (t) strcat(text, t);
+    }
+    return text;
+}
+
+/* The reply text of a message (malloc'd, may be ""); NULL with why set. */
+static char *message_text(json_t *msg, char *why, size_t whylen)
+{
     json_t *content = json_object_get(msg, "content");
+    char *text;
     if (json_is_string(content)) {
-        p->text = strdup(json_string_value(content));
-    } else if (json_is_array(content)) { /* list of parts: join the text ones */
-        size_t total = 1, i;
-        json_t *part;
-        json_array_foreach(content, i, part) {
-            const char *t = json_string_value(json_object_get(part, "text"));
-            if (t) total += strlen(t);
-        }
-        p->text = malloc(total);
-        if (p->text) {
-            p->text[0] = 0;
-            json_array_foreach(content, i, part) {
-                const char *t = json_string_value(json_object_get(part, "text"));
-                if (t) strcat(p->text, t);
-            }
-        }
+        text = strdup(json_string_value(content));
+    } else if (json_is_array(content)) {
+        text = joined_parts(content);
     } else if (content == NULL || json_is_null(content)) {
         const char *refusal = json_string_value(json_object_get(msg, "refusal"));
         if (refusal) {
             char sn[LLM_SNIPPET + 8];
             llm_snippet(refusal, strlen(refusal), sn, sizeof sn);
             snprintf(why, whylen, "the model refused: %s", sn);
-            json_decref(j);
-            return -1;
+            return NULL;
         }
-        p->text = strdup("");
+        text = strdup("");
     } else {
         snprintf(why, whylen, "malformed response: message content is neither text nor a list of parts");
-        json_decref(j);
-        return -1;
+        return NULL;
     }
-    if (!p->text) {
-        snprintf(why, whylen, "out of memory reading the reply");
-        json_decref(j);
-        return -1;
-    }
+    if (!text) snprintf(why, whylen, "out of memory reading the reply");
+    return text;
+}
+
+/* The finish reason, model and usage of a completion into p. */
+static void completion_facts(json_t *j, json_t *ch, parsed *p)
+{
     const char *fr = json_string_value(json_object_get(ch, "finish_reason"));
     snprintf(p->finish, sizeof p->finish, "%s", fr ? fr : "");
     const char *model = json_string_value(json_object_get(j, "model"));
@@ -708,10 +410,19 @@ static int parse_completion(const llm_buf *b, parsed *p, char *why, size_t whyle
         json_t *t = json_object_get(u, "total_tokens");
         p->tt = json_is_integer(t) ? (long)json_integer_value(t) : p->pt + p->ct;
     }
-    json_decref(j);
-    return 0;
 }
 
+static int parse_completion(const llm_buf *b, parsed *p, char *why, size_t whylen)
+{
+    memset(p, 0, sizeof *p);
+    json_t *j = completion_object(b, why, whylen);
+    if (!j) return -1;
+    json_t *ch = first_choice(j, why, whylen);
+    p->text = ch ? message_text(json_object_get(ch, "message"), why, whylen) : NULL;
+    if (p->text) completion_facts(j, ch, p);
+    json_decref(j);
+    return p->text ? 0 : -1;
+}
 
 
 /* ---- the call ----------------------------------------------------------------------- */
@@ -764,14 +475,14 @@ static int call_fail(call *k, int model, int cut, char *err, int errlen, const c
     k->out->model_failure = model;
     k->out->cut = cut;
     if (k->text && !llm_blank(k->text)) {
-        const char *key = api_key(k->c);
+        const char *key = llm_api_key(k->c);
         if (key && strlen(key) >= LLM_REDACT_REPLY_MIN) redact_with(k->text, key);
         k->out->content = k->text;
     } else {
         free(k->text);
     }
     k->text = NULL;
-    return fail(k->c, err, errlen, "llm: %s", line);
+    return llm_fail(k->c, err, errlen, "llm: %s", line);
 }
 
 /* Add one response's text and tokens to the call. */
@@ -970,7 +681,7 @@ static int call_request(call *k, char *err, int errlen)
     x.label = k->task && k->task->name ? k->task->name : "model";
     k->out->attempts++;
     k->out->usage.requests++;
-    int o = llm_http_post(k->c, api_key(k->c), k->url, body, &x, why, sizeof why);
+    int o = llm_http_post(k->c, llm_api_key(k->c), k->url, body, &x, why, sizeof why);
     free(body);
     if (x.status) {
         k->answered = 1;
@@ -1002,16 +713,16 @@ static int call_request(call *k, char *err, int errlen)
 static int chat_inner(call *k, char *err, int errlen)
 {
     const llm_config *c = k->c;
-    if (!c->base_url[0]) return fail(c, err, errlen, "llm: no base URL configured (use --base-url URL)");
-    if (!c->model[0]) return fail(c, err, errlen, "llm: no model configured (use --model NAME)");
-    if (!api_key(c) && c->api_key_env[0] && strstr(c->base_url, "api.openai.com"))
-        return fail(c, err, errlen,
+    if (!c->base_url[0]) return llm_fail(c, err, errlen, "llm: no base URL configured (use --base-url URL)");
+    if (!c->model[0]) return llm_fail(c, err, errlen, "llm: no model configured (use --model NAME)");
+    if (!llm_api_key(c) && c->api_key_env[0] && strstr(c->base_url, "api.openai.com"))
+        return llm_fail(c, err, errlen,
                     "llm: the environment variable %s is not set; export your OpenAI API key in it "
                     "(or name another variable with --api-key-env)",
                     c->api_key_env);
     char why[600];
     if (!llm_fits(c, k->msgs, k->n, llm_task_tokens(c, k->task), why, sizeof why))
-        return fail(c, err, errlen, "llm: %s", why);
+        return llm_fail(c, err, errlen, "llm: %s", why);
     size_t bl = strlen(c->base_url);
     while (bl > 0 && c->base_url[bl - 1] == '/') bl--;
     if (bl >= 17 && !strncmp(c->base_url + bl - 17, "/chat/completions", 17))
@@ -1026,7 +737,7 @@ static int chat_inner(call *k, char *err, int errlen)
         rc = call_request(k, err, errlen);
     } while (rc == 1);
     if (rc == 0) {
-        const char *key = api_key(c);
+        const char *key = llm_api_key(c);
         if (key && strlen(key) >= LLM_REDACT_REPLY_MIN) redact_with(k->text, key);
         k->out->content = k->text;
         k->text = NULL;

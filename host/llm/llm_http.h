@@ -1,6 +1,7 @@
-/* One HTTP exchange with a chat-completions server, for host/llm/llm.c only:
- * libcurl does the HTTP, jansson reads each server-sent event, and the
- * reply is watched while it streams in (host/llm/llm_reply.h). */
+/* One HTTP exchange with a chat-completions server, for host/llm/llm.c and
+ * host/llm/llm_config.c only: libcurl does the HTTP, jansson reads each
+ * server-sent event, and the reply is watched while it streams in
+ * (host/llm/llm_reply.h). */
 #ifndef PCG_LLM_HTTP_H
 #define PCG_LLM_HTTP_H
 #include "llm.h"

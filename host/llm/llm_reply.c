@@ -97,6 +97,24 @@ static int closes(const char *line, const char *end, int ticks)
     return p == end;
 }
 
+/* The closing fence line of a block opened with `ticks` backticks whose body
+ * starts at body, or NULL when it has none yet; *after, when asked for, is
+ * where the text goes on past that line. */
+static const char *closing_fence(const char *body, int ticks, const char **after)
+{
+    const char *q = body;
+    while (*q) {
+        const char *qn = strchr(q, '\n');
+        const char *qe = qn ? qn : q + strlen(q);
+        if (closes(q, qe, ticks)) {
+            if (after) *after = qn ? qn + 1 : qe;
+            return q;
+        }
+        q = qn ? qn + 1 : qe;
+    }
+    return NULL;
+}
+
 static char *trimmed_copy(const char *a, const char *b)
 {
     while (a < b && (*a == ' ' || *a == '\n' || *a == '\r' || *a == '\t')) a++;
@@ -144,17 +162,8 @@ static int scan_code(const char *reply, code_scan *s)
         }
         s->fences++;
         const char *body = nl ? nl + 1 : end;
-        const char *q = body, *body_end = NULL, *after = NULL;
-        while (*q) {
-            const char *qn = strchr(q, '\n');
-            const char *qe = qn ? qn : q + strlen(q);
-            if (closes(q, qe, ticks)) {
-                body_end = q;
-                after = qn ? qn + 1 : qe;
-                break;
-            }
-            q = qn ? qn + 1 : qe;
-        }
+        const char *after = NULL;
+        const char *body_end = closing_fence(body, ticks, &after);
         int closed = body_end != NULL;
         if (!closed) { /* no closing fence: the block runs to the end */
             body_end = body + strlen(body);
@@ -257,13 +266,9 @@ char *llm_extract_json(const char *reply, char *err, int errlen)
         char info[24];
         int ticks = fence_at(p, end, info, sizeof info);
         if (ticks && !strcmp(info, "json") && nl) {
-            const char *body = nl + 1, *q = body;
-            while (*q) {
-                const char *qn = strchr(q, '\n');
-                const char *qe = qn ? qn : q + strlen(q);
-                if (closes(q, qe, ticks)) break;
-                q = qn ? qn + 1 : qe;
-            }
+            const char *body = nl + 1;
+            const char *q = closing_fence(body, ticks, NULL);
+            if (!q) q = body + strlen(body);
             const char *a = body;
             while (a < q && *a != '{') a++;
             const char *b = a < q ? json_object_end(a) : NULL;
