@@ -350,27 +350,9 @@ static void write_levels_table(FILE *f, const level_set *ls, int node, const eva
     fprintf(f, "</table>\n");
 }
 
-/* The page is built in memory and written with write_file_atomic (the
- * output rules of docs/loop.md, "Files").  0, or -1 with one line in err. */
-static int write_html(const char *dir, json_t *cfg, const thought_graph *g, int best, const char *target_desc,
-                      const eval_scenario_t *s, char *err, int errlen)
+/* The page's head: the run's story, target, author and settings. */
+static void write_head(FILE *f, const char *dir, json_t *cfg, const char *target_desc)
 {
-    int n_levels = (int)json_integer_value(json_object_get(cfg, "levels"));
-    mc_blocks *blocks = malloc(sizeof *blocks);
-    char mc_err[1200] = "out of memory";
-    if (blocks && mc_blocks_load(NULL, blocks, mc_err, sizeof mc_err)) {
-        free(blocks);
-        blocks = NULL;
-    }
-    char path[1200];
-    snprintf(path, sizeof path, "%s/report.html", dir);
-    char *page = NULL;
-    size_t page_len = 0;
-    FILE *f = open_memstream(&page, &page_len);
-    if (!f) {
-        free(blocks);
-        return snprintf(err, (size_t)errlen, "%s: out of memory", path), -1;
-    }
     const char *story = json_string_value(json_object_get(cfg, "story"));
     const char *label = json_string_value(json_object_get(cfg, "author_label"));
     fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>pcgrllm run report</title>\n<style>\n"
@@ -407,18 +389,11 @@ static int write_html(const char *dir, json_t *cfg, const thought_graph *g, int 
         html_escape(f, json_string_value(json_object_get(cfg, "profile_flags")));
     }
     fprintf(f, "</p>\n");
-    if (best >= 0) {
-        char bp[1024];
-        best_path(g, best, bp, sizeof bp);
-        fprintf(f, "<p><b>Best:</b> <a href='#node%d'>node %d</a>, fitness %.3f; path %s</p>\n", best, best,
-                g->nodes[best].fitness, bp);
-    } else
-        fprintf(f, "<p><b>Best:</b> none (no node produced a valid reward)</p>\n");
-    fprintf(f, "<h2>Graph of thoughts</h2>\n<p>Each column refines the one before it, from the empty template on "
-               "the left. Solid lines: parent to child; dashed: references shown to the author. "
-               "Colour: fitness (red 0, green 1); the best node has a thick border.</p>\n");
-    write_svg(f, g, best);
-    write_fitness_chart(f, g);
+}
+
+/* One row per node: status, fitness, the Word2Minecraft metrics, cost. */
+static void write_node_table(FILE *f, const char *dir, const thought_graph *g, int n_levels, const eval_scenario_t *s)
+{
     fprintf(f, "<h2>Nodes</h2>\n<table><tr><th>node</th><th>iteration</th><th>parent</th><th>status</th>"
                "<th>fitness</th><th>ASPAO</th><th>UTR</th><th>VUTR</th><th>reward bytes</th><th>tokens</th><th>wall s</th>"
                "</tr>\n");
@@ -442,46 +417,88 @@ static int write_html(const char *dir, json_t *cfg, const thought_graph *g, int 
                 nd->tokens_prompt + nd->tokens_completion, nd->wall_s);
     }
     fprintf(f, "</table>\n");
-    for (int i = 0; i < g->n; i++) {
-        const thought_node *nd = &g->nodes[i];
-        char p[1400];
-        fprintf(f, "<div class='node' id='node%d'><h3>Node %d &middot; iteration %d &middot; %s", i, i, nd->iteration,
-                status_name(nd->status));
-        if (nd->status == NODE_OK) fprintf(f, " &middot; fitness %.3f", nd->fitness);
-        fprintf(f, "</h3>\n");
-        if (nd->parent >= 0) fprintf(f, "<p>Refined from <a href='#node%d'>node %d</a>.</p>\n", nd->parent, nd->parent);
-        snprintf(p, sizeof p, "%s/nodes/%03d/failed.txt", dir, i);
-        char *failed = run_read_text(p);
-        if (failed) {
-            fprintf(f, "<p class='failed'>Failed: ");
-            html_escape(f, failed);
-            fprintf(f, "</p>\n");
-            free(failed);
-        }
-        write_training_curve(f, dir, i);
-        snprintf(p, sizeof p, "%s/nodes/%03d/levels.png", dir, i);
-        if (file_size(p) > 0) {
-            fprintf(f, "<h4>Generated levels</h4>\n");
-            write_img(f, p);
-        }
-        level_set *ls = node_levels(dir, i, n_levels, s);
-        if (ls) write_levels_table(f, ls, i, s, blocks, mc_err);
-        free(ls);
-        if (nd->feedback) {
-            fprintf(f, "<h4>Feedback</h4><pre>");
-            html_escape(f, nd->feedback);
-            fprintf(f, "</pre>\n");
-        }
-        snprintf(p, sizeof p, "%s/nodes/%03d/reward.c", dir, i);
-        char *code = run_read_text(p);
-        if (code) {
-            fprintf(f, "<details><summary><b>Reward</b> (%zu bytes)</summary><pre>", strlen(code));
-            html_escape(f, code);
-            fprintf(f, "</pre></details>\n");
-            free(code);
-        }
-        fprintf(f, "</div>\n");
+}
+
+/* A node's section: why it failed, its training, levels, feedback and reward. */
+static void write_node(FILE *f, const char *dir, const thought_graph *g, int i, int n_levels, const eval_scenario_t *s,
+                       const mc_blocks *blocks, const char *mc_err)
+{
+    const thought_node *nd = &g->nodes[i];
+    char p[1400];
+    fprintf(f, "<div class='node' id='node%d'><h3>Node %d &middot; iteration %d &middot; %s", i, i, nd->iteration,
+            status_name(nd->status));
+    if (nd->status == NODE_OK) fprintf(f, " &middot; fitness %.3f", nd->fitness);
+    fprintf(f, "</h3>\n");
+    if (nd->parent >= 0) fprintf(f, "<p>Refined from <a href='#node%d'>node %d</a>.</p>\n", nd->parent, nd->parent);
+    snprintf(p, sizeof p, "%s/nodes/%03d/failed.txt", dir, i);
+    char *failed = run_read_text(p);
+    if (failed) {
+        fprintf(f, "<p class='failed'>Failed: ");
+        html_escape(f, failed);
+        fprintf(f, "</p>\n");
+        free(failed);
     }
+    write_training_curve(f, dir, i);
+    snprintf(p, sizeof p, "%s/nodes/%03d/levels.png", dir, i);
+    if (file_size(p) > 0) {
+        fprintf(f, "<h4>Generated levels</h4>\n");
+        write_img(f, p);
+    }
+    level_set *ls = node_levels(dir, i, n_levels, s);
+    if (ls) write_levels_table(f, ls, i, s, blocks, mc_err);
+    free(ls);
+    if (nd->feedback) {
+        fprintf(f, "<h4>Feedback</h4><pre>");
+        html_escape(f, nd->feedback);
+        fprintf(f, "</pre>\n");
+    }
+    snprintf(p, sizeof p, "%s/nodes/%03d/reward.c", dir, i);
+    char *code = run_read_text(p);
+    if (code) {
+        fprintf(f, "<details><summary><b>Reward</b> (%zu bytes)</summary><pre>", strlen(code));
+        html_escape(f, code);
+        fprintf(f, "</pre></details>\n");
+        free(code);
+    }
+    fprintf(f, "</div>\n");
+}
+
+/* The page is built in memory and written with write_file_atomic (the
+ * output rules of docs/loop.md, "Files").  0, or -1 with one line in err. */
+static int write_html(const char *dir, json_t *cfg, const thought_graph *g, int best, const char *target_desc,
+                      const eval_scenario_t *s, char *err, int errlen)
+{
+    int n_levels = (int)json_integer_value(json_object_get(cfg, "levels"));
+    mc_blocks *blocks = malloc(sizeof *blocks);
+    char mc_err[1200] = "out of memory";
+    if (blocks && mc_blocks_load(NULL, blocks, mc_err, sizeof mc_err)) {
+        free(blocks);
+        blocks = NULL;
+    }
+    char path[1200];
+    snprintf(path, sizeof path, "%s/report.html", dir);
+    char *page = NULL;
+    size_t page_len = 0;
+    FILE *f = open_memstream(&page, &page_len);
+    if (!f) {
+        free(blocks);
+        return snprintf(err, (size_t)errlen, "%s: out of memory", path), -1;
+    }
+    write_head(f, dir, cfg, target_desc);
+    if (best >= 0) {
+        char bp[1024];
+        best_path(g, best, bp, sizeof bp);
+        fprintf(f, "<p><b>Best:</b> <a href='#node%d'>node %d</a>, fitness %.3f; path %s</p>\n", best, best,
+                g->nodes[best].fitness, bp);
+    } else
+        fprintf(f, "<p><b>Best:</b> none (no node produced a valid reward)</p>\n");
+    fprintf(f, "<h2>Graph of thoughts</h2>\n<p>Each column refines the one before it, from the empty template on "
+               "the left. Solid lines: parent to child; dashed: references shown to the author. "
+               "Colour: fitness (red 0, green 1); the best node has a thick border.</p>\n");
+    write_svg(f, g, best);
+    write_fitness_chart(f, g);
+    write_node_table(f, dir, g, n_levels, s);
+    for (int i = 0; i < g->n; i++) write_node(f, dir, g, i, n_levels, s, blocks, mc_err);
     fprintf(f, "</body></html>\n");
     free(blocks);
     int bad = ferror(f);
@@ -492,6 +509,58 @@ static int write_html(const char *dir, json_t *cfg, const thought_graph *g, int 
     int rc = write_file_atomic_msg(path, page, page_len, err, errlen);
     free(page);
     return rc;
+}
+
+/* The run's target from DIR/target.json: its description in desc, and the
+ * scenario its levels are scored in, or NULL when there is none to read. */
+static eval_scenario_t *read_target(const char *dir, char *desc, int len, eval_scenario_t *scenario)
+{
+    char path[1200], err[1600];
+    snprintf(path, sizeof path, "%s/target.json", dir);
+    char *tj = run_read_text(path);
+    target_t t;
+    eval_scenario_t *s = NULL;
+    if (tj && target_from_json(tj, &t, err, sizeof err) == STORY_OK) {
+        target_describe(&t, desc, len);
+        target_to_scenario(&t, "", scenario);
+        s = scenario;
+    }
+    free(tj);
+    return s;
+}
+
+/* The node table on the terminal (none when quiet), and the tokens and
+ * seconds the nodes took, added up. */
+static void print_nodes(const char *dir, json_t *cfg, const thought_graph *g, const eval_scenario_t *s, int quiet,
+                        long *tokens, double *wall)
+{
+    int n_levels = (int)json_integer_value(json_object_get(cfg, "levels"));
+    if (!quiet) {
+        printf("\n%-5s %-9s %-6s %-8s %8s %12s %8s %9s %7s %6s %6s\n", "node", "iteration", "parent", "status",
+               "fitness", "reward bytes", "tokens", "wall s", "aspao", "utr", "vutr");
+    }
+    for (int i = 0; i < g->n; i++) {
+        const thought_node *nd = &g->nodes[i];
+        char rp[1400], par[16];
+        snprintf(rp, sizeof rp, "%s/nodes/%03d/reward.c", dir, i);
+        snprintf(par, sizeof par, nd->parent < 0 ? "-" : "%d", nd->parent);
+        long tk = nd->tokens_prompt + nd->tokens_completion;
+        *tokens += tk;
+        *wall += nd->wall_s;
+        if (quiet) continue;
+        char bytes[24];
+        reward_bytes(rp, bytes, sizeof bytes);
+        printf("%-5d %-9d %-6s %-8s %8.3f %12s %8ld %9.1f", i, nd->iteration, par, status_name(nd->status),
+               nd->fitness, bytes, tk, nd->wall_s);
+        level_set *ls = node_levels(dir, i, n_levels, s);
+        if (ls) {
+            char aspao[32];
+            fmt_aspao(aspao, sizeof aspao, &ls->sum);
+            printf(" %7s %6.3f %6.3f\n", aspao, ls->sum.utr, ls->sum.vutr);
+        } else
+            printf(" %7s %6s %6s\n", "-", "-", "-");
+        free(ls);
+    }
 }
 
 int run_report(const char *dir, int html, int quiet)
@@ -512,45 +581,11 @@ int run_report(const char *dir, int html, int quiet)
         return 1;
     }
     char target_desc[256] = "?";
-    snprintf(path, sizeof path, "%s/target.json", dir);
-    char *tj = run_read_text(path);
-    target_t t;
-    eval_scenario_t scenario, *s = NULL;
-    if (tj && target_from_json(tj, &t, err, sizeof err) == STORY_OK) {
-        target_describe(&t, target_desc, sizeof target_desc);
-        target_to_scenario(&t, "", &scenario);
-        s = &scenario;
-    }
-    free(tj);
+    eval_scenario_t scenario, *s = read_target(dir, target_desc, sizeof target_desc, &scenario);
     int best = graph_best(&g);
     long tokens = 0;
     double wall = 0;
-    if (!quiet) {
-        printf("\n%-5s %-9s %-6s %-8s %8s %12s %8s %9s %7s %6s %6s\n", "node", "iteration", "parent", "status",
-               "fitness", "reward bytes", "tokens", "wall s", "aspao", "utr", "vutr");
-    }
-    for (int i = 0; i < g.n; i++) {
-        const thought_node *nd = &g.nodes[i];
-        char rp[1400], par[16];
-        snprintf(rp, sizeof rp, "%s/nodes/%03d/reward.c", dir, i);
-        snprintf(par, sizeof par, nd->parent < 0 ? "-" : "%d", nd->parent);
-        long tk = nd->tokens_prompt + nd->tokens_completion;
-        tokens += tk;
-        wall += nd->wall_s;
-        if (quiet) continue;
-        char bytes[24];
-        reward_bytes(rp, bytes, sizeof bytes);
-        printf("%-5d %-9d %-6s %-8s %8.3f %12s %8ld %9.1f", i, nd->iteration, par, status_name(nd->status),
-               nd->fitness, bytes, tk, nd->wall_s);
-        level_set *ls = node_levels(dir, i, (int)json_integer_value(json_object_get(cfg, "levels")), s);
-        if (ls) {
-            char aspao[32];
-            fmt_aspao(aspao, sizeof aspao, &ls->sum);
-            printf(" %7s %6.3f %6.3f\n", aspao, ls->sum.utr, ls->sum.vutr);
-        } else
-            printf(" %7s %6s %6s\n", "-", "-", "-");
-        free(ls);
-    }
+    print_nodes(dir, cfg, &g, s, quiet, &tokens, &wall);
     char bp[1024] = "";
     if (best >= 0) best_path(&g, best, bp, sizeof bp);
     if (!quiet) {
