@@ -3,6 +3,7 @@
 #include "author_offline.h"
 #include "dungeon.h"
 #include "eval.h"
+#include "util.h"
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,16 +23,6 @@ static int term_kind_by_name(const char *s)
     for (int k = 0; k < AT_N_KINDS; k++)
         if (!strcmp(s, term_names[k])) return k;
     return -1;
-}
-
-static void say(char *buf, int len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *buf, int len, const char *fmt, ...)
-{
-    if (!buf || len <= 0) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, (size_t)len, fmt, ap);
-    va_end(ap);
 }
 
 static void add_term(author_reward *r, int kind, int tile, float weight, int form, int param)
@@ -401,7 +392,7 @@ int author_parse(const char *code, author_reward *r, char *err, int errlen)
     memset(r, 0, sizeof *r);
     const char *p = code ? strstr(code, "offline-author-terms v1\n") : NULL;
     if (!p) {
-        say(err, errlen, "not a reward written by the offline author (no offline-author-terms header)");
+        say_to(err, errlen, "not a reward written by the offline author (no offline-author-terms header)");
         return -1;
     }
     p = strchr(p, '\n') + 1;
@@ -456,7 +447,7 @@ int author_parse(const char *code, author_reward *r, char *err, int errlen)
     }
     return 0;
 bad:
-    say(err, errlen, "offline-author header: cannot read line %d of the terms", lineno + 1);
+    say_to(err, errlen, "offline-author header: cannot read line %d of the terms", lineno + 1);
     memset(r, 0, sizeof *r);
     return -1;
 }
@@ -481,7 +472,7 @@ static float round3(double v)
 int author_align(author_reward *r, const author_stats *s, char *note, int len)
 {
     if (!s || s->n <= 0 || !isfinite(s->mean) || !isfinite(s->std) || !isfinite(s->min) || !isfinite(s->max)) {
-        say(note, len, "no usable statistics; reward unchanged");
+        say_to(note, len, "no usable statistics; reward unchanged");
         return 0;
     }
     double peak = fmax(fabs(s->min), fabs(s->max));
@@ -496,14 +487,14 @@ int author_align(author_reward *r, const author_stats *s, char *note, int len)
             }
         if (shaped) {
             r->revision++;
-            say(note, len,
+            say_to(note, len,
                 "%.0f%% of random-play rewards are zero: %d binary term%s made shaped (partial credit for "
                 "fewer regions and smaller detours)",
                 s->zero_share * 100, shaped, shaped == 1 ? "" : "s");
             return 1;
         }
         if (peak == 0) {
-            say(note, len, "every random-play reward is zero and all terms are already shaped; unchanged");
+            say_to(note, len, "every random-play reward is zero and all terms are already shaped; unchanged");
             return 0;
         }
     }
@@ -516,12 +507,12 @@ int author_align(author_reward *r, const author_stats *s, char *note, int len)
         if (next != old) {
             r->scale = next;
             r->revision++;
-            say(note, len, "largest |reward| %.4g is outside [0.25, 2]: scale %.4g -> %.4g", peak, (double)old,
+            say_to(note, len, "largest |reward| %.4g is outside [0.25, 2]: scale %.4g -> %.4g", peak, (double)old,
                 (double)next);
             return 1;
         }
     }
-    say(note, len, "statistics in range (largest |reward| %.4g, zero share %.0f%%); unchanged", peak,
+    say_to(note, len, "statistics in range (largest |reward| %.4g, zero share %.0f%%); unchanged", peak,
         s->zero_share * 100);
     return 0;
 }
@@ -670,12 +661,12 @@ int author_refine_branch(author_reward *r, const char *feedback, int branch, cha
     const char *tag = feedback ? strstr(feedback, "[offline-author term=") : NULL;
     char kind[32], tile[32];
     if (!tag || sscanf(tag, "[offline-author term=%31[a-z_]:%31[A-Z]", kind, tile) != 2) {
-        say(note, len, "the feedback names no measured problem; terms unchanged");
+        say_to(note, len, "the feedback names no measured problem; terms unchanged");
         return 0;
     }
     int k = term_kind_by_name(kind), t = tile_from_name(tile);
     if (k < 0 || t <= 0) {
-        say(note, len, "the feedback names an unknown term '%s:%s'; terms unchanged", kind, tile);
+        say_to(note, len, "the feedback names an unknown term '%s:%s'; terms unchanged", kind, tile);
         return 0;
     }
     author_term *tm = NULL;
@@ -683,12 +674,12 @@ int author_refine_branch(author_reward *r, const char *feedback, int branch, cha
         if (r->term[i].kind == k && r->term[i].tile == t) tm = &r->term[i];
     if (!tm) {
         if (r->n >= AUTHOR_MAX_TERMS) {
-            say(note, len, "no room for a new %s term; terms unchanged", kind);
+            say_to(note, len, "no room for a new %s term; terms unchanged", kind);
             return 0;
         }
         add_term(r, k, t, 1.0f, AF_BINARY, k == AT_ENEMY_NEAR || k == AT_ENEMY_AWAY ? 2 : 1);
         r->revision++;
-        say(note, len, "added the missing term %s for %s", kind, tile);
+        say_to(note, len, "added the missing term %s for %s", kind, tile);
         return 1;
     }
     /* Even-numbered changes double the weight, odd ones change the form;
@@ -701,17 +692,17 @@ int author_refine_branch(author_reward *r, const char *feedback, int branch, cha
     if (form_change) {
         if (k == AT_ENEMY_NEAR && tm->param > 0) {
             tm->param--;
-            say(note, len, "%s %s: radius tightened to %d extra steps", kind, tile, tm->param);
+            say_to(note, len, "%s %s: radius tightened to %d extra steps", kind, tile, tm->param);
             return 1;
         }
         if (k == AT_ENEMY_AWAY && tm->param < 8) {
             tm->param += 2;
-            say(note, len, "%s %s: radius widened to %d extra steps", kind, tile, tm->param);
+            say_to(note, len, "%s %s: radius widened to %d extra steps", kind, tile, tm->param);
             return 1;
         }
         if (sparse_kind(k) && tm->form == AF_BINARY) {
             tm->form = AF_SHAPED;
-            say(note, len, "%s %s: made shaped (partial credit on the way)", kind, tile);
+            say_to(note, len, "%s %s: made shaped (partial credit on the way)", kind, tile);
             return 1;
         }
     }
@@ -720,10 +711,10 @@ int author_refine_branch(author_reward *r, const char *feedback, int branch, cha
     float factor = 2.0f + (float)branch;
     tm->weight = fminf(tm->weight * factor, AUTHOR_WEIGHT_MAX);
     if (tm->weight == old) {
-        say(note, len, "%s %s: weight already at its maximum %.4g", kind, tile, (double)old);
+        say_to(note, len, "%s %s: weight already at its maximum %.4g", kind, tile, (double)old);
         return 1; /* revision and change count moved */
     }
-    say(note, len, "%s %s: weight %.4g -> %.4g", kind, tile, (double)old, (double)tm->weight);
+    say_to(note, len, "%s %s: weight %.4g -> %.4g", kind, tile, (double)old, (double)tm->weight);
     return 1;
 }
 
@@ -763,7 +754,7 @@ int author_merge(author_reward *r, double parent_fitness, const author_reward *r
         }
     }
     if (taken) r->revision++;
-    else say(note, len, "no reference scored above the parent with a further refined term");
+    else say_to(note, len, "no reference scored above the parent with a further refined term");
     return taken;
 }
 

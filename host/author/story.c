@@ -1,224 +1,12 @@
-/* Stories -> targets: the paper's scenarios, rule-based extraction, JSON. */
+/* The rule-based reading of a story: words in, a target out
+ * (docs/offline-author.md lists the rules). */
 #include "story.h"
-#include "dungeon.h"
 #include "level.h"
+#include "util.h"
 #include <ctype.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char *const paper_stories[4] = {
-    "The 'Player' needs to obtain the Key and escape through the 'Door'. To pick up the key, the player must "
-    "encounter one of monsters: BAT.",
-    "The 'Player' needs to obtain the Key and escape through the 'Door'. To pick up the key, the player must "
-    "encounter both of monsters: BAT, SCORPION.",
-    "The player must pick up the KEY to unlock the door and discover the treasure inside.",
-    "The BAT holds the key, and only by defeating it can the player open the door and reach the treasure.",
-};
-
-const char *story_scenario_text(int scenario)
-{
-    return scenario >= 1 && scenario <= 4 ? paper_stories[scenario - 1] : NULL;
-}
-
-static void target_encounter(target_t *t, int bat, int scorpion, int spider)
-{
-    memset(t, 0, sizeof *t);
-    t->kind = TARGET_ENCOUNTER;
-    t->enemies[0] = bat;
-    t->enemies[1] = scorpion;
-    t->enemies[2] = spider;
-    t->variant = VARIANT_DUNGEON;
-}
-
-static void target_pathlength(target_t *t, int length, int tolerance)
-{
-    memset(t, 0, sizeof *t);
-    t->kind = TARGET_PATHLENGTH;
-    t->length = length;
-    t->tolerance = tolerance;
-    t->variant = VARIANT_DUNGEON;
-}
-
-int target_default_tolerance(int length)
-{
-    int t = (length + 5) / 10;
-    return t > 0 ? t : 1;
-}
-
-static void target_keydoor(target_t *t, int gate)
-{
-    memset(t, 0, sizeof *t);
-    t->kind = TARGET_KEYDOOR;
-    t->gate = gate;
-    t->variant = VARIANT_TREASURE;
-}
-
-int target_scenario(int scenario, target_t *out)
-{
-    switch (scenario) {
-    case 1: target_encounter(out, 1, 0, 0); return 0;
-    case 2: target_encounter(out, 1, 1, 0); return 0;
-    case 3: target_keydoor(out, TILE_KEY); return 0;
-    case 4: target_keydoor(out, TILE_BAT); return 0;
-    default: return -1;
-    }
-}
-
-const char *target_tile_name(int tile)
-{
-    static const char *const names[N_TILES] = {"BORDER", "EMPTY", "WALL", "PLAYER", "BAT",
-                                               "SCORPION", "SPIDER", "KEY", "DOOR", "TREASURE"};
-    return tile >= 0 && tile < N_TILES ? names[tile] : "?";
-}
-
-static void say(char *buf, int len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *buf, int len, const char *fmt, ...)
-{
-    if (!buf || len <= 0) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, (size_t)len, fmt, ap);
-    va_end(ap);
-}
-
-int target_validate(const target_t *t, char *reason, int len)
-{
-    if (!t) {
-        say(reason, len, "no target");
-        return -1;
-    }
-    if (t->kind != TARGET_PATHLENGTH && (t->length || t->tolerance)) {
-        say(reason, len, "only a path-length target has a length and a tolerance");
-        return -1;
-    }
-    if (t->kind == TARGET_PATHLENGTH) {
-        if (t->length < TARGET_LENGTH_MIN || t->length > TARGET_LENGTH_MAX) {
-            say(reason, len, "path-length target: the length must be %d..%d steps", TARGET_LENGTH_MIN,
-                TARGET_LENGTH_MAX);
-            return -1;
-        }
-        if (t->tolerance < 0 || t->tolerance >= t->length) {
-            say(reason, len, "path-length target: the tolerance must be 0..%d steps (less than the length)",
-                t->length - 1);
-            return -1;
-        }
-        for (int e = 0; e < TARGET_N_ENEMIES; e++)
-            if (t->enemies[e]) {
-                say(reason, len, "path-length target: no enemy set");
-                return -1;
-            }
-        if (t->gate != 0 || t->variant != VARIANT_DUNGEON) {
-            say(reason, len, "path-length target: no gate, dungeon variant");
-            return -1;
-        }
-        return 0;
-    }
-    if (t->kind == TARGET_ENCOUNTER) {
-        for (int e = 0; e < TARGET_N_ENEMIES; e++)
-            if (t->enemies[e] != 0 && t->enemies[e] != 1) {
-                say(reason, len, "encounter target: enemy flags must be 0 or 1");
-                return -1;
-            }
-        if (t->gate != 0 || t->variant != VARIANT_DUNGEON) {
-            say(reason, len, "encounter target: no gate, dungeon variant");
-            return -1;
-        }
-        return 0;
-    }
-    if (t->kind == TARGET_KEYDOOR) {
-        if (t->gate != TILE_KEY && t->gate != TILE_BAT) {
-            say(reason, len, "key-door target: the gate must be KEY or BAT");
-            return -1;
-        }
-        for (int e = 0; e < TARGET_N_ENEMIES; e++)
-            if (t->enemies[e]) {
-                say(reason, len, "key-door target: no enemy set");
-                return -1;
-            }
-        if (t->variant != VARIANT_TREASURE) {
-            say(reason, len, "key-door target: treasure variant");
-            return -1;
-        }
-        return 0;
-    }
-    say(reason, len, "unknown target kind %d", t->kind);
-    return -1;
-}
-
-int target_equal(const target_t *a, const target_t *b)
-{
-    if (a->kind != b->kind || a->gate != b->gate || a->variant != b->variant || a->length != b->length ||
-        a->tolerance != b->tolerance)
-        return 0;
-    for (int e = 0; e < TARGET_N_ENEMIES; e++)
-        if (a->enemies[e] != b->enemies[e]) return 0;
-    return 1;
-}
-
-/* "BAT, SCORPION" from the types with flag == want. */
-static void list_enemies(const int *g, int want, char *buf, size_t len)
-{
-    buf[0] = 0;
-    for (int e = 0; e < TARGET_N_ENEMIES; e++) {
-        if (g[e] != want) continue;
-        size_t n = strlen(buf);
-        snprintf(buf + n, len - n, "%s%s", n ? ", " : "", target_tile_name(TILE_BAT + e));
-    }
-}
-
-void target_describe(const target_t *t, char *buf, int len)
-{
-    char yes[64], no[64];
-    if (target_validate(t, NULL, 0)) {
-        say(buf, len, "invalid target");
-        return;
-    }
-    if (t->kind == TARGET_KEYDOOR) {
-        say(buf, len, "key-door: Player -> %s -> Door -> Treasure (treasure variant)", target_tile_name(t->gate));
-        return;
-    }
-    if (t->kind == TARGET_PATHLENGTH) {
-        say(buf, len, "path length: the route Player -> Key -> Door %d steps long, give or take %d (dungeon variant)",
-            t->length, t->tolerance);
-        return;
-    }
-    list_enemies(t->enemies, 1, yes, sizeof yes);
-    list_enemies(t->enemies, 0, no, sizeof no);
-    if (!yes[0])
-        say(buf, len, "encounter: meet no enemy on the route Player -> Key -> Door (dungeon variant)");
-    else if (!no[0])
-        say(buf, len, "encounter: meet %s on the route Player -> Key -> Door (dungeon variant)", yes);
-    else
-        say(buf, len, "encounter: meet %s, not %s, on the route Player -> Key -> Door (dungeon variant)", yes, no);
-}
-
-void target_to_scenario(const target_t *t, const char *story, eval_scenario_t *out)
-{
-    static const char *const flows[] = {"Player -> Key -> Door", "Player -> Key -> Door -> Treasure",
-                                        "Player -> Bat -> Door -> Treasure"};
-    memset(out, 0, sizeof *out);
-    out->story = story;
-    out->variant = t->variant;
-    if (t->kind == TARGET_KEYDOOR) {
-        out->kind = EVAL_KEYDOOR;
-        out->gate = t->gate;
-        out->flow = t->gate == TILE_BAT ? flows[2] : flows[1];
-    } else if (t->kind == TARGET_PATHLENGTH) {
-        out->kind = EVAL_PATHLENGTH;
-        out->length = t->length;
-        out->tolerance = t->tolerance;
-        out->flow = flows[0];
-    } else {
-        out->kind = EVAL_ENCOUNTER;
-        for (int e = 0; e < TARGET_N_ENEMIES; e++) out->enemies[e] = t->enemies[e];
-        out->flow = flows[0];
-    }
-}
-
-/* ------------------------------------------------------------------ */
-/* Rule-based extraction                                              */
 
 enum { T_WORD, T_BREAK, T_SOFT };
 #define MAX_TOKENS 1200
@@ -377,8 +165,6 @@ static int noun_tile(const char *w)
     return -1;
 }
 
-static int is_enemy(int tile) { return tile >= TILE_BAT && tile <= TILE_SPIDER; }
-
 /* ------------------------------------------------------------------ */
 /* Route lengths: "the route from the player to the key and on to the */
 /* door should be about 30 steps"                                     */
@@ -429,7 +215,7 @@ static int route_length(const token *tok, int nt, int *length, int *tol, int *at
         int v = tok[i].kind == T_WORD ? count_value(tok[i].w) : -1;
         if (v < 0 || !(word_at(tok, nt, i + 1, w_steps) || word_at(tok, nt, i + 2, w_steps))) continue;
         if (found) {
-            say(reason, len, "the story names more than one number of steps; the evaluator measures one route length");
+            say_to(reason, len, "the story names more than one number of steps; the evaluator measures one route length");
             return -1;
         }
         found = 1;
@@ -438,7 +224,7 @@ static int route_length(const token *tok, int nt, int *length, int *tol, int *at
         *tol = target_default_tolerance(v);
         for (int j = i - 1; j >= 0 && j >= i - 3 && tok[j].kind == T_WORD; j--) {
             if (in_list(tok[j].w, w_bound) || !strcmp(tok[j].w, "up")) {
-                say(reason, len,
+                say_to(reason, len,
                     "the story bounds the route length on one side only ('%s'); the evaluator scores a length "
                     "with a tolerance, e.g. 'about 30 steps' or 'between 25 and 35 steps'",
                     tok[j].w);
@@ -464,7 +250,7 @@ static int route_length(const token *tok, int nt, int *length, int *tol, int *at
     }
     if (!found) return 0;
     if (*length < TARGET_LENGTH_MIN || *length > TARGET_LENGTH_MAX || *tol >= *length) {
-        say(reason, len, "the story asks for a route of %d steps; the evaluator scores lengths of %d to %d steps",
+        say_to(reason, len, "the story asks for a route of %d steps; the evaluator scores lengths of %d to %d steps",
             *length, TARGET_LENGTH_MIN, TARGET_LENGTH_MAX);
         return -1;
     }
@@ -492,19 +278,19 @@ int story_extract_offline(const char *story, target_t *out, char *reason, int le
     int nm = 0;
     memset(out, 0, sizeof *out);
     if (!story) {
-        say(reason, len, "no story given");
+        say_to(reason, len, "no story given");
         return STORY_REFUSED;
     }
     size_t slen = strlen(story);
     if (slen > STORY_MAX_LEN) {
-        say(reason, len, "the story is %zu characters long; at most %d are accepted", slen, STORY_MAX_LEN);
+        say_to(reason, len, "the story is %zu characters long; at most %d are accepted", slen, STORY_MAX_LEN);
         return STORY_REFUSED;
     }
     int nt = tokenize(story, tok, MAX_TOKENS);
     int nwords = 0;
     for (int i = 0; i < nt; i++) nwords += tok[i].kind == T_WORD;
     if (!nwords) {
-        say(reason, len, "the story is empty");
+        say_to(reason, len, "the story is empty");
         return STORY_REFUSED;
     }
 
@@ -533,26 +319,26 @@ int story_extract_offline(const char *story, target_t *out, char *reason, int le
         if (tok[i].kind != T_WORD) continue;
 
         if (in_list(w, w_creatures)) {
-            say(reason, len,
+            say_to(reason, len,
                 "the story mentions '%s', which the Dungeon problem does not have (its enemies are BAT, "
                 "SCORPION and SPIDER)",
                 w);
             return STORY_REFUSED;
         }
         if (in_list(w, w_things)) {
-            say(reason, len, "the story mentions '%s', which is not a tile of the Dungeon problem", w);
+            say_to(reason, len, "the story mentions '%s', which is not a tile of the Dungeon problem", w);
             return STORY_REFUSED;
         }
         if (in_list(w, w_vague_length) && lrc == 1) continue; /* "30 steps long" */
         if (in_list(w, w_vague_length) && mentions_route) {
-            say(reason, len,
+            say_to(reason, len,
                 "the story asks for a '%s' route without a number of steps; the evaluator scores a route length, "
                 "e.g. 'the route from the player to the key and on to the door should be about 30 steps'",
                 w);
             return STORY_REFUSED;
         }
         if (in_list(w, w_quality)) {
-            say(reason, len,
+            say_to(reason, len,
                 "the story asks for '%s', which the evaluator does not measure (it measures the route "
                 "Player -> Key -> Door and the enemies met on it, or Player -> gate -> Door -> Treasure)",
                 w);
@@ -565,7 +351,7 @@ int story_extract_offline(const char *story, target_t *out, char *reason, int le
                 int nt_tile = noun_tile(tok[j].w);
                 if (nt_tile < 0) continue;
                 if (nt_tile == 0) break; /* generic: handled at the noun */
-                say(reason, len,
+                say_to(reason, len,
                     "the story asks for '%s %s': the evaluator measures which enemy types are met and "
                     "whether the flow is playable, not how many of a tile there are",
                     w, tok[j].w);
@@ -610,7 +396,7 @@ int story_extract_offline(const char *story, target_t *out, char *reason, int le
             /* "<enemy> holds the key", "<enemy> guards the key" */
             int role = in_list(w, w_hold) ? 1 : 2;
             for (int k = nm - 1; k >= 0 && m[k].clause == clause; k--) {
-                if (!is_enemy(m[k].tile)) continue;
+                if (!target_is_enemy(m[k].tile)) continue;
                 int key_next = 0;
                 for (int j = i + 1; j < nt && j <= i + 4 && tok[j].kind == T_WORD; j++)
                     if (noun_tile(tok[j].w) == TILE_KEY) key_next = 1;
@@ -642,7 +428,7 @@ int story_extract_offline(const char *story, target_t *out, char *reason, int le
             continue;
         }
         if (nm == MAX_MENTIONS) {
-            say(reason, len, "the story names too many monsters to read");
+            say_to(reason, len, "the story names too many monsters to read");
             return STORY_REFUSED;
         }
         mention *x = &m[nm++];
@@ -651,7 +437,7 @@ int story_extract_offline(const char *story, target_t *out, char *reason, int le
         x->pol = pend ? -pol : pol;
         x->clause = clause;
         x->verb_before = verb_in_clause;
-        if (by_role && by_clause == clause && is_enemy(tile)) {
+        if (by_role && by_clause == clause && target_is_enemy(tile)) {
             if (by_role == 1) x->holder = 1;
             else x->guard = 1;
             by_role = 0;
@@ -681,7 +467,7 @@ int story_extract_offline(const char *story, target_t *out, char *reason, int le
     }
     for (int e = 0; e < TARGET_N_ENEMIES; e++)
         if (pos[e] && neg[e]) {
-            say(reason, len, "the story asks both to meet and to avoid the %s", enemy_label(TILE_BAT + e));
+            say_to(reason, len, "the story asks both to meet and to avoid the %s", enemy_label(TILE_BAT + e));
             return STORY_REFUSED;
         }
     /* "a bat or a spider", "one of: bat, spider": no single enemy set. */
@@ -694,7 +480,7 @@ int story_extract_offline(const char *story, target_t *out, char *reason, int le
                 distinct++;
             }
         if (distinct >= 2) {
-            say(reason, len,
+            say_to(reason, len,
                 "the story offers a choice between enemies; the evaluator needs one exact set of enemy types "
                 "to meet");
             return STORY_REFUSED;
@@ -703,14 +489,14 @@ int story_extract_offline(const char *story, target_t *out, char *reason, int le
     int n_pos = pos[0] + pos[1] + pos[2];
     int anything = nm > 0 || mentions_key || mentions_door || mentions_treasure;
     if (!anything) {
-        say(reason, len,
+        say_to(reason, len,
             "the story names nothing the evaluator can measure (a KEY, the DOOR, the TREASURE, or the enemies "
             "BAT, SCORPION, SPIDER)");
         return STORY_REFUSED;
     }
     if (gen_count) {
         if (n_pos && gen_count != n_pos) {
-            say(reason, len, "the story asks for %d monsters but names %d enemy type%s", gen_count, n_pos,
+            say_to(reason, len, "the story asks for %d monsters but names %d enemy type%s", gen_count, n_pos,
                 n_pos == 1 ? "" : "s");
             return STORY_REFUSED;
         }
@@ -718,19 +504,19 @@ int story_extract_offline(const char *story, target_t *out, char *reason, int le
         else if (!n_pos) gen_pos = 1;
     }
     if (gen_pos && !n_pos && !gen_pos_all) {
-        say(reason, len, "the story asks to meet a monster without naming which (BAT, SCORPION or SPIDER)");
+        say_to(reason, len, "the story asks to meet a monster without naming which (BAT, SCORPION or SPIDER)");
         return STORY_REFUSED;
     }
 
     if (lrc == 1) {
         if (mentions_treasure || nm > 0) {
-            say(reason, len,
+            say_to(reason, len,
                 "the story asks for a route length together with %s; the evaluator scores one target at a time",
                 mentions_treasure ? "a treasure" : "monsters");
             return STORY_REFUSED;
         }
         if (!mentions_key || !mentions_door) {
-            say(reason, len,
+            say_to(reason, len,
                 "the story asks for a route length without naming the route; the evaluator measures the route "
                 "Player -> Key -> Door (say it runs by the key to the door)");
             return STORY_REFUSED;
@@ -738,7 +524,7 @@ int story_extract_offline(const char *story, target_t *out, char *reason, int le
         target_pathlength(out, length, tolerance);
         char d[200];
         target_describe(out, d, sizeof d);
-        say(reason, len, "%s", d);
+        say_to(reason, len, "%s", d);
         return STORY_OK;
     }
 
@@ -746,45 +532,45 @@ int story_extract_offline(const char *story, target_t *out, char *reason, int le
         /* Key-door flow: Player -> G -> Door -> Treasure. */
         for (int e = 0; e < TARGET_N_ENEMIES; e++)
             if (neg[e] || (gen_neg && !n_pos)) {
-                say(reason, len,
+                say_to(reason, len,
                     "the story asks to avoid an enemy on the way to the treasure; the key-door evaluator "
                     "does not measure enemies met on the way");
                 return STORY_REFUSED;
             }
         if (gen_pos_all || n_pos > 1) {
-            say(reason, len,
+            say_to(reason, len,
                 "the story asks for several enemies before the treasure; the key-door evaluator measures one "
                 "gate before the door (a KEY or a BAT)");
             return STORY_REFUSED;
         }
         if (n_pos == 0) {
             if (!mentions_key) {
-                say(reason, len,
+                say_to(reason, len,
                     "the story does not say what opens the door to the treasure (a KEY or a BAT)");
                 return STORY_REFUSED;
             }
             target_keydoor(out, TILE_KEY);
-            say(reason, len, "treasure story with the KEY as the gate: Player -> KEY -> Door -> Treasure");
+            say_to(reason, len, "treasure story with the KEY as the gate: Player -> KEY -> Door -> Treasure");
             return STORY_OK;
         }
         int e = pos[0] ? 0 : pos[1] ? 1 : 2;
         const char *name = enemy_label(TILE_BAT + e);
         if (mentions_key && !holder[e]) {
-            say(reason, len,
+            say_to(reason, len,
                 "the story asks for the %s and the KEY before the door to the treasure; the key-door "
                 "evaluator measures one gate (a KEY, or a BAT that holds the key)",
                 name);
             return STORY_REFUSED;
         }
         if (TILE_BAT + e != TILE_BAT) {
-            say(reason, len,
+            say_to(reason, len,
                 "the story makes the %s the gate to the treasure; the key-door evaluator supports a KEY or "
                 "a BAT as the gate",
                 name);
             return STORY_REFUSED;
         }
         target_keydoor(out, TILE_BAT);
-        say(reason, len, "treasure story with the BAT as the gate: Player -> BAT -> Door -> Treasure");
+        say_to(reason, len, "treasure story with the BAT as the gate: Player -> BAT -> Door -> Treasure");
         return STORY_OK;
     }
 
@@ -795,219 +581,7 @@ int story_extract_offline(const char *story, target_t *out, char *reason, int le
     target_encounter(out, g[0], g[1], g[2]);
     char d[200];
     target_describe(out, d, sizeof d);
-    say(reason, len, "%s", d);
+    say_to(reason, len, "%s", d);
     (void)mentions_door;
     return STORY_OK;
-}
-
-/* ------------------------------------------------------------------ */
-/* JSON                                                               */
-
-json_t *target_json(const target_t *t)
-{
-    if (target_validate(t, NULL, 0)) return NULL;
-    if (t->kind == TARGET_KEYDOOR) return json_pack("{s:s, s:s}", "kind", "keydoor", "gate", target_tile_name(t->gate));
-    if (t->kind == TARGET_PATHLENGTH)
-        return json_pack("{s:s, s:i, s:i}", "kind", "pathlength", "length", t->length, "tolerance", t->tolerance);
-    json_t *arr = json_array();
-    for (int e = 0; e < TARGET_N_ENEMIES; e++)
-        if (t->enemies[e]) json_array_append_new(arr, json_string(target_tile_name(TILE_BAT + e)));
-    return json_pack("{s:s, s:o}", "kind", "encounter", "enemies", arr);
-}
-
-int target_to_json(const target_t *t, char *buf, size_t len)
-{
-    json_t *j = target_json(t);
-    if (!j) return -1;
-    char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    json_decref(j);
-    if (!s) return -1;
-    size_t n = strlen(s);
-    int ok = n < len;
-    if (ok) memcpy(buf, s, n + 1);
-    free(s);
-    return ok ? (int)n : -1;
-}
-
-static int tile_by_name(const char *s)
-{
-    for (int t = 0; t < N_TILES; t++)
-        if (!strcasecmp(s, target_tile_name(t))) return t;
-    return -1;
-}
-
-int target_from_jsonobj(const json_t *obj, target_t *out, char *reason, int len)
-{
-    memset(out, 0, sizeof *out);
-    if (!json_is_object(obj)) {
-        say(reason, len, "target JSON: expected an object");
-        return STORY_INVALID;
-    }
-    const json_t *refuse = json_object_get(obj, "refuse");
-    const char *key;
-    json_t *val;
-    if (refuse) {
-        json_object_foreach((json_t *)obj, key, val) {
-            if (strcmp(key, "refuse") && strcmp(key, "reason")) {
-                say(reason, len, "target JSON: unexpected field '%.40s' beside 'refuse'", key);
-                return STORY_INVALID;
-            }
-        }
-        const char *r = json_string_value(refuse);
-        if (!r || !*r) {
-            say(reason, len, "target JSON: 'refuse' must be a non-empty string");
-            return STORY_INVALID;
-        }
-        /* One line: the reason goes into messages and logs. */
-        char tmp[512];
-        snprintf(tmp, sizeof tmp, "%s", r);
-        for (char *c = tmp; *c; c++)
-            if (*c == '\n' || *c == '\r' || *c == '\t') *c = ' ';
-        say(reason, len, "%s", tmp);
-        return STORY_REFUSED;
-    }
-    json_object_foreach((json_t *)obj, key, val) {
-        if (strcmp(key, "kind") && strcmp(key, "enemies") && strcmp(key, "gate") && strcmp(key, "reason") &&
-            strcmp(key, "length") && strcmp(key, "tolerance")) {
-            say(reason, len, "target JSON: unexpected field '%.40s'", key);
-            return STORY_INVALID;
-        }
-    }
-    const json_t *r = json_object_get(obj, "reason");
-    if (r && !json_is_string(r)) {
-        say(reason, len, "target JSON: 'reason' must be a string");
-        return STORY_INVALID;
-    }
-    const char *kind = json_string_value(json_object_get(obj, "kind"));
-    if (!kind) {
-        say(reason, len, "target JSON: missing string field 'kind' (encounter, keydoor or pathlength), or 'refuse'");
-        return STORY_INVALID;
-    }
-    const json_t *enemies = json_object_get(obj, "enemies");
-    const json_t *gate = json_object_get(obj, "gate");
-    const json_t *length = json_object_get(obj, "length"), *tolerance = json_object_get(obj, "tolerance");
-    if (strcmp(kind, "pathlength") && (length || tolerance)) {
-        say(reason, len, "target JSON: only a pathlength target has 'length' and 'tolerance'");
-        return STORY_INVALID;
-    }
-    if (!strcmp(kind, "pathlength")) {
-        if (enemies || gate) {
-            say(reason, len, "target JSON: a pathlength target has no 'enemies' or 'gate'");
-            return STORY_INVALID;
-        }
-        if (!json_is_integer(length) || (tolerance && !json_is_integer(tolerance))) {
-            say(reason, len, "target JSON: a pathlength target needs an integer 'length' (and an integer "
-                             "'tolerance', if any)");
-            return STORY_INVALID;
-        }
-        json_int_t L = json_integer_value(length);
-        json_int_t T = tolerance ? json_integer_value(tolerance) : 0;
-        if (L < TARGET_LENGTH_MIN || L > TARGET_LENGTH_MAX || T < 0 || T >= L) {
-            say(reason, len, "target JSON: length must be %d..%d steps and tolerance 0..length-1", TARGET_LENGTH_MIN,
-                TARGET_LENGTH_MAX);
-            return STORY_INVALID;
-        }
-        target_pathlength(out, (int)L, tolerance ? (int)T : target_default_tolerance((int)L));
-        return STORY_OK;
-    }
-    if (!strcmp(kind, "encounter")) {
-        if (gate) {
-            say(reason, len, "target JSON: an encounter target has no 'gate'");
-            return STORY_INVALID;
-        }
-        if (!json_is_array(enemies)) {
-            say(reason, len, "target JSON: an encounter target needs an 'enemies' array");
-            return STORY_INVALID;
-        }
-        int g[TARGET_N_ENEMIES] = {0};
-        size_t i;
-        json_array_foreach(enemies, i, val) {
-            const char *name = json_string_value(val);
-            int t = name ? tile_by_name(name) : -1;
-            if (!is_enemy(t)) {
-                say(reason, len, "target JSON: enemies must be BAT, SCORPION or SPIDER, got %s%.40s%s",
-                    name ? "'" : "", name ? name : "a non-string", name ? "'" : "");
-                return STORY_INVALID;
-            }
-            if (g[t - TILE_BAT]) {
-                say(reason, len, "target JSON: %s listed twice", target_tile_name(t));
-                return STORY_INVALID;
-            }
-            g[t - TILE_BAT] = 1;
-        }
-        target_encounter(out, g[0], g[1], g[2]);
-        return STORY_OK;
-    }
-    if (!strcmp(kind, "keydoor")) {
-        if (enemies) {
-            say(reason, len, "target JSON: a keydoor target has no 'enemies'");
-            return STORY_INVALID;
-        }
-        const char *name = json_string_value(gate);
-        int t = name ? tile_by_name(name) : -1;
-        if (t != TILE_KEY && t != TILE_BAT) {
-            say(reason, len, "target JSON: a keydoor target needs 'gate' KEY or BAT");
-            return STORY_INVALID;
-        }
-        target_keydoor(out, t);
-        return STORY_OK;
-    }
-    say(reason, len, "target JSON: unknown kind '%.40s' (encounter, keydoor or pathlength)", kind);
-    return STORY_INVALID;
-}
-
-int target_from_json(const char *text, target_t *out, char *reason, int len)
-{
-    memset(out, 0, sizeof *out);
-    if (!text) {
-        say(reason, len, "target JSON: empty reply");
-        return STORY_INVALID;
-    }
-    size_t n = strlen(text);
-    if (n > 65536) {
-        say(reason, len, "target JSON: reply too long (%zu bytes)", n);
-        return STORY_INVALID;
-    }
-    /* The first balanced {...} that parses as JSON, wherever it is: prose
-     * before the object may hold braces of its own. */
-    const char *start = strchr(text, '{');
-    if (!start) {
-        say(reason, len, "target JSON: no JSON object in the reply");
-        return STORY_INVALID;
-    }
-    json_t *obj = NULL;
-    char first_err[200] = "";
-    /* at most 16 candidates: a reply of braces cannot make this quadratic */
-    for (int tries = 0; start && !obj && tries < 16; start = strchr(start + 1, '{'), tries++) {
-        int depth = 0, in_str = 0, esc = 0;
-        const char *end = NULL;
-        for (const char *p = start; *p; p++) {
-            if (in_str) {
-                if (esc) esc = 0;
-                else if (*p == '\\') esc = 1;
-                else if (*p == '"') in_str = 0;
-                continue;
-            }
-            if (*p == '"') in_str = 1;
-            else if (*p == '{') depth++;
-            else if (*p == '}' && --depth == 0) {
-                end = p + 1;
-                break;
-            }
-        }
-        if (!end) {
-            if (!first_err[0]) snprintf(first_err, sizeof first_err, "unterminated object");
-            continue;
-        }
-        json_error_t err;
-        obj = json_loadb(start, (size_t)(end - start), JSON_REJECT_DUPLICATES, &err);
-        if (!obj && !first_err[0]) snprintf(first_err, sizeof first_err, "%s", err.text);
-    }
-    if (!obj) {
-        say(reason, len, "target JSON: %s", first_err);
-        return STORY_INVALID;
-    }
-    int rc = target_from_jsonobj(obj, out, reason, len);
-    json_decref(obj);
-    return rc;
 }
