@@ -240,6 +240,88 @@ static int tile_by_name(const char *s)
     return -1;
 }
 
+/* {"refuse": "..."}: the model's one-line reason, or STORY_INVALID. */
+static int json_refusal(const json_t *obj, const json_t *refuse, char *reason, int len)
+{
+    const char *key;
+    json_t *val;
+    json_object_foreach((json_t *)obj, key, val) {
+        if (strcmp(key, "refuse") && strcmp(key, "reason")) {
+            say_to(reason, len, "target JSON: unexpected field '%.40s' beside 'refuse'", key);
+            return STORY_INVALID;
+        }
+    }
+    const char *r = json_string_value(refuse);
+    if (!r || !*r) {
+        say_to(reason, len, "target JSON: 'refuse' must be a non-empty string");
+        return STORY_INVALID;
+    }
+    /* One line: the reason goes into messages and logs. */
+    char tmp[512];
+    snprintf(tmp, sizeof tmp, "%s", r);
+    for (char *c = tmp; *c; c++)
+        if (*c == '\n' || *c == '\r' || *c == '\t') *c = ' ';
+    say_to(reason, len, "%s", tmp);
+    return STORY_REFUSED;
+}
+
+static int json_pathlength(const json_t *length, const json_t *tolerance, target_t *out, char *reason, int len)
+{
+    if (!json_is_integer(length) || (tolerance && !json_is_integer(tolerance))) {
+        say_to(reason, len, "target JSON: a pathlength target needs an integer 'length' (and an integer "
+                         "'tolerance', if any)");
+        return STORY_INVALID;
+    }
+    json_int_t L = json_integer_value(length);
+    json_int_t T = tolerance ? json_integer_value(tolerance) : 0;
+    if (L < TARGET_LENGTH_MIN || L > TARGET_LENGTH_MAX || T < 0 || T >= L) {
+        say_to(reason, len, "target JSON: length must be %d..%d steps and tolerance 0..length-1", TARGET_LENGTH_MIN,
+            TARGET_LENGTH_MAX);
+        return STORY_INVALID;
+    }
+    target_pathlength(out, (int)L, tolerance ? (int)T : target_default_tolerance((int)L));
+    return STORY_OK;
+}
+
+static int json_encounter(const json_t *enemies, target_t *out, char *reason, int len)
+{
+    if (!json_is_array(enemies)) {
+        say_to(reason, len, "target JSON: an encounter target needs an 'enemies' array");
+        return STORY_INVALID;
+    }
+    int g[TARGET_N_ENEMIES] = {0};
+    size_t i;
+    json_t *val;
+    json_array_foreach(enemies, i, val) {
+        const char *name = json_string_value(val);
+        int t = name ? tile_by_name(name) : -1;
+        if (!target_is_enemy(t)) {
+            say_to(reason, len, "target JSON: enemies must be BAT, SCORPION or SPIDER, got %s%.40s%s",
+                name ? "'" : "", name ? name : "a non-string", name ? "'" : "");
+            return STORY_INVALID;
+        }
+        if (g[t - TILE_BAT]) {
+            say_to(reason, len, "target JSON: %s listed twice", target_tile_name(t));
+            return STORY_INVALID;
+        }
+        g[t - TILE_BAT] = 1;
+    }
+    target_encounter(out, g[0], g[1], g[2]);
+    return STORY_OK;
+}
+
+static int json_keydoor(const json_t *gate, target_t *out, char *reason, int len)
+{
+    const char *name = json_string_value(gate);
+    int t = name ? tile_by_name(name) : -1;
+    if (t != TILE_KEY && t != TILE_BAT) {
+        say_to(reason, len, "target JSON: a keydoor target needs 'gate' KEY or BAT");
+        return STORY_INVALID;
+    }
+    target_keydoor(out, t);
+    return STORY_OK;
+}
+
 int target_from_jsonobj(const json_t *obj, target_t *out, char *reason, int len)
 {
     memset(out, 0, sizeof *out);
@@ -248,28 +330,9 @@ int target_from_jsonobj(const json_t *obj, target_t *out, char *reason, int len)
         return STORY_INVALID;
     }
     const json_t *refuse = json_object_get(obj, "refuse");
+    if (refuse) return json_refusal(obj, refuse, reason, len);
     const char *key;
     json_t *val;
-    if (refuse) {
-        json_object_foreach((json_t *)obj, key, val) {
-            if (strcmp(key, "refuse") && strcmp(key, "reason")) {
-                say_to(reason, len, "target JSON: unexpected field '%.40s' beside 'refuse'", key);
-                return STORY_INVALID;
-            }
-        }
-        const char *r = json_string_value(refuse);
-        if (!r || !*r) {
-            say_to(reason, len, "target JSON: 'refuse' must be a non-empty string");
-            return STORY_INVALID;
-        }
-        /* One line: the reason goes into messages and logs. */
-        char tmp[512];
-        snprintf(tmp, sizeof tmp, "%s", r);
-        for (char *c = tmp; *c; c++)
-            if (*c == '\n' || *c == '\r' || *c == '\t') *c = ' ';
-        say_to(reason, len, "%s", tmp);
-        return STORY_REFUSED;
-    }
     json_object_foreach((json_t *)obj, key, val) {
         if (strcmp(key, "kind") && strcmp(key, "enemies") && strcmp(key, "gate") && strcmp(key, "reason") &&
             strcmp(key, "length") && strcmp(key, "tolerance")) {
@@ -299,62 +362,21 @@ int target_from_jsonobj(const json_t *obj, target_t *out, char *reason, int len)
             say_to(reason, len, "target JSON: a pathlength target has no 'enemies' or 'gate'");
             return STORY_INVALID;
         }
-        if (!json_is_integer(length) || (tolerance && !json_is_integer(tolerance))) {
-            say_to(reason, len, "target JSON: a pathlength target needs an integer 'length' (and an integer "
-                             "'tolerance', if any)");
-            return STORY_INVALID;
-        }
-        json_int_t L = json_integer_value(length);
-        json_int_t T = tolerance ? json_integer_value(tolerance) : 0;
-        if (L < TARGET_LENGTH_MIN || L > TARGET_LENGTH_MAX || T < 0 || T >= L) {
-            say_to(reason, len, "target JSON: length must be %d..%d steps and tolerance 0..length-1", TARGET_LENGTH_MIN,
-                TARGET_LENGTH_MAX);
-            return STORY_INVALID;
-        }
-        target_pathlength(out, (int)L, tolerance ? (int)T : target_default_tolerance((int)L));
-        return STORY_OK;
+        return json_pathlength(length, tolerance, out, reason, len);
     }
     if (!strcmp(kind, "encounter")) {
         if (gate) {
             say_to(reason, len, "target JSON: an encounter target has no 'gate'");
             return STORY_INVALID;
         }
-        if (!json_is_array(enemies)) {
-            say_to(reason, len, "target JSON: an encounter target needs an 'enemies' array");
-            return STORY_INVALID;
-        }
-        int g[TARGET_N_ENEMIES] = {0};
-        size_t i;
-        json_array_foreach(enemies, i, val) {
-            const char *name = json_string_value(val);
-            int t = name ? tile_by_name(name) : -1;
-            if (!target_is_enemy(t)) {
-                say_to(reason, len, "target JSON: enemies must be BAT, SCORPION or SPIDER, got %s%.40s%s",
-                    name ? "'" : "", name ? name : "a non-string", name ? "'" : "");
-                return STORY_INVALID;
-            }
-            if (g[t - TILE_BAT]) {
-                say_to(reason, len, "target JSON: %s listed twice", target_tile_name(t));
-                return STORY_INVALID;
-            }
-            g[t - TILE_BAT] = 1;
-        }
-        target_encounter(out, g[0], g[1], g[2]);
-        return STORY_OK;
+        return json_encounter(enemies, out, reason, len);
     }
     if (!strcmp(kind, "keydoor")) {
         if (enemies) {
             say_to(reason, len, "target JSON: a keydoor target has no 'enemies'");
             return STORY_INVALID;
         }
-        const char *name = json_string_value(gate);
-        int t = name ? tile_by_name(name) : -1;
-        if (t != TILE_KEY && t != TILE_BAT) {
-            say_to(reason, len, "target JSON: a keydoor target needs 'gate' KEY or BAT");
-            return STORY_INVALID;
-        }
-        target_keydoor(out, t);
-        return STORY_OK;
+        return json_keydoor(gate, out, reason, len);
     }
     say_to(reason, len, "target JSON: unknown kind '%.40s' (encounter, keydoor or pathlength)", kind);
     return STORY_INVALID;
