@@ -7,7 +7,7 @@
 #include "eval.h"
 #include "level.h"
 #include "reward_jit.h"
-#include "story.h"
+#include "target.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,6 +3,7 @@
 #include "dungeon.h"
 #include "level.h"
 #include "story.h"
+#include "target.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

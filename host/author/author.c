@@ -5,6 +5,7 @@
 #include "levelio.h"
 #include "prompts.h"
 #include "render.h"
+#include "story.h"
 #include "author.h"
 #include "util.h"
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * model).  See author_offline.h and docs/offline-author.md. */
 #include "author_offline.h"
 #include "dungeon.h"
-#include "eval.h"
+#include "util.h"
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,16 +22,6 @@ static int term_kind_by_name(const char *s)
     for (int k = 0; k < AT_N_KINDS; k++)
         if (!strcmp(s, term_names[k])) return k;
     return -1;
-}
-
-static void say(char *buf, int len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *buf, int len, const char *fmt, ...)
-{
-    if (!buf || len <= 0) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, (size_t)len, fmt, ap);
-    va_end(ap);
 }
 
 static void add_term(author_reward *r, int kind, int tile, float weight, int form, int param)
@@ -172,16 +162,10 @@ static void emit_count(sbuf *b, const author_term *t, const char *count, int wan
     out(b, "        v += %s * -fminf(fabsf((float)%s - %d.0f), quarter) / 4.0f;\n", flit(t->weight, w), count, want);
 }
 
-static void emit_encounter_terms(sbuf *b, const author_reward *r)
+/* The route Player -> Key -> Door the encounter terms are measured on:
+ * d_pk, d_kd (or d_pd when no key is reached), and the counts. */
+static void emit_route(sbuf *b, const author_reward *r)
 {
-    char w[40];
-    int want_detour[TARGET_N_ENEMIES] = {0};
-    for (int i = 0; i < r->n; i++) {
-        int k = r->term[i].kind, tile = r->term[i].tile;
-        if ((k == AT_ENEMY_NEAR || k == AT_ENEMY_AWAY || k == AT_ENEMY_COUNT || k == AT_ENEMY_NONE) &&
-            tile >= TILE_BAT && tile <= TILE_SPIDER)
-            want_detour[tile - TILE_BAT] = 1;
-    }
     out(b, "        /* each tile too many or too few costs a quarter, up to a quarter of the map */\n");
     out(b, "        float quarter = (float)(level_height(l) * level_width(l)) / 4.0f;\n");
     out(b, "        int pr[1], pc[1], dr[1], dc[1], kr[4], kc[4];\n");
@@ -201,63 +185,80 @@ static void emit_encounter_terms(sbuf *b, const author_reward *r)
     out(b, "        }\n");
     out(b, "        int d_pd = bk < 0 && players > 0 && doors > 0 ? path_length(l, pr[0], pc[0], dr[0], dc[0]) : -1;\n");
     out(b, "        (void)d_pd;\n");
+}
+
+static void emit_route_length(sbuf *b, const author_term *t, const target_t *g)
+{
+    char w[40], lw[40], tw[40];
+    float L = (float)g->length, T = (float)g->tolerance;
+    out(b, "        /* route_length (%s): the route Player -> Key -> Door %d steps, give or take %d */\n",
+        t->form == AF_SHAPED ? "shaped" : "binary", g->length, g->tolerance);
+    out(b, "        if (d_pk > 0 && d_kd > 0) {\n");
+    out(b, "            float off = fmaxf(fabsf((float)(d_pk + d_kd) - %s) - %s, 0.0f);\n", flit(L, lw),
+        flit(T, tw));
+    if (t->form == AF_SHAPED)
+        out(b, "            v += %s * (1.0f - fminf(off / %s, 1.0f));\n", flit(t->weight, w), flit(L, lw));
+    else
+        out(b, "            v += %s * (off == 0.0f ? 1.0f : 0.0f);\n", flit(t->weight, w));
+    out(b, "        }\n");
+}
+
+static void emit_encounter_term(sbuf *b, const author_reward *r, const author_term *t)
+{
+    char w[40];
+    const char *n = tname(t->tile);
+    switch (t->kind) {
+    case AT_KEY_COUNT: emit_count(b, t, "keys", t->param, "exactly one key"); break;
+    case AT_PLAYER_KEY: emit_connect(b, t, "d_pk > 0", "the player reaches a key"); break;
+    case AT_KEY_DOOR: emit_connect(b, t, "d_kd > 0", "that key reaches the door"); break;
+    case AT_ENEMY_COUNT: {
+        char cnt[32], what[80];
+        snprintf(cnt, sizeof cnt, "n_%s", n);
+        snprintf(what, sizeof what, "%d %s on the map", t->param, n);
+        emit_count(b, t, cnt, t->param, what);
+        break;
+    }
+    case AT_ENEMY_NEAR:
+        out(b, "        /* enemy_near (%s): a %s within %d extra steps of the route */\n",
+            t->form == AF_SHAPED ? "shaped" : "binary", n, t->param);
+        if (t->form == AF_SHAPED)
+            out(b, "        v += %s * (det_%s <= %d.0f ? 1.0f : -fminf(det_%s - %d.0f, 20.0f) / 20.0f);\n",
+                flit(t->weight, w), n, t->param, n, t->param);
+        else
+            out(b, "        v += %s * (det_%s <= %d.0f ? 1.0f : 0.0f);\n", flit(t->weight, w), n, t->param);
+        break;
+    case AT_ROUTE_LENGTH: emit_route_length(b, t, &r->target); break;
+    case AT_ENEMY_NONE:
+        out(b, "        /* enemy_none: no %s on the map */\n", n);
+        out(b, "        v += %s * -fminf((float)n_%s, quarter) / 4.0f;\n", flit(t->weight, w), n);
+        break;
+    case AT_ENEMY_AWAY:
+        out(b, "        /* enemy_away (%s): no %s within %d extra steps of the route */\n",
+            t->form == AF_SHAPED ? "shaped" : "binary", n, t->param);
+        if (t->form == AF_SHAPED)
+            out(b,
+                "        v += %s * (det_%s <= %d.0f ? -1.0f : -fmaxf(0.0f, %d.0f - det_%s) / 4.0f);\n",
+                flit(t->weight, w), n, t->param, t->param + 4, n);
+        else
+            out(b, "        v += %s * (det_%s <= %d.0f ? -1.0f : 0.0f);\n", flit(t->weight, w), n, t->param);
+        break;
+    default: break;
+    }
+}
+
+static void emit_encounter_terms(sbuf *b, const author_reward *r)
+{
+    int want_detour[TARGET_N_ENEMIES] = {0};
+    for (int i = 0; i < r->n; i++) {
+        int k = r->term[i].kind, tile = r->term[i].tile;
+        if ((k == AT_ENEMY_NEAR || k == AT_ENEMY_AWAY || k == AT_ENEMY_COUNT || k == AT_ENEMY_NONE) &&
+            tile >= TILE_BAT && tile <= TILE_SPIDER)
+            want_detour[tile - TILE_BAT] = 1;
+    }
+    emit_route(b, r);
     for (int e = 0; e < TARGET_N_ENEMIES; e++)
         if (want_detour[e]) emit_detour(b, TILE_BAT + e);
-    for (int i = 0; i < r->n; i++) {
-        const author_term *t = &r->term[i];
-        const char *n = tname(t->tile);
-        switch (t->kind) {
-        case AT_KEY_COUNT: emit_count(b, t, "keys", t->param, "exactly one key"); break;
-        case AT_PLAYER_KEY: emit_connect(b, t, "d_pk > 0", "the player reaches a key"); break;
-        case AT_KEY_DOOR: emit_connect(b, t, "d_kd > 0", "that key reaches the door"); break;
-        case AT_ENEMY_COUNT: {
-            char cnt[32], what[80];
-            snprintf(cnt, sizeof cnt, "n_%s", n);
-            snprintf(what, sizeof what, "%d %s on the map", t->param, n);
-            emit_count(b, t, cnt, t->param, what);
-            break;
-        }
-        case AT_ENEMY_NEAR:
-            out(b, "        /* enemy_near (%s): a %s within %d extra steps of the route */\n",
-                t->form == AF_SHAPED ? "shaped" : "binary", n, t->param);
-            if (t->form == AF_SHAPED)
-                out(b, "        v += %s * (det_%s <= %d.0f ? 1.0f : -fminf(det_%s - %d.0f, 20.0f) / 20.0f);\n",
-                    flit(t->weight, w), n, t->param, n, t->param);
-            else
-                out(b, "        v += %s * (det_%s <= %d.0f ? 1.0f : 0.0f);\n", flit(t->weight, w), n, t->param);
-            break;
-        case AT_ROUTE_LENGTH: {
-            char lw[40], tw[40];
-            float L = (float)r->target.length, T = (float)r->target.tolerance;
-            out(b, "        /* route_length (%s): the route Player -> Key -> Door %d steps, give or take %d */\n",
-                t->form == AF_SHAPED ? "shaped" : "binary", r->target.length, r->target.tolerance);
-            out(b, "        if (d_pk > 0 && d_kd > 0) {\n");
-            out(b, "            float off = fmaxf(fabsf((float)(d_pk + d_kd) - %s) - %s, 0.0f);\n", flit(L, lw),
-                flit(T, tw));
-            if (t->form == AF_SHAPED)
-                out(b, "            v += %s * (1.0f - fminf(off / %s, 1.0f));\n", flit(t->weight, w), flit(L, lw));
-            else
-                out(b, "            v += %s * (off == 0.0f ? 1.0f : 0.0f);\n", flit(t->weight, w));
-            out(b, "        }\n");
-            break;
-        }
-        case AT_ENEMY_NONE:
-            out(b, "        /* enemy_none: no %s on the map */\n", n);
-            out(b, "        v += %s * -fminf((float)n_%s, quarter) / 4.0f;\n", flit(t->weight, w), n);
-            break;
-        case AT_ENEMY_AWAY:
-            out(b, "        /* enemy_away (%s): no %s within %d extra steps of the route */\n",
-                t->form == AF_SHAPED ? "shaped" : "binary", n, t->param);
-            if (t->form == AF_SHAPED)
-                out(b,
-                    "        v += %s * (det_%s <= %d.0f ? -1.0f : -fmaxf(0.0f, %d.0f - det_%s) / 4.0f);\n",
-                    flit(t->weight, w), n, t->param, t->param + 4, n);
-            else
-                out(b, "        v += %s * (det_%s <= %d.0f ? -1.0f : 0.0f);\n", flit(t->weight, w), n, t->param);
-            break;
-        default: break;
-        }
-    }
+    for (int i = 0; i < r->n; i++) emit_encounter_term(b, r, &r->term[i]);
 }
 
 static void emit_keydoor_terms(sbuf *b, const author_reward *r)
@@ -401,7 +402,7 @@ int author_parse(const char *code, author_reward *r, char *err, int errlen)
     memset(r, 0, sizeof *r);
     const char *p = code ? strstr(code, "offline-author-terms v1\n") : NULL;
     if (!p) {
-        say(err, errlen, "not a reward written by the offline author (no offline-author-terms header)");
+        say_to(err, errlen, "not a reward written by the offline author (no offline-author-terms header)");
         return -1;
     }
     p = strchr(p, '\n') + 1;
@@ -456,7 +457,7 @@ int author_parse(const char *code, author_reward *r, char *err, int errlen)
     }
     return 0;
 bad:
-    say(err, errlen, "offline-author header: cannot read line %d of the terms", lineno + 1);
+    say_to(err, errlen, "offline-author header: cannot read line %d of the terms", lineno + 1);
     memset(r, 0, sizeof *r);
     return -1;
 }
@@ -481,7 +482,7 @@ static float round3(double v)
 int author_align(author_reward *r, const author_stats *s, char *note, int len)
 {
     if (!s || s->n <= 0 || !isfinite(s->mean) || !isfinite(s->std) || !isfinite(s->min) || !isfinite(s->max)) {
-        say(note, len, "no usable statistics; reward unchanged");
+        say_to(note, len, "no usable statistics; reward unchanged");
         return 0;
     }
     double peak = fmax(fabs(s->min), fabs(s->max));
@@ -496,14 +497,14 @@ int author_align(author_reward *r, const author_stats *s, char *note, int len)
             }
         if (shaped) {
             r->revision++;
-            say(note, len,
+            say_to(note, len,
                 "%.0f%% of random-play rewards are zero: %d binary term%s made shaped (partial credit for "
                 "fewer regions and smaller detours)",
                 s->zero_share * 100, shaped, shaped == 1 ? "" : "s");
             return 1;
         }
         if (peak == 0) {
-            say(note, len, "every random-play reward is zero and all terms are already shaped; unchanged");
+            say_to(note, len, "every random-play reward is zero and all terms are already shaped; unchanged");
             return 0;
         }
     }
@@ -516,12 +517,12 @@ int author_align(author_reward *r, const author_stats *s, char *note, int len)
         if (next != old) {
             r->scale = next;
             r->revision++;
-            say(note, len, "largest |reward| %.4g is outside [0.25, 2]: scale %.4g -> %.4g", peak, (double)old,
+            say_to(note, len, "largest |reward| %.4g is outside [0.25, 2]: scale %.4g -> %.4g", peak, (double)old,
                 (double)next);
             return 1;
         }
     }
-    say(note, len, "statistics in range (largest |reward| %.4g, zero share %.0f%%); unchanged", peak,
+    say_to(note, len, "statistics in range (largest |reward| %.4g, zero share %.0f%%); unchanged", peak,
         s->zero_share * 100);
     return 0;
 }
@@ -558,40 +559,42 @@ static void consider(diagnosis *best, int kind, int tile, int levels, const char
     snprintf(best->change, sizeof best->change, "%s", change);
 }
 
-static void diagnose(const author_reward *r, const author_metrics *m, diagnosis *d)
+/* The key-door flow Player -> gate -> Door -> Treasure, step by step. */
+static void diagnose_keydoor(const author_reward *r, const author_metrics *m, diagnosis *d)
 {
     char p[240], c[240];
-    memset(d, 0, sizeof *d);
-    d->r = r;
-    d->kind = -1;
     int n = m->n;
-    if (r->target.kind == TARGET_KEYDOOR) {
-        const char *g = tname(r->target.gate);
-        snprintf(p, sizeof p, "%d of %d levels have no %s, so nothing opens the door", m->no_gate, n, g);
-        snprintf(c, sizeof c, "raise the weight of the term that asks for exactly one %s (gate_count)", g);
-        consider(d, AT_GATE_COUNT, r->target.gate, m->no_gate, p, c);
-        snprintf(p, sizeof p, "%d of %d levels have no DOOR in front of the treasure", m->no_door, n);
-        snprintf(c, sizeof c, "raise the weight of the term that asks for exactly one door (door_count)");
-        consider(d, AT_DOOR_COUNT, TILE_DOOR, m->no_door, p, c);
-        snprintf(p, sizeof p, "in %d of %d levels the player cannot reach a %s without passing a door",
-                 m->gate_unreached, n, g);
-        snprintf(c, sizeof c, "strengthen the term that rewards reaching a %s before any door (player_gate)", g);
-        consider(d, AT_PLAYER_GATE, r->target.gate, m->gate_unreached, p, c);
-        snprintf(p, sizeof p, "in %d of %d levels no door can be reached from the %s", m->gate_no_door, n, g);
-        snprintf(c, sizeof c, "strengthen the term that rewards a door reachable from the %s (gate_door)", g);
-        consider(d, AT_GATE_DOOR, r->target.gate, m->gate_no_door, p, c);
-        snprintf(p, sizeof p, "in %d of %d levels the treasure cannot be reached even through the door",
-                 m->treasure_unreached, n);
-        snprintf(c, sizeof c, "strengthen the term that rewards a way to the treasure through the door "
-                              "(door_separates)");
-        consider(d, AT_DOOR_SEPARATES, TILE_DOOR, m->treasure_unreached, p, c);
-        snprintf(p, sizeof p, "in %d of %d levels the player reaches the treasure without passing the door",
-                 m->door_not_separating, n);
-        snprintf(c, sizeof c, "strengthen the term that rewards the door closing the only way to the treasure "
-                              "(door_separates)");
-        consider(d, AT_DOOR_SEPARATES, TILE_DOOR, m->door_not_separating, p, c);
-        return;
-    }
+    const char *g = tname(r->target.gate);
+    snprintf(p, sizeof p, "%d of %d levels have no %s, so nothing opens the door", m->no_gate, n, g);
+    snprintf(c, sizeof c, "raise the weight of the term that asks for exactly one %s (gate_count)", g);
+    consider(d, AT_GATE_COUNT, r->target.gate, m->no_gate, p, c);
+    snprintf(p, sizeof p, "%d of %d levels have no DOOR in front of the treasure", m->no_door, n);
+    snprintf(c, sizeof c, "raise the weight of the term that asks for exactly one door (door_count)");
+    consider(d, AT_DOOR_COUNT, TILE_DOOR, m->no_door, p, c);
+    snprintf(p, sizeof p, "in %d of %d levels the player cannot reach a %s without passing a door",
+             m->gate_unreached, n, g);
+    snprintf(c, sizeof c, "strengthen the term that rewards reaching a %s before any door (player_gate)", g);
+    consider(d, AT_PLAYER_GATE, r->target.gate, m->gate_unreached, p, c);
+    snprintf(p, sizeof p, "in %d of %d levels no door can be reached from the %s", m->gate_no_door, n, g);
+    snprintf(c, sizeof c, "strengthen the term that rewards a door reachable from the %s (gate_door)", g);
+    consider(d, AT_GATE_DOOR, r->target.gate, m->gate_no_door, p, c);
+    snprintf(p, sizeof p, "in %d of %d levels the treasure cannot be reached even through the door",
+             m->treasure_unreached, n);
+    snprintf(c, sizeof c, "strengthen the term that rewards a way to the treasure through the door "
+                          "(door_separates)");
+    consider(d, AT_DOOR_SEPARATES, TILE_DOOR, m->treasure_unreached, p, c);
+    snprintf(p, sizeof p, "in %d of %d levels the player reaches the treasure without passing the door",
+             m->door_not_separating, n);
+    snprintf(c, sizeof c, "strengthen the term that rewards the door closing the only way to the treasure "
+                          "(door_separates)");
+    consider(d, AT_DOOR_SEPARATES, TILE_DOOR, m->door_not_separating, p, c);
+}
+
+/* The route Player -> Key -> Door: a key, reached, reaching the door. */
+static void diagnose_route(const author_metrics *m, diagnosis *d)
+{
+    char p[240], c[240];
+    int n = m->n;
     snprintf(p, sizeof p, "%d of %d levels have no KEY, so there is no solution", m->no_key, n);
     snprintf(c, sizeof c, "raise the weight of the term that asks for exactly one key (key_count)");
     consider(d, AT_KEY_COUNT, TILE_KEY, m->no_key, p, c);
@@ -604,16 +607,24 @@ static void diagnose(const author_reward *r, const author_metrics *m, diagnosis 
     snprintf(p, sizeof p, "in %d of %d levels every way to a key passes another key", m->blocked_by_keys, n);
     snprintf(c, sizeof c, "raise the weight of the term that asks for exactly one key (key_count)");
     consider(d, AT_KEY_COUNT, TILE_KEY, m->blocked_by_keys, p, c);
-    if (r->target.kind == TARGET_PATHLENGTH) {
-        int off = m->route_short + m->route_long, L = r->target.length, T = r->target.tolerance;
-        snprintf(p, sizeof p,
-                 "in %d of the %d solvable levels the route Player -> Key -> Door is not %d +- %d steps (%d too "
-                 "short, %d too long)",
-                 off, m->solved, L, T, m->route_short, m->route_long);
-        snprintf(c, sizeof c, "strengthen the term that rewards a route of %d +- %d steps (route_length)", L, T);
-        consider(d, AT_ROUTE_LENGTH, TILE_KEY, off, p, c);
-        return;
-    }
+}
+
+static void diagnose_route_length(const author_reward *r, const author_metrics *m, diagnosis *d)
+{
+    char p[240], c[240];
+    int off = m->route_short + m->route_long, L = r->target.length, T = r->target.tolerance;
+    snprintf(p, sizeof p,
+             "in %d of the %d solvable levels the route Player -> Key -> Door is not %d +- %d steps (%d too "
+             "short, %d too long)",
+             off, m->solved, L, T, m->route_short, m->route_long);
+    snprintf(c, sizeof c, "strengthen the term that rewards a route of %d +- %d steps (route_length)", L, T);
+    consider(d, AT_ROUTE_LENGTH, TILE_KEY, off, p, c);
+}
+
+/* Each enemy type: met when asked for, not met when not. */
+static void diagnose_enemies(const author_reward *r, const author_metrics *m, diagnosis *d)
+{
+    char p[240], c[240];
     for (int e = 0; e < TARGET_N_ENEMIES; e++) {
         const char *name = tname(TILE_BAT + e);
         if (r->target.enemies[e]) {
@@ -645,6 +656,20 @@ static void diagnose(const author_reward *r, const author_metrics *m, diagnosis 
     }
 }
 
+static void diagnose(const author_reward *r, const author_metrics *m, diagnosis *d)
+{
+    memset(d, 0, sizeof *d);
+    d->r = r;
+    d->kind = -1;
+    if (r->target.kind == TARGET_KEYDOOR) {
+        diagnose_keydoor(r, m, d);
+        return;
+    }
+    diagnose_route(m, d);
+    if (r->target.kind == TARGET_PATHLENGTH) diagnose_route_length(r, m, d);
+    else diagnose_enemies(r, m, d);
+}
+
 int author_feedback(const author_reward *r, const author_metrics *m, char *buf, int len)
 {
     diagnosis d;
@@ -670,12 +695,12 @@ int author_refine_branch(author_reward *r, const char *feedback, int branch, cha
     const char *tag = feedback ? strstr(feedback, "[offline-author term=") : NULL;
     char kind[32], tile[32];
     if (!tag || sscanf(tag, "[offline-author term=%31[a-z_]:%31[A-Z]", kind, tile) != 2) {
-        say(note, len, "the feedback names no measured problem; terms unchanged");
+        say_to(note, len, "the feedback names no measured problem; terms unchanged");
         return 0;
     }
     int k = term_kind_by_name(kind), t = tile_from_name(tile);
     if (k < 0 || t <= 0) {
-        say(note, len, "the feedback names an unknown term '%s:%s'; terms unchanged", kind, tile);
+        say_to(note, len, "the feedback names an unknown term '%s:%s'; terms unchanged", kind, tile);
         return 0;
     }
     author_term *tm = NULL;
@@ -683,12 +708,12 @@ int author_refine_branch(author_reward *r, const char *feedback, int branch, cha
         if (r->term[i].kind == k && r->term[i].tile == t) tm = &r->term[i];
     if (!tm) {
         if (r->n >= AUTHOR_MAX_TERMS) {
-            say(note, len, "no room for a new %s term; terms unchanged", kind);
+            say_to(note, len, "no room for a new %s term; terms unchanged", kind);
             return 0;
         }
         add_term(r, k, t, 1.0f, AF_BINARY, k == AT_ENEMY_NEAR || k == AT_ENEMY_AWAY ? 2 : 1);
         r->revision++;
-        say(note, len, "added the missing term %s for %s", kind, tile);
+        say_to(note, len, "added the missing term %s for %s", kind, tile);
         return 1;
     }
     /* Even-numbered changes double the weight, odd ones change the form;
@@ -701,17 +726,17 @@ int author_refine_branch(author_reward *r, const char *feedback, int branch, cha
     if (form_change) {
         if (k == AT_ENEMY_NEAR && tm->param > 0) {
             tm->param--;
-            say(note, len, "%s %s: radius tightened to %d extra steps", kind, tile, tm->param);
+            say_to(note, len, "%s %s: radius tightened to %d extra steps", kind, tile, tm->param);
             return 1;
         }
         if (k == AT_ENEMY_AWAY && tm->param < 8) {
             tm->param += 2;
-            say(note, len, "%s %s: radius widened to %d extra steps", kind, tile, tm->param);
+            say_to(note, len, "%s %s: radius widened to %d extra steps", kind, tile, tm->param);
             return 1;
         }
         if (sparse_kind(k) && tm->form == AF_BINARY) {
             tm->form = AF_SHAPED;
-            say(note, len, "%s %s: made shaped (partial credit on the way)", kind, tile);
+            say_to(note, len, "%s %s: made shaped (partial credit on the way)", kind, tile);
             return 1;
         }
     }
@@ -720,10 +745,10 @@ int author_refine_branch(author_reward *r, const char *feedback, int branch, cha
     float factor = 2.0f + (float)branch;
     tm->weight = fminf(tm->weight * factor, AUTHOR_WEIGHT_MAX);
     if (tm->weight == old) {
-        say(note, len, "%s %s: weight already at its maximum %.4g", kind, tile, (double)old);
+        say_to(note, len, "%s %s: weight already at its maximum %.4g", kind, tile, (double)old);
         return 1; /* revision and change count moved */
     }
-    say(note, len, "%s %s: weight %.4g -> %.4g", kind, tile, (double)old, (double)tm->weight);
+    say_to(note, len, "%s %s: weight %.4g -> %.4g", kind, tile, (double)old, (double)tm->weight);
     return 1;
 }
 
@@ -763,93 +788,6 @@ int author_merge(author_reward *r, double parent_fitness, const author_reward *r
         }
     }
     if (taken) r->revision++;
-    else say(note, len, "no reference scored above the parent with a further refined term");
+    else say_to(note, len, "no reference scored above the parent with a further refined term");
     return taken;
-}
-
-/* ------------------------------------------------------------------ */
-/* Failure counts of generated levels                                 */
-
-void author_metrics_compute(const target_t *t, const level_t *levels, int n, author_metrics *m)
-{
-    memset(m, 0, sizeof *m);
-    m->n = n;
-    eval_scenario_t sc;
-    target_to_scenario(t, NULL, &sc);
-    double total = 0;
-    for (int i = 0; i < n; i++) {
-        const level_t *l = &levels[i];
-        eval_level_t ev;
-        eval_level(&sc, l, &ev);
-        total += ev.score;
-        if (ev.missing) {
-            m->missing++;
-            continue;
-        }
-        short dist[PCG_MAX_CELLS], queue[PCG_MAX_CELLS];
-        int cells = l->h * l->w, player = lv_first(l, TILE_PLAYER);
-        if (t->kind == TARGET_KEYDOOR) {
-            if (ev.playable) {
-                m->solved++;
-                continue;
-            }
-            if (!ev.counts[t->gate]) {
-                m->no_gate++;
-                continue;
-            }
-            if (!ev.counts[TILE_DOOR]) {
-                m->no_door++;
-                continue;
-            }
-            /* gates reachable with doors blocking; from them, a door */
-            lv_bfs(l, player, PCG_BLOCK_DEFAULT | (1u << TILE_DOOR), -1, dist, queue);
-            int reach = 0, to_door = 0;
-            for (int c = 0; c < cells; c++) {
-                if (l->t[c] != t->gate || c == player || dist[c] < 0) continue;
-                reach = 1;
-                if (lv_nearest(l, c / l->w, c % l->w, TILE_DOOR) >= 0) to_door = 1;
-            }
-            int treasure = lv_first(l, TILE_TREASURE);
-            if (!reach) m->gate_unreached++;
-            else if (!to_door) m->gate_no_door++;
-            else if (ev.player_treasure < 0) m->treasure_unreached++;
-            else if (dist[treasure] >= 0) m->door_not_separating++;
-            else m->gate_unreached++; /* not reached: counted with the gate */
-            continue;
-        }
-        if (ev.solutions > 0 && t->kind == TARGET_PATHLENGTH) {
-            m->solved++;
-            if (ev.score < 1.0) {
-                if (ev.route < t->length - t->tolerance) m->route_short++;
-                else m->route_long++;
-            }
-            continue;
-        }
-        if (ev.solutions > 0) {
-            m->solved++;
-            for (int e = 0; e < TARGET_N_ENEMIES; e++) {
-                m->met[e] += ev.met[e] != 0;
-                m->present[e] += ev.counts[TILE_BAT + e] > 0;
-            }
-            continue;
-        }
-        if (!ev.counts[TILE_KEY]) {
-            m->no_key++;
-            continue;
-        }
-        lv_bfs(l, player, PCG_BLOCK_DEFAULT, -1, dist, queue);
-        short dist_d[PCG_MAX_CELLS];
-        int door = lv_first(l, TILE_DOOR);
-        lv_bfs(l, door, PCG_BLOCK_DEFAULT, -1, dist_d, queue);
-        int reach = 0, to_door = 0;
-        for (int c = 0; c < cells; c++) {
-            if (l->t[c] != TILE_KEY || dist[c] <= 0) continue;
-            reach = 1;
-            if (dist_d[c] > 0) to_door = 1;
-        }
-        if (!reach) m->key_unreached++;
-        else if (!to_door) m->door_unreached++;
-        else m->blocked_by_keys++;
-    }
-    m->fitness = n > 0 ? total / n : 0;
 }

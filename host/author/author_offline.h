@@ -13,7 +13,7 @@
 #ifndef PCG_AUTHOR_OFFLINE_H
 #define PCG_AUTHOR_OFFLINE_H
 #include "level.h"
-#include "story.h"
+#include "target.h"
 #include <stddef.h>
 
 /* Term kinds.  Presence features are 0/1 (or in [-1, 1] when shaped); count

@@ -2,7 +2,7 @@
 #include "commands.h"
 #include "eval.h"
 #include "levelio.h"
-#include "story.h"
+#include "target.h"
 #include "util.h"
 #include <getopt.h>
 #include <jansson.h>

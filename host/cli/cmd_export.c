@@ -5,7 +5,7 @@
 #include "graph.h"
 #include "levelio.h"
 #include "minecraft.h"
-#include "story.h"
+#include "target.h"
 #include "util.h"
 #include "dirguard.h"
 #include <getopt.h>

@@ -10,7 +10,7 @@
 #include "eval.h"
 #include "graph.h"
 #include "llm.h"
-#include "story.h"
+#include "target.h"
 
 /* The ranges of run's flags, which config.json must keep too: a stored
  * value past them would be work the run cannot use and its projected cost

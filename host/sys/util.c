@@ -24,6 +24,15 @@ void die_msg(const char *fmt, ...)
     va_end(ap);
 }
 
+void say_to(char *buf, int len, const char *fmt, ...)
+{
+    if (!buf || len <= 0) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, (size_t)len, fmt, ap);
+    va_end(ap);
+}
+
 /* "a FIFO", "a directory", ...: what a path is, for one-line refusals. */
 const char *file_kind(unsigned mode)
 {

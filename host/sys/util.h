@@ -10,6 +10,9 @@ enum { EXIT_USAGE = 2, EXIT_REFUSED = 3 };
 
 /* Print "pcgrllm: message" to stderr. */
 void die_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Format a one-line reason into buf (len bytes); nothing when buf is NULL
+ * or len is 0, for callers that do not want the reason. */
+void say_to(char *buf, int len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* The files the engine reads and writes (docs/loop.md, "Files"):
  * inputs must be regular files: a FIFO, device, socket or directory is
  * refused in one line (never waited on); outputs are written to a

@@ -1,4 +1,4 @@
-/* Stories and their measurable targets (docs/method.md#scenarios, docs/evaluator.md).
+/* Measurable targets (docs/method.md#scenarios, docs/evaluator.md).
  *
  * A target is what the evaluator can score:
  *   encounter  dungeon variant, route Player -> Key -> Door, and the set g of
@@ -10,13 +10,14 @@
  *              Door (as the evaluator finds it) of a given length in steps,
  *              give or take a tolerance.
  *
- * story_extract_offline() is the rule-based (keyword) reading of a story used
- * by the offline author; target_from_json() reads the same target from a
- * language model's JSON reply.  Both refuse what the evaluator cannot measure,
- * with a one-line reason.  docs/offline-author.md lists the rules. */
-#ifndef PCG_STORY_H
-#define PCG_STORY_H
+ * A target comes from a story: story_extract_offline() (host/author/story.h)
+ * reads it by keywords for the offline author; target_from_json() reads it
+ * from a language model's JSON reply.  Both refuse what the evaluator cannot
+ * measure, with a one-line reason. */
+#ifndef PCG_TARGET_H
+#define PCG_TARGET_H
 #include "eval.h"
+#include "level.h"
 #include <jansson.h>
 #include <stddef.h>
 
@@ -42,16 +43,18 @@ typedef struct {
 /* The tolerance of "about N steps": 10% of N, at least 1. */
 int target_default_tolerance(int length);
 
+/* Set *t to one target of each kind, every other field zero. */
+void target_encounter(target_t *t, int bat, int scorpion, int spider);
+void target_keydoor(target_t *t, int gate);
+void target_pathlength(target_t *t, int length, int tolerance);
+/* 1 for the tiles a target's enemy set can name: BAT, SCORPION, SPIDER. */
+static inline int target_is_enemy(int tile) { return tile >= TILE_BAT && tile <= TILE_SPIDER; }
+
 /* The four stories of the paper's Table I (scenario 1..4), verbatim; NULL
  * for any other number. */
 const char *story_scenario_text(int scenario);
 /* The target of scenario 1..4; -1 for any other number. */
 int target_scenario(int scenario, target_t *out);
-
-/* Rule-based target extraction.  Returns STORY_OK (reason says how the story
- * was read) or STORY_REFUSED (reason says why).  Deterministic; any input,
- * including NULL, binary or very long text, gets an answer. */
-int story_extract_offline(const char *story, target_t *out, char *reason, int len);
 
 /* 0 if t is a well-formed target the evaluator supports, else -1 and reason. */
 int target_validate(const target_t *t, char *reason, int len);

@@ -1,0 +1,439 @@
+/* Targets: the paper's scenarios, the checks, the evaluator's scenario, JSON. */
+#include "target.h"
+#include "dungeon.h"
+#include "level.h"
+#include "util.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const paper_stories[4] = {
+    "The 'Player' needs to obtain the Key and escape through the 'Door'. To pick up the key, the player must "
+    "encounter one of monsters: BAT.",
+    "The 'Player' needs to obtain the Key and escape through the 'Door'. To pick up the key, the player must "
+    "encounter both of monsters: BAT, SCORPION.",
+    "The player must pick up the KEY to unlock the door and discover the treasure inside.",
+    "The BAT holds the key, and only by defeating it can the player open the door and reach the treasure.",
+};
+
+const char *story_scenario_text(int scenario)
+{
+    return scenario >= 1 && scenario <= 4 ? paper_stories[scenario - 1] : NULL;
+}
+
+void target_encounter(target_t *t, int bat, int scorpion, int spider)
+{
+    memset(t, 0, sizeof *t);
+    t->kind = TARGET_ENCOUNTER;
+    t->enemies[0] = bat;
+    t->enemies[1] = scorpion;
+    t->enemies[2] = spider;
+    t->variant = VARIANT_DUNGEON;
+}
+
+void target_pathlength(target_t *t, int length, int tolerance)
+{
+    memset(t, 0, sizeof *t);
+    t->kind = TARGET_PATHLENGTH;
+    t->length = length;
+    t->tolerance = tolerance;
+    t->variant = VARIANT_DUNGEON;
+}
+
+int target_default_tolerance(int length)
+{
+    int t = (length + 5) / 10;
+    return t > 0 ? t : 1;
+}
+
+void target_keydoor(target_t *t, int gate)
+{
+    memset(t, 0, sizeof *t);
+    t->kind = TARGET_KEYDOOR;
+    t->gate = gate;
+    t->variant = VARIANT_TREASURE;
+}
+
+int target_scenario(int scenario, target_t *out)
+{
+    switch (scenario) {
+    case 1: target_encounter(out, 1, 0, 0); return 0;
+    case 2: target_encounter(out, 1, 1, 0); return 0;
+    case 3: target_keydoor(out, TILE_KEY); return 0;
+    case 4: target_keydoor(out, TILE_BAT); return 0;
+    default: return -1;
+    }
+}
+
+const char *target_tile_name(int tile)
+{
+    static const char *const names[N_TILES] = {"BORDER", "EMPTY", "WALL", "PLAYER", "BAT",
+                                               "SCORPION", "SPIDER", "KEY", "DOOR", "TREASURE"};
+    return tile >= 0 && tile < N_TILES ? names[tile] : "?";
+}
+
+int target_validate(const target_t *t, char *reason, int len)
+{
+    if (!t) {
+        say_to(reason, len, "no target");
+        return -1;
+    }
+    if (t->kind != TARGET_PATHLENGTH && (t->length || t->tolerance)) {
+        say_to(reason, len, "only a path-length target has a length and a tolerance");
+        return -1;
+    }
+    if (t->kind == TARGET_PATHLENGTH) {
+        if (t->length < TARGET_LENGTH_MIN || t->length > TARGET_LENGTH_MAX) {
+            say_to(reason, len, "path-length target: the length must be %d..%d steps", TARGET_LENGTH_MIN,
+                TARGET_LENGTH_MAX);
+            return -1;
+        }
+        if (t->tolerance < 0 || t->tolerance >= t->length) {
+            say_to(reason, len, "path-length target: the tolerance must be 0..%d steps (less than the length)",
+                t->length - 1);
+            return -1;
+        }
+        for (int e = 0; e < TARGET_N_ENEMIES; e++)
+            if (t->enemies[e]) {
+                say_to(reason, len, "path-length target: no enemy set");
+                return -1;
+            }
+        if (t->gate != 0 || t->variant != VARIANT_DUNGEON) {
+            say_to(reason, len, "path-length target: no gate, dungeon variant");
+            return -1;
+        }
+        return 0;
+    }
+    if (t->kind == TARGET_ENCOUNTER) {
+        for (int e = 0; e < TARGET_N_ENEMIES; e++)
+            if (t->enemies[e] != 0 && t->enemies[e] != 1) {
+                say_to(reason, len, "encounter target: enemy flags must be 0 or 1");
+                return -1;
+            }
+        if (t->gate != 0 || t->variant != VARIANT_DUNGEON) {
+            say_to(reason, len, "encounter target: no gate, dungeon variant");
+            return -1;
+        }
+        return 0;
+    }
+    if (t->kind == TARGET_KEYDOOR) {
+        if (t->gate != TILE_KEY && t->gate != TILE_BAT) {
+            say_to(reason, len, "key-door target: the gate must be KEY or BAT");
+            return -1;
+        }
+        for (int e = 0; e < TARGET_N_ENEMIES; e++)
+            if (t->enemies[e]) {
+                say_to(reason, len, "key-door target: no enemy set");
+                return -1;
+            }
+        if (t->variant != VARIANT_TREASURE) {
+            say_to(reason, len, "key-door target: treasure variant");
+            return -1;
+        }
+        return 0;
+    }
+    say_to(reason, len, "unknown target kind %d", t->kind);
+    return -1;
+}
+
+int target_equal(const target_t *a, const target_t *b)
+{
+    if (a->kind != b->kind || a->gate != b->gate || a->variant != b->variant || a->length != b->length ||
+        a->tolerance != b->tolerance)
+        return 0;
+    for (int e = 0; e < TARGET_N_ENEMIES; e++)
+        if (a->enemies[e] != b->enemies[e]) return 0;
+    return 1;
+}
+
+/* "BAT, SCORPION" from the types with flag == want. */
+static void list_enemies(const int *g, int want, char *buf, size_t len)
+{
+    buf[0] = 0;
+    for (int e = 0; e < TARGET_N_ENEMIES; e++) {
+        if (g[e] != want) continue;
+        size_t n = strlen(buf);
+        snprintf(buf + n, len - n, "%s%s", n ? ", " : "", target_tile_name(TILE_BAT + e));
+    }
+}
+
+void target_describe(const target_t *t, char *buf, int len)
+{
+    char yes[64], no[64];
+    if (target_validate(t, NULL, 0)) {
+        say_to(buf, len, "invalid target");
+        return;
+    }
+    if (t->kind == TARGET_KEYDOOR) {
+        say_to(buf, len, "key-door: Player -> %s -> Door -> Treasure (treasure variant)", target_tile_name(t->gate));
+        return;
+    }
+    if (t->kind == TARGET_PATHLENGTH) {
+        say_to(buf, len, "path length: the route Player -> Key -> Door %d steps long, give or take %d (dungeon variant)",
+            t->length, t->tolerance);
+        return;
+    }
+    list_enemies(t->enemies, 1, yes, sizeof yes);
+    list_enemies(t->enemies, 0, no, sizeof no);
+    if (!yes[0])
+        say_to(buf, len, "encounter: meet no enemy on the route Player -> Key -> Door (dungeon variant)");
+    else if (!no[0])
+        say_to(buf, len, "encounter: meet %s on the route Player -> Key -> Door (dungeon variant)", yes);
+    else
+        say_to(buf, len, "encounter: meet %s, not %s, on the route Player -> Key -> Door (dungeon variant)", yes, no);
+}
+
+void target_to_scenario(const target_t *t, const char *story, eval_scenario_t *out)
+{
+    static const char *const flows[] = {"Player -> Key -> Door", "Player -> Key -> Door -> Treasure",
+                                        "Player -> Bat -> Door -> Treasure"};
+    memset(out, 0, sizeof *out);
+    out->story = story;
+    out->variant = t->variant;
+    if (t->kind == TARGET_KEYDOOR) {
+        out->kind = EVAL_KEYDOOR;
+        out->gate = t->gate;
+        out->flow = t->gate == TILE_BAT ? flows[2] : flows[1];
+    } else if (t->kind == TARGET_PATHLENGTH) {
+        out->kind = EVAL_PATHLENGTH;
+        out->length = t->length;
+        out->tolerance = t->tolerance;
+        out->flow = flows[0];
+    } else {
+        out->kind = EVAL_ENCOUNTER;
+        for (int e = 0; e < TARGET_N_ENEMIES; e++) out->enemies[e] = t->enemies[e];
+        out->flow = flows[0];
+    }
+}
+
+
+json_t *target_json(const target_t *t)
+{
+    if (target_validate(t, NULL, 0)) return NULL;
+    if (t->kind == TARGET_KEYDOOR) return json_pack("{s:s, s:s}", "kind", "keydoor", "gate", target_tile_name(t->gate));
+    if (t->kind == TARGET_PATHLENGTH)
+        return json_pack("{s:s, s:i, s:i}", "kind", "pathlength", "length", t->length, "tolerance", t->tolerance);
+    json_t *arr = json_array();
+    for (int e = 0; e < TARGET_N_ENEMIES; e++)
+        if (t->enemies[e]) json_array_append_new(arr, json_string(target_tile_name(TILE_BAT + e)));
+    return json_pack("{s:s, s:o}", "kind", "encounter", "enemies", arr);
+}
+
+int target_to_json(const target_t *t, char *buf, size_t len)
+{
+    json_t *j = target_json(t);
+    if (!j) return -1;
+    char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(j);
+    if (!s) return -1;
+    size_t n = strlen(s);
+    int ok = n < len;
+    if (ok) memcpy(buf, s, n + 1);
+    free(s);
+    return ok ? (int)n : -1;
+}
+
+static int tile_by_name(const char *s)
+{
+    for (int t = 0; t < N_TILES; t++)
+        if (!strcasecmp(s, target_tile_name(t))) return t;
+    return -1;
+}
+
+/* {"refuse": "..."}: the model's one-line reason, or STORY_INVALID. */
+static int json_refusal(const json_t *obj, const json_t *refuse, char *reason, int len)
+{
+    const char *key;
+    json_t *val;
+    json_object_foreach((json_t *)obj, key, val) {
+        if (strcmp(key, "refuse") && strcmp(key, "reason")) {
+            say_to(reason, len, "target JSON: unexpected field '%.40s' beside 'refuse'", key);
+            return STORY_INVALID;
+        }
+    }
+    const char *r = json_string_value(refuse);
+    if (!r || !*r) {
+        say_to(reason, len, "target JSON: 'refuse' must be a non-empty string");
+        return STORY_INVALID;
+    }
+    /* One line: the reason goes into messages and logs. */
+    char tmp[512];
+    snprintf(tmp, sizeof tmp, "%s", r);
+    for (char *c = tmp; *c; c++)
+        if (*c == '\n' || *c == '\r' || *c == '\t') *c = ' ';
+    say_to(reason, len, "%s", tmp);
+    return STORY_REFUSED;
+}
+
+static int json_pathlength(const json_t *length, const json_t *tolerance, target_t *out, char *reason, int len)
+{
+    if (!json_is_integer(length) || (tolerance && !json_is_integer(tolerance))) {
+        say_to(reason, len, "target JSON: a pathlength target needs an integer 'length' (and an integer "
+                         "'tolerance', if any)");
+        return STORY_INVALID;
+    }
+    json_int_t L = json_integer_value(length);
+    json_int_t T = tolerance ? json_integer_value(tolerance) : 0;
+    if (L < TARGET_LENGTH_MIN || L > TARGET_LENGTH_MAX || T < 0 || T >= L) {
+        say_to(reason, len, "target JSON: length must be %d..%d steps and tolerance 0..length-1", TARGET_LENGTH_MIN,
+            TARGET_LENGTH_MAX);
+        return STORY_INVALID;
+    }
+    target_pathlength(out, (int)L, tolerance ? (int)T : target_default_tolerance((int)L));
+    return STORY_OK;
+}
+
+static int json_encounter(const json_t *enemies, target_t *out, char *reason, int len)
+{
+    if (!json_is_array(enemies)) {
+        say_to(reason, len, "target JSON: an encounter target needs an 'enemies' array");
+        return STORY_INVALID;
+    }
+    int g[TARGET_N_ENEMIES] = {0};
+    size_t i;
+    json_t *val;
+    json_array_foreach(enemies, i, val) {
+        const char *name = json_string_value(val);
+        int t = name ? tile_by_name(name) : -1;
+        if (!target_is_enemy(t)) {
+            say_to(reason, len, "target JSON: enemies must be BAT, SCORPION or SPIDER, got %s%.40s%s",
+                name ? "'" : "", name ? name : "a non-string", name ? "'" : "");
+            return STORY_INVALID;
+        }
+        if (g[t - TILE_BAT]) {
+            say_to(reason, len, "target JSON: %s listed twice", target_tile_name(t));
+            return STORY_INVALID;
+        }
+        g[t - TILE_BAT] = 1;
+    }
+    target_encounter(out, g[0], g[1], g[2]);
+    return STORY_OK;
+}
+
+static int json_keydoor(const json_t *gate, target_t *out, char *reason, int len)
+{
+    const char *name = json_string_value(gate);
+    int t = name ? tile_by_name(name) : -1;
+    if (t != TILE_KEY && t != TILE_BAT) {
+        say_to(reason, len, "target JSON: a keydoor target needs 'gate' KEY or BAT");
+        return STORY_INVALID;
+    }
+    target_keydoor(out, t);
+    return STORY_OK;
+}
+
+int target_from_jsonobj(const json_t *obj, target_t *out, char *reason, int len)
+{
+    memset(out, 0, sizeof *out);
+    if (!json_is_object(obj)) {
+        say_to(reason, len, "target JSON: expected an object");
+        return STORY_INVALID;
+    }
+    const json_t *refuse = json_object_get(obj, "refuse");
+    if (refuse) return json_refusal(obj, refuse, reason, len);
+    const char *key;
+    json_t *val;
+    json_object_foreach((json_t *)obj, key, val) {
+        if (strcmp(key, "kind") && strcmp(key, "enemies") && strcmp(key, "gate") && strcmp(key, "reason") &&
+            strcmp(key, "length") && strcmp(key, "tolerance")) {
+            say_to(reason, len, "target JSON: unexpected field '%.40s'", key);
+            return STORY_INVALID;
+        }
+    }
+    const json_t *r = json_object_get(obj, "reason");
+    if (r && !json_is_string(r)) {
+        say_to(reason, len, "target JSON: 'reason' must be a string");
+        return STORY_INVALID;
+    }
+    const char *kind = json_string_value(json_object_get(obj, "kind"));
+    if (!kind) {
+        say_to(reason, len, "target JSON: missing string field 'kind' (encounter, keydoor or pathlength), or 'refuse'");
+        return STORY_INVALID;
+    }
+    const json_t *enemies = json_object_get(obj, "enemies");
+    const json_t *gate = json_object_get(obj, "gate");
+    const json_t *length = json_object_get(obj, "length"), *tolerance = json_object_get(obj, "tolerance");
+    if (strcmp(kind, "pathlength") && (length || tolerance)) {
+        say_to(reason, len, "target JSON: only a pathlength target has 'length' and 'tolerance'");
+        return STORY_INVALID;
+    }
+    if (!strcmp(kind, "pathlength")) {
+        if (enemies || gate) {
+            say_to(reason, len, "target JSON: a pathlength target has no 'enemies' or 'gate'");
+            return STORY_INVALID;
+        }
+        return json_pathlength(length, tolerance, out, reason, len);
+    }
+    if (!strcmp(kind, "encounter")) {
+        if (gate) {
+            say_to(reason, len, "target JSON: an encounter target has no 'gate'");
+            return STORY_INVALID;
+        }
+        return json_encounter(enemies, out, reason, len);
+    }
+    if (!strcmp(kind, "keydoor")) {
+        if (enemies) {
+            say_to(reason, len, "target JSON: a keydoor target has no 'enemies'");
+            return STORY_INVALID;
+        }
+        return json_keydoor(gate, out, reason, len);
+    }
+    say_to(reason, len, "target JSON: unknown kind '%.40s' (encounter, keydoor or pathlength)", kind);
+    return STORY_INVALID;
+}
+
+int target_from_json(const char *text, target_t *out, char *reason, int len)
+{
+    memset(out, 0, sizeof *out);
+    if (!text) {
+        say_to(reason, len, "target JSON: empty reply");
+        return STORY_INVALID;
+    }
+    size_t n = strlen(text);
+    if (n > 65536) {
+        say_to(reason, len, "target JSON: reply too long (%zu bytes)", n);
+        return STORY_INVALID;
+    }
+    /* The first balanced {...} that parses as JSON, wherever it is: prose
+     * before the object may hold braces of its own. */
+    const char *start = strchr(text, '{');
+    if (!start) {
+        say_to(reason, len, "target JSON: no JSON object in the reply");
+        return STORY_INVALID;
+    }
+    json_t *obj = NULL;
+    char first_err[200] = "";
+    /* at most 16 candidates: a reply of braces cannot make this quadratic */
+    for (int tries = 0; start && !obj && tries < 16; start = strchr(start + 1, '{'), tries++) {
+        int depth = 0, in_str = 0, esc = 0;
+        const char *end = NULL;
+        for (const char *p = start; *p; p++) {
+            if (in_str) {
+                if (esc) esc = 0;
+                else if (*p == '\\') esc = 1;
+                else if (*p == '"') in_str = 0;
+                continue;
+            }
+            if (*p == '"') in_str = 1;
+            else if (*p == '{') depth++;
+            else if (*p == '}' && --depth == 0) {
+                end = p + 1;
+                break;
+            }
+        }
+        if (!end) {
+            if (!first_err[0]) snprintf(first_err, sizeof first_err, "unterminated object");
+            continue;
+        }
+        json_error_t err;
+        obj = json_loadb(start, (size_t)(end - start), JSON_REJECT_DUPLICATES, &err);
+        if (!obj && !first_err[0]) snprintf(first_err, sizeof first_err, "%s", err.text);
+    }
+    if (!obj) {
+        say_to(reason, len, "target JSON: %s", first_err);
+        return STORY_INVALID;
+    }
+    int rc = target_from_jsonobj(obj, out, reason, len);
+    json_decref(obj);
+    return rc;
+}
