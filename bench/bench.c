@@ -1,8 +1,8 @@
 /* pcgrllm bench [all|env|eval|reward|train|confine] [--backend cpu|cuda|auto]:
  * throughput tables.  The CPU backend (default) prints the tables of
  * bench/; the CUDA backend prints the device's environment and training
- * tables instead, measured by `pcgrllm device` (host/cli/cmd_device.c: device
- * env steps/s, sgemm rate, device trainer steps/s), while eval and reward
+ * tables instead, measured by `pcgrllm device` (host/gpu/device_bench.c:
+ * device env steps/s, sgemm rate, device trainer steps/s), while eval and reward
  * measure work that runs on the host with every backend and stay the CPU's. */
 #include "backend.h"
 #include "bench.h"
