@@ -1,8 +1,8 @@
 /* pcgrllm bench [all|env|eval|reward|train|confine] [--backend cpu|cuda|auto]:
  * throughput tables.  The CPU backend (default) prints the tables of
  * bench/; the CUDA backend prints the device's environment and training
- * tables instead, measured by `pcgrllm device` (host/cli/cmd_device.c: device
- * env steps/s, sgemm rate, device trainer steps/s), while eval and reward
+ * tables instead, measured by `pcgrllm device` (host/gpu/device_bench.c:
+ * device env steps/s, sgemm rate, device trainer steps/s), while eval and reward
  * measure work that runs on the host with every backend and stay the CPU's. */
 #include "backend.h"
 #include "bench.h"
@@ -66,46 +66,80 @@ static int device_tables(int env, int train, int argc, char **argv, int first)
     return cmd_device(n, sub);
 }
 
-int cmd_bench(int argc, char **argv)
+/* --backend NAME (or --backend=NAME) anywhere after the command taken out
+ * of argv; the rest goes to the benchmarks as before.  -1 to go on, else
+ * the exit status. */
+static int take_backend_flag(int argc, char **argv, char **args, int *nargs, const char **backend_arg)
 {
-    /* --backend NAME (or --backend=NAME) anywhere after the command; the
-     * rest goes to the benchmarks as before */
-    char *args[MAX_ARGS];
-    int nargs = 0;
-    const char *backend_arg = NULL;
+    *nargs = 0;
     for (int k = 0; k < argc; k++) {
         if (k > 0 && !strcmp(argv[k], "--backend")) {
             if (k + 1 >= argc) {
                 die_msg("bench: --backend wants cpu, cuda or auto");
                 return 2;
             }
-            backend_arg = argv[++k];
+            *backend_arg = argv[++k];
         } else if (k > 0 && !strncmp(argv[k], "--backend=", 10)) {
-            backend_arg = argv[k] + 10;
-        } else if (nargs < MAX_ARGS - 1) {
-            args[nargs++] = argv[k];
+            *backend_arg = argv[k] + 10;
+        } else if (*nargs < MAX_ARGS - 1) {
+            args[(*nargs)++] = argv[k];
         } else {
             die_msg("bench: too many arguments");
             return 2;
         }
     }
-    args[nargs] = NULL;
+    args[*nargs] = NULL;
+    return -1;
+}
+
+static void bench_usage(void)
+{
+    printf("usage: pcgrllm bench [all");
+    for (int i = 0; i < N_BENCH; i++) printf("|%s", benches[i].name);
+    printf("] [--backend cpu|cuda|auto] [options]\n");
+    for (int i = 0; i < N_BENCH; i++) printf("  %-6s %s\n", benches[i].name, benches[i].help);
+    printf("  --backend cpu (default) measures the CPU.  cuda (an error without a usable device), or auto\n"
+           "  with one, prints the device's tables instead: env is `pcgrllm device --bench` (device env\n"
+           "  steps/s), train is `pcgrllm device --sgemm --train` (sgemm rate, device trainer steps/s);\n"
+           "  they take device's --seconds, --envs, --mapping, --reward and --seed.  eval and reward run\n"
+           "  on the host with every backend and print their CPU tables.  auto without a device measures\n"
+           "  the CPU.\n");
+    printf("  pcgrllm bench NAME --help shows a benchmark's options.\n");
+}
+
+/* *backend: the one --backend names (the CPU without it), its line printed
+ * unless the device tables print their own.  -1 to go on, else the exit
+ * status. */
+static int bench_backend(const char *backend_arg, const int *selected, int *backend)
+{
+    *backend = BACKEND_CPU;
+    if (!backend_arg) return -1;
+    char err[600];
+    *backend = backend_select(backend_arg, err, sizeof err);
+    if (*backend < 0) {
+        die_msg("bench: %s", err);
+        return strncmp(err, "unknown backend", 15) ? 1 : 2;
+    }
+    /* the device tables print their own backend and device lines */
+    int device_call = 0;
+    for (int i = 0; i < N_BENCH; i++)
+        device_call |= *backend == BACKEND_CUDA && selected[i] &&
+                       (benches[i].fn == bench_env || benches[i].fn == bench_train);
+    if (!device_call) printf("backend: %s\n", backend_name(*backend));
+    fflush(stdout);
+    return -1;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    char *args[MAX_ARGS];
+    int nargs = 0;
+    const char *backend_arg = NULL;
+    int rc = take_backend_flag(argc, argv, args, &nargs, &backend_arg);
+    if (rc >= 0) return rc;
     argc = nargs;
     argv = args;
-    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-        printf("usage: pcgrllm bench [all");
-        for (int i = 0; i < N_BENCH; i++) printf("|%s", benches[i].name);
-        printf("] [--backend cpu|cuda|auto] [options]\n");
-        for (int i = 0; i < N_BENCH; i++) printf("  %-6s %s\n", benches[i].name, benches[i].help);
-        printf("  --backend cpu (default) measures the CPU.  cuda (an error without a usable device), or auto\n"
-               "  with one, prints the device's tables instead: env is `pcgrllm device --bench` (device env\n"
-               "  steps/s), train is `pcgrllm device --sgemm --train` (sgemm rate, device trainer steps/s);\n"
-               "  they take device's --seconds, --envs, --mapping, --reward and --seed.  eval and reward run\n"
-               "  on the host with every backend and print their CPU tables.  auto without a device measures\n"
-               "  the CPU.\n");
-        printf("  pcgrllm bench NAME --help shows a benchmark's options.\n");
-        return 0;
-    }
+    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) return bench_usage(), 0;
     const char *what = argc > 1 && argv[1][0] != '-' ? argv[1] : "all";
     int shift = argc > 1 && argv[1][0] != '-' ? 1 : 0;
     int selected[N_BENCH], found = 0;
@@ -114,23 +148,9 @@ int cmd_bench(int argc, char **argv)
         die_msg("bench: unknown benchmark '%s' (pcgrllm bench --help)", what);
         return 2;
     }
-    int backend = BACKEND_CPU;
-    if (backend_arg) {
-        char err[600];
-        backend = backend_select(backend_arg, err, sizeof err);
-        if (backend < 0) {
-            die_msg("bench: %s", err);
-            return strncmp(err, "unknown backend", 15) ? 1 : 2;
-        }
-        /* the device tables print their own backend and device lines */
-        int device_call = 0;
-        for (int i = 0; i < N_BENCH; i++)
-            device_call |= backend == BACKEND_CUDA && selected[i] &&
-                           (benches[i].fn == bench_env || benches[i].fn == bench_train);
-        if (!device_call) printf("backend: %s\n", backend_name(backend));
-        fflush(stdout);
-    }
-    int rc = 0;
+    int backend;
+    if ((rc = bench_backend(backend_arg, selected, &backend)) >= 0) return rc;
+    rc = 0;
     if (backend == BACKEND_CUDA) {
         int env = 0, train = 0;
         for (int i = 0; i < N_BENCH; i++) {

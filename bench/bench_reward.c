@@ -163,6 +163,98 @@ static void bench_reward_usage(FILE *f)
                "  NVRTC compile time for sm_75, sm_86, sm_89 and sm_90.\n");
 }
 
+/* The same source built by gcc -O2 in dir/INDEX and timed over tr, its
+ * sum checked against libtcc's; 0 when that build cannot run (said on
+ * stderr). */
+static double native_rate(const char *dir, int index, const char *file, const char *src, const transitions *tr,
+                          double seconds, double sum_tcc)
+{
+    char err[1024], sub[1100];
+    double sum_gcc = 0, r_gcc = 0;
+    snprintf(sub, sizeof sub, "%s/%d", dir, index);
+    make_dirs(sub);
+    if (build_native(sub, src, err, sizeof err) != 0) {
+        fprintf(stderr, "bench reward: %s: %s\n", file, err);
+        return 0;
+    }
+    char so[1300];
+    snprintf(so, sizeof so, "%s/reward.so", sub);
+    void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+    reward_c_fn fn = h ? (reward_c_fn)dlsym(h, "compute_reward") : NULL;
+    if (fn) {
+        r_gcc = rate(call_native, &fn, tr, seconds, &sum_gcc);
+        if (fabs(sum_gcc - sum_tcc) > 1e-3 * (1 + fabs(sum_gcc)))
+            fprintf(stderr, "bench reward: %s: tcc and gcc results differ (sums %g, %g)\n", file, sum_tcc, sum_gcc);
+    } else {
+        fprintf(stderr, "bench reward: %s: cannot load the gcc build: %s\n", file, dlerror());
+    }
+    if (h) dlclose(h);
+    return r_gcc;
+}
+
+/* The NVRTC compile time for each architecture, as the row's last columns. */
+static void print_nvrtc_times(const char *src)
+{
+    static const char *archs[] = REWARD_GPU_ARCHS;
+    char err[1024];
+    for (int a = 0; a < 4; a++) {
+        double ta = now_seconds();
+        size_t cl;
+        /* sized for the benchmark's 16x16 levels, as training compiles it */
+        int r = reward_compile_nvrtc_ex(src, archs[a], PCG_DEFAULT_SIDE, NULL, &cl, err, sizeof err);
+        if (r) printf(" %8s", "error");
+        else printf(" %7.2fs", now_seconds() - ta);
+    }
+}
+
+/* The row of reward file `index`; an untrusted one must pass the sandbox
+ * first.  0; 1 after a message (the next file still runs); -1 out of
+ * memory (said). */
+static int reward_row(const char *file, int index, int untrusted, long envs, double seconds, const char *dir, int nv)
+{
+    char err[1024];
+    long len;
+    char *src = read_file(file, REWARD_MAX_SOURCE, &len, err, sizeof err);
+    if (!src) return die_msg("bench reward: %s", err), 1;
+    /* scenario 3-4 rewards are about the treasure variant */
+    int variant = strstr(file, "scenario3") || strstr(file, "scenario4") ? VARIANT_TREASURE : VARIANT_DUNGEON;
+    reward_stats vs;
+    if (untrusted && reward_validate(src, variant, 16, 0, 60, &vs, err, sizeof err)) {
+        die_msg("bench reward: %s: refused by the sandbox: %s", file, err);
+        free(src);
+        return 1;
+    }
+    double t0 = now_seconds();
+    reward_prog *p = reward_compile_cpu(src, err, sizeof err);
+    double tcc_ms = (now_seconds() - t0) * 1e3;
+    if (!p) {
+        die_msg("bench reward: %s: %s", file, err);
+        free(src);
+        return 1;
+    }
+    transitions tr;
+    if (make_transitions(&tr, (int)envs, variant, 3)) {
+        die_msg("bench reward: out of memory");
+        reward_prog_free(p);
+        free(src);
+        return -1;
+    }
+    double sum_tcc;
+    double r_tcc = rate(call_tcc, p, &tr, seconds, &sum_tcc);
+    double r_gcc = native_rate(dir, index, file, src, &tr, seconds, sum_tcc);
+    const char *base = strrchr(file, '/');
+    printf("%-28s %9.1f %12.0f %12.0f", base ? base + 1 : file, tcc_ms, r_tcc, r_gcc);
+    if (r_gcc > 0) printf(" %8.2f", r_tcc / r_gcc);
+    else printf(" %8s", "-");
+    if (nv) print_nvrtc_times(src);
+    printf("\n");
+    fflush(stdout);
+    free_transitions(&tr);
+    reward_prog_free(p);
+    free(src);
+    return 0;
+}
+
 int bench_reward(int argc, char **argv)
 {
     static const struct option opts[] = {{"seconds", required_argument, 0, 's'},
@@ -207,81 +299,9 @@ int bench_reward(int argc, char **argv)
     printf("\n");
     int rc = 0;
     for (int f = 0; f < n_files; f++) {
-        char err[1024];
-        long len;
-        char *src = read_file(files[f], REWARD_MAX_SOURCE, &len, err, sizeof err);
-        if (!src) {
-            die_msg("bench reward: %s", err);
-            rc = 1;
-            continue;
-        }
-        /* scenario 3-4 rewards are about the treasure variant */
-        int variant = strstr(files[f], "scenario3") || strstr(files[f], "scenario4") ? VARIANT_TREASURE
-                                                                                     : VARIANT_DUNGEON;
-        reward_stats vs;
-        if (optind < argc && reward_validate(src, variant, 16, 0, 60, &vs, err, sizeof err)) {
-            die_msg("bench reward: %s: refused by the sandbox: %s", files[f], err);
-            free(src);
-            rc = 1;
-            continue;
-        }
-        double t0 = now_seconds();
-        reward_prog *p = reward_compile_cpu(src, err, sizeof err);
-        double tcc_ms = (now_seconds() - t0) * 1e3;
-        if (!p) {
-            die_msg("bench reward: %s: %s", files[f], err);
-            free(src);
-            rc = 1;
-            continue;
-        }
-        transitions tr;
-        if (make_transitions(&tr, (int)envs, variant, 3)) {
-            die_msg("bench reward: out of memory");
-            reward_prog_free(p);
-            free(src);
-            return 1;
-        }
-        double sum_tcc, sum_gcc = 0;
-        double r_tcc = rate(call_tcc, p, &tr, seconds, &sum_tcc);
-        double r_gcc = 0;
-        char sub[1100];
-        snprintf(sub, sizeof sub, "%s/%d", dir, f);
-        make_dirs(sub);
-        if (build_native(sub, src, err, sizeof err) == 0) {
-            char so[1300];
-            snprintf(so, sizeof so, "%s/reward.so", sub);
-            void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
-            reward_c_fn fn = h ? (reward_c_fn)dlsym(h, "compute_reward") : NULL;
-            if (fn) {
-                r_gcc = rate(call_native, &fn, &tr, seconds, &sum_gcc);
-                if (fabs(sum_gcc - sum_tcc) > 1e-3 * (1 + fabs(sum_gcc)))
-                    fprintf(stderr, "bench reward: %s: tcc and gcc results differ (sums %g, %g)\n", files[f],
-                            sum_tcc, sum_gcc);
-            } else {
-                fprintf(stderr, "bench reward: %s: cannot load the gcc build: %s\n", files[f], dlerror());
-            }
-            if (h) dlclose(h);
-        } else {
-            fprintf(stderr, "bench reward: %s: %s\n", files[f], err);
-        }
-        const char *base = strrchr(files[f], '/');
-        printf("%-28s %9.1f %12.0f %12.0f", base ? base + 1 : files[f], tcc_ms, r_tcc, r_gcc);
-        if (r_gcc > 0) printf(" %8.2f", r_tcc / r_gcc);
-        else printf(" %8s", "-");
-        if (nv)
-            for (int a = 0; a < 4; a++) {
-                double ta = now_seconds();
-                size_t cl;
-                /* sized for the benchmark's 16x16 levels, as training compiles it */
-                int r = reward_compile_nvrtc_ex(src, archs[a], PCG_DEFAULT_SIDE, NULL, &cl, err, sizeof err);
-                if (r) printf(" %8s", "error");
-                else printf(" %7.2fs", now_seconds() - ta);
-            }
-        printf("\n");
-        fflush(stdout);
-        free_transitions(&tr);
-        reward_prog_free(p);
-        free(src);
+        int r = reward_row(files[f], f, optind < argc, envs, seconds, dir, nv);
+        if (r < 0) return 1;
+        rc |= r;
     }
     if (!nv) printf("NVRTC compile times not measured: %s\n", nv_why);
     char cmd[200];

@@ -75,6 +75,79 @@ static double nonzero_per_cell(const env_t *e)
     return nz / (double)n;
 }
 
+/* Seconds of one env_step of cfg's environments without a reward (best
+ * of two rounds of cfg->n_steps steps); NAN when they cannot be built. */
+static double step_seconds_without_reward(const ppo_config *cfg)
+{
+    env_t e;
+    double t_noreward = NAN;
+    if (env_alloc(&e, cfg->n_envs, cfg->map_h, cfg->map_w, cfg->variant, 1)) return NAN;
+    int *act = malloc(sizeof(int) * (size_t)cfg->n_envs);
+    if (act) {
+        for (int i = 0; i < cfg->n_envs; i++) act[i] = i % e.cfg.n_actions;
+        for (int round = 0; round < 2; round++) {
+            double t0 = now_seconds();
+            for (int t = 0; t < cfg->n_steps; t++) env_step(&e, act);
+            double tn = (now_seconds() - t0) / cfg->n_steps;
+            t_noreward = isnan(t_noreward) ? tn : fmin(t_noreward, tn);
+        }
+        free(act);
+    }
+    env_free(&e);
+    return t_noreward;
+}
+
+/* The table's row of one preset at n_envs environments, measured on a
+ * rollout of n_steps and one epoch on it; best is the sgemm rate to
+ * compare with. */
+static void train_row(const char *preset, int n_envs, int n_steps, reward_prog *prog, double best)
+{
+    char err[1024];
+    ppo_config cfg;
+    ppo_config_default(&cfg);
+    snprintf(cfg.preset, sizeof cfg.preset, "%s", preset);
+    cfg.n_envs = n_envs;
+    cfg.n_steps = n_steps;
+    cfg.n_epochs = 1;
+    cfg.n_minibatches = 2;
+    ppo_t p;
+    if (ppo_init(&p, &cfg, prog ? reward_prog_call : wall_delta, prog, err, sizeof err)) {
+        die_msg("bench train: %s", err);
+        return;
+    }
+    /* best of two rounds: the machine may be shared */
+    double per_step_fwd = 1e30, per_step_env = 1e30, per_step_other = 1e30, per_sample_upd = 1e30;
+    double nz = nonzero_per_cell(&p.env);
+    for (int round = 0; round < 2; round++) {
+        ppo_metrics m;
+        memset(&m, 0, sizeof m);
+        ppo_rollout(&p, &m);
+        ppo_update(&p, &m);
+        per_step_fwd = fmin(per_step_fwd, m.t_forward / cfg.n_steps);
+        per_step_env = fmin(per_step_env, m.t_env / cfg.n_steps);
+        per_step_other = fmin(per_step_other, (m.t_rollout - m.t_forward - m.t_env) / cfg.n_steps);
+        per_sample_upd = fmin(per_sample_upd, m.t_update / ((double)cfg.n_steps * cfg.n_envs));
+    }
+    /* the reward's share of env_step: the same steps without it */
+    double t_noreward = step_seconds_without_reward(&cfg);
+    /* full update: 128 rollout steps, then 10 epochs over 128 x envs samples */
+    double T = 128, E = cfg.n_envs, epochs = 10;
+    double t_roll = T * (per_step_fwd + per_step_env + per_step_other);
+    double t_upd = epochs * T * E * per_sample_upd;
+    double sps = T * E / (t_roll + t_upd);
+    const nn_config *nc = &p.nn.cfg;
+    double fd = nn_macs_dense(nc), fx = nn_macs_executed(nc, nz);
+    double flops_step = 2 * (fd + epochs * (fd + bwd_macs(nc, fd, 0)));
+    double flops_exec = 2 * (fx + epochs * (fx + bwd_macs(nc, fx, nz)));
+    double gf = flops_step * sps / 1e9, gx = flops_exec * sps / 1e9;
+    double rew_ms = isnan(t_noreward) ? NAN : fmax(0, per_step_env - t_noreward) * 1e3;
+    printf("%-6s %5d %9.0f %8.2f %8.2f %8.2f %8.1f %8.3f %9.1f %8.1f %6.0f%% %6.0f%%\n", preset, cfg.n_envs, sps,
+           per_step_fwd * 1e3, per_step_env * 1e3, rew_ms, t_upd / T * 1e3, flops_step / 1e9, gf, gx, 100 * gf / best,
+           100 * gx / best);
+    fflush(stdout);
+    ppo_free(&p);
+}
+
 int bench_train(int argc, char **argv)
 {
     static const struct option opts[] = {{"threads", required_argument, 0, 't'}, {"quick", no_argument, 0, 'q'},
@@ -131,66 +204,9 @@ int bench_train(int argc, char **argv)
     int envs[2] = {64, 600};
     for (int pi = 0; pi < 3; pi++)
         for (int ei = 0; ei < (quick ? 1 : 2); ei++) {
-            ppo_config cfg;
-            ppo_config_default(&cfg);
-            snprintf(cfg.preset, sizeof cfg.preset, "%s", presets[pi]);
-            cfg.n_envs = envs[ei];
             /* a short rollout, one epoch on it */
-            int big = pi == 2 && ei == 1;
-            cfg.n_steps = big ? 8 : ei == 1 ? 16 : 32;
-            cfg.n_epochs = 1;
-            cfg.n_minibatches = 2;
-            ppo_t p;
-            if (ppo_init(&p, &cfg, prog ? reward_prog_call : wall_delta, prog, err, sizeof err)) {
-                die_msg("bench train: %s", err);
-                continue;
-            }
-            /* best of two rounds: the machine may be shared */
-            double per_step_fwd = 1e30, per_step_env = 1e30, per_step_other = 1e30, per_sample_upd = 1e30;
-            double nz = nonzero_per_cell(&p.env);
-            for (int round = 0; round < 2; round++) {
-                ppo_metrics m;
-                memset(&m, 0, sizeof m);
-                ppo_rollout(&p, &m);
-                ppo_update(&p, &m);
-                per_step_fwd = fmin(per_step_fwd, m.t_forward / cfg.n_steps);
-                per_step_env = fmin(per_step_env, m.t_env / cfg.n_steps);
-                per_step_other = fmin(per_step_other, (m.t_rollout - m.t_forward - m.t_env) / cfg.n_steps);
-                per_sample_upd = fmin(per_sample_upd, m.t_update / ((double)cfg.n_steps * cfg.n_envs));
-            }
-            /* the reward's share of env_step: the same steps without it */
-            env_t e;
-            double t_noreward = NAN;
-            if (!env_alloc(&e, cfg.n_envs, cfg.map_h, cfg.map_w, cfg.variant, 1)) {
-                int *act = malloc(sizeof(int) * (size_t)cfg.n_envs);
-                if (act) {
-                    for (int i = 0; i < cfg.n_envs; i++) act[i] = i % e.cfg.n_actions;
-                    for (int round = 0; round < 2; round++) {
-                        double t0 = now_seconds();
-                        for (int t = 0; t < cfg.n_steps; t++) env_step(&e, act);
-                        double tn = (now_seconds() - t0) / cfg.n_steps;
-                        t_noreward = isnan(t_noreward) ? tn : fmin(t_noreward, tn);
-                    }
-                    free(act);
-                }
-                env_free(&e);
-            }
-            /* full update: 128 rollout steps, then 10 epochs over 128 x envs samples */
-            double T = 128, E = cfg.n_envs, epochs = 10;
-            double t_roll = T * (per_step_fwd + per_step_env + per_step_other);
-            double t_upd = epochs * T * E * per_sample_upd;
-            double sps = T * E / (t_roll + t_upd);
-            const nn_config *nc = &p.nn.cfg;
-            double fd = nn_macs_dense(nc), fx = nn_macs_executed(nc, nz);
-            double flops_step = 2 * (fd + epochs * (fd + bwd_macs(nc, fd, 0)));
-            double flops_exec = 2 * (fx + epochs * (fx + bwd_macs(nc, fx, nz)));
-            double gf = flops_step * sps / 1e9, gx = flops_exec * sps / 1e9;
-            double rew_ms = isnan(t_noreward) ? NAN : fmax(0, per_step_env - t_noreward) * 1e3;
-            printf("%-6s %5d %9.0f %8.2f %8.2f %8.2f %8.1f %8.3f %9.1f %8.1f %6.0f%% %6.0f%%\n", presets[pi],
-                   cfg.n_envs, sps, per_step_fwd * 1e3, per_step_env * 1e3, rew_ms, t_upd / T * 1e3,
-                   flops_step / 1e9, gf, gx, 100 * gf / best, 100 * gx / best);
-            fflush(stdout);
-            ppo_free(&p);
+            int n_steps = pi == 2 && ei == 1 ? 8 : ei == 1 ? 16 : 32;
+            train_row(presets[pi], envs[ei], n_steps, prog, best);
         }
     printf("fwd/env/rew/upd_ms: per rollout step of all envs (policy forward, env step incl. reward, reward alone,\n"
            "update time per rollout step); GF/step: model GFLOP per environment step (one-hot layers counted as\n"

@@ -570,88 +570,57 @@ static void set_error(char *err, int errlen, const char *msg)
     if (err && errlen > 0) snprintf(err, (size_t)errlen, "%s", msg);
 }
 
-reward_prog *reward_compile_cpu(const char *src, char *err, int errlen)
+/* The source as libtcc compiles it: the low pads, the reward API, then the
+ * reward, numbered from its own line 1.  NULL when out of memory. */
+static char *full_source(const char *src)
 {
-    if (reward_scan(src, err, errlen)) return NULL;
     size_t plen = strlen(pcg_embed_reward_api_h);
     size_t slen = strlen(src);
     const char *pre_pad = PAD_DEFS("lo");
-    const char *post = PAD_DEFS("hi");
     size_t total = strlen(pre_pad) + plen + slen + 64;
     char *full = malloc(total);
-    if (!full) {
-        set_error(err, errlen, "out of memory");
-        return NULL;
-    }
-    snprintf(full, total, "%s%s\n#line 1 \"%s\"\n%s\n", pre_pad, pcg_embed_reward_api_h, REWARD_FILE_NAME, src);
+    if (full)
+        snprintf(full, total, "%s%s\n#line 1 \"%s\"\n%s\n", pre_pad, pcg_embed_reward_api_h, REWARD_FILE_NAME, src);
+    return full;
+}
 
-    pthread_once(&atfork_once, install_atfork);
-    pthread_mutex_lock(&tcc_lock);
-    tcc_diag diag = {"", 0};
-    reward_prog *p = NULL;
-    void *mem = MAP_FAILED;
-    size_t len = 0;
-    TCCState *s = tcc_new();
-    if (!s) {
-        snprintf(diag.msg, sizeof diag.msg, "the compiler could not start (out of memory)");
-        goto out;
+/* A failed link: "undefined symbol 'printf'" says where and why. */
+static void explain_link_failure(const char *src, tcc_diag *diag)
+{
+    const char *u = strstr(diag->msg, "undefined symbol '");
+    if (!u) {
+        if (!diag->msg[0]) snprintf(diag->msg, sizeof diag->msg, "linking failed");
+        return;
     }
-    tcc_set_error_func(s, &diag, on_tcc_error);
-    tcc_set_options(s, "-nostdlib -nostdinc");
-    tcc_set_output_type(s, TCC_OUTPUT_MEMORY);
-    if (tcc_compile_string(s, full) < 0 || diag.n_errors) goto out;
-    if (tcc_compile_string(s, post) < 0 || diag.n_errors) goto out;
-    jit_add_api_symbols(s);
-    int size = tcc_relocate(s, NULL);
-    if (size < 0 || diag.n_errors) {
-        /* "undefined symbol 'printf'": say where and why */
-        const char *u = strstr(diag.msg, "undefined symbol '");
-        if (u) {
-            char name[128];
-            const char *b = u + 18, *e = strchr(b, '\'');
-            size_t nl = e ? (size_t)(e - b) : strlen(b);
-            if (nl >= sizeof name) nl = sizeof name - 1;
-            memcpy(name, b, nl);
-            name[nl] = 0;
-            int line = jit_ident_line(src, name);
-            char where[32] = "";
-            if (line > 0) snprintf(where, sizeof where, "line %d: ", line);
-            if (!strcmp(name, "compute_reward"))
-                snprintf(diag.msg, sizeof diag.msg,
-                         "compute_reward is declared but not defined; define float compute_reward(const level_t "
-                         "*prev, const level_t *curr)");
-            else
-                snprintf(diag.msg, sizeof diag.msg,
-                         "%s'%s' is not available: reward code links only the reward API (level_height, "
-                         "level_width, tile_at, count_tiles, find_tiles, path_length, nearest_tile_distance, "
-                         "count_regions and fabsf sqrtf expf logf powf fminf fmaxf tanhf floorf ceilf); no C "
-                         "library",
-                         where, name);
-        } else if (!diag.msg[0]) {
-            snprintf(diag.msg, sizeof diag.msg, "linking failed");
-        }
-        goto out;
-    }
-    long page = sysconf(_SC_PAGESIZE);
-    len = ((size_t)size + (size_t)page - 1) & ~((size_t)page - 1);
-    mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (mem == MAP_FAILED) {
-        snprintf(diag.msg, sizeof diag.msg, "out of memory for the compiled reward");
-        goto out;
-    }
-    if (tcc_relocate(s, mem) < 0 || diag.n_errors) {
-        if (!diag.msg[0]) snprintf(diag.msg, sizeof diag.msg, "relocation failed");
-        goto out;
-    }
-    void *fn = tcc_get_symbol(s, "compute_reward");
-    if (!fn) {
-        snprintf(diag.msg, sizeof diag.msg,
-                 "no compute_reward: define float compute_reward(const level_t *prev, const level_t *curr)");
-        goto out;
-    }
+    char name[128];
+    const char *b = u + 18, *e = strchr(b, '\'');
+    size_t nl = e ? (size_t)(e - b) : strlen(b);
+    if (nl >= sizeof name) nl = sizeof name - 1;
+    memcpy(name, b, nl);
+    name[nl] = 0;
+    int line = jit_ident_line(src, name);
+    char where[32] = "";
+    if (line > 0) snprintf(where, sizeof where, "line %d: ", line);
+    if (!strcmp(name, "compute_reward"))
+        snprintf(diag->msg, sizeof diag->msg,
+                 "compute_reward is declared but not defined; define float compute_reward(const level_t "
+                 "*prev, const level_t *curr)");
+    else
+        snprintf(diag->msg, sizeof diag->msg,
+                 "%s'%s' is not available: reward code links only the reward API (level_height, "
+                 "level_width, tile_at, count_tiles, find_tiles, path_length, nearest_tile_distance, "
+                 "count_regions and fabsf sqrtf expf logf powf fminf fmaxf tanhf floorf ceilf); no C "
+                 "library",
+                 where, name);
+}
+
+/* The relocated image of len bytes at mem: code pages read+execute, the
+ * reward's data pages between them read-only.  0, or -1. */
+static int protect_image(TCCState *s, char *mem, size_t len, long page)
+{
     image_syms sy = {NULL, NULL};
     tcc_list_symbols(s, &sy, on_symbol);
-    char *lo = mem, *hi = (char *)mem + len;
+    char *lo = mem, *hi = mem + len;
     char *etext = sy.etext ? (char *)sy.etext : hi;
     if (etext < lo || etext > hi) etext = hi;
     char *text_end = lo + (((size_t)(etext - lo) + (size_t)page - 1) & ~((size_t)page - 1));
@@ -662,20 +631,65 @@ reward_prog *reward_compile_cpu(const char *src, char *err, int errlen)
     int bad = mprotect(lo, (size_t)(text_end - lo), PROT_READ | PROT_EXEC);
     if (!bad && plt > text_end) bad = mprotect(text_end, (size_t)(plt - text_end), PROT_READ);
     if (!bad && hi > plt) bad = mprotect(plt, (size_t)(hi - plt), PROT_READ | PROT_EXEC);
-    if (bad) {
-        snprintf(diag.msg, sizeof diag.msg, "could not protect the compiled reward's memory");
-        goto out;
+    return bad ? -1 : 0;
+}
+
+/* Compiles and links full into fresh memory (*mem, *len: the caller
+ * unmaps it unless the program took it).  The program, or NULL with
+ * diag->msg.  Called under tcc_lock. */
+static reward_prog *compile_into_memory(TCCState *s, const char *full, const char *src, tcc_diag *diag, void **mem,
+                                        size_t *len)
+{
+    tcc_set_error_func(s, diag, on_tcc_error);
+    tcc_set_options(s, "-nostdlib -nostdinc");
+    tcc_set_output_type(s, TCC_OUTPUT_MEMORY);
+    if (tcc_compile_string(s, full) < 0 || diag->n_errors) return NULL;
+    if (tcc_compile_string(s, PAD_DEFS("hi")) < 0 || diag->n_errors) return NULL;
+    jit_add_api_symbols(s);
+    int size = tcc_relocate(s, NULL);
+    if (size < 0 || diag->n_errors) return explain_link_failure(src, diag), NULL;
+    long page = sysconf(_SC_PAGESIZE);
+    *len = ((size_t)size + (size_t)page - 1) & ~((size_t)page - 1);
+    *mem = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (*mem == MAP_FAILED)
+        return snprintf(diag->msg, sizeof diag->msg, "out of memory for the compiled reward"), NULL;
+    if (tcc_relocate(s, *mem) < 0 || diag->n_errors) {
+        if (!diag->msg[0]) snprintf(diag->msg, sizeof diag->msg, "relocation failed");
+        return NULL;
     }
-    p = calloc(1, sizeof *p);
-    if (!p) {
-        snprintf(diag.msg, sizeof diag.msg, "out of memory");
-        goto out;
-    }
+    void *fn = tcc_get_symbol(s, "compute_reward");
+    if (!fn)
+        return snprintf(diag->msg, sizeof diag->msg,
+                        "no compute_reward: define float compute_reward(const level_t *prev, const level_t *curr)"),
+               NULL;
+    if (protect_image(s, *mem, *len, page))
+        return snprintf(diag->msg, sizeof diag->msg, "could not protect the compiled reward's memory"), NULL;
+    reward_prog *p = calloc(1, sizeof *p);
+    if (!p) return snprintf(diag->msg, sizeof diag->msg, "out of memory"), NULL;
     p->fn = (float (*)(const level_t *, const level_t *))fn;
-    p->mem = mem;
-    p->len = len;
-    mem = MAP_FAILED;
-out:
+    p->mem = *mem;
+    p->len = *len;
+    *mem = MAP_FAILED;
+    return p;
+}
+
+reward_prog *reward_compile_cpu(const char *src, char *err, int errlen)
+{
+    if (reward_scan(src, err, errlen)) return NULL;
+    char *full = full_source(src);
+    if (!full) {
+        set_error(err, errlen, "out of memory");
+        return NULL;
+    }
+    pthread_once(&atfork_once, install_atfork);
+    pthread_mutex_lock(&tcc_lock);
+    tcc_diag diag = {"", 0};
+    reward_prog *p = NULL;
+    void *mem = MAP_FAILED;
+    size_t len = 0;
+    TCCState *s = tcc_new();
+    if (!s) snprintf(diag.msg, sizeof diag.msg, "the compiler could not start (out of memory)");
+    else p = compile_into_memory(s, full, src, &diag, &mem, &len);
     if (!p) jit_explain(src, diag.msg, sizeof diag.msg);
     if (s) tcc_delete(s);
     pthread_mutex_unlock(&tcc_lock);

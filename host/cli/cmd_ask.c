@@ -67,113 +67,120 @@ static void ask_summary(const llm_config *cfg, const llm_reply *r)
             r->attempts, r->attempts == 1 ? "" : "s", r->seconds);
 }
 
-int cmd_ask(int argc, char **argv)
+typedef struct {
+    const char *system, *image_path, *extract, *text;
+} ask_args;
+
+/* One --flag VALUE.  -1 to go on, else the exit status. */
+static int ask_flag(llm_config *cfg, ask_args *a, const char *flag, const char *v)
 {
-    llm_config cfg;
-    llm_config_defaults(&cfg);
-    const char *system = NULL, *image_path = NULL, *extract = NULL, *text = NULL;
     char err[1024];
+    if (!strcmp(flag, "--llm")) {
+        if (strcmp(v, "openai")) {
+            die_msg("ask: --llm %s: this command needs a language model server (--llm openai)", v);
+            return EXIT_USAGE;
+        }
+    } else if (!strcmp(flag, "--system")) {
+        a->system = v;
+    } else if (!strcmp(flag, "--image")) {
+        a->image_path = v;
+    } else if (!strcmp(flag, "--extract")) {
+        if (strcmp(v, "code") && strcmp(v, "json")) {
+            die_msg("ask: --extract takes code or json");
+            return EXIT_USAGE;
+        }
+        a->extract = v;
+    } else {
+        int r = llm_config_flag(cfg, flag, v, err, sizeof err);
+        if (r < 0) {
+            die_msg("ask: %s", err);
+            return EXIT_USAGE;
+        }
+        if (r == 0) {
+            die_msg("ask: unknown option %s (pcgrllm ask --help)", flag);
+            return EXIT_USAGE;
+        }
+    }
+    return -1;
+}
+
+/* -1 to go on, else the exit status. */
+static int parse_ask_args(int argc, char **argv, llm_config *cfg, ask_args *a)
+{
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+        const char *arg = argv[i];
+        if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
             ask_usage(stdout);
             return 0;
         }
-        if (a[0] == '-' && a[1] == '-') {
+        if (arg[0] == '-' && arg[1] == '-') {
             if (i + 1 >= argc) {
-                die_msg("ask: %s needs a value (pcgrllm ask --help)", a);
+                die_msg("ask: %s needs a value (pcgrllm ask --help)", arg);
                 return EXIT_USAGE;
             }
-            const char *v = argv[++i];
-            if (!strcmp(a, "--llm")) {
-                if (strcmp(v, "openai")) {
-                    die_msg("ask: --llm %s: this command needs a language model server (--llm openai)", v);
-                    return EXIT_USAGE;
-                }
-            } else if (!strcmp(a, "--system")) {
-                system = v;
-            } else if (!strcmp(a, "--image")) {
-                image_path = v;
-            } else if (!strcmp(a, "--extract")) {
-                if (strcmp(v, "code") && strcmp(v, "json")) {
-                    die_msg("ask: --extract takes code or json");
-                    return EXIT_USAGE;
-                }
-                extract = v;
-            } else {
-                int r = llm_config_flag(&cfg, a, v, err, sizeof err);
-                if (r < 0) {
-                    die_msg("ask: %s", err);
-                    return EXIT_USAGE;
-                }
-                if (r == 0) {
-                    die_msg("ask: unknown option %s (pcgrllm ask --help)", a);
-                    return EXIT_USAGE;
-                }
-            }
+            int rc = ask_flag(cfg, a, arg, argv[++i]);
+            if (rc >= 0) return rc;
             continue;
         }
-        if (text) {
+        if (a->text) {
             die_msg("ask: give the prompt as one argument (quote it), or '-' for stdin");
             return EXIT_USAGE;
         }
-        text = a;
+        a->text = arg;
     }
-    if (!text) {
+    if (!a->text) {
         ask_usage(stderr);
         return EXIT_USAGE;
     }
-    char *owned = NULL;
-    if (!strcmp(text, "-")) {
-        owned = read_stdin();
-        if (!owned) {
-            die_msg("ask: could not read the prompt from stdin");
-            return 1;
-        }
-        text = owned;
+    return -1;
+}
+
+/* --image: a PNG file's bytes.  NULL after the message. */
+static char *read_png(const char *path, long *len)
+{
+    char err[1024];
+    char *image = read_file(path, 20L << 20, len, err, sizeof err);
+    if (!image) {
+        die_msg("ask: --image %s", err);
+        return NULL;
     }
-    char *image = NULL;
-    long image_len = 0;
-    if (image_path) {
-        image = read_file(image_path, 20L << 20, &image_len, err, sizeof err);
-        if (!image) {
-            die_msg("ask: --image %s", err);
-            free(owned);
-            return EXIT_USAGE;
-        }
-        if (image_len < 8 || memcmp(image, "\x89PNG\r\n\x1a\n", 8)) {
-            die_msg("ask: --image %s is not a PNG file", image_path);
-            free(image);
-            free(owned);
-            return EXIT_USAGE;
-        }
+    if (*len < 8 || memcmp(image, "\x89PNG\r\n\x1a\n", 8)) {
+        die_msg("ask: --image %s is not a PNG file", path);
+        free(image);
+        return NULL;
     }
+    return image;
+}
+
+/* The request, its summary line and the reply (or the block extracted
+ * from it) on stdout.  The exit status. */
+static int ask_and_print(llm_config *cfg, const ask_args *a, const char *image, long image_len)
+{
+    char err[1024];
     llm_message msgs[2];
     int n = 0;
-    if (system) msgs[n++] = (llm_message){"system", system, NULL, 0};
-    msgs[n++] = (llm_message){"user", text, image, image ? (size_t)image_len : 0};
+    if (a->system) msgs[n++] = (llm_message){"system", a->system, NULL, 0};
+    msgs[n++] = (llm_message){"user", a->text, image, image ? (size_t)image_len : 0};
     llm_task task = {LLM_TEXT, 0, NULL, "ask"};
-    if (extract) task.kind = !strcmp(extract, "code") ? LLM_CODE : LLM_JSON;
-    cfg.progress = 1;
+    if (a->extract) task.kind = !strcmp(a->extract, "code") ? LLM_CODE : LLM_JSON;
+    cfg->progress = 1;
     llm_server server = {0};
-    server.context = llm_probe_context(&cfg, server.context_from, sizeof server.context_from);
-    cfg.server = &server;
+    server.context = llm_probe_context(cfg, server.context_from, sizeof server.context_from);
+    cfg->server = &server;
     llm_reply r;
-    int rc = llm_chat_task(&cfg, &task, msgs, n, &r, err, sizeof err);
-    free(image);
-    free(owned);
-    ask_summary(&cfg, &r);
+    int rc = llm_chat_task(cfg, &task, msgs, n, &r, err, sizeof err);
+    ask_summary(cfg, &r);
     if (rc != 0) {
-        if (r.content && !extract) print_text(r.content); /* what the model wrote before the cut */
+        if (r.content && !a->extract) print_text(r.content); /* what the model wrote before the cut */
         die_msg("%s", err);
         llm_reply_free(&r);
         return 1;
     }
     const char *out = r.content;
     char *ex = NULL;
-    if (extract) {
-        ex = !strcmp(extract, "code") ? llm_extract_code(r.content, err, sizeof err)
-                                      : llm_extract_json(r.content, err, sizeof err);
+    if (a->extract) {
+        ex = !strcmp(a->extract, "code") ? llm_extract_code(r.content, err, sizeof err)
+                                         : llm_extract_json(r.content, err, sizeof err);
         if (!ex) {
             die_msg("ask: %s", err);
             llm_reply_free(&r);
@@ -185,4 +192,32 @@ int cmd_ask(int argc, char **argv)
     free(ex);
     llm_reply_free(&r);
     return 0;
+}
+
+int cmd_ask(int argc, char **argv)
+{
+    llm_config cfg;
+    llm_config_defaults(&cfg);
+    ask_args a = {NULL, NULL, NULL, NULL};
+    int rc = parse_ask_args(argc, argv, &cfg, &a);
+    if (rc >= 0) return rc;
+    char *owned = NULL;
+    if (!strcmp(a.text, "-")) {
+        owned = read_stdin();
+        if (!owned) {
+            die_msg("ask: could not read the prompt from stdin");
+            return 1;
+        }
+        a.text = owned;
+    }
+    char *image = NULL;
+    long image_len = 0;
+    if (a.image_path && !(image = read_png(a.image_path, &image_len))) {
+        free(owned);
+        return EXIT_USAGE;
+    }
+    rc = ask_and_print(&cfg, &a, image, image_len);
+    free(image);
+    free(owned);
+    return rc;
 }

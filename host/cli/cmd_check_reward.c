@@ -1,15 +1,11 @@
 /* pcgrllm check-reward: compile an untrusted reward with both backends,
  * validate it in the sandbox and print its self-alignment statistics, or
  * the one-line reason it is refused. */
-#include "backend.h"
-#include "child.h"
 #include "commands.h"
 #include "env.h"
-#include "reward_gpu.h"
-#include "reward_jit.h"
+#include "reward_check.h"
 #include "util.h"
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +47,8 @@ static void json_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
-int cmd_check_reward(int argc, char **argv)
+/* -1 to go on with the check, else the exit status. */
+static int parse_check_flags(int argc, char **argv, reward_check_opts *o, int *json)
 {
     static const struct option opts[] = {
         {"scenario", required_argument, 0, 'S'}, {"variant", required_argument, 0, 'v'},
@@ -60,10 +57,7 @@ int cmd_check_reward(int argc, char **argv)
         {"json", no_argument, 0, 'j'},           {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     long envs = 64, scenario = 0;
-    uint64_t seed = 0;
-    double timeout = 60.0;
-    int variant = VARIANT_DUNGEON, have_variant = 0, json = 0, cuda = 0;
-    int c;
+    int have_variant = 0, c;
     optind = 1;
     while ((c = getopt_full(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
@@ -72,7 +66,7 @@ int cmd_check_reward(int argc, char **argv)
                 return die_msg("check-reward: --scenario must be 1, 2, 3 or 4"), 2;
             break;
         case 'v':
-            if (parse_variant(optarg, &variant))
+            if (parse_variant(optarg, &o->variant))
                 return die_msg("check-reward: --variant must be dungeon or treasure"), 2;
             have_variant = 1;
             break;
@@ -81,22 +75,23 @@ int cmd_check_reward(int argc, char **argv)
                 return die_msg("check-reward: --envs must be an integer in 1..65536"), 2;
             break;
         case 's':
-            if (parse_u64(optarg, &seed)) return die_msg("check-reward: --seed must be a non-negative integer"), 2;
+            if (parse_u64(optarg, &o->seed)) return die_msg("check-reward: --seed must be a non-negative integer"), 2;
             break;
         case 't':
-            if (parse_double(optarg, 0.1, 86400.0, &timeout))
+            if (parse_double(optarg, 0.1, 86400.0, &o->timeout_s))
                 return die_msg("check-reward: --timeout must be a number of seconds in 0.1..86400"), 2;
             break;
         case 'b':
-            if (!strcmp(optarg, "cpu")) cuda = 0;
-            else if (!strcmp(optarg, "cuda")) cuda = 1;
+            if (!strcmp(optarg, "cpu")) o->cuda = 0;
+            else if (!strcmp(optarg, "cuda")) o->cuda = 1;
             else return die_msg("check-reward: --backend must be cpu or cuda"), 2;
             break;
-        case 'j': json = 1; break;
+        case 'j': *json = 1; break;
         case 'h': check_usage(stdout); return 0;
         default: check_usage(stderr); return 2;
         }
     }
+    o->envs = (int)envs;
     if (optind >= argc) {
         die_msg("check-reward: no reward file given (pcgrllm check-reward --help)");
         return 2;
@@ -104,7 +99,91 @@ int cmd_check_reward(int argc, char **argv)
     if (optind + 1 < argc) return die_msg("check-reward: unexpected argument '%s'", argv[optind + 1]), 2;
     if (scenario && have_variant)
         return die_msg("check-reward: give --scenario or --variant, not both"), 2;
-    if (scenario) variant = scenario >= 3 ? VARIANT_TREASURE : VARIANT_DUNGEON;
+    if (scenario) o->variant = scenario >= 3 ? VARIANT_TREASURE : VARIANT_DUNGEON;
+    return -1;
+}
+
+/* The "gpu" member of the JSON line of an accepted reward. */
+static void print_json_gpu(const reward_check_opts *o, const reward_check_result *r)
+{
+    char buf[1024];
+    if (!r->gpu_checked) {
+        printf("null");
+        return;
+    }
+    printf("{\"nvrtc\": \"%s\", \"archs\": [", reward_nvrtc_version());
+    if (o->cuda)
+        for (int a = 0; a < r->n_archs; a++)
+            printf("%s{\"arch\": \"%s\", \"compile_s\": %.3f}", a ? ", " : "", r->archs[a], r->arch_s[a]);
+    else printf("{\"arch\": \"sm_90\"}");
+    printf("]");
+    if (o->cuda && r->gpu.ran) {
+        reward_stats_json(&r->gpu.stats, buf, sizeof buf);
+        printf(", \"device\": ");
+        json_string(stdout, r->gpu.device);
+        printf(", \"device_arch\": \"%s\", \"device_stats\": %s, \"max_rel_diff_vs_cpu\": %.3g", r->gpu.arch, buf,
+               r->gpu.max_diff);
+    } else if (o->cuda) {
+        printf(", \"device\": null, \"why\": ");
+        json_string(stdout, r->gpu.why);
+    }
+    printf("}");
+}
+
+static void print_json(const char *path, const reward_check_opts *o, const reward_check_result *r,
+                       const char *warning)
+{
+    char buf[1024];
+    const char *vname = o->variant == VARIANT_TREASURE ? "treasure" : "dungeon";
+    reward_stats_json(&r->stats, buf, sizeof buf);
+    printf("{\"accepted\": true, \"file\": ");
+    json_string(stdout, path);
+    if (warning[0]) {
+        printf(", \"warning\": ");
+        json_string(stdout, warning);
+    }
+    printf(", \"variant\": \"%s\", \"envs\": %d, \"seed\": %llu, \"stats\": %s, \"cpu\": \"libtcc\", "
+           "\"gpu\": ",
+           vname, o->envs, (unsigned long long)o->seed, buf);
+    print_json_gpu(o, r);
+    printf(", \"check_s\": %.3f}\n", r->check_s);
+}
+
+static void print_text(const char *path, const reward_check_opts *o, const reward_check_result *r)
+{
+    char buf[1024];
+    const char *vname = o->variant == VARIANT_TREASURE ? "treasure" : "dungeon";
+    reward_stats_text(&r->stats, buf, sizeof buf);
+    printf("accepted: %s (%s variant, %d environments, seed %llu)\n", path, vname, o->envs,
+           (unsigned long long)o->seed);
+    printf("statistics: %s\n", buf);
+    printf("cpu: compiled with libtcc and validated in the sandbox (%.2f s)\n", r->check_s);
+    if (!r->gpu_checked) {
+        printf("gpu: not checked: %s\n", r->nv_why[0] ? r->nv_why : "NVRTC not available");
+    } else if (o->cuda) {
+        printf("gpu: compiled with NVRTC %s for", reward_nvrtc_version());
+        for (int a = 0; a < r->n_archs; a++) printf(" %s (%.2f s)", r->archs[a], r->arch_s[a]);
+        printf("\n");
+        if (r->gpu.ran) {
+            const reward_stats *g = &r->gpu.stats;
+            printf("gpu: ran on %s (%s): mean %.6g, std %.6g, min %.6g, max %.6g, zero rewards %.1f%%, "
+                   "%.3f us per environment step; largest relative difference from the CPU %.3g\n",
+                   r->gpu.device, r->gpu.arch, g->mean, g->std, g->min, g->max, 100.0 * g->zero_share,
+                   g->us_per_call, r->gpu.max_diff);
+        } else {
+            printf("gpu: NVRTC compile only, not run: %s\n", r->gpu.why);
+        }
+    } else {
+        printf("gpu: compiles with NVRTC %s (sm_90)\n", reward_nvrtc_version());
+    }
+}
+
+int cmd_check_reward(int argc, char **argv)
+{
+    reward_check_opts o = {VARIANT_DUNGEON, 64, 0, 60.0, 0};
+    int json = 0;
+    int rc = parse_check_flags(argc, argv, &o, &json);
+    if (rc >= 0) return rc;
     const char *path = argv[optind];
     char err[1024];
     long len = 0;
@@ -114,132 +193,25 @@ int cmd_check_reward(int argc, char **argv)
         free(src);
         return die_msg("check-reward: %s: contains a NUL byte; a reward is C source text", path), 2;
     }
-
-    char nv_why[300] = "";
-    int have_nvrtc = reward_nvrtc_available(nv_why, sizeof nv_why);
-    if (cuda && !have_nvrtc) {
-        free(src);
-        fprintf(stderr, "error: --backend cuda: %s\n", nv_why);
-        return 1;
-    }
-    reward_stats st;
-    int gpu_checked = 0;
-    char reason[1536];
-    double t0 = now_seconds();
-    /* --backend cuda compares the device's rewards with these */
-    int steps = 3 * PCG_DEFAULT_SIDE * PCG_DEFAULT_SIDE;
-    float *cpu_values = cuda ? malloc(sizeof(float) * (size_t)envs * steps) : NULL;
-    int rc;
-    if (cuda && !cpu_values) {
-        snprintf(reason, sizeof reason, "out of memory for %ld environments", envs);
-        rc = -1;
-    } else if (cuda) {
-        rc = reward_validate_values(src, variant, (int)envs, seed, timeout, &st, cpu_values, reason, sizeof reason);
-        gpu_checked = 1;
-    } else {
-        rc = reward_validate_both(src, variant, (int)envs, seed, timeout, 1, &st, &gpu_checked, reason,
-                                  sizeof reason);
-    }
-    double t_check = now_seconds() - t0;
-    /* --backend cuda: every GPU architecture the engine builds for */
-    static const char *archs[] = REWARD_GPU_ARCHS;
-    int n_archs = (int)(sizeof archs / sizeof archs[0]);
-    double arch_s[8] = {0};
-    if (rc == 0 && cuda) {
-        for (int a = 0; a < n_archs && rc == 0; a++) {
-            double ta = now_seconds();
-            int r = reward_compile_nvrtc(src, archs[a], NULL, NULL, err, sizeof err);
-            arch_s[a] = now_seconds() - ta;
-            if (r) {
-                snprintf(reason, sizeof reason, "the GPU compiler (NVRTC, %s) refuses it: %s", archs[a], err);
-                rc = -1;
-            }
-        }
-    }
-    reward_gpu_result gres;
-    memset(&gres, 0, sizeof gres);
-    if (rc == 0 && cuda) {
-        rc = reward_gpu_check(src, variant, (int)envs, seed, timeout, cpu_values, &gres, reason, sizeof reason);
-        if (rc == 0 && gres.ran && gres.max_diff > REWARD_GPU_TOLERANCE) {
-            snprintf(reason, sizeof reason,
-                     "the GPU and CPU rewards differ (relative difference %.3g at step %ld, tolerance %g)",
-                     gres.max_diff, gres.diff_step, REWARD_GPU_TOLERANCE);
-            rc = -1;
-        }
-    }
-    free(cpu_values);
+    reward_check_result res, *r = &res;
+    rc = reward_check(src, &o, r);
     free(src);
-    const char *vname = variant == VARIANT_TREASURE ? "treasure" : "dungeon";
-    if (rc) {
+    if (rc == -2) {
+        fprintf(stderr, "error: --backend cuda: %s\n", r->nv_why);
+    } else if (rc) {
         if (json) {
             printf("{\"accepted\": false, \"file\": ");
             json_string(stdout, path);
             printf(", \"reason\": ");
-            json_string(stdout, reason);
+            json_string(stdout, r->reason);
             printf("}\n");
         }
-        fprintf(stderr, "error: %s\n", reason);
-        return 1;
-    }
-    char buf[1024], warning[512];
-    if (reward_stats_warning(&st, warning, sizeof warning)) fprintf(stderr, "warning: %s\n", warning);
-    if (json) {
-        reward_stats_json(&st, buf, sizeof buf);
-        printf("{\"accepted\": true, \"file\": ");
-        json_string(stdout, path);
-        if (warning[0]) {
-            printf(", \"warning\": ");
-            json_string(stdout, warning);
-        }
-        printf(", \"variant\": \"%s\", \"envs\": %ld, \"seed\": %llu, \"stats\": %s, \"cpu\": \"libtcc\", "
-               "\"gpu\": ",
-               vname, envs, (unsigned long long)seed, buf);
-        if (gpu_checked) {
-            printf("{\"nvrtc\": \"%s\", \"archs\": [", reward_nvrtc_version());
-            if (cuda)
-                for (int a = 0; a < n_archs; a++)
-                    printf("%s{\"arch\": \"%s\", \"compile_s\": %.3f}", a ? ", " : "", archs[a], arch_s[a]);
-            else printf("{\"arch\": \"sm_90\"}");
-            printf("]");
-            if (cuda && gres.ran) {
-                reward_stats_json(&gres.stats, buf, sizeof buf);
-                printf(", \"device\": ");
-                json_string(stdout, gres.device);
-                printf(", \"device_arch\": \"%s\", \"device_stats\": %s, \"max_rel_diff_vs_cpu\": %.3g", gres.arch, buf,
-                       gres.max_diff);
-            } else if (cuda) {
-                printf(", \"device\": null, \"why\": ");
-                json_string(stdout, gres.why);
-            }
-            printf("}");
-        } else {
-            printf("null");
-        }
-        printf(", \"check_s\": %.3f}\n", t_check);
-        return 0;
-    }
-    reward_stats_text(&st, buf, sizeof buf);
-    printf("accepted: %s (%s variant, %ld environments, seed %llu)\n", path, vname, envs,
-           (unsigned long long)seed);
-    printf("statistics: %s\n", buf);
-    printf("cpu: compiled with libtcc and validated in the sandbox (%.2f s)\n", t_check);
-    if (!gpu_checked) {
-        printf("gpu: not checked: %s\n", nv_why[0] ? nv_why : "NVRTC not available");
-    } else if (cuda) {
-        printf("gpu: compiled with NVRTC %s for", reward_nvrtc_version());
-        for (int a = 0; a < n_archs; a++) printf(" %s (%.2f s)", archs[a], arch_s[a]);
-        printf("\n");
-        if (gres.ran) {
-            const reward_stats *g = &gres.stats;
-            printf("gpu: ran on %s (%s): mean %.6g, std %.6g, min %.6g, max %.6g, zero rewards %.1f%%, "
-                   "%.3f us per environment step; largest relative difference from the CPU %.3g\n",
-                   gres.device, gres.arch, g->mean, g->std, g->min, g->max, 100.0 * g->zero_share, g->us_per_call,
-                   gres.max_diff);
-        } else {
-            printf("gpu: NVRTC compile only, not run: %s\n", gres.why);
-        }
+        fprintf(stderr, "error: %s\n", r->reason);
     } else {
-        printf("gpu: compiles with NVRTC %s (sm_90)\n", reward_nvrtc_version());
+        char warning[512];
+        if (reward_stats_warning(&r->stats, warning, sizeof warning)) fprintf(stderr, "warning: %s\n", warning);
+        if (json) print_json(path, &o, r, warning);
+        else print_text(path, &o, r);
     }
-    return 0;
+    return rc ? 1 : 0;
 }

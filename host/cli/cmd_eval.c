@@ -1,6 +1,7 @@
 /* pcgrllm eval: score level files against a scenario (docs/evaluator.md). */
 #include "commands.h"
 #include "eval.h"
+#include "level_set.h"
 #include "levelio.h"
 #include "target.h"
 #include "util.h"
@@ -200,6 +201,71 @@ static void print_table(const eval_scenario_t *s, char **files, const eval_level
            sum->n_valid == 1 ? "" : "s", sum->utr, sum->vutr);
 }
 
+/* The scenario of --scenario N, or --target's into *custom.  NULL after
+ * the message. */
+static const eval_scenario_t *eval_target(long number, const char *target_text, eval_scenario_t *custom)
+{
+    if (!target_text) return eval_scenario((int)number);
+    target_t t;
+    char why[512];
+    int rc = target_from_json(target_text, &t, why, sizeof why);
+    if (rc == STORY_OK && target_validate(&t, why, sizeof why) != 0) rc = STORY_INVALID;
+    if (rc != STORY_OK) return die_msg("eval: --target: %s", why), NULL;
+    target_to_scenario(&t, "", custom);
+    return custom;
+}
+
+static void free_paths(char **files, int n)
+{
+    for (int k = 0; k < n; k++) free(files[k]);
+    free(files);
+}
+
+/* JSON holds only UTF-8: with --json every file name must be.  0, or -1
+ * after the message. */
+static int names_are_utf8(char **files, int n)
+{
+    for (int i = 0; i < n; i++) {
+        json_t *name = json_string(files[i]);
+        if (!name) {
+            die_msg("eval: file name '%s' is not valid UTF-8, which JSON needs; rename the file or drop --json",
+                    files[i]);
+            return -1;
+        }
+        json_decref(name);
+    }
+    return 0;
+}
+
+static void say_line(const char *line) { die_msg("%s", line); }
+
+/* The levels of files scored against s and printed.  The exit status. */
+static int score_files(const eval_scenario_t *s, char **files, int n, int json)
+{
+    level_t *lv = calloc((size_t)n, sizeof *lv);
+    eval_level_t *per = calloc((size_t)n, sizeof *per);
+    if (!lv || !per) {
+        free(lv), free(per);
+        return die_msg("eval: out of memory"), 1;
+    }
+    char err[1024];
+    int bad = level_set_read(files, n, lv, say_line, err, sizeof err);
+    if (bad < 0) die_msg("eval: %s", err);
+    int rc = 1;
+    if (!bad) {
+        eval_summary_t sum;
+        eval_levels(s, lv, n, per, &sum);
+        if (json) rc = print_json(s, files, lv, per, &sum);
+        else {
+            print_table(s, files, per, &sum);
+            rc = fflush(stdout) ? 1 : 0;
+        }
+    }
+    for (int i = 0; i < n; i++) free(lv[i].t);
+    free(lv), free(per);
+    return rc;
+}
+
 int cmd_eval(int argc, char **argv)
 {
     static const struct option opts[] = {{"scenario", required_argument, 0, 's'},
@@ -230,74 +296,17 @@ int cmd_eval(int argc, char **argv)
     int n = argc - optind;
     if (n <= 0) return die_msg("eval: no level files given (usage: pcgrllm eval --scenario N LEVEL...)"), 2;
     eval_scenario_t custom;
-    const eval_scenario_t *s = number > 0 ? eval_scenario((int)number) : &custom;
-    if (target_text) {
-        target_t t;
-        char why[512];
-        int rc = target_from_json(target_text, &t, why, sizeof why);
-        if (rc == STORY_OK && target_validate(&t, why, sizeof why) != 0) rc = STORY_INVALID;
-        if (rc != STORY_OK) return die_msg("eval: --target: %s", why), 2;
-        target_to_scenario(&t, "", &custom);
-    }
+    const eval_scenario_t *s = eval_target(number, target_text, &custom);
+    if (!s) return 2;
     char err[1024];
     char **files = level_paths(argv + optind, n, &n, err, sizeof err);
     if (!files) return die_msg("eval: %s", err), 1;
     if (n < 1 || n > 10000000) { /* cannot happen: at least one argument, and memory bounds the rest */
-        for (int k = 0; k < n; k++) free(files[k]);
-        free(files);
+        free_paths(files, n);
         return die_msg("eval: no level files"), 1;
     }
-    if (json)
-        for (int i = 0; i < n; i++) {
-            json_t *name = json_string(files[i]);
-            if (!name) {
-                die_msg("eval: file name '%s' is not valid UTF-8, which JSON needs; rename the file or drop --json",
-                        files[i]);
-                for (int k = 0; k < n; k++) free(files[k]);
-                free(files);
-                return 2;
-            }
-            json_decref(name);
-        }
-
-    level_t *lv = calloc((size_t)n, sizeof *lv);
-    eval_level_t *per = calloc((size_t)n, sizeof *per);
-    unsigned char *tiles = malloc(PCG_MAX_CELLS);
-    int bad = 0;
-    if (!lv || !per || !tiles) {
-        free(lv), free(per), free(tiles);
-        for (int k = 0; k < n; k++) free(files[k]);
-        free(files);
-        return die_msg("eval: out of memory"), 1;
-    }
-    for (int i = 0; i < n; i++) {
-        level_t l;
-        if (level_read(files[i], &l, tiles, err, sizeof err)) {
-            die_msg("%s", err);
-            bad++;
-            continue;
-        }
-        lv[i].h = l.h;
-        lv[i].w = l.w;
-        lv[i].t = malloc((size_t)l.h * (size_t)l.w);
-        if (!lv[i].t) {
-            die_msg("eval: out of memory reading %s", files[i]);
-            bad++;
-            break;
-        }
-        memcpy(lv[i].t, tiles, (size_t)l.h * (size_t)l.w);
-    }
-    int rc = 1;
-    if (!bad) {
-        eval_summary_t sum;
-        eval_levels(s, lv, n, per, &sum);
-        if (json) rc = print_json(s, files, lv, per, &sum);
-        else {
-            print_table(s, files, per, &sum);
-            rc = fflush(stdout) ? 1 : 0;
-        }
-    }
-    for (int i = 0; i < n; i++) free(lv[i].t), free(files[i]);
-    free(lv), free(per), free(tiles), free(files);
+    if (json && names_are_utf8(files, n)) return free_paths(files, n), 2;
+    int rc = score_files(s, files, n, json);
+    free_paths(files, n);
     return rc;
 }

@@ -18,6 +18,21 @@ const char *backend_name(int backend)
     return backend == BACKEND_CUDA ? "cuda" : backend == BACKEND_CPU ? "cpu" : "none";
 }
 
+static const char *const math_names[] = {"fp32", "tf32", "bf16"};
+enum { N_MATH_NAMES = (int)(sizeof math_names / sizeof math_names[0]) };
+
+const char *backend_math_name(int math)
+{
+    return math >= 0 && math < N_MATH_NAMES ? math_names[math] : "none";
+}
+
+int backend_math_from_name(const char *name)
+{
+    for (int m = 0; m < N_MATH_NAMES; m++)
+        if (!strcmp(name, math_names[m])) return m;
+    return -1;
+}
+
 int backend_cuda_devices(char *why, int whylen)
 {
     typedef int (*init_fn)(unsigned);

@@ -252,4 +252,9 @@ typedef struct {
 } backend_probe_result;
 int backend_probe(const char *name, backend_probe_result *r, char *err, int errlen);
 
+/* The matmul modes by name, as the flags spell them: "fp32", "tf32",
+ * "bf16" for PCG_MATH_*; backend_math_from_name gives -1 for another. */
+const char *backend_math_name(int math);
+int backend_math_from_name(const char *name);
+
 #endif

@@ -365,12 +365,102 @@ static int refs_from_json(const json_t *refs, thought_node *nd, int parent, char
     return 0;
 }
 
+static const char *const node_keys[] = {"id", "iteration", "parent", "children", "references", "reward",
+                                        "fitness", "status", "feedback", "tokens", "wall_s", "files", NULL};
+
+/* Node id's place: its id, iteration and parent, added to g.  *parent: the
+ * parent's id or -1.  0, or -1 with err. */
+static int node_place_from_json(const json_t *o, int id, thought_graph *g, long *parent, char *err, int errlen)
+{
+    const char *bad = NULL;
+    long v, iteration;
+    if (!json_is_object(o)) return fail(err, errlen, "node %d: expected an object", id);
+    if (only_keys(o, node_keys, &bad)) return fail(err, errlen, "node %d: unexpected field '%.40s'", id, bad);
+    if (get_int(o, "id", id, id, &v)) return fail(err, errlen, "node %d: 'id' must equal its position %d", id, id);
+    if (get_int(o, "iteration", 1, 1000000, &iteration))
+        return fail(err, errlen, "node %d: 'iteration' must be a positive integer", id);
+    const json_t *pj = json_object_get(o, "parent");
+    *parent = -1;
+    if (!pj || (!json_is_null(pj) && get_int(o, "parent", 0, id - 1, parent)))
+        return fail(err, errlen, "node %d: 'parent' must be null or the id of an earlier node", id);
+    if (graph_add(g, (int)iteration, (int)*parent) != id) return fail(err, errlen, "node %d: out of memory", id);
+    return 0;
+}
+
+/* Node id's outcome: status, fitness and reward path.  0, or -1 with err. */
+static int node_outcome_from_json(const json_t *o, thought_node *nd, char *err, int errlen)
+{
+    int id = nd->id;
+    const char *st = json_string_value(json_object_get(o, "status"));
+    int status = -1;
+    for (int k = 0; st && k < 3; k++)
+        if (!strcmp(st, status_names[k])) status = k;
+    if (status < 0) return fail(err, errlen, "node %d: 'status' must be pending, ok or failed", id);
+    nd->status = status;
+    if (get_real(o, "fitness", 0, 1, &nd->fitness))
+        return fail(err, errlen, "node %d: 'fitness' must be a number in [0,1]", id);
+    if (status == NODE_FAILED && nd->fitness != 0) return fail(err, errlen, "node %d: a failed node has fitness 0", id);
+    const char *rw = json_string_value(json_object_get(o, "reward"));
+    if (!rw || !safe_rel_path(rw))
+        return fail(err, errlen, "node %d: 'reward' must be a relative path inside the run directory", id);
+    if (status == NODE_OK && !rw[0]) return fail(err, errlen, "node %d: an ok node needs its reward path", id);
+    snprintf(nd->reward_path, sizeof nd->reward_path, "%s", rw);
+    return 0;
+}
+
+/* Node id's record: feedback, tokens, wall time, files and references.
+ * 0, or -1 with err. */
+static int node_record_from_json(const json_t *o, thought_graph *g, int id, int parent, char *err, int errlen)
+{
+    static const char *const tok_keys[] = {"prompt", "completion", NULL};
+    const char *bad = NULL;
+    thought_node *nd = &g->nodes[id];
+    const json_t *fb = json_object_get(o, "feedback");
+    if (!fb || (!json_is_null(fb) && !json_is_string(fb)))
+        return fail(err, errlen, "node %d: 'feedback' must be a string or null", id);
+    if (json_is_string(fb) && graph_set_feedback(g, id, json_string_value(fb)))
+        return fail(err, errlen, "node %d: out of memory", id);
+    const json_t *tk = json_object_get(o, "tokens");
+    if (!json_is_object(tk) || only_keys(tk, tok_keys, &bad) ||
+        get_int(tk, "prompt", 0, 1L << 40, &nd->tokens_prompt) ||
+        get_int(tk, "completion", 0, 1L << 40, &nd->tokens_completion))
+        return fail(err, errlen, "node %d: 'tokens' must be {\"prompt\":N,\"completion\":N} with N >= 0", id);
+    if (get_real(o, "wall_s", 0, 1e9, &nd->wall_s))
+        return fail(err, errlen, "node %d: 'wall_s' must be a number >= 0", id);
+    if (files_from_json(json_object_get(o, "files"), g, id))
+        return fail(err, errlen, "node %d: 'files' must map at most %d relative file names to 16 hex digits", id,
+                    GRAPH_MAX_FILES);
+    const json_t *refs = json_object_get(o, "references");
+    if (!json_is_array(refs) || json_array_size(refs) > GRAPH_MAX_REFS)
+        return fail(err, errlen, "node %d: 'references' must be an array of at most %d", id, GRAPH_MAX_REFS);
+    return refs_from_json(refs, nd, parent, err, errlen);
+}
+
+/* Children are derived from parents; the stored lists must agree, and
+ * stay within the breadth.  0, or -1 with err. */
+static int children_match(const json_t *nodes, const thought_graph *g, char *err, int errlen)
+{
+    size_t i;
+    const json_t *o;
+    json_array_foreach(nodes, i, o) {
+        const json_t *ch = json_object_get(o, "children");
+        int want[GRAPH_MAX_NODES];
+        int n = graph_children(g, (int)i, want, GRAPH_MAX_NODES);
+        int ok = json_is_array(ch) && json_array_size(ch) == (size_t)n;
+        for (int k = 0; ok && k < n; k++) {
+            const json_t *c = json_array_get(ch, (size_t)k);
+            ok = json_is_integer(c) && json_integer_value(c) == want[k];
+        }
+        if (!ok) return fail(err, errlen, "node %d: 'children' does not match the parents of the other nodes", (int)i);
+        if (g->pe != PE_COT && n > g->breadth)
+            return fail(err, errlen, "node %d: %d children, more than the breadth %d", (int)i, n, g->breadth);
+    }
+    return 0;
+}
+
 int graph_from_json(const json_t *j, thought_graph *g, char *err, int errlen)
 {
     static const char *const top_keys[] = {"version", "pe", "breadth", "nodes", NULL};
-    static const char *const node_keys[] = {"id", "iteration", "parent", "children", "references", "reward",
-                                            "fitness", "status", "feedback", "tokens", "wall_s", "files", NULL};
-    static const char *const tok_keys[] = {"prompt", "completion", NULL};
     const char *bad = NULL;
     long v;
     memset(g, 0, sizeof *g);
@@ -392,112 +482,14 @@ int graph_from_json(const json_t *j, thought_graph *g, char *err, int errlen)
     const json_t *o;
     json_array_foreach(nodes, i, o) {
         int id = (int)i;
-        if (!json_is_object(o)) goto bad_node_type;
-        if (only_keys(o, node_keys, &bad)) {
-            fail(err, errlen, "node %d: unexpected field '%.40s'", id, bad);
-            goto out;
-        }
-        if (get_int(o, "id", id, id, &v)) {
-            fail(err, errlen, "node %d: 'id' must equal its position %d", id, id);
-            goto out;
-        }
-        long iteration;
-        if (get_int(o, "iteration", 1, 1000000, &iteration)) {
-            fail(err, errlen, "node %d: 'iteration' must be a positive integer", id);
-            goto out;
-        }
-        const json_t *pj = json_object_get(o, "parent");
         long parent = -1;
-        if (!pj || (!json_is_null(pj) && get_int(o, "parent", 0, id - 1, &parent))) {
-            fail(err, errlen, "node %d: 'parent' must be null or the id of an earlier node", id);
+        if (node_place_from_json(o, id, g, &parent, err, errlen) ||
+            node_outcome_from_json(o, &g->nodes[id], err, errlen) ||
+            node_record_from_json(o, g, id, (int)parent, err, errlen))
             goto out;
-        }
-        if (graph_add(g, (int)iteration, (int)parent) != id) {
-            fail(err, errlen, "node %d: out of memory", id);
-            goto out;
-        }
-        thought_node *nd = &g->nodes[id];
-        const char *st = json_string_value(json_object_get(o, "status"));
-        int status = -1;
-        for (int k = 0; st && k < 3; k++)
-            if (!strcmp(st, status_names[k])) status = k;
-        if (status < 0) {
-            fail(err, errlen, "node %d: 'status' must be pending, ok or failed", id);
-            goto out;
-        }
-        nd->status = status;
-        if (get_real(o, "fitness", 0, 1, &nd->fitness)) {
-            fail(err, errlen, "node %d: 'fitness' must be a number in [0,1]", id);
-            goto out;
-        }
-        if (status == NODE_FAILED && nd->fitness != 0) {
-            fail(err, errlen, "node %d: a failed node has fitness 0", id);
-            goto out;
-        }
-        const char *rw = json_string_value(json_object_get(o, "reward"));
-        if (!rw || !safe_rel_path(rw)) {
-            fail(err, errlen, "node %d: 'reward' must be a relative path inside the run directory", id);
-            goto out;
-        }
-        if (status == NODE_OK && !rw[0]) {
-            fail(err, errlen, "node %d: an ok node needs its reward path", id);
-            goto out;
-        }
-        snprintf(nd->reward_path, sizeof nd->reward_path, "%s", rw);
-        const json_t *fb = json_object_get(o, "feedback");
-        if (!fb || (!json_is_null(fb) && !json_is_string(fb))) {
-            fail(err, errlen, "node %d: 'feedback' must be a string or null", id);
-            goto out;
-        }
-        if (json_is_string(fb) && graph_set_feedback(g, id, json_string_value(fb))) {
-            fail(err, errlen, "node %d: out of memory", id);
-            goto out;
-        }
-        const json_t *tk = json_object_get(o, "tokens");
-        if (!json_is_object(tk) || only_keys(tk, tok_keys, &bad) ||
-            get_int(tk, "prompt", 0, 1L << 40, &nd->tokens_prompt) ||
-            get_int(tk, "completion", 0, 1L << 40, &nd->tokens_completion)) {
-            fail(err, errlen, "node %d: 'tokens' must be {\"prompt\":N,\"completion\":N} with N >= 0", id);
-            goto out;
-        }
-        if (get_real(o, "wall_s", 0, 1e9, &nd->wall_s)) {
-            fail(err, errlen, "node %d: 'wall_s' must be a number >= 0", id);
-            goto out;
-        }
-        if (files_from_json(json_object_get(o, "files"), g, id)) {
-            fail(err, errlen, "node %d: 'files' must map at most %d relative file names to 16 hex digits", id,
-                 GRAPH_MAX_FILES);
-            goto out;
-        }
-        const json_t *refs = json_object_get(o, "references");
-        if (!json_is_array(refs) || json_array_size(refs) > GRAPH_MAX_REFS) {
-            fail(err, errlen, "node %d: 'references' must be an array of at most %d", id, GRAPH_MAX_REFS);
-            goto out;
-        }
-        if (refs_from_json(refs, nd, (int)parent, err, errlen)) goto out;
     }
-    /* children are derived from parents; the stored lists must agree */
-    json_array_foreach(nodes, i, o) {
-        const json_t *ch = json_object_get(o, "children");
-        int want[GRAPH_MAX_NODES];
-        int n = graph_children(g, (int)i, want, GRAPH_MAX_NODES);
-        int ok = json_is_array(ch) && json_array_size(ch) == (size_t)n;
-        for (int k = 0; ok && k < n; k++) {
-            const json_t *c = json_array_get(ch, (size_t)k);
-            ok = json_is_integer(c) && json_integer_value(c) == want[k];
-        }
-        if (!ok) {
-            fail(err, errlen, "node %d: 'children' does not match the parents of the other nodes", (int)i);
-            goto out;
-        }
-        if (g->pe != PE_COT && n > g->breadth) {
-            fail(err, errlen, "node %d: %d children, more than the breadth %d", (int)i, n, g->breadth);
-            goto out;
-        }
-    }
+    if (children_match(nodes, g, err, errlen)) goto out;
     return 0;
-bad_node_type:
-    fail(err, errlen, "node %d: expected an object", (int)i);
 out:
     graph_free(g);
     return -1;
