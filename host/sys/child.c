@@ -389,20 +389,11 @@ static void explain(const reader *r, const child_opts *o, int timed_out, int idl
     }
 }
 
-int child_run_ex(int (*fn)(void *arg), void *arg, const child_opts *opts, void **blob, size_t *blob_len,
-                 char *reason, int reason_len)
+/* The child: its own process group, the reaper above the function.  The
+ * child's pid, or -1 with reason (fds closed). */
+static pid_t spawn_reaper(int (*fn)(void *arg), void *arg, const child_opts *o, int fds[2], char *reason,
+                          int reason_len)
 {
-    child_opts o;
-    memset(&o, 0, sizeof o);
-    if (opts) o = *opts;
-    if (blob) *blob = NULL;
-    if (blob_len) *blob_len = 0;
-    if (reason && reason_len > 0) reason[0] = 0;
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC)) {
-        snprintf(reason, (size_t)reason_len, "cannot create a pipe: %s", strerror(errno));
-        return -1;
-    }
     fflush(NULL);
     pid_t parent = getpid();
     pid_t pid = fork();
@@ -420,73 +411,103 @@ int child_run_ex(int (*fn)(void *arg), void *arg, const child_opts *opts, void *
         /* default dispositions: a crash must end the child, not run the
          * parent's handlers (a test harness's, say) */
         reset_signals();
-        child_start cs = {fn, arg, fds[1], o.single_thread};
+        child_start cs = {fn, arg, fds[1], o->single_thread};
         reaper_main(&cs);
     }
     setpgid(pid, pid); /* also done by the child; whichever runs first */
     close(fds[1]);
+    return pid;
+}
+
+/* What the watch over a running child knows. */
+typedef struct {
+    pid_t pid;
+    int fd, pipe_open, status, exited, timed_out, idle, interrupted;
+    double start, last, interrupted_at;
+} watch_state;
+
+/* One slice of the watch: the limits, an interrupt, the tick, what the
+ * pipe brings, whether the child ended.  0 to go on, 1 to stop watching. */
+static int watch_slice(watch_state *w, reader *r, const child_opts *o)
+{
+    double now = mono_now();
+    double wait = 1e9;
+    if (o->timeout_s > 0) wait = w->start + o->timeout_s - now;
+    if (o->idle_timeout_s > 0 && w->last + o->idle_timeout_s - now < wait) wait = w->last + o->idle_timeout_s - now;
+    if (wait <= 0) {
+        w->timed_out = 1;
+        w->idle = !(o->timeout_s > 0 && now >= w->start + o->timeout_s);
+        return 1;
+    }
+    if (o->interrupt && *o->interrupt && !w->interrupted) {
+        kill(w->pid, SIGINT);
+        w->interrupted = 1;
+        w->interrupted_at = now;
+    }
+    if (w->interrupted && o->interrupt_grace_s > 0 && now - w->interrupted_at > o->interrupt_grace_s) {
+        snprintf(r->stop_why, sizeof r->stop_why, "did not stop within %.0f s of the interrupt (killed)",
+                 o->interrupt_grace_s);
+        r->stopped = 1;
+        return 1;
+    }
+    if (o->on_tick && o->on_tick(o->data_ctx, r->stop_why, (int)sizeof r->stop_why)) {
+        r->stopped = 1;
+        return 1;
+    }
+    /* short slices: the child may exit while something it started
+     * still holds the pipe open */
+    int ms = wait > 0.02 ? 20 : (int)(wait * 1000.0) + 1;
+    if (w->pipe_open) {
+        struct pollfd pf = {w->fd, POLLIN, 0};
+        int pr = poll(&pf, 1, ms);
+        if (pr > 0) {
+            if (read_some(r, w->fd) <= 0) w->pipe_open = 0;
+            if (r->progress) w->last = mono_now(), r->progress = 0;
+        } else if (pr < 0 && errno != EINTR) {
+            w->pipe_open = 0;
+        }
+    } else {
+        struct timespec ts = {0, 1000000}; /* the child closed its end: wait for its exit */
+        if (ms > 1) nanosleep(&ts, NULL);
+    }
+    if (waitpid(w->pid, &w->status, WNOHANG) == w->pid) w->exited = 1;
+    return 0;
+}
+
+int child_run_ex(int (*fn)(void *arg), void *arg, const child_opts *opts, void **blob, size_t *blob_len,
+                 char *reason, int reason_len)
+{
+    child_opts o;
+    memset(&o, 0, sizeof o);
+    if (opts) o = *opts;
+    if (blob) *blob = NULL;
+    if (blob_len) *blob_len = 0;
+    if (reason && reason_len > 0) reason[0] = 0;
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC)) {
+        snprintf(reason, (size_t)reason_len, "cannot create a pipe: %s", strerror(errno));
+        return -1;
+    }
+    pid_t pid = spawn_reaper(fn, arg, &o, fds, reason, reason_len);
+    if (pid < 0) return -1;
     reader r;
     memset(&r, 0, sizeof r);
     r.o = &o;
     r.max_frame = o.max_frame ? o.max_frame : FRAME_MAX;
-    double start = mono_now(), last = start;
-    int pipe_open = 1, status = 0, exited = 0, timed_out = 0, idle = 0, interrupted = 0;
-    double interrupted_at = 0;
-    while (!exited && !r.stopped && !(r.bad_frame && o.untrusted)) {
-        double now = mono_now();
-        double wait = 1e9;
-        if (o.timeout_s > 0) wait = start + o.timeout_s - now;
-        if (o.idle_timeout_s > 0 && last + o.idle_timeout_s - now < wait) wait = last + o.idle_timeout_s - now;
-        if (wait <= 0) {
-            timed_out = 1;
-            idle = !(o.timeout_s > 0 && now >= start + o.timeout_s);
-            break;
-        }
-        if (o.interrupt && *o.interrupt && !interrupted) {
-            kill(pid, SIGINT);
-            interrupted = 1;
-            interrupted_at = now;
-        }
-        if (interrupted && o.interrupt_grace_s > 0 && now - interrupted_at > o.interrupt_grace_s) {
-            snprintf(r.stop_why, sizeof r.stop_why, "did not stop within %.0f s of the interrupt (killed)",
-                     o.interrupt_grace_s);
-            r.stopped = 1;
-            break;
-        }
-        if (o.on_tick && o.on_tick(o.data_ctx, r.stop_why, (int)sizeof r.stop_why)) {
-            r.stopped = 1;
-            break;
-        }
-        /* short slices: the child may exit while something it started
-         * still holds the pipe open */
-        int ms = wait > 0.02 ? 20 : (int)(wait * 1000.0) + 1;
-        if (pipe_open) {
-            struct pollfd pf = {fds[0], POLLIN, 0};
-            int pr = poll(&pf, 1, ms);
-            if (pr > 0) {
-                int rr = read_some(&r, fds[0]);
-                if (rr <= 0) pipe_open = 0;
-                if (r.progress) last = mono_now(), r.progress = 0;
-            } else if (pr < 0 && errno != EINTR) {
-                pipe_open = 0;
-            }
-        } else {
-            struct timespec ts = {0, 1000000}; /* the child closed its end: wait for its exit */
-            if (ms > 1) nanosleep(&ts, NULL);
-        }
-        pid_t w = waitpid(pid, &status, WNOHANG);
-        if (w == pid) exited = 1;
-    }
-    if (!exited) stop_reaper(pid, &status);
+    watch_state w = {.pid = pid, .fd = fds[0], .pipe_open = 1, .start = mono_now()};
+    w.last = w.start;
+    while (!w.exited && !r.stopped && !(r.bad_frame && o.untrusted))
+        if (watch_slice(&w, &r, &o)) break;
+    if (!w.exited) stop_reaper(pid, &w.status);
     /* drain what the child wrote before it ended */
-    while (pipe_open && !r.stopped && !r.bad_frame) {
+    while (w.pipe_open && !r.stopped && !r.bad_frame) {
         struct pollfd pf = {fds[0], POLLIN, 0};
         if (poll(&pf, 1, 0) <= 0 || read_some(&r, fds[0]) <= 0) break;
     }
     close(fds[0]);
     kill(-pid, SIGKILL); /* anything left in the reaper's group */
     int rc;
-    explain(&r, &o, timed_out, idle, status, reason, reason_len, &rc);
+    explain(&r, &o, w.timed_out, w.idle, w.status, reason, reason_len, &rc);
     if (rc == 0 && r.have_result) {
         if (blob) {
             *blob = r.result;
