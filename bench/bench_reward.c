@@ -111,6 +111,8 @@ static int build_native(const char *dir, const char *src, char *err, int errlen)
         "int path_length(const level_t *l, int r0, int c0, int r1, int c1) { return lv_path_length(l, r0, c0, r1, c1); }\n"
         "int nearest_tile_distance(const level_t *l, int r, int c, int t) { return lv_nearest(l, r, c, t); }\n"
         "int count_regions(const level_t *l) { return lv_regions(l); }\n"
+        "int path_length_through(const level_t *l, int r0, int c0, int r1, int c1, unsigned m)\n"
+        "{ return lv_path_through(l, r0, c0, r1, c1, m); }\n"
         "#line 1 \"reward.c\"\n";
     char path[1400];
     const char *files[3][2] = {{"hd.h", pcg_embed_hd_h}, {"level.h", pcg_embed_level_h},

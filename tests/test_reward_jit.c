@@ -300,6 +300,8 @@ static void jit_scan_preprocessor_accepted(void **state)
 
 /* ---- CPU compilation ---- */
 
+#define WALK_MASK (1u << TILE_EMPTY | 1u << TILE_PLAYER | 1u << TILE_DOOR)
+
 static void jit_api_matches_level_core(void **state)
 {
     (void)state;
@@ -326,6 +328,21 @@ static void jit_api_matches_level_core(void **state)
         {"nearest_tile_distance(curr, 1, 1, SPIDER)", 9, lv_nearest(&l, 1, 1, TILE_SPIDER)},
         {"nearest_tile_distance(curr, 1, 1, TREASURE)", -1, lv_nearest(&l, 1, 1, TILE_TREASURE)},
         {"count_regions(curr)", 1, lv_regions(&l)},
+        /* only EMPTY, PLAYER, DOOR: the way down the left and along the bottom */
+        {"path_length_through(curr, 1, 1, 4, 6, WALK)", 10, lv_path_through(&l, 1, 1, 4, 6, WALK_MASK)},
+        /* the key cannot be walked on */
+        {"path_length_through(curr, 1, 1, 1, 4, WALK)", -1, lv_path_through(&l, 1, 1, 1, 4, WALK_MASK)},
+        /* with KEY: the BAT at (3,5) blocks, round through the door */
+        {"path_length_through(curr, 1, 1, 1, 4, WALK | 1u << KEY)", 15,
+         lv_path_through(&l, 1, 1, 1, 4, WALK_MASK | 1u << TILE_KEY)},
+        {"path_length_through(curr, 1, 1, 1, 4, WALK & ~(1u << DOOR) | 1u << KEY)", -1,
+         lv_path_through(&l, 1, 1, 1, 4, (WALK_MASK & ~(1u << TILE_DOOR)) | 1u << TILE_KEY)},
+        /* all but walls: path_length's answer */
+        {"path_length_through(curr, 1, 1, 1, 4, ~(1u << WALL | 1u << BORDER))", 13,
+         lv_path_through(&l, 1, 1, 1, 4, ~PCG_BLOCK_DEFAULT)},
+        {"path_length_through(curr, 1, 1, 1, 1, 1u << PLAYER)", 0, lv_path_through(&l, 1, 1, 1, 1, 1u << TILE_PLAYER)},
+        {"path_length_through(curr, 1, 1, 1, 1, 1u << EMPTY)", -1, lv_path_through(&l, 1, 1, 1, 1, 1u << TILE_EMPTY)},
+        {"path_length_through(curr, 1, 1, 6, 0, ~0u)", -1, lv_path_through(&l, 1, 1, 6, 0, ~0u)},
         {"find_tiles(curr, EMPTY, rows, cols, 0)", 27, lv_count(&l, TILE_EMPTY)},
         {"find_tiles(curr, KEY, rows, cols, 4) * 100 + rows[0] * 10 + cols[0]", 114, 114},
         {"find_tiles(curr, EMPTY, rows, cols, -5)", 27, lv_count(&l, TILE_EMPTY)},
@@ -335,6 +352,7 @@ static void jit_api_matches_level_core(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char src[512];
         snprintf(src, sizeof src,
+                 "#define WALK (1u << EMPTY | 1u << PLAYER | 1u << DOOR)\n"
                  "float compute_reward(const level_t *prev, const level_t *curr)\n"
                  "{\n    int rows[64], cols[64];\n    rows[0] = cols[0] = 0;\n    return (float)(%s);\n}\n",
                  cases[i].expr);
