@@ -160,7 +160,7 @@ static int build_native(const char *dir, const char *src, char *err, int errlen)
 static void bench_reward_usage(FILE *f)
 {
     fprintf(f, "usage: pcgrllm bench reward [--seconds S] [--envs N] [FILE...]\n"
-               "  Reward calls per second (one thread) of each reward (default: rewards/human/scenario1-4.c)\n"
+               "  Reward calls per second (one thread) of each reward (default: rewards/engine/scenario1-4.c)\n"
                "  compiled by libtcc and by gcc -O2 into a shared object, the libtcc compile time and the\n"
                "  NVRTC compile time for sm_75, sm_86, sm_89 and sm_90.\n");
 }
@@ -279,8 +279,8 @@ int bench_reward(int argc, char **argv)
         default: bench_reward_usage(stderr); return 2;
         }
     }
-    static const char *defaults[] = {"rewards/human/scenario1.c", "rewards/human/scenario2.c",
-                                     "rewards/human/scenario3.c", "rewards/human/scenario4.c"};
+    static const char *defaults[] = {"rewards/engine/scenario1.c", "rewards/engine/scenario2.c",
+                                     "rewards/engine/scenario3.c", "rewards/engine/scenario4.c"};
     const char **files = optind < argc ? (const char **)(argv + optind) : defaults;
     int n_files = optind < argc ? argc - optind : 4;
     /* the calls are timed in this process, with no sandbox around them:

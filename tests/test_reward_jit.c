@@ -21,6 +21,7 @@
 #define path_length nat_path_length
 #define nearest_tile_distance nat_nearest_tile_distance
 #define count_regions nat_count_regions
+#define path_length_through nat_path_length_through
 #define compute_reward nat_compute_reward_decl
 #include "reward_api.h"
 #undef compute_reward
@@ -35,18 +36,22 @@ int nat_find_tiles(const level_t *l, int t, int *rows, int *cols, int max)
 int nat_path_length(const level_t *l, int r0, int c0, int r1, int c1) { return lv_path_length(l, r0, c0, r1, c1); }
 int nat_nearest_tile_distance(const level_t *l, int r, int c, int t) { return lv_nearest(l, r, c, t); }
 int nat_count_regions(const level_t *l) { return lv_regions(l); }
+int nat_path_length_through(const level_t *l, int r0, int c0, int r1, int c1, unsigned m)
+{
+    return lv_path_through(l, r0, c0, r1, c1, m);
+}
 
 #define compute_reward nat_s1
 #define loss s1_loss
 #define outside s1_outside
-#include "../rewards/human/scenario1.c"
+#include "../rewards/engine/scenario1.c"
 #undef compute_reward
 #undef loss
 #undef outside
 #define compute_reward nat_s2
 #define loss s2_loss
 #define outside s2_outside
-#include "../rewards/human/scenario2.c"
+#include "../rewards/engine/scenario2.c"
 #undef compute_reward
 #undef loss
 #undef outside
@@ -56,7 +61,7 @@ int nat_count_regions(const level_t *l) { return lv_regions(l); }
 #define flood s3_flood
 #define reached s3_reached
 #define door_after_gate s3_door_after_gate
-#include "../rewards/human/scenario3.c"
+#include "../rewards/engine/scenario3.c"
 #undef compute_reward
 #undef loss
 #undef outside
@@ -71,7 +76,7 @@ int nat_count_regions(const level_t *l) { return lv_regions(l); }
 #define flood s4_flood
 #define reached s4_reached
 #define door_after_gate s4_door_after_gate
-#include "../rewards/human/scenario4.c"
+#include "../rewards/engine/scenario4.c"
 #undef compute_reward
 #undef loss
 #undef outside
@@ -81,7 +86,36 @@ int nat_count_regions(const level_t *l) { return lv_regions(l); }
 #undef GATE
 #undef MAX_CELLS
 
-static float (*const native_human[4])(const level_t *, const level_t *) = {nat_s1, nat_s2, nat_s3, nat_s4};
+/* the reference's ports: the same helpers in both files, named after PORT */
+#define PORT_CAT2(a, b) a##b
+#define PORT_CAT(a, b) PORT_CAT2(a, b)
+#define compute_reward PORT_CAT(nat_, PORT)
+#define ref_walkable PORT_CAT(PORT, _walkable)
+#define ref_flood PORT_CAT(PORT, _flood)
+#define ref_first PORT_CAT(PORT, _first)
+#define ref_access PORT_CAT(PORT, _access)
+#define ref_tile_loss PORT_CAT(PORT, _tile_loss)
+#define PORT r1
+#include "../rewards/human/scenario1.c"
+#undef PORT
+#define PORT r2
+#include "../rewards/human/scenario2.c"
+#undef PORT
+#undef compute_reward
+#undef ref_walkable
+#undef ref_flood
+#undef ref_first
+#undef ref_access
+#undef ref_tile_loss
+
+/* rewards/engine/scenario1-4.c, then rewards/human/scenario1-2.c (the
+ * human scenario 3 and 4 are copies of the engine's) */
+#define N_NATIVE 6
+static float (*const native_human[N_NATIVE])(const level_t *, const level_t *) = {nat_s1, nat_s2, nat_s3,
+                                                                                 nat_s4, nat_r1, nat_r2};
+static const char *const native_path[N_NATIVE] = {"rewards/engine/scenario1.c", "rewards/engine/scenario2.c",
+                                                  "rewards/engine/scenario3.c", "rewards/engine/scenario4.c",
+                                                  "rewards/human/scenario1.c",  "rewards/human/scenario2.c"};
 
 static char *load(const char *path)
 {
@@ -558,14 +592,13 @@ static void jit_missing_semicolon_line(void **state)
 static void jit_human_rewards_match_gcc(void **state)
 {
     (void)state;
-    for (int s = 0; s < 4; s++) {
-        char path[64];
-        snprintf(path, sizeof path, "rewards/human/scenario%d.c", s + 1);
+    for (int s = 0; s < N_NATIVE; s++) {
+        const char *path = native_path[s];
         char *src = load(path);
         reward_prog *p = compile_ok(src);
         free(src);
         env_t e;
-        int n = 3, variant = s >= 2 ? VARIANT_TREASURE : VARIANT_DUNGEON;
+        int n = 3, variant = s == 2 || s == 3 ? VARIANT_TREASURE : VARIANT_DUNGEON;
         assert_int_equal(env_alloc(&e, n, 16, 16, variant, 40 + (uint64_t)s), 0);
         unsigned char prev[256];
         long nonzero = 0;
@@ -581,7 +614,7 @@ static void jit_human_rewards_match_gcc(void **state)
                 level_t a = {16, 16, prev};
                 float j = reward_prog_call(&a, &b, p), g = native_human[s](&a, &b);
                 if (fabsf(j - g) > 1e-5f * (1.0f + fabsf(g)))
-                    fail_msg("scenario %d step %d env %d: JIT %.9g, gcc %.9g", s + 1, t, i, (double)j, (double)g);
+                    fail_msg("%s step %d env %d: JIT %.9g, gcc %.9g", path, t, i, (double)j, (double)g);
                 nonzero += g != 0.0f;
             }
         }
@@ -602,7 +635,7 @@ static float native_s1_cb(const level_t *prev, const level_t *curr, void *ctx)
 static void jit_in_env_step_threads(void **state)
 {
     (void)state;
-    char *src = load("rewards/human/scenario1.c");
+    char *src = load("rewards/engine/scenario1.c");
     reward_prog *p = compile_ok(src);
     free(src);
     env_t a, b;
@@ -686,9 +719,8 @@ static void jit_nvrtc_human_rewards_all_archs(void **state)
     need_nvrtc("jit_nvrtc_human_rewards_all_archs");
     static const char *archs[] = REWARD_GPU_ARCHS;
     char err[1024];
-    for (int s = 0; s < 4; s++) {
-        char path[64];
-        snprintf(path, sizeof path, "rewards/human/scenario%d.c", s + 1);
+    for (int s = 0; s < N_NATIVE; s++) {
+        const char *path = native_path[s];
         char *src = load(path);
         /* every architecture for one reward, sm_90 for the others (time) */
         int n_arch = s == 0 ? 4 : 1;
