@@ -18,7 +18,7 @@
 #include "train_worker.h"
 #include "util.h"
 
-#define CONFINE_REWARD "rewards/human/scenario1.c"
+#define CONFINE_REWARD "rewards/engine/scenario1.c"
 
 static void bench_config(ppo_config *cfg, const char *preset, int envs, int rollout)
 {

@@ -111,6 +111,8 @@ static int build_native(const char *dir, const char *src, char *err, int errlen)
         "int path_length(const level_t *l, int r0, int c0, int r1, int c1) { return lv_path_length(l, r0, c0, r1, c1); }\n"
         "int nearest_tile_distance(const level_t *l, int r, int c, int t) { return lv_nearest(l, r, c, t); }\n"
         "int count_regions(const level_t *l) { return lv_regions(l); }\n"
+        "int path_length_through(const level_t *l, int r0, int c0, int r1, int c1, unsigned m)\n"
+        "{ return lv_path_through(l, r0, c0, r1, c1, m); }\n"
         "#line 1 \"reward.c\"\n";
     char path[1400];
     const char *files[3][2] = {{"hd.h", pcg_embed_hd_h}, {"level.h", pcg_embed_level_h},
@@ -158,7 +160,7 @@ static int build_native(const char *dir, const char *src, char *err, int errlen)
 static void bench_reward_usage(FILE *f)
 {
     fprintf(f, "usage: pcgrllm bench reward [--seconds S] [--envs N] [FILE...]\n"
-               "  Reward calls per second (one thread) of each reward (default: rewards/human/scenario1-4.c)\n"
+               "  Reward calls per second (one thread) of each reward (default: rewards/engine/scenario1-4.c)\n"
                "  compiled by libtcc and by gcc -O2 into a shared object, the libtcc compile time and the\n"
                "  NVRTC compile time for sm_75, sm_86, sm_89 and sm_90.\n");
 }
@@ -277,8 +279,8 @@ int bench_reward(int argc, char **argv)
         default: bench_reward_usage(stderr); return 2;
         }
     }
-    static const char *defaults[] = {"rewards/human/scenario1.c", "rewards/human/scenario2.c",
-                                     "rewards/human/scenario3.c", "rewards/human/scenario4.c"};
+    static const char *defaults[] = {"rewards/engine/scenario1.c", "rewards/engine/scenario2.c",
+                                     "rewards/engine/scenario3.c", "rewards/engine/scenario4.c"};
     const char **files = optind < argc ? (const char **)(argv + optind) : defaults;
     int n_files = optind < argc ? argc - optind : 4;
     /* the calls are timed in this process, with no sandbox around them:

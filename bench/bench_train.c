@@ -171,16 +171,16 @@ int bench_train(int argc, char **argv)
         }
     }
     nn_set_threads((int)threads);
-    /* the reward: the human reward of scenario 1 when run from the source
-     * tree, else a wall count */
+    /* the reward: the engine's reward of scenario 1 when run from the
+     * source tree, else a wall count */
     char err[1024];
     long len;
     reward_prog *prog = NULL;
     const char *reward_name = "wall count (native C)";
-    char *src = read_file("rewards/human/scenario1.c", REWARD_MAX_SOURCE, &len, err, sizeof err);
+    char *src = read_file("rewards/engine/scenario1.c", REWARD_MAX_SOURCE, &len, err, sizeof err);
     if (src) {
         prog = reward_compile_cpu(src, err, sizeof err);
-        if (prog) reward_name = "rewards/human/scenario1.c (libtcc)";
+        if (prog) reward_name = "rewards/engine/scenario1.c (libtcc)";
         free(src);
     }
     /* the machine's rate: OpenBLAS on all the threads; the network itself

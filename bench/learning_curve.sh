@@ -2,7 +2,8 @@
 # Learning curve of one network preset on the CPU: fitness of the 30 levels
 # generated after each budget of steps, against the steps and the wall time
 # the training took.  Each point continues the same run (train --resume), so
-# the curve is one training, sampled.
+# the curve is one training, sampled.  The reward is the engine's own for
+# the scenario (rewards/engine/scenarioN.c), as in docs/benchmarks.md.
 #
 #   bench/learning_curve.sh PRESET SEED SCENARIO STEPS... [-- TRAIN FLAGS]
 #   bench/learning_curve.sh tiny 1 1 65536 131072 262144 -- --envs 64
@@ -22,8 +23,8 @@ points=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do points+=("$1"); shift; done
 [ $# -gt 0 ] && shift
 bin=${PCGRLLM_BIN:-./pcgrllm}
-reward=rewards/human/scenario$scenario.c
-[ -r "$reward" ] || { echo "$0: no human reward $reward" >&2; exit 2; }
+reward=rewards/engine/scenario$scenario.c
+[ -r "$reward" ] || { echo "$0: no reward $reward (run from the source tree)" >&2; exit 2; }
 dir=${LC_DIR:-$(mktemp -d)}/$preset-s$seed
 rm -rf "$dir"
 mkdir -p "$dir"

@@ -50,6 +50,10 @@ static int api_nearest(const level_t *l, int r, int c, int tile)
     return lv_nearest(LEVEL(l, API_NEAREST_TILE_DISTANCE), r, c, tile);
 }
 static int api_count_regions(const level_t *l) { return lv_regions(LEVEL(l, API_COUNT_REGIONS)); }
+static int api_path_through(const level_t *l, int r0, int c0, int r1, int c1, unsigned passable)
+{
+    return lv_path_through(LEVEL(l, API_PATH_LENGTH_THROUGH), r0, c0, r1, c1, passable);
+}
 
 /* Conversions tcc calls into its runtime library for. */
 static unsigned long long rt_fixunssfdi(float f) { return (unsigned long long)f; }
@@ -74,6 +78,7 @@ static const struct {
     {"path_length", (const void *)api_path_length},
     {"nearest_tile_distance", (const void *)api_nearest},
     {"count_regions", (const void *)api_count_regions},
+    {"path_length_through", (const void *)api_path_through},
     {"fabsf", (const void *)fabsf},
     {"sqrtf", (const void *)sqrtf},
     {"expf", (const void *)expf},

@@ -212,7 +212,7 @@ void fault_text(const fault_msg *f, char *buf, int len)
     case FAULT_BAD_LEVEL: {
         static const char *const names[N_API_LEVEL_FUNCTIONS] = {
             "level_height", "level_width", "tile_at", "count_tiles", "find_tiles", "path_length",
-            "nearest_tile_distance", "count_regions"};
+            "nearest_tile_distance", "count_regions", "path_length_through"};
         snprintf(buf, n,
                  "%s was given a level that is neither prev nor curr (a pointer variable overwritten by a write past "
                  "the end of a local array?)",

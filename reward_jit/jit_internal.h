@@ -80,7 +80,7 @@ extern void (*jit_find_tiles_overflow)(int max, int room);
 
 /* The API functions that take a level, in the order of api_names. */
 enum { API_LEVEL_HEIGHT, API_LEVEL_WIDTH, API_TILE_AT, API_COUNT_TILES, API_FIND_TILES, API_PATH_LENGTH,
-       API_NEAREST_TILE_DISTANCE, API_COUNT_REGIONS, N_API_LEVEL_FUNCTIONS };
+       API_NEAREST_TILE_DISTANCE, API_COUNT_REGIONS, API_PATH_LENGTH_THROUGH, N_API_LEVEL_FUNCTIONS };
 /* Called by each of them with the level it was given; NULL outside
  * validation, where it checks that the level is one the worker passed. */
 extern void (*jit_check_level)(const void *l, int api);

@@ -112,6 +112,8 @@ static const char device_prelude[] =
     "{ return lv_path_length(l, r0, c0, r1, c1); }\n"
     "int nearest_tile_distance(const level_t *l, int r, int c, int tile) { return lv_nearest(l, r, c, tile); }\n"
     "int count_regions(const level_t *l) { return lv_regions(l); }\n"
+    "int path_length_through(const level_t *l, int r0, int c0, int r1, int c1, unsigned m)\n"
+    "{ return lv_path_through(l, r0, c0, r1, c1, m); }\n"
     /* the kernel comes before the reward: the reward's own macros (say,
      * #define return) cannot reach code the preprocessor has passed */
     "extern \"C\" __global__ void pcg_reward_kernel(int n, int h, int w, const unsigned char *prev,\n"

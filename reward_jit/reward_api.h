@@ -26,6 +26,11 @@ int path_length(const level_t *l, int r0, int c0, int r1, int c1);
 int nearest_tile_distance(const level_t *l, int row, int col, int tile);
 /* Number of connected regions of non-wall cells. */
 int count_regions(const level_t *l);
+/* Steps of a shortest 4-connected path through the cells whose tile's bit
+ * is set in passable_mask (bit t = 1u << t, e.g. (1u << EMPTY) | (1u << DOOR));
+ * 0 from a passable cell to itself; -1 if none, or if either end is outside
+ * or not passable. */
+int path_length_through(const level_t *l, int r0, int c0, int r1, int c1, unsigned passable_mask);
 
 #ifndef __CUDACC_RTC__ /* NVRTC declares the math functions itself */
 float fabsf(float x);

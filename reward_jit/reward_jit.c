@@ -609,7 +609,7 @@ static void explain_link_failure(const char *src, tcc_diag *diag)
         snprintf(diag->msg, sizeof diag->msg,
                  "%s'%s' is not available: reward code links only the reward API (level_height, "
                  "level_width, tile_at, count_tiles, find_tiles, path_length, nearest_tile_distance, "
-                 "count_regions and fabsf sqrtf expf logf powf fminf fmaxf tanhf floorf ceilf); no C "
+                 "count_regions, path_length_through and fabsf sqrtf expf logf powf fminf fmaxf tanhf floorf ceilf); no C "
                  "library",
                  where, name);
 }

@@ -6,7 +6,7 @@
 # system (glibc, libstdc++ and libgcc stay the machine's own; CUDA's driver,
 # cuBLAS and NVRTC are the GPU machine's, found by device_check.sh), packed
 # into libs.tar.gz to stay well under what a lease may carry, the data the
-# checks read (rewards/human) and device_check.sh.
+# checks read (rewards/human, rewards/engine) and device_check.sh.
 #
 #   sh scripts/devkit.sh BUILD DEVKIT
 set -eu
@@ -23,7 +23,7 @@ rm -rf "$kit"
 mkdir -p "$kit/lib" "$kit/cuda" "$kit/rewards"
 cp "$build/pcgrllm" "$build/pcgrllm_tests" "$build/libpcgrllm_cuda.so" "$kit/"
 cp "$build/cuda/reward_sample.fatbin" "$kit/cuda/"
-cp -r rewards/human "$kit/rewards/"
+cp -r rewards/human rewards/engine "$kit/rewards/"
 cp bench/device_check.sh "$kit/"
 chmod +x "$kit/device_check.sh"
 
@@ -42,7 +42,7 @@ done
 
 size=$(du -sk "$kit" | cut -f1)
 echo "devkit: $kit ($((size / 1024)) MiB): pcgrllm, pcgrllm_tests, libpcgrllm_cuda.so, reward_sample.fatbin," \
-    "$(tar -tzf "$kit/libs.tar.gz" | grep -c '\.so') libraries, rewards/human, device_check.sh"
+    "$(tar -tzf "$kit/libs.tar.gz" | grep -c '\.so') libraries, rewards/human, rewards/engine, device_check.sh"
 if [ "$size" -gt 48000 ]; then
     echo "devkit: $kit is over 48 MiB: too close to what a lease carries (64 MiB with the tree)" >&2
     exit 1

@@ -489,9 +489,12 @@ static void cuda_human_rewards_nvrtc_match_libtcc(void **state)
     assert_int_equal(api->device_info(0, &info), 0);
     char arch[16];
     snprintf(arch, sizeof arch, "sm_%d%d", info.major, info.minor);
-    for (int sc = 1; sc <= 4; sc++) {
+    /* the engine's four, and the reference's two ports (rewards/human's
+     * scenario 3 and 4 are copies of the engine's) */
+    for (int k = 0; k < 6; k++) {
+        int sc = k < 4 ? k + 1 : k - 3;
         char path[64];
-        snprintf(path, sizeof path, "rewards/human/scenario%d.c", sc);
+        snprintf(path, sizeof path, "rewards/%s/scenario%d.c", k < 4 ? "engine" : "human", sc);
         long len;
         char *src = read_all(path, &len);
         if (!src) fail_msg("%s: cannot read %s (run from the source tree)", test, path);

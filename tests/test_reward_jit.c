@@ -21,6 +21,7 @@
 #define path_length nat_path_length
 #define nearest_tile_distance nat_nearest_tile_distance
 #define count_regions nat_count_regions
+#define path_length_through nat_path_length_through
 #define compute_reward nat_compute_reward_decl
 #include "reward_api.h"
 #undef compute_reward
@@ -35,18 +36,22 @@ int nat_find_tiles(const level_t *l, int t, int *rows, int *cols, int max)
 int nat_path_length(const level_t *l, int r0, int c0, int r1, int c1) { return lv_path_length(l, r0, c0, r1, c1); }
 int nat_nearest_tile_distance(const level_t *l, int r, int c, int t) { return lv_nearest(l, r, c, t); }
 int nat_count_regions(const level_t *l) { return lv_regions(l); }
+int nat_path_length_through(const level_t *l, int r0, int c0, int r1, int c1, unsigned m)
+{
+    return lv_path_through(l, r0, c0, r1, c1, m);
+}
 
 #define compute_reward nat_s1
 #define loss s1_loss
 #define outside s1_outside
-#include "../rewards/human/scenario1.c"
+#include "../rewards/engine/scenario1.c"
 #undef compute_reward
 #undef loss
 #undef outside
 #define compute_reward nat_s2
 #define loss s2_loss
 #define outside s2_outside
-#include "../rewards/human/scenario2.c"
+#include "../rewards/engine/scenario2.c"
 #undef compute_reward
 #undef loss
 #undef outside
@@ -56,7 +61,7 @@ int nat_count_regions(const level_t *l) { return lv_regions(l); }
 #define flood s3_flood
 #define reached s3_reached
 #define door_after_gate s3_door_after_gate
-#include "../rewards/human/scenario3.c"
+#include "../rewards/engine/scenario3.c"
 #undef compute_reward
 #undef loss
 #undef outside
@@ -71,7 +76,7 @@ int nat_count_regions(const level_t *l) { return lv_regions(l); }
 #define flood s4_flood
 #define reached s4_reached
 #define door_after_gate s4_door_after_gate
-#include "../rewards/human/scenario4.c"
+#include "../rewards/engine/scenario4.c"
 #undef compute_reward
 #undef loss
 #undef outside
@@ -81,7 +86,36 @@ int nat_count_regions(const level_t *l) { return lv_regions(l); }
 #undef GATE
 #undef MAX_CELLS
 
-static float (*const native_human[4])(const level_t *, const level_t *) = {nat_s1, nat_s2, nat_s3, nat_s4};
+/* the reference's ports: the same helpers in both files, named after PORT */
+#define PORT_CAT2(a, b) a##b
+#define PORT_CAT(a, b) PORT_CAT2(a, b)
+#define compute_reward PORT_CAT(nat_, PORT)
+#define ref_walkable PORT_CAT(PORT, _walkable)
+#define ref_flood PORT_CAT(PORT, _flood)
+#define ref_first PORT_CAT(PORT, _first)
+#define ref_access PORT_CAT(PORT, _access)
+#define ref_tile_loss PORT_CAT(PORT, _tile_loss)
+#define PORT r1
+#include "../rewards/human/scenario1.c"
+#undef PORT
+#define PORT r2
+#include "../rewards/human/scenario2.c"
+#undef PORT
+#undef compute_reward
+#undef ref_walkable
+#undef ref_flood
+#undef ref_first
+#undef ref_access
+#undef ref_tile_loss
+
+/* rewards/engine/scenario1-4.c, then rewards/human/scenario1-2.c (the
+ * human scenario 3 and 4 are copies of the engine's) */
+#define N_NATIVE 6
+static float (*const native_human[N_NATIVE])(const level_t *, const level_t *) = {nat_s1, nat_s2, nat_s3,
+                                                                                 nat_s4, nat_r1, nat_r2};
+static const char *const native_path[N_NATIVE] = {"rewards/engine/scenario1.c", "rewards/engine/scenario2.c",
+                                                  "rewards/engine/scenario3.c", "rewards/engine/scenario4.c",
+                                                  "rewards/human/scenario1.c",  "rewards/human/scenario2.c"};
 
 static char *load(const char *path)
 {
@@ -300,6 +334,8 @@ static void jit_scan_preprocessor_accepted(void **state)
 
 /* ---- CPU compilation ---- */
 
+#define WALK_MASK (1u << TILE_EMPTY | 1u << TILE_PLAYER | 1u << TILE_DOOR)
+
 static void jit_api_matches_level_core(void **state)
 {
     (void)state;
@@ -326,6 +362,21 @@ static void jit_api_matches_level_core(void **state)
         {"nearest_tile_distance(curr, 1, 1, SPIDER)", 9, lv_nearest(&l, 1, 1, TILE_SPIDER)},
         {"nearest_tile_distance(curr, 1, 1, TREASURE)", -1, lv_nearest(&l, 1, 1, TILE_TREASURE)},
         {"count_regions(curr)", 1, lv_regions(&l)},
+        /* only EMPTY, PLAYER, DOOR: the way down the left and along the bottom */
+        {"path_length_through(curr, 1, 1, 4, 6, WALK)", 10, lv_path_through(&l, 1, 1, 4, 6, WALK_MASK)},
+        /* the key cannot be walked on */
+        {"path_length_through(curr, 1, 1, 1, 4, WALK)", -1, lv_path_through(&l, 1, 1, 1, 4, WALK_MASK)},
+        /* with KEY: the BAT at (3,5) blocks, round through the door */
+        {"path_length_through(curr, 1, 1, 1, 4, WALK | 1u << KEY)", 15,
+         lv_path_through(&l, 1, 1, 1, 4, WALK_MASK | 1u << TILE_KEY)},
+        {"path_length_through(curr, 1, 1, 1, 4, WALK & ~(1u << DOOR) | 1u << KEY)", -1,
+         lv_path_through(&l, 1, 1, 1, 4, (WALK_MASK & ~(1u << TILE_DOOR)) | 1u << TILE_KEY)},
+        /* all but walls: path_length's answer */
+        {"path_length_through(curr, 1, 1, 1, 4, ~(1u << WALL | 1u << BORDER))", 13,
+         lv_path_through(&l, 1, 1, 1, 4, ~PCG_BLOCK_DEFAULT)},
+        {"path_length_through(curr, 1, 1, 1, 1, 1u << PLAYER)", 0, lv_path_through(&l, 1, 1, 1, 1, 1u << TILE_PLAYER)},
+        {"path_length_through(curr, 1, 1, 1, 1, 1u << EMPTY)", -1, lv_path_through(&l, 1, 1, 1, 1, 1u << TILE_EMPTY)},
+        {"path_length_through(curr, 1, 1, 6, 0, ~0u)", -1, lv_path_through(&l, 1, 1, 6, 0, ~0u)},
         {"find_tiles(curr, EMPTY, rows, cols, 0)", 27, lv_count(&l, TILE_EMPTY)},
         {"find_tiles(curr, KEY, rows, cols, 4) * 100 + rows[0] * 10 + cols[0]", 114, 114},
         {"find_tiles(curr, EMPTY, rows, cols, -5)", 27, lv_count(&l, TILE_EMPTY)},
@@ -335,6 +386,7 @@ static void jit_api_matches_level_core(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char src[512];
         snprintf(src, sizeof src,
+                 "#define WALK (1u << EMPTY | 1u << PLAYER | 1u << DOOR)\n"
                  "float compute_reward(const level_t *prev, const level_t *curr)\n"
                  "{\n    int rows[64], cols[64];\n    rows[0] = cols[0] = 0;\n    return (float)(%s);\n}\n",
                  cases[i].expr);
@@ -540,14 +592,13 @@ static void jit_missing_semicolon_line(void **state)
 static void jit_human_rewards_match_gcc(void **state)
 {
     (void)state;
-    for (int s = 0; s < 4; s++) {
-        char path[64];
-        snprintf(path, sizeof path, "rewards/human/scenario%d.c", s + 1);
+    for (int s = 0; s < N_NATIVE; s++) {
+        const char *path = native_path[s];
         char *src = load(path);
         reward_prog *p = compile_ok(src);
         free(src);
         env_t e;
-        int n = 3, variant = s >= 2 ? VARIANT_TREASURE : VARIANT_DUNGEON;
+        int n = 3, variant = s == 2 || s == 3 ? VARIANT_TREASURE : VARIANT_DUNGEON;
         assert_int_equal(env_alloc(&e, n, 16, 16, variant, 40 + (uint64_t)s), 0);
         unsigned char prev[256];
         long nonzero = 0;
@@ -563,7 +614,7 @@ static void jit_human_rewards_match_gcc(void **state)
                 level_t a = {16, 16, prev};
                 float j = reward_prog_call(&a, &b, p), g = native_human[s](&a, &b);
                 if (fabsf(j - g) > 1e-5f * (1.0f + fabsf(g)))
-                    fail_msg("scenario %d step %d env %d: JIT %.9g, gcc %.9g", s + 1, t, i, (double)j, (double)g);
+                    fail_msg("%s step %d env %d: JIT %.9g, gcc %.9g", path, t, i, (double)j, (double)g);
                 nonzero += g != 0.0f;
             }
         }
@@ -584,7 +635,7 @@ static float native_s1_cb(const level_t *prev, const level_t *curr, void *ctx)
 static void jit_in_env_step_threads(void **state)
 {
     (void)state;
-    char *src = load("rewards/human/scenario1.c");
+    char *src = load("rewards/engine/scenario1.c");
     reward_prog *p = compile_ok(src);
     free(src);
     env_t a, b;
@@ -668,9 +719,8 @@ static void jit_nvrtc_human_rewards_all_archs(void **state)
     need_nvrtc("jit_nvrtc_human_rewards_all_archs");
     static const char *archs[] = REWARD_GPU_ARCHS;
     char err[1024];
-    for (int s = 0; s < 4; s++) {
-        char path[64];
-        snprintf(path, sizeof path, "rewards/human/scenario%d.c", s + 1);
+    for (int s = 0; s < N_NATIVE; s++) {
+        const char *path = native_path[s];
         char *src = load(path);
         /* every architecture for one reward, sm_90 for the others (time) */
         int n_arch = s == 0 ? 4 : 1;

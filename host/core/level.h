@@ -77,6 +77,12 @@ PCG_HD int lv_first(const level_t *l, int tile)
     return -1;
 }
 
+/* 1 if tile's bit is set in a tile mask (bit t = 1u << t); ids past 31 have none. */
+PCG_HD int lv_tile_in(pcg_u32 mask, int tile)
+{
+    return tile >= 0 && tile < 32 && ((mask >> tile) & 1u);
+}
+
 /* Neighbour order of the evaluator's paths (docs/evaluator.md#rules): up, left, right, down. */
 #define PCG_DR(k) ((k) == 0 ? -1 : (k) == 3 ? 1 : 0)
 #define PCG_DC(k) ((k) == 1 ? -1 : (k) == 2 ? 1 : 0)
@@ -135,16 +141,25 @@ PCG_HD int lv_path(const level_t *l, const short *dist, int target, short *out)
     return len;
 }
 
-/* Steps of a shortest 4-connected path (WALL/BORDER blocking) between two
- * cells, -1 if none or if either end is outside or a wall. */
-PCG_HD int lv_path_length(const level_t *l, int r0, int c0, int r1, int c1)
+/* Steps of a shortest 4-connected path between two cells through the
+ * cells whose tile's bit is set in passable (bit t = 1u << t); 0 from a
+ * passable cell to itself, -1 if there is none or if either end is outside
+ * or not passable. */
+PCG_HD int lv_path_through(const level_t *l, int r0, int c0, int r1, int c1, pcg_u32 passable)
 {
     short dist[PCG_MAX_CELLS], queue[PCG_MAX_CELLS];
     if (!lv_in(l, r0, c0) || !lv_in(l, r1, c1)) return -1;
     int s = r0 * l->w + c0, t = r1 * l->w + c1;
-    if (((PCG_BLOCK_DEFAULT >> l->t[s]) & 1u) || ((PCG_BLOCK_DEFAULT >> l->t[t]) & 1u)) return -1;
-    lv_bfs(l, s, PCG_BLOCK_DEFAULT, -1, dist, queue);
+    if (!lv_tile_in(passable, l->t[s]) || !lv_tile_in(passable, l->t[t])) return -1;
+    lv_bfs(l, s, ~passable, -1, dist, queue);
     return dist[t];
+}
+
+/* Steps of a shortest 4-connected path (WALL/BORDER blocking) between two
+ * cells, -1 if none or if either end is outside or a wall. */
+PCG_HD int lv_path_length(const level_t *l, int r0, int c0, int r1, int c1)
+{
+    return lv_path_through(l, r0, c0, r1, c1, ~PCG_BLOCK_DEFAULT);
 }
 
 /* BFS steps from (r,c) to the nearest cell holding tile, -1 if none is

@@ -1,3 +1,7 @@
+/* pcgrllm-human: engine-design */
+/* The reference implementation has no key-door scenario and no code for one:
+ * this reward is the engine's own design, a copy of rewards/engine/scenario3.c
+ * kept here so that rewards/human holds one reward per scenario. */
 /* Human-written reward, scenario 3 (treasure): the player picks up the KEY,
  * unlocks the DOOR and finds the TREASURE behind it.
  *

@@ -1,3 +1,7 @@
+/* pcgrllm-human: engine-design */
+/* The reference implementation has no key-door scenario and no code for one:
+ * this reward is the engine's own design, a copy of rewards/engine/scenario4.c
+ * kept here so that rewards/human holds one reward per scenario. */
 /* Human-written reward, scenario 4 (treasure): the BAT holds the key: the
  * player defeats it, opens the DOOR and reaches the TREASURE behind it.
  *
