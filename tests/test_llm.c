@@ -1280,10 +1280,12 @@ static void prompts_unknown_or_missing_placeholder(void **state)
 
 static void make_layout(const char *root, const char *sub)
 {
-    char d[PATH_MAX], f[PATH_MAX + 16];
+    char d[PATH_MAX], f[PATH_MAX + 32];
     snprintf(d, sizeof d, "%s/%s", root, sub);
     assert_int_equal(make_dirs(d), 0);
-    snprintf(f, sizeof f, "%s/system.txt", d);
+    snprintf(f, sizeof f, "%s/rich", d);
+    assert_int_equal(make_dirs(f), 0);
+    snprintf(f, sizeof f, "%s/rich/system.txt", d);
     assert_int_equal(write_file_atomic(f, "sys\n", 4), 0);
 }
 
@@ -1404,18 +1406,18 @@ static void prompts_check_catches_edited_templates(void **state)
     setenv("PCGRLLM_PROMPTS", dir, 1);
     assert_int_equal(prompts_check(err, sizeof err), 0);
     /* a typo in a placeholder */
-    snprintf(cmd, sizeof cmd, "sed -i 's/{story}/{stroy}/' '%s/feedback_specific.txt'", dir);
+    snprintf(cmd, sizeof cmd, "sed -i 's/{story}/{stroy}/' '%s/rich/feedback_specific.txt'", dir);
     assert_int_equal(pcg_test_sh(out, sizeof out, "%s", cmd), 0);
     assert_int_equal(prompts_check(err, sizeof err), -1);
     assert_non_null(strstr(err, "feedback_specific"));
     assert_non_null(strstr(err, "{stroy}"));
     /* a dropped placeholder the role needs */
-    snprintf(cmd, sizeof cmd, "sed -i 's/{stroy}/the story/' '%s/feedback_specific.txt'", dir);
+    snprintf(cmd, sizeof cmd, "sed -i 's/{stroy}/the story/' '%s/rich/feedback_specific.txt'", dir);
     assert_int_equal(pcg_test_sh(out, sizeof out, "%s", cmd), 0);
     assert_int_equal(prompts_check(err, sizeof err), -1);
     assert_non_null(strstr(err, "does not use {story}"));
     /* a missing file */
-    snprintf(cmd, sizeof cmd, "cp prompts/feedback_specific.txt '%s/' && rm '%s/fitness_llm.txt'", dir, dir);
+    snprintf(cmd, sizeof cmd, "cp prompts/rich/feedback_specific.txt '%s/rich/' && rm '%s/rich/fitness_llm.txt'", dir, dir);
     assert_int_equal(pcg_test_sh(out, sizeof out, "%s", cmd), 0);
     assert_int_equal(prompts_check(err, sizeof err), -1);
     assert_non_null(strstr(err, "fitness_llm"));

@@ -56,7 +56,7 @@ static int known(const char *name)
 
 /* ---- where the templates are ---------------------------------------------------- */
 
-static const datadir_spec prompts_spec = {"prompts", "system.txt", "prompt templates", "PCGRLLM_PROMPTS"};
+static const datadir_spec prompts_spec = {"prompts", "rich/system.txt", "prompt templates", "PCGRLLM_PROMPTS"};
 
 int prompts_dir_for_exe(const char *exe, char *out, size_t outlen, char *err, int errlen)
 {
@@ -77,7 +77,7 @@ char *prompt_load(const char *name, char *err, int errlen)
     char dir[PATH_MAX];
     if (prompts_dir(dir, sizeof dir, err, errlen) != 0) return NULL;
     char path[PATH_MAX + 80];
-    snprintf(path, sizeof path, "%s/%s.txt", dir, name);
+    snprintf(path, sizeof path, "%s/rich/%s.txt", dir, name);
     long len;
     char why[PATH_MAX + 100];
     char *t = read_file(path, PROMPT_MAX_BYTES, &len, why, sizeof why);
