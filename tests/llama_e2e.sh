@@ -58,8 +58,8 @@ check "ask prints its summary line" grep -q "pcgrllm: ask: model .* tokens .* re
 # call is cut and ends well inside its budget.
 "$BIN" ask --help >/dev/null
 t=$(date +%s.%N)
-{ cat prompts/reward_init.txt; } | timeout 600 "$BIN" ask --base-url "$URL" --model "$MODEL" --llm-context "$CTX" \
-    --llm-call-time "$CALL_TIME" --extract code --system "$(cat prompts/system.txt)" - >"$OUT/ask-code.out" 2>"$OUT/ask-code.err"
+{ cat prompts/paper/reward_init.txt; } | timeout 600 "$BIN" ask --base-url "$URL" --model "$MODEL" --llm-context "$CTX" \
+    --llm-call-time "$CALL_TIME" --extract code --system "$(cat prompts/paper/system.txt)" - >"$OUT/ask-code.out" 2>"$OUT/ask-code.err"
 code_rc=$?
 code_s=$(awk -v a="$t" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 echo "ask --extract code: exit $code_rc in ${code_s} s: $(grep 'pcgrllm: ask:' "$OUT/ask-code.err")"

@@ -1206,6 +1206,52 @@ static void eval_cli_path_length_target(void **state)
     assert_non_null(strstr(out, "length must be"));
 }
 
+/* The reference implementation's summary (eval_reference_level): a level
+ * is solvable when the player reaches the door and the first key in
+ * reading order, only walls blocking; the important enemies count when
+ * one of each kind is there and reachable. */
+static void eval_reference_summary(void **state)
+{
+    (void)state;
+    int tiles[EVAL_N_ENEMIES], solvable;
+    double reach;
+    assert_int_equal(eval_important_tiles(eval_scenario(1), tiles), 1);
+    assert_int_equal(tiles[0], TILE_BAT);
+    assert_int_equal(eval_important_tiles(eval_scenario(2), tiles), 2);
+    assert_int_equal(tiles[1], TILE_SCORPION);
+    assert_int_equal(eval_important_tiles(eval_scenario(3), tiles), 0); /* the gate is a KEY */
+    assert_int_equal(eval_important_tiles(eval_scenario(4), tiles), 1); /* the gate is a BAT */
+    assert_int_equal(tiles[0], TILE_BAT);
+    grid_t a, b, c, d, e;
+    GRID(a, "@bk.D");          /* door and key reachable, walking over the bat; the bat too */
+    GRID(b, "@#k.D");          /* the wall cuts the player off: nothing reachable */
+    GRID(c, "k#.k", "#@.D");   /* the first key is walled in, the second is not: not solvable */
+    GRID(d, "@b#sD");          /* the bat reachable, the scorpion and the door not */
+    GRID(e, "@.k.D", "..#..");
+    eval_reference_level(eval_scenario(1), &a.l, &solvable, &reach);
+    assert_int_equal(solvable, 1);
+    assert_near(reach, 1.0, 0);
+    eval_reference_level(eval_scenario(1), &b.l, &solvable, &reach);
+    assert_int_equal(solvable, 0);
+    assert_near(reach, 0.0, 0);
+    eval_reference_level(eval_scenario(1), &c.l, &solvable, &reach);
+    assert_int_equal(solvable, 0);
+    eval_reference_level(eval_scenario(2), &d.l, &solvable, &reach);
+    assert_int_equal(solvable, 0);
+    assert_near(reach, 0.5, 0);
+    eval_reference_level(eval_scenario(2), &a.l, &solvable, &reach);
+    assert_near(reach, 0.5, 0); /* no scorpion */
+    eval_reference_level(eval_scenario(3), &e.l, &solvable, &reach);
+    assert_int_equal(solvable, 1);
+    assert_near(reach, 1.0, 0); /* nothing asked for: nothing missing */
+    /* the summary's means */
+    level_t set[3] = {a.l, b.l, c.l};
+    eval_summary_t sum;
+    eval_levels(eval_scenario(1), set, 3, NULL, &sum);
+    assert_near(sum.solvability, 1.0 / 3, 1e-12);
+    assert_near(sum.important_reachable, 1.0 / 3, 1e-12);
+}
+
 PCG_TESTS(eval, cmocka_unit_test(eval_presets), cmocka_unit_test(eval_path_length),
           cmocka_unit_test(eval_cli_path_length_target), cmocka_unit_test(eval_paper_example),
           cmocka_unit_test(eval_enemy_window), cmocka_unit_test(eval_enemy_on_any_solution),
@@ -1219,4 +1265,5 @@ PCG_TESTS(eval, cmocka_unit_test(eval_presets), cmocka_unit_test(eval_path_lengt
           cmocka_unit_test(eval_diversity_random), cmocka_unit_test(eval_fitness_and_summary),
           cmocka_unit_test(eval_batch_matches), cmocka_unit_test(eval_matches_reference), cmocka_unit_test(eval_w2m_objectives),
           cmocka_unit_test(eval_w2m_metrics), cmocka_unit_test(eval_routes_hand),
-          cmocka_unit_test(eval_routes_match_metrics), cmocka_unit_test(eval_cli_json), cmocka_unit_test(eval_cli_errors))
+          cmocka_unit_test(eval_routes_match_metrics), cmocka_unit_test(eval_cli_json), cmocka_unit_test(eval_cli_errors),
+          cmocka_unit_test(eval_reference_summary))

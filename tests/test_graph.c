@@ -400,6 +400,50 @@ static void graph_reopen_last_only(void **state)
     graph_free(&g);
 }
 
+/* --got-refs reference: the previous iteration is left out, the parent is
+ * not, and the graph keeps the rule, with which it may hold the parent as
+ * a reference; without the rule such a graph is refused. */
+static void graph_reference_rule(void **state)
+{
+    (void)state;
+    thought_graph g, back;
+    int refs[GRAPH_MAX_REFS], kinds[GRAPH_MAX_REFS];
+    char err[256];
+    assert_int_equal(graph_init(&g, PE_GOT, 2), 0);
+    assert_int_equal(g.ref_rule, GRAPH_REFS_ENGINE);
+    g.ref_rule = GRAPH_REFS_REFERENCE;
+    add(&g, 1, -1, 0.3); /* 0 */
+    add(&g, 2, 0, 0.9);  /* 1 */
+    add(&g, 3, 0, 0.6);  /* 2 */
+    /* refining node 1: the best are node 1 (the parent) and node 0; node 2 is the previous iteration */
+    assert_int_equal(graph_references(&g, 1, 2, 0, refs, kinds), 2);
+    assert_int_equal(refs[0], 1);
+    assert_int_equal(refs[1], 0);
+    int id = graph_add(&g, 4, 1);
+    g.nodes[id].n_refs = 2;
+    for (int k = 0; k < 2; k++) g.nodes[id].refs[k] = refs[k], g.nodes[id].ref_fitness[k] = g.nodes[refs[k]].fitness;
+    json_t *j = graph_to_json(&g);
+    assert_string_equal(json_string_value(json_object_get(j, "references_rule")), "reference");
+    if (graph_from_json(j, &back, err, sizeof err)) fail_msg("%s", err);
+    assert_int_equal(back.ref_rule, GRAPH_REFS_REFERENCE);
+    assert_int_equal(back.nodes[3].refs[0], 1);
+    graph_free(&back);
+    json_object_set_new(j, "references_rule", json_string("engines"));
+    assert_int_equal(graph_from_json(j, &back, err, sizeof err), -1);
+    assert_non_null(strstr(err, "'references_rule'"));
+    json_object_del(j, "references_rule");
+    assert_int_equal(graph_from_json(j, &back, err, sizeof err), -1);
+    assert_non_null(strstr(err, "node 3: each reference"));
+    json_decref(j);
+    /* the engine's rule writes no field, as graphs made before it */
+    g.ref_rule = GRAPH_REFS_ENGINE;
+    j = graph_to_json(&g);
+    assert_null(json_object_get(j, "references_rule"));
+    json_decref(j);
+    graph_free(&g);
+}
+
 PCG_TESTS(graph, cmocka_unit_test(graph_cot_parent_is_latest_valid), cmocka_unit_test(graph_tot_parent_best_with_room),
           cmocka_unit_test(graph_got_parent_and_references), cmocka_unit_test(graph_rejects_bad_arguments),
-          cmocka_unit_test(graph_json_round_trip), cmocka_unit_test(graph_json_rejects_malformed), cmocka_unit_test(graph_reopen_last_only))
+          cmocka_unit_test(graph_json_round_trip), cmocka_unit_test(graph_json_rejects_malformed), cmocka_unit_test(graph_reopen_last_only),
+          cmocka_unit_test(graph_reference_rule))

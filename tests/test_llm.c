@@ -880,29 +880,35 @@ static void llm_fake_run_script_routes_each_prompt(void **state)
     free(script);
     llm_config c;
     test_config(&c, &s);
-    prompt_var all[32];
+    prompt_var all[64];
     int n = 0;
     for (int i = 0; prompt_vocabulary[i]; i++) all[n++] = (prompt_var){prompt_vocabulary[i], "1"};
     struct {
-        const char *tmpl, *expect;
+        const char *profile, *tmpl, *expect;
     } cases[] = {
-        {"target_extraction", "\"enemies\""}, {"reward_init", "rand()"},        {"reward_fix", "score(curr)"},
-        {"self_align", "score(curr)"},        {"reward_init", "score(curr)"},    {"feedback_specific", "Problem:"},
-        {"reward_refine", "score(curr)"},     {"fitness_llm", "\"fitness\""},
+        {"rich", "target_extraction", "\"enemies\""}, {"rich", "reward_init", "rand()"},
+        {"rich", "reward_fix", "score(curr)"},       {"rich", "self_align", "score(curr)"},
+        {"rich", "reward_init", "score(curr)"},      {"rich", "feedback_specific", "Problem:"},
+        {"rich", "reward_refine", "score(curr)"},    {"rich", "fitness_llm", "\"fitness\""},
+        {"paper", "target_extraction", "\"enemies\""}, {"paper", "reward_init", "rand()"},
+        {"paper", "reward_fix", "score(curr)"},       {"paper", "self_align", "score(curr)"},
+        {"paper", "reward_init", "score(curr)"},      {"paper", "feedback_specific", "Problem:"},
+        {"paper", "reward_refine", "score(curr)"},    {"paper", "fitness_llm", "\"acc_imp_perc\""},
     };
-    char *sys = prompt_render("system", NULL, 0, err, sizeof err);
-    assert_non_null(sys);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char *user = prompt_render(cases[i].tmpl, all, n, err, sizeof err);
+        char *sys = prompt_render(cases[i].profile, "system", NULL, 0, err, sizeof err);
+        char *user = prompt_render(cases[i].profile, cases[i].tmpl, all, n, err, sizeof err);
+        assert_non_null(sys);
         assert_non_null(user);
         llm_message m[] = {{"system", sys, NULL, 0}, {"user", user, NULL, 0}};
         llm_reply r;
-        if (llm_chat(&c, m, 2, &r, err, sizeof err) != 0) fail_msg("%s: %s", cases[i].tmpl, err);
-        if (!strstr(r.content, cases[i].expect)) fail_msg("%s: unexpected reply %s", cases[i].tmpl, r.content);
+        if (llm_chat(&c, m, 2, &r, err, sizeof err) != 0) fail_msg("%s/%s: %s", cases[i].profile, cases[i].tmpl, err);
+        if (!strstr(r.content, cases[i].expect))
+            fail_msg("%s/%s: unexpected reply %s", cases[i].profile, cases[i].tmpl, r.content);
         llm_reply_free(&r);
         free(user);
+        free(sys);
     }
-    free(sys);
     srv_stop(&s);
 }
 
@@ -1280,10 +1286,12 @@ static void prompts_unknown_or_missing_placeholder(void **state)
 
 static void make_layout(const char *root, const char *sub)
 {
-    char d[PATH_MAX], f[PATH_MAX + 16];
+    char d[PATH_MAX], f[PATH_MAX + 32];
     snprintf(d, sizeof d, "%s/%s", root, sub);
     assert_int_equal(make_dirs(d), 0);
-    snprintf(f, sizeof f, "%s/system.txt", d);
+    snprintf(f, sizeof f, "%s/paper", d);
+    assert_int_equal(make_dirs(f), 0);
+    snprintf(f, sizeof f, "%s/paper/system.txt", d);
     assert_int_equal(write_file_atomic(f, "sys\n", 4), 0);
 }
 
@@ -1318,16 +1326,17 @@ static void prompts_found_beside_the_binary(void **state)
     setenv("PCGRLLM_PROMPTS", root, 1);
     assert_int_equal(prompts_dir(out, sizeof out, err, sizeof err), -1);
     assert_non_null(strstr(err, "PCGRLLM_PROMPTS="));
-    assert_null(prompt_load("system", err, sizeof err));
+    assert_null(prompt_load("paper", "system", err, sizeof err));
     snprintf(exe, sizeof exe, "%s/src/prompts", root);
     setenv("PCGRLLM_PROMPTS", exe, 1);
-    char *t = prompt_load("system", err, sizeof err);
+    char *t = prompt_load("paper", "system", err, sizeof err);
     assert_non_null(t);
     assert_string_equal(t, "sys\n");
     free(t);
-    assert_null(prompt_load("reward_init", err, sizeof err));
+    assert_null(prompt_load("paper", "reward_init", err, sizeof err));
     assert_non_null(strstr(err, "reward_init"));
-    assert_null(prompt_load("../system", err, sizeof err));
+    assert_null(prompt_load("paper", "../system", err, sizeof err));
+    assert_null(prompt_load("../paper", "system", err, sizeof err));
     assert_non_null(strstr(err, "bad prompt template name"));
     pcg_test_use_source_prompts();
 }
@@ -1338,15 +1347,18 @@ static void prompts_templates_check_and_render(void **state)
     pcg_test_use_source_prompts();
     char err[512];
     if (prompts_check(err, sizeof err) != 0) fail_msg("%s", err);
-    /* every template renders with the whole vocabulary */
-    prompt_var all[32];
+    /* every template of every profile renders with the whole vocabulary */
+    prompt_var all[64];
     int n = 0;
     for (int i = 0; prompt_vocabulary[i]; i++) all[n++] = (prompt_var){prompt_vocabulary[i], "VALUE"};
-    for (int i = 0; i < prompt_template_count; i++) {
-        char *s = prompt_render(prompt_template_names[i], all, n, err, sizeof err);
-        if (!s) fail_msg("%s: %s", prompt_template_names[i], err);
-        assert_true(strlen(s) > 20);
-        free(s);
+    for (int p = 0; prompt_profiles[p]; p++) {
+        const char *const *names = prompt_template_names(prompt_profiles[p]);
+        for (int i = 0; names[i]; i++) {
+            char *s = prompt_render(prompt_profiles[p], names[i], all, n, err, sizeof err);
+            if (!s) fail_msg("%s/%s: %s", prompt_profiles[p], names[i], err);
+            assert_true(strlen(s) > 3);
+            free(s);
+        }
     }
     /* the first iteration's prompt carries what the loop promises */
     prompt_var v[] = {{"story", "The player must meet a BAT before the KEY."},
@@ -1354,7 +1366,7 @@ static void prompts_templates_check_and_render(void **state)
                       {"iteration", "1"},
                       {"iterations", "6"},
                       {"target", "encounter: meet BAT"}, {"evaluator_rules", ""}};
-    char *s = prompt_render("reward_init", v, 6, err, sizeof err);
+    char *s = prompt_render("rich", "reward_init", v, 6, err, sizeof err);
     if (!s) fail_msg("%s", err);
     assert_non_null(strstr(s, "iteration 1 of 6"));
     assert_non_null(strstr(s, "scored on this target: encounter: meet BAT."));
@@ -1366,30 +1378,33 @@ static void prompts_templates_check_and_render(void **state)
     assert_null(strstr(s, "{story}"));
     free(s);
     /* missing values are named */
-    assert_null(prompt_render("reward_init", v, 3, err, sizeof err));
+    assert_null(prompt_render("rich", "reward_init", v, 3, err, sizeof err));
     assert_non_null(strstr(err, "{iterations}"));
     /* the retry note says which attempt and why */
     prompt_var rv[] = {{"attempt", "2"}, {"attempts", "3"}, {"failure", "the model fell into a loop"}};
-    s = prompt_render("retry_note", rv, 3, err, sizeof err);
+    s = prompt_render("rich", "retry_note", rv, 3, err, sizeof err);
     assert_non_null(s);
     assert_non_null(strstr(s, "Attempt 2 of 3"));
     assert_non_null(strstr(s, "the model fell into a loop"));
     free(s);
     /* the evaluator's rules are not in the prompts unless the run asks for them */
-    for (int i = 0; i < prompt_template_count; i++) {
-        if (!strncmp(prompt_template_names[i], "evaluator_rules", 15)) continue;
-        char *t = prompt_load(prompt_template_names[i], err, sizeof err);
-        assert_non_null(t);
-        if (strstr(t, "within 2 tiles") || strstr(t, "5x5 window") || strstr(t, "DOOR is locked") ||
-            strstr(t, "DOOR stays locked") || strstr(t, "out of reach while"))
-            fail_msg("prompts/%s.txt states a scoring rule of the evaluator", prompt_template_names[i]);
-        free(t);
+    for (int p = 0; prompt_profiles[p]; p++) {
+        const char *const *names = prompt_template_names(prompt_profiles[p]);
+        for (int i = 0; names[i]; i++) {
+            if (!strncmp(names[i], "evaluator_rules", 15)) continue;
+            char *t = prompt_load(prompt_profiles[p], names[i], err, sizeof err);
+            assert_non_null(t);
+            if (strstr(t, "within 2 tiles") || strstr(t, "5x5 window") || strstr(t, "DOOR is locked") ||
+                strstr(t, "DOOR stays locked") || strstr(t, "out of reach while"))
+                fail_msg("prompts/%s/%s.txt states a scoring rule of the evaluator", prompt_profiles[p], names[i]);
+            free(t);
+        }
     }
-    s = prompt_render("self_align", all, n, err, sizeof err);
+    s = prompt_render("rich", "self_align", all, n, err, sizeof err);
     assert_non_null(strstr(s, "Keep the structure"));
     assert_non_null(strstr(s, "scale and sparsity"));
     free(s);
-    s = prompt_render("feedback_specific", all, n, err, sizeof err);
+    s = prompt_render("rich", "feedback_specific", all, n, err, sizeof err);
     assert_non_null(strstr(s, "exactly one problem"));
     free(s);
 }
@@ -1403,22 +1418,23 @@ static void prompts_check_catches_edited_templates(void **state)
     assert_int_equal(pcg_test_sh(out, sizeof out, "rm -rf '%s' && cp -r prompts '%s'", dir, dir), 0);
     setenv("PCGRLLM_PROMPTS", dir, 1);
     assert_int_equal(prompts_check(err, sizeof err), 0);
-    /* a typo in a placeholder */
-    snprintf(cmd, sizeof cmd, "sed -i 's/{story}/{stroy}/' '%s/feedback_specific.txt'", dir);
+    /* a typo in a placeholder, in either profile */
+    snprintf(cmd, sizeof cmd, "sed -i 's/{story}/{stroy}/' '%s/rich/feedback_specific.txt'", dir);
     assert_int_equal(pcg_test_sh(out, sizeof out, "%s", cmd), 0);
     assert_int_equal(prompts_check(err, sizeof err), -1);
-    assert_non_null(strstr(err, "feedback_specific"));
+    assert_non_null(strstr(err, "rich/feedback_specific"));
     assert_non_null(strstr(err, "{stroy}"));
     /* a dropped placeholder the role needs */
-    snprintf(cmd, sizeof cmd, "sed -i 's/{stroy}/the story/' '%s/feedback_specific.txt'", dir);
+    snprintf(cmd, sizeof cmd, "sed -i 's/{stroy}/the story/' '%s/rich/feedback_specific.txt'", dir);
     assert_int_equal(pcg_test_sh(out, sizeof out, "%s", cmd), 0);
     assert_int_equal(prompts_check(err, sizeof err), -1);
     assert_non_null(strstr(err, "does not use {story}"));
     /* a missing file */
-    snprintf(cmd, sizeof cmd, "cp prompts/feedback_specific.txt '%s/' && rm '%s/fitness_llm.txt'", dir, dir);
+    snprintf(cmd, sizeof cmd, "cp prompts/rich/feedback_specific.txt '%s/rich/' && rm '%s/paper/fitness_llm.txt'", dir,
+             dir);
     assert_int_equal(pcg_test_sh(out, sizeof out, "%s", cmd), 0);
     assert_int_equal(prompts_check(err, sizeof err), -1);
-    assert_non_null(strstr(err, "fitness_llm"));
+    assert_non_null(strstr(err, "paper/fitness_llm"));
     pcg_test_use_source_prompts();
 }
 
@@ -1431,14 +1447,15 @@ static void prompts_got_references(void **state)
                            "float compute_reward(const level_t *a, const level_t *b)\n{ return 2.0f; }\n"};
     double fit[] = {0.8333, 0.05};
     int kinds[] = {REF_BEST, REF_WORST};
-    char *s = prompt_references(codes, fit, kinds, 2, err, sizeof err);
+    prompt_reference refs[] = {{codes[0], fit[0], kinds[0], NULL}, {codes[1], fit[1], kinds[1], NULL}};
+    char *s = prompt_references("rich", 0, refs, 2, err, sizeof err);
     assert_non_null(s);
     assert_non_null(strstr(s, "Reference 1 (one of the best so far, fitness 0.833):\n```c\nfloat compute_reward(const "
                               "level_t *a, const level_t *b) { return 1.0f; }\n```\n"));
     assert_non_null(strstr(s, "Reference 2 (one of the worst so far, fitness 0.050):\n```c\n"));
     assert_true(strstr(s, "Reference 1") < strstr(s, "Reference 2"));
     free(s);
-    s = prompt_references(NULL, NULL, NULL, 0, err, sizeof err);
+    s = prompt_references("rich", 0, NULL, 0, err, sizeof err);
     assert_string_equal(s, "");
     free(s);
 }
@@ -1452,21 +1469,21 @@ static void prompts_statistics_warning(void **state)
     char err[256], warning[512];
     reward_stats st = {0.0, 0.0, 0.0, 0.0, 1.0, 0.4, 1536};
     assert_true(reward_stats_warning(&st, warning, sizeof warning) > 0);
-    char *w = prompt_statistics_warning(warning, err, sizeof err);
+    char *w = prompt_statistics_warning("rich", warning, err, sizeof err);
     assert_non_null(w);
     assert_non_null(strstr(w, "**Warning from the sandbox:** compute_reward returned 0 on every one of 1536 steps"));
     prompt_var v[] = {{"story", "s"},        {"reward_api", "api"}, {"code", "float compute_reward(...)"},
                       {"statistics", "stats"}, {"align_round", "1"}, {"align_rounds", "1"},
                       {"statistics_warning", w}};
-    char *s = prompt_render("self_align", v, 7, err, sizeof err);
+    char *s = prompt_render("rich", "self_align", v, 7, err, sizeof err);
     assert_non_null(s);
     assert_non_null(strstr(s, "stats\n\n**Warning from the sandbox:** compute_reward returned 0"));
     free(s);
     free(w);
-    w = prompt_statistics_warning("", err, sizeof err);
+    w = prompt_statistics_warning("rich", "", err, sizeof err);
     assert_string_equal(w, "");
     v[6].value = w;
-    s = prompt_render("self_align", v, 7, err, sizeof err);
+    s = prompt_render("rich", "self_align", v, 7, err, sizeof err);
     assert_non_null(strstr(s, "stats\n\n## Your answer"));
     assert_null(strstr(s, "Warning"));
     free(s);

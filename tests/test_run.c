@@ -140,13 +140,13 @@ static void check_offline_run(int pe)
     assert_int_equal(g.nodes[1].parent, 0);
     int p2 = pe == PE_COT ? 1 : g.nodes[1].fitness > g.nodes[0].fitness ? 1 : 0;
     assert_int_equal(g.nodes[2].parent, p2);
-    /* GoT shows the best other valid nodes, leaving out the parent and the
-     * previous iteration (node 1): node 0, when node 1 is the parent */
+    /* GoT shows the best valid nodes but the previous iteration (node 1),
+     * the parent among them (--got-refs reference, the default): node 0 */
     for (int i = 0; i < 3; i++) {
-        int want = pe == PE_GOT && i == 2 && p2 == 1 ? 1 : 0;
+        int want = pe == PE_GOT && i == 2 ? 1 : 0;
         assert_int_equal(g.nodes[i].n_refs, want);
     }
-    if (pe == PE_GOT && p2 == 1) {
+    if (pe == PE_GOT) {
         assert_int_equal(g.nodes[2].refs[0], 0);
         assert_int_equal(g.nodes[2].ref_kind[0], REF_BEST);
         assert_true(g.nodes[2].ref_fitness[0] == g.nodes[0].fitness);
@@ -183,6 +183,7 @@ static void check_offline_run(int pe)
     assert_non_null(html);
     assert_non_null(strstr(html, "<svg"));
     assert_non_null(strstr(html, "rule-based offline author"));
+    assert_non_null(strstr(html, "<b>Prompts:</b> paper, reward API minimal, GoT references reference<br>"));
     /* 3 level pictures, the fitness chart, each node's reward and entropy curves */
     assert_int_equal(count_of(html, "data:image/png;base64,"), 10);
     assert_int_equal(count_of(html, "alt='entropy over training'"), 3);
@@ -200,7 +201,7 @@ static void check_offline_run(int pe)
         assert_non_null(strstr(html, row));
     }
     assert_int_equal(count_of(html, "float compute_reward(const level_t *prev, const level_t *curr)"), 3);
-    assert_int_equal(count_of(html, "stroke-dasharray"), pe == PE_GOT && p2 == 1 ? 1 : 0);
+    assert_int_equal(count_of(html, "stroke-dasharray"), pe == PE_GOT ? 1 : 0);
     /* Word2Minecraft's metrics per node, and a Minecraft datapack to
      * download per level, embedded as a ZIP */
     assert_non_null(strstr(html, "<th>ASPAO</th><th>UTR</th><th>VUTR</th>"));
@@ -239,6 +240,32 @@ static void run_offline_cot(void **state)
 {
     (void)state;
     check_offline_run(PE_COT);
+}
+
+static void assert_file_has(const char *dir, const char *name, const char *want);
+
+/* The report of a run made before config.json recorded the prompts names
+ * the settings it was made with: today's rich prompts. */
+static void run_report_names_prompts_of_older_runs(void **state)
+{
+    (void)state;
+    const char *src = offline_run(PE_COT);
+    char dir[PATH_MAX], path[PATH_MAX + 64], out[8192];
+    snprintf(dir, sizeof dir, "%s/older-run", pcg_test_tmpdir());
+    assert_int_equal(pcg_test_sh(out, sizeof out, "rm -rf '%s' && cp -r '%s' '%s'", dir, src, dir), 0);
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    json_t *cfg = json_load_file(path, 0, NULL);
+    assert_non_null(cfg);
+    json_object_del(cfg, "prompts");
+    json_object_del(cfg, "reward_api");
+    json_object_del(cfg, "got_refs");
+    assert_int_equal(json_dump_file(cfg, path, JSON_INDENT(2)), 0);
+    json_decref(cfg);
+    int rc = pcg_test_sh(out, sizeof out, "%s report %s", pcg_test_binary(), dir);
+    if (rc != 0) fail_msg("report exited %d: %s", rc, out);
+    assert_file_has(dir, "report.html",
+                    "<b>Prompts:</b> rich, reward API full, GoT references engine (a run made before these settings "
+                    "were recorded)");
 }
 
 static void run_offline_tot(void **state)
@@ -826,15 +853,27 @@ static void run_openai_fake_server(void **state)
         assert_true(g.nodes[i].tokens_prompt > 0 && g.nodes[i].tokens_completion > 0);
     }
     /* GoT with breadth 1: node 2 refines node 1 and shows node 0 (the
-     * previous iteration, node 1, is its parent) with its fitness */
+     * previous iteration, node 1, is never a reference) with its
+     * evaluation summary, as the paper's prompts do by default; the
+     * previous iteration's summary and the iteration count come with it */
     assert_int_equal(g.nodes[2].parent, 1);
     assert_int_equal(g.nodes[2].n_refs, 1);
     assert_int_equal(g.nodes[2].refs[0], 0);
     char *req = node_file(dir, 2, "llm/generate_1.request.json");
     assert_non_null(req);
-    assert_non_null(strstr(req, "Other reward functions tried so far"));
-    assert_non_null(strstr(req, "iteration 3 of 3"));
+    assert_non_null(strstr(req, "## Previous Reward Code"));
+    assert_non_null(strstr(req, "[Reference 1]:"));
+    assert_null(strstr(req, "[Reference 2]:"));
+    assert_non_null(strstr(req, "** Score: Solvability: "));
+    assert_non_null(strstr(req, "Previous reward score:\\nSolvability: "));
+    assert_non_null(strstr(req, "Current Iteration: 3 / Max Iteration: 3 (100.0%)"));
+    assert_null(strstr(req, "fitness 0.")); /* never the fitness */
     free(req);
+    char *ev = node_file(dir, 1, "eval.json");
+    assert_non_null(ev);
+    assert_non_null(strstr(ev, "\"solvability\": "));
+    assert_non_null(strstr(ev, "\"important_reachable\": "));
+    free(ev);
     graph_free(&g);
     snprintf(path, sizeof path, "%s/usage.json", dir);
     char *u = slurp(path);
@@ -849,6 +888,9 @@ static void run_openai_fake_server(void **state)
     assert_non_null(cfg);
     assert_null(strstr(cfg, KEY_ENV)); /* the key's variable is the command line's, never stored */
     assert_non_null(strstr(cfg, "\"author\": \"openai\""));
+    assert_non_null(strstr(cfg, "\"prompts\": \"paper\""));
+    assert_non_null(strstr(cfg, "\"reward_api\": \"minimal\""));
+    assert_non_null(strstr(cfg, "\"got_refs\": \"reference\""));
     free(cfg);
 }
 
@@ -902,7 +944,7 @@ static void judge_start(void)
                            "%s run --llm openai --base-url http://127.0.0.1:%d/v1 --model fake-vision --api-key-env %s "
                            "--llm-retries 1 --llm-backoff 0.01 --llm-timeout 20 "
                            "--story 'The player must meet a bat before picking up the key and leaving through the "
-                           "door' --pe tot --fitness llm --feedback-input image " TINY_BUDGET
+                           "door' --prompts rich --pe tot --fitness llm --feedback-input image " TINY_BUDGET
                            " --levels %d --iterations 3 --out %s",
                            pcg_test_binary(), s.port, KEY_ENV, JUDGE_LEVELS, judge_dir);
     srv_stop(&s);
@@ -1084,7 +1126,8 @@ static void run_openai_fitness_llm_malformed(void **state)
     assert_null(g.nodes[2].feedback);
     graph_free(&g);
     assert_file_has(dir, "nodes/002/failed.txt", "fitness judgement: fitness reply:");
-    assert_file_has(dir, "nodes/002/failed.txt", "(expected {\"scores\": [...], \"fitness\": F})\n");
+    assert_file_has(dir, "nodes/002/failed.txt",
+                    "(expected {\"scores\": [...], \"fitness\": F} or {\"acc_imp_perc\": F})\n");
     assert_file_has(dir, "nodes/002/llm/fitness.reply.txt", "seven out of ten"); /* kept for inspection */
     char *fb = node_file(dir, 2, "feedback.txt");
     assert_null(fb);
@@ -1121,7 +1164,8 @@ static void run_openai_hopeless_model_exits_1(void **state)
     double t0 = now_seconds();
     int rc = pcg_test_sh(out, sizeof out,
                          "%s run --llm openai --base-url http://127.0.0.1:%d/v1 --model base --api-key-env %s "
-                         "--scenario 1 --pe got --trials 2 --fixes 1 " TINY_BUDGET " --levels 4 --iterations 4 --out %s",
+                         "--scenario 1 --prompts rich --pe got --trials 2 --fixes 1 " TINY_BUDGET
+                         " --levels 4 --iterations 4 --out %s",
                          pcg_test_binary(), s.port, KEY_ENV, dir);
     srv_stop(&s);
     /* bounded, honest and non-zero */
@@ -1173,7 +1217,7 @@ static void run_resume_skips_recorded_failed_trial(void **state)
     static char out[1 << 16];
     int rc = pcg_test_sh(out, sizeof out,
                          "timeout -s KILL 6 %s run --llm openai --base-url http://127.0.0.1:%d/v1 --model base "
-                         "--api-key-env %s --scenario 1 --trials 2 --fixes 0 --ablation zs " TINY_BUDGET
+                         "--api-key-env %s --scenario 1 --prompts rich --trials 2 --fixes 0 --ablation zs " TINY_BUDGET
                          " --levels 4 --out %s",
                          pcg_test_binary(), s.port, KEY_ENV, dir);
     srv_stop(&s);
@@ -1200,6 +1244,7 @@ static void run_resume_skips_recorded_failed_trial(void **state)
 
 PCG_TESTS(run, cmocka_unit_test(run_flag_errors_one_line), cmocka_unit_test(run_story_refused_before_training),
           cmocka_unit_test(run_openai_story_refused), cmocka_unit_test(run_offline_cot),
+          cmocka_unit_test(run_report_names_prompts_of_older_runs),
           cmocka_unit_test(run_offline_tot), cmocka_unit_test(run_offline_got),
           cmocka_unit_test(run_resume_after_kill9_same_graph), cmocka_unit_test(run_resume_redoes_damaged_last_node),
           cmocka_unit_test(run_resume_refuses_damaged_earlier_node), cmocka_unit_test(run_openai_fake_server),

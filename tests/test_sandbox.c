@@ -202,26 +202,30 @@ static void sandbox_stats_formats(void **state)
     assert_true(s.n == 0 && s.mean == 0 && s.std == 0 && s.min == 0 && s.max == 0);
 }
 
-/* The example of docs/reward-api.md (the text the prompts quote) is
- * accepted as it stands. */
+/* The examples of docs/reward-api.md and of the rich prompts' API texts
+ * (the full one, a copy of that document, and the minimal one) are
+ * accepted as they stand. */
 static void sandbox_doc_example_accepted(void **state)
 {
     (void)state;
-    char *doc = load("docs/reward-api.md");
-    char *ex = strstr(doc, "## Example");
-    assert_non_null(ex);
-    char *b = strstr(ex, "```c\n");
-    assert_non_null(b);
-    b += 5;
-    char *e = strstr(b, "```");
-    assert_non_null(e);
-    *e = 0;
-    char reason[1536];
-    reward_stats st;
-    int rc = reward_validate(b, VARIANT_DUNGEON, 2, 3, 30, &st, reason, sizeof reason);
-    if (rc) fail_msg("docs/reward-api.md example refused: %s", reason);
-    check_sane("docs example", &st, 2 * 768);
-    free(doc);
+    const char *files[] = {"docs/reward-api.md", "prompts/rich/reward_api_full.txt", "prompts/rich/reward_api_minimal.txt"};
+    for (int i = 0; i < 3; i++) {
+        char *doc = load(files[i]);
+        char *ex = strstr(doc, "## Example");
+        assert_non_null(ex);
+        char *b = strstr(ex, "```c\n");
+        assert_non_null(b);
+        b += 5;
+        char *e = strstr(b, "```");
+        assert_non_null(e);
+        *e = 0;
+        char reason[1536];
+        reward_stats st;
+        int rc = reward_validate(b, VARIANT_DUNGEON, 2, 3, 30, &st, reason, sizeof reason);
+        if (rc) fail_msg("%s example refused: %s", files[i], reason);
+        check_sane(files[i], &st, 2 * 768);
+        free(doc);
+    }
 }
 
 /* The sandbox's replay scores exactly the transitions that env_step shows a

@@ -87,14 +87,13 @@ char *au_generate(run_state *R, int node, const char *ndir, int trial, const cha
 char *au_fix(run_state *R, int node, const char *ndir, const char *code, const char *reason, int trial, int fix,
              char *err, int errlen)
 {
-    (void)node;
     if (R->c->offline) {
         /* its code comes from fixed templates: a rejection is a defect, not
          * something to negotiate */
         snprintf(err, (size_t)errlen, "the rule-based offline author does not rewrite rejected code");
         return NULL;
     }
-    return mdl_fix(R, ndir, code, reason, trial, fix, err, errlen);
+    return mdl_fix(R, node, ndir, code, reason, trial, fix, err, errlen);
 }
 
 char *au_align(run_state *R, int node, const char *ndir, const char *code, const reward_stats *st, int round,

@@ -1,12 +1,13 @@
 /* The language-model author of the loop: each step's prompt rendered from
- * prompts/, sent as a task with its own token budget, and recorded in the
+ * the run's prompt profile under prompts/ (here the rich profile's calls;
+ * the paper profile's are in author_paper.c), sent as a task with its own
+ * token budget, and recorded in the
  * node directory (request, reply, outcome) whether it succeeded or not, so
  * that the user sees what the model wrote and --resume neither repeats a
  * call that failed because of the model nor trusts one that did not finish.
  * A prompt that does not fit the server's context is made smaller (fewer
  * levels, no references) or refused in one line before it is sent. */
-#include "prompts.h"
-#include "author.h"
+#include "author_exchange.h"
 #include "util.h"
 #include <jansson.h>
 #include <stdio.h>
@@ -30,23 +31,14 @@ static const char fitness_schema[] =
     "{\"type\":\"object\",\"properties\":{\"scores\":{\"type\":\"array\",\"items\":{\"type\":\"number\"}},"
     "\"fitness\":{\"type\":\"number\"}},\"required\":[\"scores\",\"fitness\"],\"additionalProperties\":false}";
 
-static const llm_task task_code = {LLM_CODE, 0, NULL, "reward"};
-static const llm_task task_feedback = {LLM_TEXT, 600, NULL, "feedback"};
-static const llm_task task_target = {LLM_JSON, 300, target_schema, "target"};
-static const llm_task task_fitness = {LLM_JSON, 400, fitness_schema, "fitness"};
+const llm_task au_task_code = {LLM_CODE, 0, NULL, "reward"};
+const llm_task au_task_feedback = {LLM_TEXT, 600, NULL, "feedback"};
+const llm_task au_task_target = {LLM_JSON, 300, target_schema, "target"};
+const llm_task au_task_fitness = {LLM_JSON, 400, fitness_schema, "fitness"};
+/* the paper's judge reasons step by step around its JSON: a text budget */
+const llm_task au_task_judge = {LLM_TEXT, 0, NULL, "fitness"};
 
-/* One exchange with the model. */
-typedef struct {
-    const char *name;        /* files ndir/llm/NAME.{request.json,reply.txt,outcome.json} */
-    const char *tmpl;
-    const prompt_var *vars;
-    int nvars;
-    const void *image;
-    size_t image_len;
-    const llm_task *task;
-    const char *retry;       /* a note appended to the prompt of a retry, or NULL */
-    int attempt;             /* 1, 2, ...: later attempts also send another seed */
-} exchange_t;
+const char *au_profile(const run_state *R) { return run_prompts_name(R->c->prompts); }
 
 static const char *const cut_names[] = {"", "loop", "time", "length"};
 
@@ -86,11 +78,15 @@ static int recorded_failure(const char *path, char *err, int errlen)
     return failed;
 }
 
-/* The system and user messages of an exchange (malloc'd texts in sys, user). */
-static int render(const exchange_t *x, char **sys, char **user, char *err, int errlen)
+/* The system and user messages of an exchange (malloc'd texts in sys, user;
+ * *sys stays NULL for an exchange without one); the messages in m, their
+ * count returned, or -1 with err. */
+static int render(const run_state *R, const exchange_t *x, char **sys, char **user, llm_message *m, char *err,
+                  int errlen)
 {
-    *sys = prompt_render("system", NULL, 0, err, errlen);
-    *user = *sys ? prompt_render(x->tmpl, x->vars, x->nvars, err, errlen) : NULL;
+    const char *prof = au_profile(R);
+    *sys = x->sys ? prompt_render(prof, x->sys, NULL, 0, err, errlen) : NULL;
+    *user = *sys || !x->sys ? prompt_render(prof, x->tmpl, x->vars, x->nvars, err, errlen) : NULL;
     if (*user && x->retry) {
         size_t a = strlen(*user), b = strlen(x->retry);
         char *u = realloc(*user, a + b + 3);
@@ -100,19 +96,24 @@ static int render(const exchange_t *x, char **sys, char **user, char *err, int e
             *user = u;
         }
     }
-    if (*user) return 0;
-    free(*sys);
-    *sys = NULL;
-    return -1;
+    if (!*user) {
+        free(*sys);
+        *sys = NULL;
+        return -1;
+    }
+    int n = 0;
+    if (*sys) m[n++] = (llm_message){"system", *sys, NULL, 0};
+    m[n++] = (llm_message){"user", *user, x->image, x->image_len};
+    return n;
 }
 
-/* Does the exchange fit the server's context?  1 yes or unknown, 0 no (why). */
-static int exchange_fits(run_state *R, const exchange_t *x, char *why, int whylen)
+int au_exchange_fits(run_state *R, const exchange_t *x, char *why, int whylen)
 {
     char *sys, *user;
-    if (render(x, &sys, &user, why, whylen)) return 1; /* the exchange reports it */
-    llm_message m[2] = {{"system", sys, NULL, 0}, {"user", user, x->image, x->image_len}};
-    int ok = llm_fits(&R->c->llm, m, 2, llm_task_tokens(&R->c->llm, x->task), why, whylen);
+    llm_message m[2];
+    int nm = render(R, x, &sys, &user, m, why, whylen);
+    if (nm < 0) return 1; /* the exchange reports it */
+    int ok = llm_fits(&R->c->llm, m, nm, llm_task_tokens(&R->c->llm, x->task), why, whylen);
     free(sys);
     free(user);
     return ok;
@@ -130,9 +131,7 @@ static void tally_reply(run_state *R, const llm_reply *r)
     t->call_seconds += r->seconds;
 }
 
-/* One exchange; a stored reply is reused (resume), a recorded failure is
- * returned without asking again.  The reply text, or NULL with err. */
-static char *exchange(run_state *R, const char *ndir, const exchange_t *x, char *err, int errlen)
+char *au_exchange(run_state *R, const char *ndir, const exchange_t *x, char *err, int errlen)
 {
     char dir[1400], req_path[1600], reply_path[1600], out_path[1600];
     snprintf(dir, sizeof dir, "%s/llm", ndir);
@@ -144,15 +143,16 @@ static char *exchange(run_state *R, const char *ndir, const exchange_t *x, char 
     if (stored) return stored;
     if (make_dirs_msg(dir, err, errlen)) return NULL;
     char *sys, *user;
-    if (render(x, &sys, &user, err, errlen)) return NULL;
-    llm_message msgs[2] = {{"system", sys, NULL, 0}, {"user", user, x->image, x->image_len}};
+    llm_message msgs[2];
+    int nm = render(R, x, &sys, &user, msgs, err, errlen);
+    if (nm < 0) return NULL;
     llm_config c = R->c->llm;
     if (x->attempt > 1) c.seed = (c.seed >= 0 ? c.seed : 0) + x->attempt - 1; /* another draw, where sampled */
-    char *req = llm_request_json(&c, x->task, msgs, 2, err, errlen);
+    char *req = llm_request_json(&c, x->task, msgs, nm, err, errlen);
     if (req) run_write_text(req_path, req);
     free(req);
     llm_reply rep;
-    int rc = llm_chat_task(&c, x->task, msgs, 2, &rep, err, errlen);
+    int rc = llm_chat_task(&c, x->task, msgs, nm, &rep, err, errlen);
     free(sys);
     free(user);
     tally_reply(R, &rep);
@@ -177,10 +177,9 @@ static char *exchange(run_state *R, const char *ndir, const exchange_t *x, char 
     return text;
 }
 
-/* The reward in a reply: a code block that defines compute_reward. */
-static char *exchange_code(run_state *R, const char *ndir, const exchange_t *x, char *err, int errlen)
+char *au_exchange_code(run_state *R, const char *ndir, const exchange_t *x, char *err, int errlen)
 {
-    char *reply = exchange(R, ndir, x, err, errlen);
+    char *reply = au_exchange(R, ndir, x, err, errlen);
     if (!reply) return NULL;
     char *code = llm_extract_code(reply, err, errlen);
     free(reply);
@@ -203,34 +202,19 @@ static char *retry_note(int attempt, int attempts, const char *failure, char *er
     snprintf(a, sizeof a, "%d", attempt);
     snprintf(as, sizeof as, "%d", attempts);
     prompt_var v[] = {{"attempt", a}, {"attempts", as}, {"failure", failure}};
-    return prompt_render("retry_note", v, 3, err, errlen);
+    return prompt_render("rich", "retry_note", v, 3, err, errlen);
 }
 
-char *mdl_generate(run_state *R, int node, const char *ndir, int trial, const char *previous, char *err, int errlen)
+/* The rich profile's refinement of node: the parent with its fitness and
+ * feedback, and the GoT references, as many as fit the context (two, one,
+ * none). */
+static char *rich_refine(run_state *R, int node, const char *ndir, exchange_t *x, prompt_var *head, char *err,
+                         int errlen)
 {
     const thought_node *nd = &R->g.nodes[node];
-    char *api = author_reward_api(err, errlen);
-    if (!api) return NULL;
-    char it[16], its[16], name[64], pfit[32];
-    snprintf(it, sizeof it, "%d", nd->iteration);
-    snprintf(its, sizeof its, "%d", run_node_count(R->c));
-    snprintf(name, sizeof name, "generate_%d", trial);
-    char *note = retry_note(trial, R->c->trials, previous, err, errlen);
-    exchange_t x = {name, NULL, NULL, 0, NULL, 0, &task_code, note, trial};
-    char *code = NULL;
-    if (nd->parent < 0) {
-        prompt_var v[] = {{"story", R->c->story}, {"reward_api", api}, {"iteration", it}, {"iterations", its},
-                          {"target", R->flow},      {"evaluator_rules", R->evaluator_rules}};
-        x.tmpl = "reward_init", x.vars = v, x.nvars = 6;
-        code = exchange_code(R, ndir, &x, err, errlen);
-        free(api);
-        free(note);
-        return code;
-    }
-    char *parent = run_node_code(R, nd->parent);
+    char *parent = run_node_code(R, nd->parent), *code = NULL, pfit[32];
     const char *fb = R->g.nodes[nd->parent].feedback ? R->g.nodes[nd->parent].feedback : "";
     snprintf(pfit, sizeof pfit, "%.3f", R->g.nodes[nd->parent].fitness);
-    /* GoT references, as many as fit the context (two, one, none) */
     int nrefs = R->c->pe == PE_GOT ? nd->n_refs : 0;
     for (;; nrefs--) {
         char *refs = author_references(R, node, nrefs, err, errlen);
@@ -239,38 +223,69 @@ char *mdl_generate(run_state *R, int node, const char *ndir, int trial, const ch
             free(refs);
             break;
         }
-        prompt_var v[] = {{"story", R->c->story},   {"reward_api", api},     {"iteration", it},
-                          {"iterations", its},      {"parent_code", parent}, {"parent_fitness", pfit},
-                          {"feedback", fb},         {"references", refs},    {"target", R->flow},
+        prompt_var v[] = {head[0],
+                          head[1],
+                          head[2],
+                          head[3],
+                          {"parent_code", parent},
+                          {"parent_fitness", pfit},
+                          {"feedback", fb},
+                          {"references", refs},
+                          {"target", R->flow},
                           {"evaluator_rules", R->evaluator_rules}};
-        x.tmpl = "reward_refine", x.vars = v, x.nvars = 10;
+        x->tmpl = "reward_refine", x->vars = v, x->nvars = 10;
         char why[700];
-        if (nrefs > 0 && !exchange_fits(R, &x, why, sizeof why)) {
+        if (nrefs > 0 && !au_exchange_fits(R, x, why, sizeof why)) {
             run_say(R, "  the prompt with %d reference%s does not fit the context; trying %d", nrefs,
                     nrefs == 1 ? "" : "s", nrefs - 1);
             free(refs);
             continue;
         }
-        code = exchange_code(R, ndir, &x, err, errlen);
+        code = au_exchange_code(R, ndir, x, err, errlen);
         free(refs);
         break;
     }
     free(parent);
+    return code;
+}
+
+char *mdl_generate(run_state *R, int node, const char *ndir, int trial, const char *previous, char *err, int errlen)
+{
+    if (R->c->prompts == PROMPTS_PAPER) return pap_generate(R, node, ndir, trial, err, errlen);
+    const thought_node *nd = &R->g.nodes[node];
+    char *api = author_reward_api(R, err, errlen);
+    if (!api) return NULL;
+    char it[16], its[16], name[64];
+    snprintf(it, sizeof it, "%d", nd->iteration);
+    snprintf(its, sizeof its, "%d", run_node_count(R->c));
+    snprintf(name, sizeof name, "generate_%d", trial);
+    char *note = retry_note(trial, R->c->trials, previous, err, errlen);
+    exchange_t x = {name, "system", NULL, NULL, 0, NULL, 0, &au_task_code, note, trial};
+    prompt_var head[] = {{"story", R->c->story}, {"reward_api", api}, {"iteration", it}, {"iterations", its}};
+    char *code;
+    if (nd->parent < 0) {
+        prompt_var v[] = {head[0], head[1], head[2], head[3], {"target", R->flow},
+                          {"evaluator_rules", R->evaluator_rules}};
+        x.tmpl = "reward_init", x.vars = v, x.nvars = 6;
+        code = au_exchange_code(R, ndir, &x, err, errlen);
+    } else
+        code = rich_refine(R, node, ndir, &x, head, err, errlen);
     free(api);
     free(note);
     return code;
 }
 
-char *mdl_fix(run_state *R, const char *ndir, const char *code, const char *reason, int trial, int fix, char *err,
-              int errlen)
+char *mdl_fix(run_state *R, int node, const char *ndir, const char *code, const char *reason, int trial, int fix,
+              char *err, int errlen)
 {
-    char *api = author_reward_api(err, errlen);
+    if (R->c->prompts == PROMPTS_PAPER) return pap_fix(R, node, ndir, code, reason, trial, fix, err, errlen);
+    char *api = author_reward_api(R, err, errlen);
     if (!api) return NULL;
     char name[64];
     snprintf(name, sizeof name, "fix_t%d_f%d", trial, fix);
     prompt_var v[] = {{"code", code}, {"rejection", reason}, {"reward_api", api}, {"story", R->c->story}};
-    exchange_t x = {name, "reward_fix", v, 4, NULL, 0, &task_code, NULL, 1};
-    char *out = exchange_code(R, ndir, &x, err, errlen);
+    exchange_t x = {name, "system", "reward_fix", v, 4, NULL, 0, &au_task_code, NULL, 1};
+    char *out = au_exchange_code(R, ndir, &x, err, errlen);
     free(api);
     return out;
 }
@@ -278,12 +293,13 @@ char *mdl_fix(run_state *R, const char *ndir, const char *code, const char *reas
 char *mdl_align(run_state *R, const char *ndir, const char *code, const reward_stats *st, int round, char *err,
                 int errlen)
 {
-    char *api = author_reward_api(err, errlen);
+    if (R->c->prompts == PROMPTS_PAPER) return pap_align(R, ndir, code, st, round, err, errlen);
+    char *api = author_reward_api(R, err, errlen);
     if (!api) return NULL;
     char stats[1024], warning[512], r_s[16], rs_s[16], name[64];
     reward_stats_text(st, stats, sizeof stats);
     reward_stats_warning(st, warning, sizeof warning);
-    char *warn = prompt_statistics_warning(warning, err, errlen);
+    char *warn = prompt_statistics_warning("rich", warning, err, errlen);
     if (!warn) {
         free(api);
         return NULL;
@@ -294,61 +310,75 @@ char *mdl_align(run_state *R, const char *ndir, const char *code, const reward_s
     prompt_var v[] = {{"story", R->c->story}, {"reward_api", api},    {"code", code},
                       {"statistics", stats},  {"align_round", r_s}, {"align_rounds", rs_s},
                       {"statistics_warning", warn}};
-    exchange_t x = {name, "self_align", v, 7, NULL, 0, &task_code, NULL, 1};
-    char *out = exchange_code(R, ndir, &x, err, errlen);
+    exchange_t x = {name, "system", "self_align", v, 7, NULL, 0, &au_task_code, NULL, 1};
+    char *out = au_exchange_code(R, ndir, &x, err, errlen);
     free(warn);
     free(api);
     return out;
 }
 
-char *mdl_feedback(run_state *R, const char *ndir, const char *code, const level_set *ls, char *err, int errlen)
+char *au_exchange_levels(run_state *R, const char *ndir, exchange_t *x, prompt_var *vars, int text_slot,
+                         int count_slot, const level_set *ls, au_levels_text_fn text_of, char *err, int errlen)
 {
-    char count[16];
-    if (R->c->feedback_input == FBIN_IMAGE) {
-        char png[1600];
-        snprintf(png, sizeof png, "%s/levels.png", ndir);
-        long len;
-        char *img = read_file(png, 64L << 20, &len, err, errlen);
-        if (!img) return NULL;
-        snprintf(count, sizeof count, "%d", ls->n);
-        prompt_var v[] = {{"story", R->c->story},
-                          {"code", code},
-                          {"levels", "The levels are shown in the attached image, numbered from 0, with a legend."},
-                          {"level_count", count},
-                          {"target", R->flow},
-                          {"evaluator_rules", R->evaluator_rules}};
-        exchange_t x = {"feedback", "feedback_specific", v, 6, img, (size_t)len, &task_feedback, NULL, 1};
-        char *out = exchange(R, ndir, &x, err, errlen);
-        free(img);
-        return out;
-    }
-    /* all the levels, or as many as fit the context: 10, then 5 */
     static const int tries[] = {RUN_MAX_LEVELS, 10, 5};
+    char count[16];
     for (size_t i = 0; i < sizeof tries / sizeof tries[0]; i++) {
         int n = ls->n < tries[i] ? ls->n : tries[i];
         if (i > 0 && n == (ls->n < tries[i - 1] ? ls->n : tries[i - 1])) continue;
-        char *text = run_levels_text(ls->levels, n);
+        char *text = text_of(R, ls, n);
         if (!text) return snprintf(err, (size_t)errlen, "out of memory"), NULL;
         snprintf(count, sizeof count, "%d", n);
-        prompt_var v[] = {{"story", R->c->story}, {"code", code},       {"levels", text},
-                          {"level_count", count},   {"target", R->flow}, {"evaluator_rules", R->evaluator_rules}};
-        exchange_t x = {"feedback", "feedback_specific", v, 6, NULL, 0, &task_feedback, NULL, 1};
+        vars[text_slot].value = text;
+        if (count_slot >= 0) vars[count_slot].value = count;
         char why[700];
         int last = i + 1 == sizeof tries / sizeof tries[0];
-        if (!last && !exchange_fits(R, &x, why, sizeof why)) {
-            run_say(R, "  feedback prompt with %d levels does not fit the context; showing fewer", n);
+        if (!last && !au_exchange_fits(R, x, why, sizeof why)) {
+            run_say(R, "  %s prompt with %d levels does not fit the context; showing fewer", x->name, n);
             free(text);
             continue;
         }
-        char *out = exchange(R, ndir, &x, err, errlen);
+        char *out = au_exchange(R, ndir, x, err, errlen);
         free(text);
         return out;
     }
     return NULL;
 }
 
+static char *levels_as_grids(run_state *R, const level_set *ls, int n)
+{
+    (void)R;
+    return run_levels_text(ls->levels, n);
+}
+
+char *mdl_feedback(run_state *R, const char *ndir, const char *code, const level_set *ls, char *err, int errlen)
+{
+    if (R->c->prompts == PROMPTS_PAPER) return pap_feedback(R, ndir, code, ls, err, errlen);
+    char count[16];
+    prompt_var v[] = {{"story", R->c->story}, {"code", code},       {"levels", NULL},
+                      {"level_count", count},   {"target", R->flow}, {"evaluator_rules", R->evaluator_rules}};
+    exchange_t x = {"feedback", "system", "feedback_specific", v, 6, NULL, 0, &au_task_feedback, NULL, 1};
+    if (R->c->feedback_input != FBIN_IMAGE)
+        return au_exchange_levels(R, ndir, &x, v, 2, 3, ls, levels_as_grids, err, errlen);
+    char png[1600];
+    snprintf(png, sizeof png, "%s/levels.png", ndir);
+    long len;
+    char *img = read_file(png, 64L << 20, &len, err, errlen);
+    char *in_image = img ? prompt_load("rich", "levels_in_image", err, errlen) : NULL;
+    char *out = NULL;
+    if (in_image) {
+        snprintf(count, sizeof count, "%d", ls->n);
+        v[2].value = in_image;
+        x.image = img, x.image_len = (size_t)len;
+        out = au_exchange(R, ndir, &x, err, errlen);
+    }
+    free(in_image);
+    free(img);
+    return out;
+}
+
 int mdl_fitness(run_state *R, const char *ndir, const level_set *ls, double *fitness, char *err, int errlen)
 {
+    if (R->c->prompts == PROMPTS_PAPER) return pap_fitness(R, ndir, ls, fitness, err, errlen);
     int n = ls->n < 10 ? ls->n : 10;
     char count[16];
     snprintf(count, sizeof count, "%d", n);
@@ -359,8 +389,8 @@ int mdl_fitness(run_state *R, const char *ndir, const level_set *ls, double *fit
                       {"level_count", count},
                       {"target", R->flow},
                       {"evaluator_rules", R->evaluator_rules}};
-    exchange_t x = {"fitness", "fitness_llm", v, 5, NULL, 0, &task_fitness, NULL, 1};
-    char *reply = exchange(R, ndir, &x, err, errlen);
+    exchange_t x = {"fitness", "system", "fitness_llm", v, 5, NULL, 0, &au_task_fitness, NULL, 1};
+    char *reply = au_exchange(R, ndir, &x, err, errlen);
     free(text);
     if (!reply) return -1;
     int rc = prompt_parse_fitness(reply, fitness, err, errlen);
@@ -371,8 +401,10 @@ int mdl_fitness(run_state *R, const char *ndir, const level_set *ls, double *fit
 int mdl_target(run_state *R, const char *dir, target_t *t, char *reason, int len)
 {
     prompt_var v[] = {{"story", R->c->story}};
-    exchange_t x = {"target", "target_extraction", v, 1, NULL, 0, &task_target, NULL, 1};
-    char *reply = exchange(R, dir, &x, reason, len);
+    /* the paper's prompts have no system message of their own for it */
+    exchange_t x = {"target", R->c->prompts == PROMPTS_PAPER ? NULL : "system", "target_extraction", v, 1, NULL, 0,
+                    &au_task_target, NULL, 1};
+    char *reply = au_exchange(R, dir, &x, reason, len);
     if (!reply) return -1;
     int rc = target_from_json(reply, t, reason, len);
     free(reply);

@@ -15,37 +15,101 @@
 #define PROMPT_MAX_BYTES (256L * 1024)
 #define PLACEHOLDER_MAX 40
 
-const char *const prompt_template_names[] = {
-    "system",          "reward_init",      "reward_refine", "reward_fix",
-    "self_align",      "feedback_specific", "feedback_generic", "feedback_none",
-    "got_references",  "fitness_llm",      "target_extraction", "retry_note", "evaluator_rules_encounter",
-    "evaluator_rules_keydoor", "statistics_warning",
-};
-const int prompt_template_count = (int)(sizeof prompt_template_names / sizeof prompt_template_names[0]);
+const char *const prompt_profiles[] = {"paper", "rich", NULL};
 
 const char *const prompt_vocabulary[] = {
-    "story",       "reward_api", "iteration",      "iterations", "parent_code", "parent_fitness",
-    "feedback",    "references", "reference_list", "code",       "rejection",   "statistics",
-    "align_round", "align_rounds", "levels",       "level_count", "target",     "attempt",
-    "attempts",    "failure",    "evaluator_rules", "statistics_warning", "warning", NULL,
+    "story",        "reward_api",     "tile_enum",   "iteration",     "iterations",   "progress",
+    "thought_tips", "parent_code",    "parent_fitness", "feedback",   "references",   "reference_list",
+    "number",       "code",           "fitness",     "kind",          "summary",      "solvability",
+    "solutions",    "reachable",      "rejection",   "statistics",    "mean",         "std",
+    "zero_percent", "statistics_warning", "warning", "fix_request",   "align_round",  "align_rounds",
+    "levels",       "tiles",          "level_count", "important_tiles", "target",     "attempt",
+    "attempts",     "failure",        "evaluator_rules", NULL,
 };
 
-/* What each template must use for its role (space-separated). */
-static const struct {
+/* A template of a profile and the placeholders its role needs
+ * (space-separated). */
+typedef struct {
     const char *name;
     const char *needs;
-} required[] = {
+} template_role;
+
+/* The templates of both profiles, each with the same role. */
+static const template_role common_templates[] = {
+    {"system", ""},
+    {"levels_in_image", ""},
+    {"feedback_generic", ""},
+    {"feedback_none", ""},
+    {"got_references", "reference_list"},
+    {"got_references_summaries", "reference_list"},
+    {"got_reference_fitness", "number code fitness kind"},
+    {"got_reference_summary", "number code summary"},
+    {"evaluation_summary", "solvability solutions reachable"},
+    {"evaluation_summary_none", ""},
+    {"target_extraction", "story"},
+    {"evaluator_rules_encounter", ""},
+    {"evaluator_rules_keydoor", ""},
+    {NULL, NULL},
+};
+
+/* Today's engine prompts, kept as they were. */
+static const template_role rich_templates[] = {
     {"reward_init", "story reward_api iteration iterations evaluator_rules"},
     {"reward_refine", "story reward_api iteration iterations parent_code feedback references evaluator_rules"},
     {"reward_fix", "reward_api code rejection"},
     {"self_align", "story reward_api code statistics"},
-    {"feedback_specific", "story code levels evaluator_rules"},
-    {"got_references", "reference_list"},
-    {"fitness_llm", "story levels evaluator_rules"},
-    {"target_extraction", "story"},
-    {"retry_note", "failure"},
     {"statistics_warning", "warning"},
+    {"feedback_specific", "story code levels evaluator_rules"},
+    {"fitness_llm", "story levels evaluator_rules"},
+    {"retry_note", "failure"},
+    {"reward_api_minimal", ""},
+    {"reward_api_full", ""},
+    {NULL, NULL},
 };
+
+/* What the paper's reference implementation sends, call by call. */
+static const template_role paper_templates[] = {
+    {"reward_init", "story reward_api evaluator_rules"},
+    {"reward_refine", "story reward_api parent_code feedback thought_tips evaluator_rules"},
+    {"reward_fix", "story reward_api code rejection thought_tips evaluator_rules"},
+    {"thoughts_cot", "iteration iterations progress"},
+    {"thoughts_got", "thought_tips summary references"},
+    {"got_no_references", ""},
+    {"self_align", "code statistics fix_request"},
+    {"align_fix", "code rejection"},
+    {"statistics_line", "mean std zero_percent"},
+    {"feedback_system", ""},
+    {"feedback_specific", "story important_tiles code tile_enum levels evaluator_rules"},
+    {"level_array", "number tiles"},
+    {"fitness_llm", "story tile_enum levels evaluator_rules"},
+    {"reward_api_minimal", "tile_enum"},
+    {"reward_api_full", "tile_enum"},
+    {"tiles_dungeon", ""},
+    {"tiles_treasure", ""},
+    {NULL, NULL},
+};
+
+static const template_role *profile_templates(const char *profile)
+{
+    if (profile && !strcmp(profile, "paper")) return paper_templates;
+    if (profile && !strcmp(profile, "rich")) return rich_templates;
+    return NULL;
+}
+
+const char *const *prompt_template_names(const char *profile)
+{
+    /* the common names, then the profile's own, built once per profile */
+    static const char *names[2][96];
+    const template_role *t = profile_templates(profile);
+    if (!t) return NULL;
+    const char **out = names[t == paper_templates ? 0 : 1];
+    if (!out[0]) {
+        int n = 0;
+        for (int i = 0; common_templates[i].name; i++) out[n++] = common_templates[i].name;
+        for (int i = 0; t[i].name && n < 95; i++) out[n++] = t[i].name;
+    }
+    return out;
+}
 
 static int known(const char *name)
 {
@@ -56,7 +120,7 @@ static int known(const char *name)
 
 /* ---- where the templates are ---------------------------------------------------- */
 
-static const datadir_spec prompts_spec = {"prompts", "system.txt", "prompt templates", "PCGRLLM_PROMPTS"};
+static const datadir_spec prompts_spec = {"prompts", "paper/system.txt", "prompt templates", "PCGRLLM_PROMPTS"};
 
 int prompts_dir_for_exe(const char *exe, char *out, size_t outlen, char *err, int errlen)
 {
@@ -68,26 +132,32 @@ int prompts_dir(char *out, size_t outlen, char *err, int errlen)
     return datadir_find(&prompts_spec, out, outlen, err, errlen);
 }
 
-char *prompt_load(const char *name, char *err, int errlen)
+static int plain_name(const char *s)
 {
-    if (!name || !*name || strlen(name) > 64 || strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(name)) {
-        snprintf(err, (size_t)errlen, "bad prompt template name '%.64s'", name ? name : "");
+    return s && *s && strlen(s) <= 64 && strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_") == strlen(s);
+}
+
+char *prompt_load(const char *profile, const char *name, char *err, int errlen)
+{
+    if (!plain_name(name) || !plain_name(profile)) {
+        snprintf(err, (size_t)errlen, "bad prompt template name '%.64s/%.64s'", profile ? profile : "",
+                 name ? name : "");
         return NULL;
     }
     char dir[PATH_MAX];
     if (prompts_dir(dir, sizeof dir, err, errlen) != 0) return NULL;
-    char path[PATH_MAX + 80];
-    snprintf(path, sizeof path, "%s/%s.txt", dir, name);
+    char path[PATH_MAX + 160];
+    snprintf(path, sizeof path, "%s/%s/%s.txt", dir, profile, name);
     long len;
-    char why[PATH_MAX + 100];
+    char why[PATH_MAX + 200];
     char *t = read_file(path, PROMPT_MAX_BYTES, &len, why, sizeof why);
     if (!t) {
-        snprintf(err, (size_t)errlen, "prompt template %s: %s", name, why);
+        snprintf(err, (size_t)errlen, "prompt template %s/%s: %s", profile, name, why);
         return NULL;
     }
     if (memchr(t, 0, (size_t)len)) {
         free(t);
-        snprintf(err, (size_t)errlen, "prompt template %s: %s holds a NUL byte", name, path);
+        snprintf(err, (size_t)errlen, "prompt template %s/%s: %s holds a NUL byte", profile, name, path);
         return NULL;
     }
     return t;
@@ -204,44 +274,55 @@ char *prompt_fill(const char *tmpl, const char *what, const prompt_var *vars, in
     return b.s;
 }
 
-char *prompt_render(const char *name, const prompt_var *vars, int n, char *err, int errlen)
+char *prompt_render(const char *profile, const char *name, const prompt_var *vars, int n, char *err, int errlen)
 {
-    char *t = prompt_load(name, err, errlen);
+    char *t = prompt_load(profile, name, err, errlen);
     if (!t) return NULL;
-    char *s = prompt_fill(t, name, vars, n, err, errlen);
+    char what[140];
+    snprintf(what, sizeof what, "%s/%s", profile, name);
+    char *s = prompt_fill(t, what, vars, n, err, errlen);
     free(t);
     return s;
 }
 
-int prompts_check(char *err, int errlen)
+/* One template of a profile: present, known placeholders, its needs used. */
+static int check_template(const char *profile, const template_role *role, char *err, int errlen)
 {
-    for (int i = 0; i < prompt_template_count; i++) {
-        const char *name = prompt_template_names[i];
-        char *t = prompt_load(name, err, errlen);
-        if (!t) return -1;
-        int used[64] = {0};
-        int rc = walk(t, name, NULL, 0, NULL, used, err, errlen);
-        free(t);
-        if (rc != 0) return -1;
-        for (size_t r = 0; r < sizeof required / sizeof required[0]; r++) {
-            if (strcmp(required[r].name, name)) continue;
-            char needs[200];
-            snprintf(needs, sizeof needs, "%s", required[r].needs);
-            for (char *save = NULL, *w = strtok_r(needs, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
-                int k = -1;
-                for (int v = 0; prompt_vocabulary[v]; v++)
-                    if (!strcmp(prompt_vocabulary[v], w)) k = v;
-                if (k < 0 || !used[k]) {
-                    snprintf(err, (size_t)errlen, "prompt %s does not use {%s}, which its role needs", name, w);
-                    return -1;
-                }
-            }
+    char what[140];
+    snprintf(what, sizeof what, "%s/%s", profile, role->name);
+    char *t = prompt_load(profile, role->name, err, errlen);
+    if (!t) return -1;
+    int used[64] = {0};
+    int rc = walk(t, what, NULL, 0, NULL, used, err, errlen);
+    free(t);
+    if (rc != 0) return -1;
+    char needs[200];
+    snprintf(needs, sizeof needs, "%s", role->needs);
+    for (char *save = NULL, *w = strtok_r(needs, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+        int k = -1;
+        for (int v = 0; prompt_vocabulary[v]; v++)
+            if (!strcmp(prompt_vocabulary[v], w)) k = v;
+        if (k < 0 || !used[k]) {
+            snprintf(err, (size_t)errlen, "prompt %s does not use {%s}, which its role needs", what, w);
+            return -1;
         }
     }
     return 0;
 }
 
-char *prompt_references(const char *const *codes, const double *fitness, const int *kinds, int n, char *err,
+int prompts_check(char *err, int errlen)
+{
+    for (int p = 0; prompt_profiles[p]; p++) {
+        const template_role *own = profile_templates(prompt_profiles[p]);
+        for (int i = 0; common_templates[i].name; i++)
+            if (check_template(prompt_profiles[p], &common_templates[i], err, errlen)) return -1;
+        for (int i = 0; own[i].name; i++)
+            if (check_template(prompt_profiles[p], &own[i], err, errlen)) return -1;
+    }
+    return 0;
+}
+
+char *prompt_references(const char *profile, int summaries, const prompt_reference *refs, int n, char *err,
                         int errlen)
 {
     if (n <= 0) {
@@ -249,31 +330,54 @@ char *prompt_references(const char *const *codes, const double *fitness, const i
         if (e) e[0] = 0;
         return e;
     }
+    char *item = prompt_load(profile, summaries ? "got_reference_summary" : "got_reference_fitness", err, errlen);
+    if (!item) return NULL;
     sbuf b = {0};
     put(&b, "", 0);
     for (int i = 0; i < n; i++) {
-        char head[128];
-        snprintf(head, sizeof head, "%sReference %d (one of the %s so far, fitness %.3f):\n```c\n", i ? "\n" : "",
-                 i + 1, kinds && kinds[i] == REF_WORST ? "worst" : "best", fitness[i]);
-        put(&b, head, strlen(head));
-        const char *c = codes[i] ? codes[i] : "";
+        char num[16], fit[32];
+        snprintf(num, sizeof num, "%d", i + 1);
+        snprintf(fit, sizeof fit, "%.3f", refs[i].fitness);
+        /* the code ends its line, so that a closing fence after it stands alone */
+        const char *c = refs[i].code ? refs[i].code : "";
         size_t cl = strlen(c);
-        put(&b, c, cl);
-        if (cl && c[cl - 1] != '\n') put(&b, "\n", 1);
-        put(&b, "```\n", 4);
+        char *code = malloc(cl + 2);
+        if (!code) {
+            b.oom = 1;
+            break;
+        }
+        memcpy(code, c, cl + 1);
+        if (cl && c[cl - 1] != '\n') memcpy(code + cl, "\n", 2);
+        prompt_var v[] = {{"number", num},
+                          {"code", code},
+                          {"fitness", fit},
+                          {"kind", refs[i].kind == REF_WORST ? "worst" : "best"},
+                          {"summary", refs[i].summary ? refs[i].summary : ""}};
+        char *one = prompt_fill(item, summaries ? "got_reference_summary" : "got_reference_fitness", v, 5, err,
+                                errlen);
+        free(code);
+        if (!one) {
+            free(item);
+            free(b.s);
+            return NULL;
+        }
+        if (i) put(&b, "\n", 1);
+        put(&b, one, strlen(one));
+        free(one);
     }
-    if (b.oom) {
+    free(item);
+    if (b.oom || !b.s) {
         free(b.s);
         snprintf(err, (size_t)errlen, "prompt got_references: out of memory");
         return NULL;
     }
     prompt_var v[] = {{"reference_list", b.s}};
-    char *s = prompt_render("got_references", v, 1, err, errlen);
+    char *s = prompt_render(profile, summaries ? "got_references_summaries" : "got_references", v, 1, err, errlen);
     free(b.s);
     return s;
 }
 
-char *prompt_statistics_warning(const char *warning, char *err, int errlen)
+char *prompt_statistics_warning(const char *profile, const char *warning, char *err, int errlen)
 {
     if (!warning || !warning[0]) {
         char *e = malloc(1);
@@ -282,7 +386,7 @@ char *prompt_statistics_warning(const char *warning, char *err, int errlen)
         return e;
     }
     prompt_var v[] = {{"warning", warning}};
-    return prompt_render("statistics_warning", v, 1, err, errlen);
+    return prompt_render(profile, "statistics_warning", v, 1, err, errlen);
 }
 
 int prompt_parse_fitness(const char *reply, double *fitness, char *err, int errlen)
@@ -290,12 +394,14 @@ int prompt_parse_fitness(const char *reply, double *fitness, char *err, int errl
     char why[160];
     char *js = llm_extract_json(reply, why, sizeof why);
     if (!js) {
-        snprintf(err, (size_t)errlen, "fitness reply: %s (expected {\"scores\": [...], \"fitness\": F})", why);
+        snprintf(err, (size_t)errlen,
+                 "fitness reply: %s (expected {\"scores\": [...], \"fitness\": F} or {\"acc_imp_perc\": F})", why);
         return -1;
     }
     json_t *j = json_loads(js, 0, NULL);
     free(js);
     json_t *f = json_object_get(j, "fitness");
+    if (!f) f = json_object_get(j, "acc_imp_perc"); /* the paper's judge names its one metric */
     json_t *scores = json_object_get(j, "scores");
     double sum = 0;
     size_t count = 0, i;
@@ -320,14 +426,14 @@ int prompt_parse_fitness(const char *reply, double *fitness, char *err, int errl
         v = json_number_value(f);
         if (!json_is_number(f) || !(v >= 0.0 && v <= 1.0)) {
             json_decref(j);
-            snprintf(err, (size_t)errlen, "fitness reply: \"fitness\" is not a number in [0,1]");
+            snprintf(err, (size_t)errlen, "fitness reply: the fitness is not a number in [0,1]");
             return -1;
         }
     } else if (count > 0) {
         v = sum / (double)count;
     } else {
         json_decref(j);
-        snprintf(err, (size_t)errlen, "fitness reply: no \"fitness\" and no \"scores\" in the JSON object");
+        snprintf(err, (size_t)errlen, "fitness reply: no \"fitness\", \"acc_imp_perc\" or \"scores\" in the JSON object");
         return -1;
     }
     json_decref(j);

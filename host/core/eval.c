@@ -290,6 +290,35 @@ static void objective_paths(const eval_scenario_t *s, const level_t *l, const sh
     m->objective_path = (double)sum / n;
 }
 
+int eval_important_tiles(const eval_scenario_t *s, int *tiles)
+{
+    int n = 0;
+    if (s->kind == EVAL_ENCOUNTER)
+        for (int e = 0; e < EVAL_N_ENEMIES; e++)
+            if (s->enemies[e]) tiles[n++] = TILE_BAT + e;
+    if (s->kind == EVAL_KEYDOOR && is_enemy(s->gate)) tiles[n++] = s->gate;
+    return n;
+}
+
+void eval_reference_level(const eval_scenario_t *s, const level_t *l, int *solvable, double *reachable)
+{
+    short dist[PCG_MAX_CELLS], queue[PCG_MAX_CELLS];
+    int tiles[EVAL_N_ENEMIES], nt = eval_important_tiles(s, tiles), reached = 0;
+    *solvable = 0;
+    *reachable = nt ? 0.0 : 1.0;
+    int player = lv_first(l, TILE_PLAYER), cells = l->h * l->w;
+    if (player < 0 || l->h <= 0 || l->w <= 0 || cells > PCG_MAX_CELLS) return;
+    lv_bfs(l, player, PCG_BLOCK_DEFAULT, -1, dist, queue);
+    int door = lv_first(l, TILE_DOOR), key = lv_first(l, TILE_KEY);
+    *solvable = door >= 0 && dist[door] >= 0 && key >= 0 && dist[key] > 0;
+    for (int i = 0; i < nt; i++) {
+        int seen = 0;
+        for (int c = 0; c < cells && !seen; c++) seen = l->t[c] == tiles[i] && dist[c] > 0;
+        reached += seen;
+    }
+    if (nt) *reachable = (double)reached / nt;
+}
+
 double eval_route_score(int route, int length, int tolerance)
 {
     if (route < 0 || length <= 0) return 0.0;
@@ -456,11 +485,18 @@ double eval_diversity(const level_t *levels, int n)
 
 double eval_levels(const eval_scenario_t *s, const level_t *levels, int n, eval_level_t *per, eval_summary_t *sum)
 {
-    double total = 0, walls = 0, solutions = 0, entropy = 0, all_walls = 0, valid_walls = 0, paths = 0;
-    int playable = 0, valid = 0;
+    double total = 0, walls = 0, solutions = 0, entropy = 0, all_walls = 0, valid_walls = 0, paths = 0, reach = 0;
+    int playable = 0, valid = 0, solvable = 0;
     for (int i = 0; i < n; i++) {
         eval_level_t local, *m = per ? &per[i] : &local;
         eval_level(s, &levels[i], m);
+        if (sum) {
+            int sv;
+            double rv;
+            eval_reference_level(s, &levels[i], &sv, &rv);
+            solvable += sv;
+            reach += rv;
+        }
         total += m->score;
         solutions += m->solutions;
         entropy += m->entropy;
@@ -489,6 +525,8 @@ double eval_levels(const eval_scenario_t *s, const level_t *levels, int n, eval_
         sum->aspao = valid ? paths / valid : -1.0;
         sum->utr = n > 0 ? all_walls / n : 0.0;
         sum->vutr = n > 0 ? valid_walls / n : 0.0;
+        sum->solvability = n > 0 ? (double)solvable / n : 0.0;
+        sum->important_reachable = n > 0 ? reach / n : 0.0;
         double cells_sum, share_sum;
         if (n >= 2 && !diversity_sums(levels, n, &cells_sum, &share_sum)) {
             double pairs = (double)n * (n - 1) / 2;

@@ -82,6 +82,10 @@ typedef struct {
     double utr;                /* mean wall share over all levels */
     double vutr;               /* wall shares of the valid levels summed, over n:
                                   an invalid level counts as 0 */
+    /* the evaluation summary of the paper's reference implementation,
+     * which its GoT prompts show (eval_reference_level) */
+    double solvability;        /* share of solvable levels */
+    double important_reachable;/* mean share of the important enemies there and reachable */
 } eval_summary_t;
 
 /* Score one level; fills every field of m.  No allocation, thread-safe. */
@@ -100,6 +104,22 @@ double eval_score_batch(const eval_scenario_t *s, const level_t *levels, int n, 
  * key-door: G, DOOR, TREASURE.  Writes at most EVAL_N_ENEMIES + 3 tile
  * ids into tiles; returns how many. */
 int eval_objective_tiles(const eval_scenario_t *s, int *tiles);
+
+/* The important tiles of a scenario, as the paper's reference
+ * implementation names them for its summary: the enemies the story asks
+ * for (encounter), the gate when it is an enemy (key-door: BAT), none for
+ * a path-length target.  Writes at most EVAL_N_ENEMIES tile ids; returns
+ * how many. */
+int eval_important_tiles(const eval_scenario_t *s, int *tiles);
+
+/* The reference implementation's view of one level, the summary its GoT
+ * prompts show (docs/llm.md, "What the paper profile sends"): *solvable is 1 when the player reaches the
+ * DOOR and the first KEY in row-major order, only WALL blocking (a path of
+ * length > 0 to the key); *reachable is the share of the important tiles
+ * (eval_important_tiles) of which some tile lies in the level and can be
+ * reached from the player, 1 when there are none.  eval_levels averages
+ * both into the summary. */
+void eval_reference_level(const eval_scenario_t *s, const level_t *l, int *solvable, double *reachable);
 
 /* One leg of a route the evaluator walks: cells[0] is from, cells[n-1]
  * is to, BFS order rules of docs/evaluator.md#rules; valid only during the callback. */

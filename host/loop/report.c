@@ -375,6 +375,14 @@ static void write_head(FILE *f, const char *dir, json_t *cfg, const char *target
             cfg_text(cfg, "pe", pe, sizeof pe), json_integer_value(json_object_get(cfg, "iterations")),
             json_integer_value(json_object_get(cfg, "breadth")), cfg_text(cfg, "ablation", abl, sizeof abl),
             cfg_text(cfg, "feedback", fb, sizeof fb));
+    /* a run made before these were stored was made with today's rich prompts */
+    char pr[256], api[256], refs[256];
+    int stored = json_is_string(json_object_get(cfg, "prompts"));
+    fprintf(f, "<br><b>Prompts:</b> %s, reward API %s, GoT references %s%s",
+            stored ? cfg_text(cfg, "prompts", pr, sizeof pr) : "rich",
+            json_is_string(json_object_get(cfg, "reward_api")) ? cfg_text(cfg, "reward_api", api, sizeof api) : "full",
+            json_is_string(json_object_get(cfg, "got_refs")) ? cfg_text(cfg, "got_refs", refs, sizeof refs) : "engine",
+            stored ? "" : " (a run made before these settings were recorded)");
     json_t *profile = json_object_get(cfg, "profile");
     fprintf(f, "<br><b>Training:</b> %lld steps per node, %lld environments, preset %s, backend %s; %lld "
                "self-alignment rounds, reward check on %lld environments",

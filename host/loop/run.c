@@ -92,6 +92,9 @@ static void say_settings(run_state *R, const char *cost)
             iterations, iterations == 1 ? "" : "s", aligned, c->breadth, run_ablation_name(c->ablation),
             run_feedback_name(c->feedback));
     if (c->profile[0]) run_say(R, "profile --%s: %s (flags given with it override them)", c->profile, run_profile_flags(c->profile));
+    if (!c->offline)
+        run_say(R, "prompts %s, reward API %s, GoT references %s", run_prompts_name(c->prompts),
+                run_reward_api_name(c->reward_api), run_got_refs_name(c->got_refs));
 }
 
 /* The thought graph: a resumed run's from graph_path, with its finished
@@ -117,7 +120,8 @@ static int open_graph(run_state *R, const char *graph_path)
         die_msg("run: invalid search settings");
         fclose(R->log);
         return 1;
-    }
+    } else
+        R->g.ref_rule = c->got_refs;
     return 0;
 }
 

@@ -31,6 +31,9 @@ static json_t *eval_json(const run_state *R, const level_set *ls)
     json_object_set_new(o, "vutr", json_real(ls->sum.vutr));
     json_object_set_new(o, "mean_entropy", json_real(ls->sum.mean_entropy));
     json_object_set_new(o, "diversity_share", json_real(ls->sum.diversity_share));
+    /* the reference implementation's summary, which GoT prompts show (a resumed run reads it here) */
+    json_object_set_new(o, "solvability", json_real(ls->sum.solvability));
+    json_object_set_new(o, "important_reachable", json_real(ls->sum.important_reachable));
     json_t *arr = json_array();
     for (int i = 0; i < ls->n; i++) {
         const eval_level_t *m = &ls->per[i];
@@ -235,7 +238,7 @@ static int step_align(run_state *R, int id, const char *ndir, char *reason, int 
             }
             run_say(R, "  align %d/%d fix %d rejected: %s", k, rounds, fix, why);
             if (fix == R->c->fixes) break;
-            char *f = au_fix(R, id, ndir, next, why, 100 + k, fix + 1, err, sizeof err);
+            char *f = au_fix(R, id, ndir, next, why, AU_ALIGN_TRIAL + k, fix + 1, err, sizeof err);
             free(next);
             next = f;
             if (R->halted[0]) return free(code), free(next), RUN_FATAL;
@@ -303,7 +306,8 @@ static char *step_feedback(run_state *R, int id, const char *ndir, const level_s
         fb = au_feedback(R, id, ndir, code, ls, err, sizeof err);
         free(code);
     } else {
-        fb = prompt_load(R->c->feedback == FB_GENERIC ? "feedback_generic" : "feedback_none", err, sizeof err);
+        const char *fixed = R->c->feedback == FB_GENERIC ? "feedback_generic" : "feedback_none";
+        fb = prompt_load(run_prompts_name(R->c->prompts), fixed, err, sizeof err);
     }
     if (!fb) {
         snprintf(reason, (size_t)len, "feedback: %s", err);

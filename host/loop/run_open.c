@@ -46,7 +46,8 @@ int setup_target(run_state *R)
     target_describe(&R->target, R->flow, sizeof R->flow);
     if (c->evaluator_rules) {
         /* only on request: the paper's prompts do not state the scoring rules */
-        char *t = prompt_load(R->esc.kind == EVAL_KEYDOOR ? "evaluator_rules_keydoor" : "evaluator_rules_encounter",
+        char *t = prompt_load(run_prompts_name(c->prompts),
+                              R->esc.kind == EVAL_KEYDOOR ? "evaluator_rules_keydoor" : "evaluator_rules_encounter",
                               reason, sizeof reason);
         if (!t) return die_msg("run: %s", reason), 1;
         snprintf(R->evaluator_rules, sizeof R->evaluator_rules, "%s", t);

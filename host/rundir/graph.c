@@ -24,6 +24,7 @@ int graph_init(thought_graph *g, int pe, int breadth)
     if (pe < PE_COT || pe > PE_GOT || breadth < 1 || breadth > GRAPH_MAX_BREADTH) return -1;
     g->pe = pe;
     g->breadth = pe == PE_COT ? 1 : breadth;
+    g->ref_rule = GRAPH_REFS_ENGINE;
     return 0;
 }
 
@@ -159,12 +160,14 @@ int graph_references(const thought_graph *g, int parent, int n_best, int n_worst
     if (n_best > GRAPH_MAX_REF_KIND) n_best = GRAPH_MAX_REF_KIND;
     if (n_worst > GRAPH_MAX_REF_KIND) n_worst = GRAPH_MAX_REF_KIND;
     int previous = g->n - 1, nb = 0, nw = 0, worst[GRAPH_MAX_REF_KIND];
+    /* the reference implementation leaves out the previous iteration only */
+    int skip = g->ref_rule == GRAPH_REFS_REFERENCE ? -1 : parent;
     for (int i = 0; i < g->n; i++)
-        if (i != parent && i != previous && g->nodes[i].status == NODE_OK) rank_insert(g, i, out, &nb, n_best, better);
+        if (i != skip && i != previous && g->nodes[i].status == NODE_OK) rank_insert(g, i, out, &nb, n_best, better);
     for (int i = 0; i < g->n; i++) {
         int taken = 0;
         for (int k = 0; k < nb; k++) taken |= out[k] == i;
-        if (!taken && i != parent && i != previous && g->nodes[i].status == NODE_OK)
+        if (!taken && i != skip && i != previous && g->nodes[i].status == NODE_OK)
             rank_insert(g, i, worst, &nw, n_worst, worse);
     }
     for (int k = 0; k < nb + nw; k++) {
@@ -231,8 +234,11 @@ json_t *graph_to_json(const thought_graph *g)
         if (nd->n_files >= 0) json_object_set_new(o, "files", files_to_json(nd));
         json_array_append_new(nodes, o);
     }
-    return json_pack("{s:i, s:s, s:i, s:o}", "version", 1, "pe", graph_pe_name(g->pe), "breadth", g->breadth,
-                     "nodes", nodes);
+    json_t *j = json_pack("{s:i, s:s, s:i}", "version", 1, "pe", graph_pe_name(g->pe), "breadth", g->breadth);
+    /* only when it is not the rule of graphs made before there were two */
+    if (g->ref_rule == GRAPH_REFS_REFERENCE) json_object_set_new(j, "references_rule", json_string("reference"));
+    json_object_set_new(j, "nodes", nodes);
+    return j;
 }
 
 static int fail(char *err, int errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -334,7 +340,7 @@ static int files_from_json(const json_t *fo, thought_graph *g, int id)
     return graph_set_files(g, id, files, n);
 }
 
-/* A node's "references": earlier nodes other than the parent, no repeats,
+/* A node's "references": earlier nodes other than parent (-1: any), no repeats,
  * each with its fitness and kind (absent in graphs from before worst
  * references: best).  0, or -1 with err. */
 static int refs_from_json(const json_t *refs, thought_node *nd, int parent, char *err, int errlen)
@@ -354,8 +360,8 @@ static int refs_from_json(const json_t *refs, thought_node *nd, int parent, char
         for (size_t k = 0; ok && k < r; k++) ok = nd->refs[k] != rid;
         if (!ok)
             return fail(err, errlen,
-                        "node %d: each reference must be {\"id\":earlier node other than the parent, "
-                        "\"fitness\":0..1, \"kind\":\"best\"|\"worst\"}, no repeats",
+                        "node %d: each reference must be {\"id\":earlier node other than the parent (but under "
+                        "the reference rule), \"fitness\":0..1, \"kind\":\"best\"|\"worst\"}, no repeats",
                         nd->id);
         nd->refs[r] = (int)rid;
         nd->ref_fitness[r] = rf;
@@ -433,7 +439,8 @@ static int node_record_from_json(const json_t *o, thought_graph *g, int id, int 
     const json_t *refs = json_object_get(o, "references");
     if (!json_is_array(refs) || json_array_size(refs) > GRAPH_MAX_REFS)
         return fail(err, errlen, "node %d: 'references' must be an array of at most %d", id, GRAPH_MAX_REFS);
-    return refs_from_json(refs, nd, parent, err, errlen);
+    /* under the reference rule the parent may be a reference too */
+    return refs_from_json(refs, nd, g->ref_rule == GRAPH_REFS_REFERENCE ? -1 : parent, err, errlen);
 }
 
 /* Children are derived from parents; the stored lists must agree, and
@@ -460,7 +467,7 @@ static int children_match(const json_t *nodes, const thought_graph *g, char *err
 
 int graph_from_json(const json_t *j, thought_graph *g, char *err, int errlen)
 {
-    static const char *const top_keys[] = {"version", "pe", "breadth", "nodes", NULL};
+    static const char *const top_keys[] = {"version", "pe", "breadth", "references_rule", "nodes", NULL};
     const char *bad = NULL;
     long v;
     memset(g, 0, sizeof *g);
@@ -477,6 +484,12 @@ int graph_from_json(const json_t *j, thought_graph *g, char *err, int errlen)
     if (!json_is_array(nodes)) return fail(err, errlen, "'nodes' must be an array");
     if (json_array_size(nodes) > GRAPH_MAX_NODES) return fail(err, errlen, "more than %d nodes", GRAPH_MAX_NODES);
     graph_init(g, pe, (int)breadth);
+    const json_t *rule = json_object_get(j, "references_rule");
+    if (rule && !(json_is_string(rule) && !strcmp(json_string_value(rule), "reference"))) {
+        graph_free(g);
+        return fail(err, errlen, "'references_rule' must be \"reference\" (or absent: engine)");
+    }
+    if (rule) g->ref_rule = GRAPH_REFS_REFERENCE;
 
     size_t i;
     const json_t *o;

@@ -13,9 +13,11 @@
  * With no eligible node the next node starts from the empty template (-1).
  * GoT references (--got-best B, --got-worst W; 2 and 0 by default): the B
  * best and then the W worst valid nodes by fitness (ties to the lowest id),
- * leaving out the previous iteration's node, as the paper's reference
- * implementation does, and the parent, whose code the prompt already
- * shows. */
+ * leaving out the previous iteration's node.  Under the graph's rule
+ * GRAPH_REFS_REFERENCE (`--got-refs reference`, as the paper's reference
+ * implementation chooses) the parent may be one of them; under
+ * GRAPH_REFS_ENGINE (`--got-refs engine`) the parent is left out too, since
+ * the prompt already shows its code. */
 #ifndef PCG_GRAPH_H
 #define PCG_GRAPH_H
 #include <jansson.h>
@@ -30,6 +32,8 @@ enum { NODE_PENDING = 0, NODE_OK = 1, NODE_FAILED = 2 };
 #define GRAPH_MAX_REF_KIND 4
 #define GRAPH_MAX_REFS (2 * GRAPH_MAX_REF_KIND)
 enum { REF_BEST = 0, REF_WORST = 1 };
+/* How references are chosen (and shown, host/author/): see above. */
+enum { GRAPH_REFS_REFERENCE = 0, GRAPH_REFS_ENGINE = 1 };
 #define GRAPH_FILE_NAME_MAX 64
 #define GRAPH_MAX_FILES 128
 
@@ -63,6 +67,7 @@ typedef struct {
 typedef struct {
     int pe;      /* PE_COT, PE_TOT, PE_GOT */
     int breadth; /* N_breadth (CoT: 1) */
+    int ref_rule; /* GRAPH_REFS_ENGINE (graph_init's) or GRAPH_REFS_REFERENCE */
     int n, cap;
     thought_node *nodes;
 } thought_graph;
@@ -71,7 +76,8 @@ typedef struct {
 int graph_pe_from_name(const char *name);
 const char *graph_pe_name(int pe);
 
-/* 0, or -1 if pe or breadth (1..GRAPH_MAX_BREADTH) is invalid. */
+/* 0, or -1 if pe or breadth (1..GRAPH_MAX_BREADTH) is invalid.  The
+ * reference rule starts as GRAPH_REFS_ENGINE; the caller sets ref_rule. */
 int graph_init(thought_graph *g, int pe, int breadth);
 void graph_free(thought_graph *g);
 
@@ -110,7 +116,8 @@ int graph_children(const thought_graph *g, int id, int *out, int max);
 /* JSON for the run directory; strict validation on the way back in (ids in
  * order, parents and references earlier nodes, children consistent, fitness
  * in [0,1], no unknown fields, relative reward paths without "..", references
- * {"id", "fitness", "kind": "best"|"worst"} (no kind: best), files as
+ * {"id", "fitness", "kind": "best"|"worst"} (no kind: best), the parent a
+ * reference only under "references": "reference" (absent: engine), files as
  * {"relative/name": "16 hex digits"}; a node without "files" has none
  * recorded). */
 json_t *graph_to_json(const thought_graph *g);

@@ -23,6 +23,9 @@ void run_config_defaults(run_config *c)
     c->breadth = 2;
     c->got_best = 2;
     c->got_worst = 0;
+    c->prompts = PROMPTS_PAPER;
+    c->reward_api = -1; /* follow the profile (run_flags_parse) */
+    c->got_refs = -1;
     c->ablation = ABL_FULL;
     c->feedback = FB_SPECIFIC;
     c->fitness_mode = FIT_HEURISTIC;
@@ -43,6 +46,13 @@ void run_config_defaults(run_config *c)
     c->eval_seed = PPO_EVAL_SEED;
     c->check_envs = 64;
     c->check_timeout = 60;
+}
+
+void run_config_follow_profile(run_config *c)
+{
+    int rich = c->prompts == PROMPTS_RICH;
+    if (c->reward_api < 0) c->reward_api = rich ? API_FULL : API_MINIMAL;
+    if (c->got_refs < 0) c->got_refs = rich ? GRAPH_REFS_ENGINE : GRAPH_REFS_REFERENCE;
 }
 
 /* ---------------------------------------------------------------- profiles */
@@ -81,6 +91,9 @@ static const char *const abl_names[] = {"zs", "sa", "fb", "full"};
 static const char *const fb_names[] = {"specific", "generic", "none"};
 static const char *const fit_names[] = {"heuristic", "llm"};
 static const char *const fbin_names[] = {"text", "image"};
+static const char *const prompts_names[] = {"paper", "rich"};
+static const char *const api_names[] = {"minimal", "full"};
+static const char *const refs_names[] = {"reference", "engine"};
 
 static int run_name_index(const char *const *names, int n, const char *s)
 {
@@ -93,14 +106,22 @@ int run_parse_ablation(const char *s) { return run_name_index(abl_names, 4, s); 
 int run_parse_feedback(const char *s) { return run_name_index(fb_names, 3, s); }
 int run_parse_fitness(const char *s) { return run_name_index(fit_names, 2, s); }
 int run_parse_feedback_input(const char *s) { return run_name_index(fbin_names, 2, s); }
+int run_parse_prompts(const char *s) { return run_name_index(prompts_names, 2, s); }
+int run_parse_reward_api(const char *s) { return run_name_index(api_names, 2, s); }
+int run_parse_got_refs(const char *s) { return run_name_index(refs_names, 2, s); }
 const char *run_ablation_name(int a) { return a >= 0 && a < 4 ? abl_names[a] : "?"; }
 const char *run_feedback_name(int f) { return f >= 0 && f < 3 ? fb_names[f] : "?"; }
 const char *run_feedback_input_name(int f) { return f >= 0 && f < 2 ? fbin_names[f] : "?"; }
+const char *run_prompts_name(int p) { return p >= 0 && p < 2 ? prompts_names[p] : "?"; }
+const char *run_reward_api_name(int a) { return a >= 0 && a < 2 ? api_names[a] : "?"; }
+const char *run_got_refs_name(int r) { return r >= 0 && r < 2 ? refs_names[r] : "?"; }
 
 /* ---------------------------------------------------------------- config */
 
-json_t *run_config_to_json(const run_config *c)
+json_t *run_config_to_json(const run_config *given)
 {
+    run_config settled = *given, *c = &settled;
+    run_config_follow_profile(c);
     json_t *o = json_object();
     json_object_set_new(o, "format", json_integer(RUN_FORMAT));
     json_object_set_new(o, "scenario", json_integer(c->scenario));
@@ -126,6 +147,9 @@ json_t *run_config_to_json(const run_config *c)
     json_object_set_new(o, "breadth", json_integer(c->breadth));
     json_object_set_new(o, "got_best", json_integer(c->got_best));
     json_object_set_new(o, "got_worst", json_integer(c->got_worst));
+    json_object_set_new(o, "got_refs", json_string(run_got_refs_name(c->got_refs)));
+    json_object_set_new(o, "prompts", json_string(run_prompts_name(c->prompts)));
+    json_object_set_new(o, "reward_api", json_string(run_reward_api_name(c->reward_api)));
     json_object_set_new(o, "ablation", json_string(abl_names[c->ablation]));
     json_object_set_new(o, "feedback", json_string(fb_names[c->feedback]));
     json_object_set_new(o, "fitness", json_string(fit_names[c->fitness_mode]));
@@ -239,6 +263,13 @@ int run_config_from_json(json_t *o, run_config *c, char *err, int errlen)
     c->got_worst = 0;
     if (json_object_get(o, "got_best")) GET_INT("got_best", c->got_best, 0, GRAPH_MAX_REF_KIND);
     if (json_object_get(o, "got_worst")) GET_INT("got_worst", c->got_worst, 0, GRAPH_MAX_REF_KIND);
+    /* runs made before these were stored were made with today's "rich" prompts */
+    c->prompts = PROMPTS_RICH;
+    c->reward_api = API_FULL;
+    c->got_refs = GRAPH_REFS_ENGINE;
+    if (json_object_get(o, "prompts")) GET_NAME("prompts", prompts_names, 2, c->prompts);
+    if (json_object_get(o, "reward_api")) GET_NAME("reward_api", api_names, 2, c->reward_api);
+    if (json_object_get(o, "got_refs")) GET_NAME("got_refs", refs_names, 2, c->got_refs);
     GET_NAME("ablation", abl_names, 4, c->ablation);
     GET_NAME("feedback", fb_names, 3, c->feedback);
     GET_NAME("fitness", fit_names, 2, c->fitness_mode);

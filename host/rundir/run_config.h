@@ -27,6 +27,11 @@ enum { ABL_ZS = 0, ABL_SA = 1, ABL_FB = 2, ABL_FULL = 3 };
 enum { FB_SPECIFIC = 0, FB_GENERIC = 1, FB_NONE = 2 };
 enum { FIT_HEURISTIC = 0, FIT_LLM = 1 };
 enum { FBIN_TEXT = 0, FBIN_IMAGE = 1 };
+/* What the model is shown (docs/llm.md, "Prompt profiles"): the paper's
+ * prompts or the engine's richer ones (the folders prompts/paper/,
+ * prompts/rich/), and which reward API functions the prompts list. */
+enum { PROMPTS_PAPER = 0, PROMPTS_RICH = 1 };
+enum { API_MINIMAL = 0, API_FULL = 1 };
 
 typedef struct {
     /* the task */
@@ -40,6 +45,10 @@ typedef struct {
     /* the search */
     int pe, iterations, align, breadth;
     int got_best, got_worst;   /* GoT references: best and worst other nodes (2, 0) */
+    int got_refs;              /* GRAPH_REFS_REFERENCE or _ENGINE: which nodes and what of them
+                                  (evaluation summary or fitness) the GoT prompt shows */
+    int prompts;               /* PROMPTS_PAPER or PROMPTS_RICH */
+    int reward_api;            /* API_MINIMAL or API_FULL */
     int ablation, feedback, fitness_mode, feedback_input;
     int trials, fixes;         /* generation trials per node, code fixes per trial */
     double node_time;          /* seconds a node's model calls may take together; 0 = no limit */
@@ -97,13 +106,29 @@ int run_parse_ablation(const char *s);
 int run_parse_feedback(const char *s);
 int run_parse_fitness(const char *s);
 int run_parse_feedback_input(const char *s);
+int run_parse_prompts(const char *s);
+int run_parse_reward_api(const char *s);
+int run_parse_got_refs(const char *s);
 const char *run_ablation_name(int a);
 const char *run_feedback_name(int f);
 const char *run_feedback_input_name(int f);
+/* "paper"/"rich" (the folder under prompts/), "minimal"/"full",
+ * "reference"/"engine"; "?" for anything else. */
+const char *run_prompts_name(int p);
+const char *run_reward_api_name(int a);
+const char *run_got_refs_name(int r);
 
+/* The defaults: the paper's prompts with the minimal API and the
+ * reference's GoT references.  reward_api and got_refs start unset (-1)
+ * and follow the profile unless given: run_flags_parse sets them (rich:
+ * full and engine, today's prompts as they were). */
 void run_config_defaults(run_config *c);
+/* reward_api and got_refs, where unset, from the prompt profile. */
+void run_config_follow_profile(run_config *c);
 /* config.json of c (a new reference), and back: a stored config over c
- * (the settings config.json does not hold keep c's).  0, or -1 with err. */
+ * (the settings config.json does not hold keep c's; a run made before
+ * "prompts", "reward_api" and "got_refs" were stored was made with rich,
+ * full and engine).  0, or -1 with err. */
 json_t *run_config_to_json(const run_config *c);
 int run_config_from_json(json_t *o, run_config *c, char *err, int errlen);
 

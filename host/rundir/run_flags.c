@@ -13,7 +13,7 @@ enum {
     O_SCENARIO = 256, O_STORY, O_STORY_FILE, O_LLM, O_PE, O_ITER, O_ALIGN, O_BREADTH, O_ABL, O_FB, O_FIT,
     O_FBIN, O_TRIALS, O_FIXES, O_TARGET, O_STEPS, O_ENVS, O_PRESET, O_BACKEND, O_SEED, O_THREADS, O_TTIMEOUT,
     O_LEVELS, O_EVALSEED, O_CENVS, O_CTIMEOUT, O_OUT, O_RESUME, O_QUIET, O_HELP, O_MATMUL, O_GOT_BEST,
-    O_GOT_WORST, O_INIT_REWARD, O_EVAL_RULES, O_NODETIME, O_YES, O_QUICK
+    O_GOT_WORST, O_INIT_REWARD, O_EVAL_RULES, O_NODETIME, O_YES, O_QUICK, O_PROMPTS, O_REWARD_API, O_GOT_REFS
 };
 
 static const struct option run_opts[] = {
@@ -36,6 +36,8 @@ static const struct option run_opts[] = {
     {"got-worst", required_argument, 0, O_GOT_WORST}, {"init-reward", required_argument, 0, O_INIT_REWARD},
     {"evaluator-rules", no_argument, 0, O_EVAL_RULES}, {"node-time", required_argument, 0, O_NODETIME},
     {"yes", no_argument, 0, O_YES}, {"quick", no_argument, 0, O_QUICK},
+    {"prompts", required_argument, 0, O_PROMPTS}, {"reward-api", required_argument, 0, O_REWARD_API},
+    {"got-refs", required_argument, 0, O_GOT_REFS},
     {0, 0, 0, 0}};
 #define N_RUN_OPTS (sizeof run_opts / sizeof run_opts[0] - 1)
 
@@ -127,6 +129,15 @@ static int search_flag(run_config *c, int ch, const char *optarg, char *err, int
         if (parse_int(optarg, 0, GRAPH_MAX_REF_KIND, &v))
             BAD("--got-%s must be 0..%d", ch == O_GOT_BEST ? "best" : "worst", GRAPH_MAX_REF_KIND);
         *(ch == O_GOT_BEST ? &c->got_best : &c->got_worst) = (int)v;
+        break;
+    case O_PROMPTS:
+        if ((c->prompts = run_parse_prompts(optarg)) < 0) BAD("--prompts must be paper or rich");
+        break;
+    case O_REWARD_API:
+        if ((c->reward_api = run_parse_reward_api(optarg)) < 0) BAD("--reward-api must be minimal or full");
+        break;
+    case O_GOT_REFS:
+        if ((c->got_refs = run_parse_got_refs(optarg)) < 0) BAD("--got-refs must be reference or engine");
         break;
     case O_ABL:
         if ((c->ablation = run_parse_ablation(optarg)) < 0) BAD("--ablation must be zs, sa, fb or full");
@@ -332,7 +343,9 @@ int run_flags_parse(run_config *c, int argc, char **argv, run_flags_seen *seen, 
     run_flags_seen first = {0, 0, 0, 0, 0};
     if (parse_run_flags(&scratch, argc, argv, &first, err, errlen)) return -1;
     if (first.quick && apply_profile(c, "quick", err, errlen)) return -1;
-    return parse_run_flags(c, argc, argv, seen, err, errlen);
+    if (parse_run_flags(c, argc, argv, seen, err, errlen)) return -1;
+    run_config_follow_profile(c);
+    return 0;
 }
 
 int run_config_from_flags(run_config *c, int argc, char **argv, char *err, int errlen)
