@@ -417,6 +417,69 @@ static void ppo_cli_tiny_preset(void **state)
     assert_non_null(strstr(out, "--preset must be paper, small or tiny"));
 }
 
+/* train.json's text names every detail as value v (0 the reference's). */
+static void assert_details_named(const char *json, int v)
+{
+    for (int k = 0; k < PPO_N_DETAILS; k++) {
+        char want[64];
+        snprintf(want, sizeof want, "\"%s\": \"%s\"", ppo_details[k].key, ppo_details[k].names[v]);
+        if (!strstr(json, want)) fail_msg("train.json lacks %s: %s", want, json);
+    }
+}
+
+/* train's reference details: the defaults and the options in train.json
+ * and in the checkpoint, kept by --resume (flags given with it are
+ * ignored), followed by generate (and its --final-level); a bad name is
+ * one line, exit 2. */
+static void ppo_cli_reference_details(void **state)
+{
+    (void)state;
+    const char *bin = pcg_test_binary(), *tmp = pcg_test_tmpdir();
+    char out[8192], path[1024], err[512];
+    const char *common = "--reward rewards/human/scenario1.c --scenario 1 --steps 32 --envs 2 --rollout 16 --epochs 1 "
+                         "--preset tiny --threads 1 --quiet";
+    int rc = pcg_test_sh(out, sizeof out, "%s train %s --out %s/ref && cat %s/ref/train.json", bin, common, tmp, tmp);
+    if (rc) print_error("%s\n", out);
+    assert_int_equal(rc, 0);
+    assert_details_named(out, 0);
+    rc = pcg_test_sh(out, sizeof out,
+                     "%s train %s --obs-centre next --terminal-reward designed --final-level edits768 "
+                     "--conv-init orthogonal --out %s/eng && %s train --resume --out %s/eng --steps 64 --threads 1 "
+                     "--quiet --obs-centre last && cat %s/eng/train.json",
+                     bin, common, tmp, bin, tmp, tmp);
+    if (rc) print_error("%s\n", out);
+    assert_int_equal(rc, 0);
+    assert_details_named(out, 1);
+    ppo_config c;
+    nn_t nn;
+    int64_t step;
+    snprintf(path, sizeof path, "%s/eng/checkpoint.bin", tmp);
+    assert_int_equal(checkpoint_load_policy(path, &c, &nn, &step, err, sizeof err), 0);
+    assert_true(step == 64 && c.rules.obs_centre == OBS_CENTRE_NEXT && c.rules.final_level == FINAL_LEVEL_768 &&
+                c.rules.terminal_reward == TERMINAL_REWARD_DESIGNED && c.conv_init == CONV_INIT_ORTHOGONAL);
+    nn_free(&nn);
+    /* generate keeps the level the policy was trained for, unless told */
+    struct {
+        const char *run, *flag, *want;
+    } gen[] = {{"ref", "", "the map after 767 of 768 edits"},
+               {"eng", "", "the map after 768 of 768 edits"},
+               {"eng", "--final-level edits767", "the map after 767 of 768 edits"}};
+    for (int k = 0; k < 3; k++) {
+        rc = pcg_test_sh(out, sizeof out, "%s generate --policy %s/%s %s --n 1 --threads 1 --out %s/gen%d && "
+                         "head -n 1 %s/gen%d/level_000.txt", bin, tmp, gen[k].run, gen[k].flag, tmp, k, tmp, k);
+        if (rc) print_error("%s\n", out);
+        assert_int_equal(rc, 0);
+        assert_non_null(strstr(out, gen[k].want));
+    }
+    rc = pcg_test_sh(out, sizeof out, "%s train %s --obs-centre middle --out %s/bad", bin, common, tmp);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(out, "--obs-centre must be last or next"));
+    assert_true(strchr(out, '\n') == out + strlen(out) - 1);
+    rc = pcg_test_sh(out, sizeof out, "%s generate --policy %s/ref --final-level all --out %s/bad2", bin, tmp, tmp);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(out, "--final-level must be edits767 or edits768"));
+}
+
 /* Generation keeps the map after 767 of the 768 edits by default (the
  * reference's level) and after all of them with FINAL_LEVEL_768: the two
  * levels of an environment differ only in the last step's cell (row-major
@@ -517,4 +580,5 @@ PCG_TESTS(ppo, cmocka_unit_test(ppo_gae_hand_example), cmocka_unit_test(ppo_samp
           cmocka_unit_test(ppo_checkpoint_round_trip), cmocka_unit_test(ppo_resume_equals_uninterrupted),
           cmocka_unit_test(ppo_checkpoint_damaged_refused), cmocka_unit_test(ppo_cli_train_resume_generate),
           cmocka_unit_test(ppo_cli_tiny_preset), cmocka_unit_test(ppo_learns_wall_reward),
-          cmocka_unit_test(ppo_final_level_keeps_767_edits), cmocka_unit_test(ppo_checkpoint_version1_reads))
+          cmocka_unit_test(ppo_final_level_keeps_767_edits), cmocka_unit_test(ppo_checkpoint_version1_reads),
+          cmocka_unit_test(ppo_cli_reference_details))
