@@ -132,6 +132,16 @@ static void check_offline_run(int pe)
         assert_non_null(fb);
         assert_string_equal(fb, nd->feedback);
         free(fb);
+        /* every node trains with the run's seed and the reference's details */
+        char *tj = node_file(dir, i, "train/train.json");
+        assert_non_null(tj);
+        json_t *t = json_loads(tj, 0, NULL);
+        assert_non_null(t);
+        assert_int_equal(json_integer_value(json_object_get(t, "seed")), 0);
+        assert_string_equal(json_string_value(json_object_get(t, "obs_centre")), "last");
+        assert_string_equal(json_string_value(json_object_get(t, "final_level")), "edits767");
+        json_decref(t);
+        free(tj);
     }
     /* parents (docs/method.md#the-reward-design-loop): node 1 refines node 0, the only node; then CoT
      * takes the latest node, ToT and GoT the fittest with a free slot

@@ -10,6 +10,7 @@
 #include "eval.h"
 #include "graph.h"
 #include "llm.h"
+#include "ppo.h"
 #include "target.h"
 
 /* The ranges of run's flags, which config.json must keep too: a stored
@@ -27,6 +28,9 @@ enum { ABL_ZS = 0, ABL_SA = 1, ABL_FB = 2, ABL_FULL = 3 };
 enum { FB_SPECIFIC = 0, FB_GENERIC = 1, FB_NONE = 2 };
 enum { FIT_HEURISTIC = 0, FIT_LLM = 1 };
 enum { FBIN_TEXT = 0, FBIN_IMAGE = 1 };
+/* --node-seeds: every node trains with --seed, as the reference code's
+ * nodes do, or node n with seed + n */
+enum { NODE_SEEDS_SAME = 0, NODE_SEEDS_OFFSET = 1 };
 
 typedef struct {
     /* the task */
@@ -65,6 +69,10 @@ typedef struct {
     int quiet;
     int yes;                   /* go on with a job projected at over 3 hours on the CPU */
     char profile[16];          /* "" or the named profile (--quick) the flags started from */
+    /* the reference details train takes (ppo.h's PPO_DETAIL_*, 0 the
+     * reference's), passed to every node's train and generate */
+    int details[PPO_N_DETAILS];
+    int node_seeds;            /* NODE_SEEDS_* */
 } run_config;
 
 /* A named profile: the flags it stands for, which run parses before the
@@ -100,6 +108,11 @@ int run_parse_feedback_input(const char *s);
 const char *run_ablation_name(int a);
 const char *run_feedback_name(int f);
 const char *run_feedback_input_name(int f);
+/* "same" or "offset" -> NODE_SEEDS_*, -1 if neither; and back */
+int run_parse_node_seeds(const char *s);
+const char *run_node_seeds_name(int v);
+/* The seed node id trains with. */
+uint64_t run_node_seed(const run_config *c, int id);
 
 void run_config_defaults(run_config *c);
 /* config.json of c (a new reference), and back: a stored config over c
