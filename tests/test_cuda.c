@@ -942,9 +942,34 @@ static void cuda_generate_rules_on_host(void **state)
     }
 }
 
+/* With every edit kept (edits768) the device's levels differ from its
+ * edits767 levels (n of h x w in l767) at most in the last step's cell,
+ * and the edit shows in some of them. */
+static void expect_only_last_edit_differs(const pcg_cuda_api *api, const nn_t *nn, int n, int h, int w, uint64_t seed,
+                                          uint64_t action_seed, const unsigned char *l767)
+{
+    env_rules all_edits = {OBS_CENTRE_LAST, TERMINAL_REWARD_ENV, FINAL_LEVEL_768};
+    size_t cells = (size_t)h * w;
+    unsigned char *l768 = malloc((size_t)n * cells);
+    assert_non_null(l768);
+    if (api->play_episode(&nn->cfg, nn->off, nn->n_params, nn->params, n, h, w, VARIANT_DUNGEON, seed, action_seed,
+                          &all_edits, l768))
+        fail_msg("play_episode (edits768): %s", api->last_error());
+    int last_cell = (3 * h * w - 1) % (int)cells, changed = 0;
+    for (int i = 0; i < n; i++) {
+        for (int c = 0; c < (int)cells; c++)
+            if (c != last_cell && l768[i * cells + c] != l767[i * cells + c])
+                fail_msg("level %d: edits768 differs from edits767 at cell %d, not only at the last edit's", i, c);
+        changed += l768[i * cells + last_cell] != l767[i * cells + last_cell];
+    }
+    assert_true(changed > 0);
+    free(l768);
+}
+
 /* Device generation (play_episode) against ppo_play_episode: the small
- * preset with a random-initialised network, 30 levels of one episode (768
- * steps each).
+ * preset with a random-initialised network, 30 levels of one episode (767
+ * steps each: the reference's level, the last edit not kept; then the
+ * device's edits768 levels against its own).
  *
  * The criterion.  Environments are independent and the device environment
  * is bit-exact (cuda_env_matches_cpu), so level i depends only on env i's
@@ -1022,23 +1047,7 @@ static void cuda_generate_matches_cpu(void **state)
         fail_msg("%d of %d levels have an action that the device's logits sample differently (fp32 expects at most "
                  "a rare one)", n_flipped, N);
     if (n_same < N) printf("%s: %d of %d levels identical, the rest flipped at a sampling boundary\n", test, n_same, N);
-    /* with every edit kept, a level differs from the reference's at most in
-     * the last step's cell, and the edit shows in some of them */
-    env_rules all_edits = {OBS_CENTRE_LAST, TERMINAL_REWARD_ENV, FINAL_LEVEL_768};
-    unsigned char *gpu768 = malloc(N * cells);
-    assert_non_null(gpu768);
-    if (api->play_episode(&nn.cfg, nn.off, nn.n_params, nn.params, N, h, w, VARIANT_DUNGEON, seed, action_seed,
-                          &all_edits, gpu768))
-        fail_msg("play_episode (edits768): %s", api->last_error());
-    int last_cell = (T - 1) % (int)cells, changed = 0;
-    for (int i = 0; i < N; i++) {
-        for (int c = 0; c < (int)cells; c++)
-            if (c != last_cell && gpu768[i * cells + c] != gpu[i * cells + c])
-                fail_msg("level %d: edits768 differs from edits767 at cell %d, not only at the last edit's", i, c);
-        changed += gpu768[i * cells + last_cell] != gpu[i * cells + last_cell];
-    }
-    assert_true(changed > 0);
-    free(gpu768);
+    expect_only_last_edit_differs(api, &nn, N, h, w, seed, action_seed, gpu);
     /* a network that does not fit the environment is one line of error */
     nn_config bad = nn.cfg;
     bad.n_actions = A + 1;
