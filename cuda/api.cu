@@ -187,9 +187,10 @@ static const pcg_cuda_api table = {
     philox_host,
     pcg_curand_draws,
     pcg_play_episode,
+    pcg_env_set_rules,
 };
 
-extern "C" __attribute__((visibility("default"))) const pcg_cuda_api *pcg_cuda_backend_v3(void)
+extern "C" __attribute__((visibility("default"))) const pcg_cuda_api *pcg_cuda_backend_v4(void)
 {
     return &table;
 }

@@ -77,7 +77,9 @@ int pcg_nn_ppo_loss(nn_acts *a, int B, int n_actions, const int *act, const floa
                     const float *old_value, const float *ret, double clip_eps, double vf_coef, double ent_coef,
                     double scale, double *out);
 int pcg_play_episode(const nn_config *nc, const size_t *off, size_t n_params, const float *params, int n, int h,
-                     int w, int variant, uint64_t seed, uint64_t action_seed, unsigned char *final_maps);
+                     int w, int variant, uint64_t seed, uint64_t action_seed, const env_rules *rules,
+                     unsigned char *final_maps);
+int pcg_env_set_rules(pcg_cuda_env *e, const env_rules *rules);
 }
 
 #endif

@@ -239,6 +239,17 @@ extern "C" int pcg_env_set_mapping(pcg_cuda_env *e, int obs_mapping)
     return 0;
 }
 
+extern "C" int pcg_env_set_rules(pcg_cuda_env *e, const env_rules *rules)
+{
+    env_batch &d = e->d;
+    d.c.rules = *rules;
+    /* the observations follow the new centre at once (the warp kernel
+     * writes what either mapping would) */
+    observe_warp_kernel<<<blocks(d.n * 32, WARP_THREADS), WARP_THREADS, 0, pcg_cuda_stream()>>>(d);
+    PCG_CK(cudaGetLastError(), -1);
+    return 0;
+}
+
 extern "C" int pcg_env_reset_all(pcg_cuda_env *e)
 {
     return launch_reset(e, false);

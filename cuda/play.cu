@@ -4,9 +4,10 @@
  * (cuda/env.cu keeps host/core/env.c's streams), each step forwards the policy on
  * the device observations, samples every action with ppo_action_draw's
  * uniform draw (action seed, subsequence 3*2^32+env, draw t) and steps the
- * batch; the last step applies the edit alone (no reward, no auto-reset), so
- * the maps after it are the levels.  Nothing returns to the host until the
- * final maps. */
+ * batch.  Under FINAL_LEVEL_768 the last step applies the edit alone (no
+ * reward, no auto-reset), so the maps after it are the levels; under
+ * FINAL_LEVEL_767 the episode stops before it.  Nothing returns to the host
+ * until the final maps. */
 #include "common.cuh"
 #include <curand_kernel.h>
 #include "env_rules.h"
@@ -55,7 +56,7 @@ __global__ static void play_last_kernel(env_batch d, const int *act)
 
 extern "C" int pcg_play_episode(const nn_config *nc, const size_t *off, size_t n_params, const float *params, int n,
                                 int h, int w, int variant, uint64_t seed, uint64_t action_seed,
-                                unsigned char *final_maps)
+                                const env_rules *rules, unsigned char *final_maps)
 {
     if (!nc || !off || !params || !final_maps || n_params == 0 || n <= 0) {
         pcg_cuda_set_error("play_episode: bad arguments (%d environments, %zu parameters)", n, n_params);
@@ -88,6 +89,7 @@ extern "C" int pcg_play_episode(const nn_config *nc, const size_t *off, size_t n
     memset(&a, 0, sizeof a);
     pcg_cuda_env *e = pcg_env_alloc(n, h, w, variant, seed, PCG_OBS_WARP);
     if (!e) return -1;
+    if (rules && pcg_env_set_rules(e, rules)) goto fail;
     {
         const env_batch *d = pcg_env_dev(e);
         if (nc->crop_h != d->c.crop_h || nc->crop_w != d->c.crop_w || A != d->c.n_actions) {
@@ -107,8 +109,10 @@ extern "C" int pcg_play_episode(const nn_config *nc, const size_t *off, size_t n
         }
         size_t os = (size_t)d->obs_size;
         int T = d->c.episode_len;
+        /* under FINAL_LEVEL_767 the last step is never taken: its edit is not kept */
+        int steps = d->c.rules.final_level == FINAL_LEVEL_768 ? T : T - 1;
         unsigned grid = (unsigned)((n + PLAY_THREADS - 1) / PLAY_THREADS);
-        for (int t = 0; t < T; t++) {
+        for (int t = 0; t < steps; t++) {
             for (int i = 0; i < n; i += cap) {
                 int B = n - i < cap ? n - i : cap;
                 if (pcg_nn_forward(nc, off, P, &a, d->obs + (size_t)i * os, B)) goto fail;

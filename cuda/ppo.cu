@@ -294,7 +294,7 @@ extern "C" pcg_cuda_ppo *pcg_ppo_init(const ppo_config *cfg, const nn_config *nc
     }
     p->mark = pcg_arena_mark();
     p->env = pcg_env_alloc(E, cfg->map_h, cfg->map_w, cfg->variant, cfg->seed, PCG_OBS_WARP);
-    if (!p->env) goto fail;
+    if (!p->env || pcg_env_set_rules(p->env, &cfg->rules)) goto fail;
     if (reward && pcg_env_set_reward(p->env, reward)) goto fail;
     if (pcg_nn_acts_alloc(&p->acts, nc, p->cap)) goto fail;
 #define TAKE(ptr, count, type)                                                \

@@ -3,6 +3,7 @@
  * a process may use; a run's report shows each node's training curve. */
 #include "harness.h"
 #include "cpus.h"
+#include <cairo.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -108,6 +109,30 @@ static void cost_grid_projects_quick_profile(void **state)
 }
 
 /* The report draws each trained node's episode reward and entropy. */
+/* Pixels of the first series' colour (blue, 0 0.45 0.7) in a PNG, the
+ * legend's swatch (14 x 10) included. */
+static int series_pixels(const char *png)
+{
+    cairo_surface_t *s = cairo_image_surface_create_from_png(png);
+    assert_int_equal(cairo_surface_status(s), CAIRO_STATUS_SUCCESS);
+    cairo_surface_flush(s);
+    const unsigned char *d = cairo_image_surface_get_data(s);
+    int w = cairo_image_surface_get_width(s), h = cairo_image_surface_get_height(s), n = 0;
+    int stride = cairo_image_surface_get_stride(s);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            uint32_t p;
+            memcpy(&p, d + (size_t)y * stride + 4 * (size_t)x, 4);
+            int r = (p >> 16) & 255, g = (p >> 8) & 255, b = p & 255;
+            n += r < 60 && b > 140 && g > 80 && g < 150;
+        }
+    cairo_surface_destroy(s);
+    return n;
+}
+
+/* Episodes of 768 steps end in one update of six (rollouts of 128 steps):
+ * the reward curve joins the updates that have a value, so with two ended
+ * episodes per node it draws a line, not only the legend. */
 static void cost_report_shows_training_curves(void **state)
 {
     (void)state;
@@ -115,7 +140,7 @@ static void cost_report_shows_training_curves(void **state)
     pcg_test_use_source_prompts();
     snprintf(path, sizeof path, "%s/curves", pcg_test_tmpdir());
     int rc = pcg_test_sh(out, sizeof out,
-                         "%s run --scenario 1 --llm offline --preset small --steps 1024 --envs 2 --threads 1 --align 1 "
+                         "%s run --scenario 1 --llm offline --preset small --steps 2048 --envs 1 --threads 1 --align 1 "
                          "--check-envs 4 --levels 4 --iterations 2 --out %s",
                          pcg_test_binary(), path);
     if (rc != 0) fail_msg("run: %s", out);
@@ -125,6 +150,13 @@ static void cost_report_shows_training_curves(void **state)
                      0);
     assert_non_null(strstr(out, "2 alt='entropy over training'"));
     assert_non_null(strstr(out, "2 alt='mean episode reward over training'"));
+    char png[700];
+    snprintf(png, sizeof png, "%s/curves/reward.png", pcg_test_tmpdir());
+    assert_int_equal(pcg_test_sh(out, sizeof out, "grep -o \"alt='mean episode reward over training' src='data:image/"
+                                 "png;base64,[^']*\" %s | head -n 1 | sed 's/.*base64,//' | base64 -d > %s",
+                                 path, png), 0);
+    int n = series_pixels(png);
+    if (n < 400) fail_msg("the reward curve has %d pixels of its colour: no line drawn", n);
 }
 
 PCG_TESTS(cost, cmocka_unit_test(cost_long_jobs_refused_without_yes), cmocka_unit_test(cost_threads_follow_affinity),

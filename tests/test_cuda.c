@@ -262,16 +262,20 @@ static float sample_reward_cb(const level_t *prev, const level_t *curr, void *ct
 
 /* The device kernels' per-environment work (host/core/env_rules.h) run on the
  * host in the kernels' order, for every step path: fused step, split step
- * around a reward, observation by the thread or by 32 warp lanes. */
-static void emulate_on_host(int n, int h, int w, int variant, int mapping, int random, int with_reward, int steps)
+ * around a reward, observation by the thread or by 32 warp lanes; under
+ * rules (observation centre, last step's reward). */
+static void emulate_on_host(int n, int h, int w, int variant, int mapping, int random, int with_reward, int steps,
+                            env_rules rules)
 {
-    char what[160];
-    snprintf(what, sizeof what, "host emulation n=%d %dx%d variant=%d mapping=%s actions=%s reward=%s", n, h, w,
-             variant, mapping == PCG_OBS_WARP ? "warp" : "thread", random ? "random" : "given",
-             with_reward ? "yes" : "no");
+    char what[200];
+    snprintf(what, sizeof what, "host emulation n=%d %dx%d variant=%d mapping=%s actions=%s reward=%s centre=%s "
+             "terminal=%s", n, h, w, variant, mapping == PCG_OBS_WARP ? "warp" : "thread", random ? "random" : "given",
+             with_reward ? "yes" : "no", ppo_details[PPO_DETAIL_OBS_CENTRE].names[rules.obs_centre],
+             ppo_details[PPO_DETAIL_TERMINAL_REWARD].names[rules.terminal_reward]);
     uint64_t seed = 2000 + (uint64_t)n, aseed = 91;
     env_t e;
     assert_int_equal(env_alloc(&e, n, h, w, variant, seed), 0);
+    env_set_rules(&e, &rules);
     if (with_reward) env_set_reward(&e, sample_reward_cb, NULL);
     host_copy hc;
     host_copy_alloc(&hc, &e);
@@ -282,6 +286,7 @@ static void emulate_on_host(int n, int h, int w, int variant, int mapping, int r
     assert_true(counts && ep_ret && actions);
     env_batch d;
     host_env_view(&d, &hc, n, h, w, variant, seed, counts, ep_ret);
+    d.c.rules = rules;
     int thread_obs = mapping == PCG_OBS_THREAD;
     for (int i = 0; i < n; i++) batch_init(&d, i, 1, thread_obs);
     if (!thread_obs)
@@ -336,10 +341,12 @@ static void cuda_env_rules_on_host(void **state)
     (void)state;
     for (int mapping = 0; mapping < 2; mapping++)
         for (int random = 0; random < 2; random++) {
-            emulate_on_host(37, 16, 16, VARIANT_DUNGEON, mapping, random, 0, 800);
-            emulate_on_host(13, 7, 5, VARIANT_TREASURE, mapping, random, 0, 3 * 7 * 5 * 2 + 4);
-            emulate_on_host(9, 16, 16, VARIANT_DUNGEON, mapping, random, 1, 800);
-            emulate_on_host(5, 12, 20, VARIANT_TREASURE, mapping, random, 1, 3 * 12 * 20 + 9);
+            /* each observation centre and last-step reward on every path */
+            env_rules r = {mapping, random, FINAL_LEVEL_767}, swapped = {random, mapping, FINAL_LEVEL_767};
+            emulate_on_host(37, 16, 16, VARIANT_DUNGEON, mapping, random, 0, 800, r);
+            emulate_on_host(13, 7, 5, VARIANT_TREASURE, mapping, random, 0, 3 * 7 * 5 * 2 + 4, swapped);
+            emulate_on_host(9, 16, 16, VARIANT_DUNGEON, mapping, random, 1, 800, r);
+            emulate_on_host(5, 12, 20, VARIANT_TREASURE, mapping, random, 1, 3 * 12 * 20 + 9, swapped);
         }
 }
 
@@ -347,18 +354,22 @@ static void cuda_env_rules_on_host(void **state)
  * auto-reset), random actions drawn on the device or given from the host. */
 static void run_differential_fn(const pcg_cuda_api *api, int n, int h, int w, int variant, int mapping,
                                 int device_random, const void *reward, reward_fn cpu_fn, void *cpu_ctx, int steps,
-                                const char *label)
+                                const char *label, env_rules rules)
 {
-    char what[200];
-    snprintf(what, sizeof what, "n=%d %dx%d variant=%d mapping=%s actions=%s reward=%s", n, h, w, variant,
-             mapping == PCG_OBS_WARP ? "warp" : "thread", device_random ? "device" : "host", label);
+    char what[240];
+    snprintf(what, sizeof what, "n=%d %dx%d variant=%d mapping=%s actions=%s reward=%s centre=%s terminal=%s", n, h,
+             w, variant, mapping == PCG_OBS_WARP ? "warp" : "thread", device_random ? "device" : "host", label,
+             ppo_details[PPO_DETAIL_OBS_CENTRE].names[rules.obs_centre],
+             ppo_details[PPO_DETAIL_TERMINAL_REWARD].names[rules.terminal_reward]);
     uint64_t seed = 1000 + (uint64_t)n, aseed = 77;
     env_t e;
     assert_int_equal(env_alloc(&e, n, h, w, variant, seed), 0);
+    env_set_rules(&e, &rules);
     if (reward) env_set_reward(&e, cpu_fn, cpu_ctx);
     size_t mark = api->arena_mark();
     pcg_cuda_env *g = api->env_alloc(n, h, w, variant, seed, mapping);
     if (!g) fail_msg("%s: env_alloc: %s", what, api->last_error());
+    if (api->env_set_rules(g, &rules)) fail_msg("%s: env_set_rules: %s", what, api->last_error());
     if (reward && api->env_set_reward(g, reward)) fail_msg("%s: env_set_reward: %s", what, api->last_error());
     host_copy hc;
     host_copy_alloc(&hc, &e);
@@ -396,11 +407,18 @@ static void run_differential_fn(const pcg_cuda_api *api, int n, int h, int w, in
     env_free(&e);
 }
 
+/* rule k (0..3) of the observation centres x last-step rewards */
+static env_rules rules_number(int k)
+{
+    env_rules r = {k & 1, (k >> 1) & 1, FINAL_LEVEL_767};
+    return r;
+}
+
 static void run_differential(const pcg_cuda_api *api, int n, int h, int w, int variant, int mapping, int device_random,
-                             const void *reward, int steps)
+                             const void *reward, int steps, int rules)
 {
     run_differential_fn(api, n, h, w, variant, mapping, device_random, reward, sample_reward_cb, NULL, steps,
-                        reward ? "sample" : "none");
+                        reward ? "sample" : "none", rules_number(rules));
 }
 
 /* Same seed, same actions: bit-identical maps, frozen masks, padded maps,
@@ -413,9 +431,9 @@ static void cuda_env_matches_cpu(void **state)
     int counts[] = {1, 37, 600, 4096};
     for (int c = 0; c < 4; c++)
         for (int m = 0; m < 2; m++)
-            run_differential(api, counts[c], 16, 16, VARIANT_DUNGEON, m, (c + m) & 1, NULL, 800);
-    run_differential(api, 129, 12, 20, VARIANT_TREASURE, PCG_OBS_WARP, 1, NULL, 3 * 12 * 20 + 30);
-    run_differential(api, 129, 7, 5, VARIANT_DUNGEON, PCG_OBS_THREAD, 0, NULL, 3 * 7 * 5 * 2 + 3);
+            run_differential(api, counts[c], 16, 16, VARIANT_DUNGEON, m, (c + m) & 1, NULL, 800, c);
+    run_differential(api, 129, 12, 20, VARIANT_TREASURE, PCG_OBS_WARP, 1, NULL, 3 * 12 * 20 + 30, 1);
+    run_differential(api, 129, 7, 5, VARIANT_DUNGEON, PCG_OBS_THREAD, 0, NULL, 3 * 7 * 5 * 2 + 3, 0);
 }
 
 static void *read_all(const char *path, long *len)
@@ -460,8 +478,9 @@ static void cuda_env_reward_matches_cpu(void **state)
     (void)state;
     const pcg_cuda_api *api = device_or_skip("cuda_env_reward_matches_cpu");
     void *img = sample_module_or_skip("cuda_env_reward_matches_cpu");
-    run_differential(api, 600, 16, 16, VARIANT_DUNGEON, PCG_OBS_THREAD, 1, img, 800);
-    run_differential(api, 257, 16, 16, VARIANT_DUNGEON, PCG_OBS_WARP, 0, img, 800);
+    for (int k = 0; k < 4; k++) /* the last step's reward both ways, each centre */
+        run_differential(api, k < 2 ? 600 : 257, 16, 16, VARIANT_DUNGEON, k < 2 ? PCG_OBS_THREAD : PCG_OBS_WARP,
+                         k < 2, img, 800, k);
     /* a module without the entry point, and garbage, are refused with a message */
     size_t mark = api->arena_mark();
     pcg_cuda_env *g = api->env_alloc(4, 16, 16, VARIANT_DUNGEON, 1, PCG_OBS_THREAD);
@@ -506,8 +525,10 @@ static void cuda_human_rewards_nvrtc_match_libtcc(void **state)
         if (reward_compile_nvrtc(src, arch, &cubin, &cubin_len, err, sizeof err))
             fail_msg("%s: NVRTC for %s: %s", path, arch, err);
         int variant = sc >= 3 ? VARIANT_TREASURE : VARIANT_DUNGEON;
-        /* 64 envs x 800 steps: 51200 transitions, across an auto-reset */
-        run_differential_fn(api, 64, 16, 16, variant, sc & 1, sc & 1, cubin, reward_prog_call, prog, 800, path);
+        /* 64 envs x 800 steps: 51200 transitions, across an auto-reset; the
+         * designed reward on every step, the last of an episode included */
+        run_differential_fn(api, 64, 16, 16, variant, sc & 1, sc & 1, cubin, reward_prog_call, prog, 800, path,
+                            rules_number(2 + (sc & 1)));
         free(cubin);
         reward_prog_free(prog);
         free(src);
@@ -564,7 +585,7 @@ static void cuda_nn_matches_cpu(void **state)
         assert_int_equal(nn_preset_config(presets[p], e.cfg.crop_h, e.cfg.crop_w, e.cfg.n_actions, &cfg), 0);
         nn_t nn;
         assert_int_equal(nn_alloc(&nn, &cfg), 0);
-        nn_init(&nn, 7);
+        nn_init(&nn, 7, CONV_INIT_LECUN);
         /* non-zero biases so that their paths are checked too */
         philox_stream r;
         philox_stream_init(&r, 9, (uint64_t)p, 0);
@@ -867,13 +888,16 @@ static void cuda_sgemm_matches_cpu(void **state)
 
 /* cuda/play.cu's episode with the kernels' per-environment code run on the
  * host in kernel order (reset, then per step: policy forward, the sampled
- * action, edit + finish; the last step the edit alone, as play_last_kernel)
- * gives ppo_play_episode's levels byte for byte, both variants, and leaves
+ * action, edit + finish; under edits768 the last step the edit alone, as
+ * play_last_kernel; under edits767 no last step) gives ppo_play_episode's
+ * levels byte for byte, both variants, both observation centres, and leaves
  * every environment at step episode_len - 1 (no auto-reset). */
 static void cuda_generate_rules_on_host(void **state)
 {
     (void)state;
-    for (int variant = VARIANT_DUNGEON; variant <= VARIANT_TREASURE; variant++) {
+    for (int k = 0; k < 4; k++) {
+        int variant = k & 1;
+        env_rules rules = {k >> 1, TERMINAL_REWARD_ENV, (k >> 1) ^ (k & 1)};
         const int n = 5, h = 7, w = 5;
         const uint64_t seed = 61 + (uint64_t)variant, action_seed = 4;
         env_t e;
@@ -886,16 +910,18 @@ static void cuda_generate_rules_on_host(void **state)
         assert_true(counts && ep_ret);
         env_batch d;
         host_env_view(&d, &hc, n, h, w, variant, seed, counts, ep_ret);
+        d.c.rules = rules;
         for (int i = 0; i < n; i++) batch_init(&d, i, 1, 1);
         nn_config cfg;
         assert_int_equal(nn_preset_config("small", d.c.crop_h, d.c.crop_w, d.c.n_actions, &cfg), 0);
         nn_t nn;
         assert_int_equal(nn_alloc(&nn, &cfg), 0);
-        nn_init(&nn, 8);
+        nn_init(&nn, 8, CONV_INIT_LECUN);
         nn_acts a;
         assert_int_equal(nn_acts_alloc(&a, &cfg, n), 0);
         int A = d.c.n_actions, T = d.c.episode_len;
-        for (int t = 0; t < T; t++) {
+        int steps = rules.final_level == FINAL_LEVEL_768 ? T : T - 1;
+        for (int t = 0; t < steps; t++) {
             nn_forward(&nn, &a, d.obs, n);
             for (int i = 0; i < n; i++) {
                 float lp;
@@ -906,7 +932,7 @@ static void cuda_generate_rules_on_host(void **state)
         }
         unsigned char *want = malloc(N * d.cells);
         assert_non_null(want);
-        assert_int_equal(ppo_play_episode(&nn, n, h, w, variant, seed, action_seed, NULL, NULL, want, NULL), 0);
+        assert_int_equal(ppo_play_episode(&nn, n, h, w, variant, seed, action_seed, &rules, NULL, NULL, want, NULL), 0);
         assert_memory_equal(hc.maps, want, N * d.cells);
         for (int i = 0; i < n; i++) assert_int_equal(hc.steps[i], T - 1);
         free(want);
@@ -919,9 +945,34 @@ static void cuda_generate_rules_on_host(void **state)
     }
 }
 
+/* With every edit kept (edits768) the device's levels differ from its
+ * edits767 levels (n of h x w in l767) at most in the last step's cell,
+ * and the edit shows in some of them. */
+static void expect_only_last_edit_differs(const pcg_cuda_api *api, const nn_t *nn, int n, int h, int w, uint64_t seed,
+                                          uint64_t action_seed, const unsigned char *l767)
+{
+    env_rules all_edits = {OBS_CENTRE_LAST, TERMINAL_REWARD_ENV, FINAL_LEVEL_768};
+    size_t cells = (size_t)h * w;
+    unsigned char *l768 = malloc((size_t)n * cells);
+    assert_non_null(l768);
+    if (api->play_episode(&nn->cfg, nn->off, nn->n_params, nn->params, n, h, w, VARIANT_DUNGEON, seed, action_seed,
+                          &all_edits, l768))
+        fail_msg("play_episode (edits768): %s", api->last_error());
+    int last_cell = (3 * h * w - 1) % (int)cells, changed = 0;
+    for (int i = 0; i < n; i++) {
+        for (int c = 0; c < (int)cells; c++)
+            if (c != last_cell && l768[i * cells + c] != l767[i * cells + c])
+                fail_msg("level %d: edits768 differs from edits767 at cell %d, not only at the last edit's", i, c);
+        changed += l768[i * cells + last_cell] != l767[i * cells + last_cell];
+    }
+    assert_true(changed > 0);
+    free(l768);
+}
+
 /* Device generation (play_episode) against ppo_play_episode: the small
- * preset with a random-initialised network, 30 levels of one episode (768
- * steps each).
+ * preset with a random-initialised network, 30 levels of one episode (767
+ * steps each: the reference's level, the last edit not kept; then the
+ * device's edits768 levels against its own).
  *
  * The criterion.  Environments are independent and the device environment
  * is bit-exact (cuda_env_matches_cpu), so level i depends only on env i's
@@ -950,17 +1001,18 @@ static void cuda_generate_matches_cpu(void **state)
     assert_int_equal(nn_preset_config("small", e.cfg.crop_h, e.cfg.crop_w, e.cfg.n_actions, &cfg), 0);
     nn_t nn;
     assert_int_equal(nn_alloc(&nn, &cfg), 0);
-    nn_init(&nn, 21);
-    size_t cells = (size_t)h * w, os = (size_t)e.obs_size, pad = (size_t)e.cfg.pad_h * e.cfg.pad_w;
+    nn_init(&nn, 21, CONV_INIT_LECUN);
+    size_t cells = (size_t)h * w, os = (size_t)e.obs_size;
     int A = e.cfg.n_actions, T = e.cfg.episode_len;
     unsigned char *cpu = malloc(N * cells), *gpu = malloc(N * cells);
     float *glogits = malloc(sizeof(float) * N * A);
     int *act = malloc(sizeof(int) * N), flipped[N] = {0};
     assert_true(cpu && gpu && glogits && act);
     assert_int_equal(api->blas_set_math(PCG_MATH_FP32), 0);
-    if (api->play_episode(&nn.cfg, nn.off, nn.n_params, nn.params, N, h, w, VARIANT_DUNGEON, seed, action_seed, gpu))
+    if (api->play_episode(&nn.cfg, nn.off, nn.n_params, nn.params, N, h, w, VARIANT_DUNGEON, seed, action_seed, NULL,
+                          gpu))
         fail_msg("play_episode: %s", api->last_error());
-    assert_int_equal(ppo_play_episode(&nn, N, h, w, VARIANT_DUNGEON, seed, action_seed, NULL, NULL, cpu, NULL), 0);
+    assert_int_equal(ppo_play_episode(&nn, N, h, w, VARIANT_DUNGEON, seed, action_seed, NULL, NULL, NULL, cpu, NULL), 0);
 
     /* the CPU episode again, with the device's logits beside the CPU's */
     nn_acts a, da;
@@ -970,7 +1022,7 @@ static void cuda_generate_matches_cpu(void **state)
     unsigned char *dobs = api->arena_alloc(N * os);
     assert_non_null(dobs);
     if (api->nn_acts_alloc(&da, &cfg, N)) fail_msg("nn_acts_alloc: %s", api->last_error());
-    for (int t = 0; t < T; t++) {
+    for (int t = 0; t < T - 1; t++) { /* the reference's level: the last step is not kept */
         nn_forward(&nn, &a, e.obs, N);
         assert_int_equal(api->copy_to_device(dobs, e.obs, N * os), 0);
         if (api->nn_forward(&cfg, nn.off, dP, &da, dobs, N)) fail_msg("nn_forward: %s", api->last_error());
@@ -980,12 +1032,7 @@ static void cuda_generate_matches_cpu(void **state)
             act[i] = ppo_sample(a.logits + (size_t)i * A, A, u, &lp);
             if (ppo_sample(glogits + (size_t)i * A, A, u, &lp) != act[i]) flipped[i] = 1;
         }
-        if (t < T - 1) {
-            env_step(&e, act);
-            continue;
-        }
-        for (int i = 0; i < N; i++) /* the last edit without the reset, as ppo_play_episode */
-            dungeon_apply(&e.cfg, T - 1, act[i], e.maps + i * cells, e.frozen + i * cells, e.pad + i * pad);
+        env_step(&e, act);
     }
     api->arena_release(mark);
     /* the replay is ppo_play_episode itself */
@@ -1003,11 +1050,12 @@ static void cuda_generate_matches_cpu(void **state)
         fail_msg("%d of %d levels have an action that the device's logits sample differently (fp32 expects at most "
                  "a rare one)", n_flipped, N);
     if (n_same < N) printf("%s: %d of %d levels identical, the rest flipped at a sampling boundary\n", test, n_same, N);
+    expect_only_last_edit_differs(api, &nn, N, h, w, seed, action_seed, gpu);
     /* a network that does not fit the environment is one line of error */
     nn_config bad = nn.cfg;
     bad.n_actions = A + 1;
     assert_int_equal(api->play_episode(&bad, nn.off, nn.n_params, nn.params, N, h, w, VARIANT_DUNGEON, seed,
-                                       action_seed, gpu), -1);
+                                       action_seed, NULL, gpu), -1);
     assert_true(one_line(api->last_error()));
     assert_int_equal(api->arena_mark(), mark);
     nn_acts_free(&a);

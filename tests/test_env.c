@@ -179,14 +179,9 @@ static void env_episode_length_and_auto_reset(void **state)
     int walls_end[4] = {0};
     for (int t = 0; t < 768; t++) {
         env_random_actions(&e, 17, (uint64_t)t, act);
-        if (t == 767) /* the level just before the last step's reset, rebuilt below */
+        if (t == 767) /* the level before the last step, whose reward is 0 (the reference's terminal reward) */
             for (int i = 0; i < 4; i++) {
-                unsigned char m[256];
-                memcpy(m, e.maps + i * 256, 256);
-                unsigned char fz[256], pad[46 * 46];
-                memcpy(fz, e.frozen + i * 256, 256);
-                dungeon_apply(&e.cfg, 767, act[i], m, fz, pad);
-                level_t l = {16, 16, m};
+                level_t l = env_level(&e, i);
                 walls_end[i] = lv_count(&l, TILE_WALL);
             }
         env_step(&e, act);
@@ -197,7 +192,7 @@ static void env_episode_length_and_auto_reset(void **state)
     }
     assert_int_equal((int)e.log.episodes, 4);
     for (int i = 0; i < 4; i++) {
-        /* a telescoping reward sums to the change over the episode */
+        /* a telescoping reward sums to the change over the rewarded steps */
         assert_true(fabs(sum[i] - (walls_end[i] - walls0[i])) < 1e-3);
         assert_int_equal(e.steps[i], 0);
         check_reset(&e, i);
@@ -251,20 +246,29 @@ static void env_same_seed_any_thread_count(void **state)
     env_free(&c);
 }
 
-/* The observation is the crop centred on the visited cell: corners and edges. */
+/* The observation the policy sees before the edit of step t is the crop
+ * centred on cell t - 1 (the cell just edited; cell 0 at t = 0) under
+ * OBS_CENTRE_LAST, the default, and on cell t under OBS_CENTRE_NEXT:
+ * corners, edges, the passes' seams and the next episode's start. */
 static void env_observation_crop(void **state)
 {
     (void)state;
     int hs[2] = {16, 7}, ws[2] = {16, 10};
-    for (int s = 0; s < 2; s++) {
-        int h = hs[s], w = ws[s];
+    for (int k = 0; k < 4; k++) {
+        int h = hs[k & 1], w = ws[k & 1], next = k >> 1;
         env_t e;
         assert_int_equal(env_alloc(&e, 2, h, w, VARIANT_DUNGEON, 8), 0);
-        int ch = 2 * h - 1, cw = 2 * w - 1;
+        assert_int_equal(e.cfg.rules.obs_centre, OBS_CENTRE_LAST);
+        env_rules rules = e.cfg.rules;
+        rules.obs_centre = next ? OBS_CENTRE_NEXT : OBS_CENTRE_LAST;
+        env_set_rules(&e, &rules);
+        int ch = 2 * h - 1, cw = 2 * w - 1, cells = h * w, T = 3 * cells;
         assert_int_equal(e.obs_size, ch * cw);
         int act[2] = {1, 1};
-        for (int t = 0; t < h * w; t++) {
-            int r = t / w, c = t % w;
+        for (int u = 0; u < T + 3; u++) {
+            int t = u % T; /* the step within the episode: past T the next one starts */
+            int centre = next || t == 0 ? t % cells : (t - 1) % cells;
+            int r = centre / w, c = centre % w;
             for (int i = 0; i < 2; i++) {
                 const unsigned char *o = e.obs + (size_t)i * e.obs_size;
                 const unsigned char *m = e.maps + (size_t)i * e.cells, *fz = e.frozen + (size_t)i * e.cells;
@@ -276,11 +280,47 @@ static void env_observation_crop(void **state)
                                          : (m[mr * w + mc] | (fz[mr * w + mc] ? OBS_FROZEN_BIT : 0));
                         assert_int_equal(o[y * cw + x], expect);
                     }
-                /* the centre is the visited cell */
-                assert_int_equal(o[(h - 1) * cw + (w - 1)] & OBS_TILE_MASK, m[t]);
+                assert_int_equal(o[(h - 1) * cw + (w - 1)] & OBS_TILE_MASK, m[centre]);
             }
             env_step(&e, act);
         }
+        env_free(&e);
+    }
+}
+
+static float reward_one(const level_t *prev, const level_t *curr, void *ctx)
+{
+    (void)prev, (void)curr;
+    __atomic_add_fetch((int *)ctx, 1, __ATOMIC_RELAXED);
+    return 1.0f;
+}
+
+/* The last step of an episode gets the environment's reward, 0, under
+ * TERMINAL_REWARD_ENV (the default; the designed reward is not even
+ * computed there), and the designed reward under TERMINAL_REWARD_DESIGNED;
+ * every other step gets the designed reward either way. */
+static void env_terminal_reward(void **state)
+{
+    (void)state;
+    for (int designed = 0; designed < 2; designed++) {
+        env_t e;
+        assert_int_equal(env_alloc(&e, 3, 5, 6, VARIANT_DUNGEON, 4), 0);
+        int calls = 0, act[3] = {0, 1, 2}, T = e.cfg.episode_len;
+        env_rules rules = e.cfg.rules;
+        assert_int_equal(rules.terminal_reward, TERMINAL_REWARD_ENV);
+        rules.terminal_reward = designed ? TERMINAL_REWARD_DESIGNED : TERMINAL_REWARD_ENV;
+        env_set_rules(&e, &rules);
+        env_set_reward(&e, reward_one, &calls);
+        for (int t = 0; t < 2 * T; t++) {
+            env_step(&e, act);
+            int last = t % T == T - 1;
+            for (int i = 0; i < 3; i++) {
+                assert_int_equal(e.dones[i], last);
+                assert_true(e.rewards[i] == (last && !designed ? 0.0f : 1.0f));
+            }
+        }
+        assert_int_equal(calls, 3 * 2 * (designed ? T : T - 1));
+        assert_true(e.log.episode_return == 3 * 2 * (designed ? T : T - 1));
         env_free(&e);
     }
 }
@@ -317,4 +357,5 @@ PCG_TESTS(env, cmocka_unit_test(env_philox_known_answers), cmocka_unit_test(env_
           cmocka_unit_test(env_reset_places_fixed_tiles), cmocka_unit_test(env_initial_tile_frequencies),
           cmocka_unit_test(env_visit_order_and_frozen_edits), cmocka_unit_test(env_episode_length_and_auto_reset),
           cmocka_unit_test(env_same_seed_any_thread_count), cmocka_unit_test(env_observation_crop),
+          cmocka_unit_test(env_terminal_reward),
           cmocka_unit_test(env_rejects_bad_sizes), cmocka_unit_test(env_levels_command))

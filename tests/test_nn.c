@@ -337,7 +337,7 @@ static void gather_equals_dense(const char *preset)
     assert_int_equal(nn_preset_config(preset, 31, 31, 6, &nc), 0);
     nn_t nn;
     assert_int_equal(nn_alloc(&nn, &nc), 0);
-    nn_init(&nn, 11);
+    nn_init(&nn, 11, CONV_INIT_LECUN);
     philox_stream_init(&rng, 6, 0, 0);
     int B = 2, C = nc.in_ch, O = nc.critic_hidden;
     unsigned char *obs = rand_obs(B, 31 * 31);
@@ -656,7 +656,7 @@ static void nn_presets_and_init(void **state)
     assert_int_equal(nn_config_finish(&t), -1);
     nn_t nn;
     assert_int_equal(nn_alloc(&nn, &p), 0);
-    nn_init(&nn, 3);
+    nn_init(&nn, 3, CONV_INIT_ORTHOGONAL); /* every layer orthogonal: the convolutions too */
     struct {
         int t, cols;
         double gain;
@@ -676,12 +676,61 @@ static void nn_presets_and_init(void **state)
     /* deterministic in the seed, different across seeds */
     nn_t nn2;
     assert_int_equal(nn_alloc(&nn2, &p), 0);
-    nn_init(&nn2, 3);
+    nn_init(&nn2, 3, CONV_INIT_ORTHOGONAL);
     assert_memory_equal(nn.params, nn2.params, nn.n_params * sizeof(float));
-    nn_init(&nn2, 4);
+    nn_init(&nn2, 4, CONV_INIT_ORTHOGONAL);
     assert_true(memcmp(nn.params, nn2.params, nn.n_params * sizeof(float)) != 0);
     nn_free(&nn);
     nn_free(&nn2);
+}
+
+/* Mean and standard deviation of n floats, and the largest magnitude. */
+static void moments(const float *w, size_t n, double *mean, double *sd, double *largest)
+{
+    double s = 0, ss = 0, m = 0;
+    for (size_t i = 0; i < n; i++) s += w[i], m = fmax(m, fabs((double)w[i]));
+    *mean = s / (double)n;
+    for (size_t i = 0; i < n; i++) ss += (w[i] - *mean) * (w[i] - *mean);
+    *sd = sqrt(ss / (double)n);
+    *largest = m;
+}
+
+/* The reference's convolutions start LeCun normal: mean 0, std
+ * sqrt(1/fan_in) with fan_in = 7*7*in channels, nothing beyond the
+ * truncation at 2 std of the untruncated law, zero biases; the dense
+ * layers are the same orthogonal matrices under either conv init. */
+static void nn_conv_init_lecun(void **state)
+{
+    (void)state;
+    nn_config p;
+    assert_int_equal(nn_preset_config("paper", 31, 31, 6, &p), 0);
+    nn_t lecun, orth;
+    assert_int_equal(nn_alloc(&lecun, &p), 0);
+    assert_int_equal(nn_alloc(&orth, &p), 0);
+    nn_init(&lecun, 5, CONV_INIT_LECUN);
+    nn_init(&orth, 5, CONV_INIT_ORTHOGONAL);
+    struct {
+        int t, fan_in;
+    } conv[] = {{NN_C1W, 7 * 7 * p.in_ch}, {NN_C2W, 7 * 7 * p.c1}};
+    for (int k = 0; k < 2; k++) {
+        size_t n = lecun.size[conv[k].t];
+        assert_int_equal((int)(n / (size_t)(k ? p.c2 : p.c1)), conv[k].fan_in);
+        double mean, sd, largest, want = sqrt(1.0 / conv[k].fan_in);
+        moments(lecun.params + lecun.off[conv[k].t], n, &mean, &sd, &largest);
+        assert_true(fabs(mean) < 5 * want / sqrt((double)n));
+        assert_true(fabs(sd / want - 1) < 0.02);
+        /* truncated at 2 std of the law before truncation (std / 0.8796) */
+        assert_true(largest <= 2 * want / 0.87962566 * (1 + 1e-6) && largest > 1.9 * want / 0.87962566);
+        assert_true(memcmp(lecun.params + lecun.off[conv[k].t], orth.params + orth.off[conv[k].t], n * 4) != 0);
+    }
+    for (int t = 0; t < NN_NTENSORS; t++) {
+        if (t == NN_C1W || t == NN_C2W) continue;
+        assert_memory_equal(lecun.params + lecun.off[t], orth.params + orth.off[t], lecun.size[t] * sizeof(float));
+    }
+    for (size_t i = 0; i < lecun.size[NN_C1B]; i++) assert_true(lecun.params[lecun.off[NN_C1B] + i] == 0);
+    for (size_t i = 0; i < lecun.size[NN_C2B]; i++) assert_true(lecun.params[lecun.off[NN_C2B] + i] == 0);
+    nn_free(&lecun);
+    nn_free(&orth);
 }
 
 PCG_TESTS(nn, cmocka_unit_test(nn_dense_grad), cmocka_unit_test(nn_relu_grad), cmocka_unit_test(nn_conv_grad),
@@ -690,4 +739,4 @@ PCG_TESTS(nn, cmocka_unit_test(nn_dense_grad), cmocka_unit_test(nn_relu_grad), c
           cmocka_unit_test(nn_onehot_gather_equals_dense_paper), cmocka_unit_test(nn_onehot_gather_equals_dense_tiny),
           cmocka_unit_test(nn_full_ppo_loss_grad),
           cmocka_unit_test(nn_ppo_loss_terms_grad), cmocka_unit_test(nn_float_matches_double),
-          cmocka_unit_test(nn_presets_and_init))
+          cmocka_unit_test(nn_presets_and_init), cmocka_unit_test(nn_conv_init_lecun))

@@ -99,6 +99,8 @@ static void ppo_checkpoint_round_trip(void **state)
     (void)state;
     ppo_config c;
     tiny_config(&c, 5);
+    /* the details other than the defaults, so that the file must hold them */
+    for (int k = 0; k < PPO_N_DETAILS; k++) ppo_detail_set(&c, k, 1);
     ppo_t a, b;
     char err[512], path[512];
     assert_int_equal(ppo_init(&a, &c, wall_delta, NULL, err, sizeof err), 0);
@@ -115,6 +117,8 @@ static void ppo_checkpoint_round_trip(void **state)
     assert_int_equal(checkpoint_load_policy(path, &pc, &nn, &step, err, sizeof err), 0);
     assert_memory_equal(nn.params, a.nn.params, nn.n_params * sizeof(float));
     assert_true(step == a.step && step == 16 * 4);
+    assert_true(pc.rules.obs_centre == OBS_CENTRE_NEXT && pc.rules.terminal_reward == TERMINAL_REWARD_DESIGNED &&
+                pc.rules.final_level == FINAL_LEVEL_768 && pc.conv_init == CONV_INIT_ORTHOGONAL);
     nn_free(&nn);
     /* the backend-neutral state (what the CUDA trainer writes through):
      * read, it holds the trainer's arrays; written again, the same bytes */
@@ -147,6 +151,8 @@ static void resume_equals_uninterrupted(const char *preset)
     ppo_config c;
     tiny_config(&c, 9);
     snprintf(c.preset, sizeof c.preset, "%s", preset);
+    if (!strcmp(preset, "tiny")) /* the engine's first observation centre and last-step reward resume too */
+        c.rules.obs_centre = OBS_CENTRE_NEXT, c.rules.terminal_reward = TERMINAL_REWARD_DESIGNED;
     c.n_steps = 200; /* episodes of 768 steps end (and reset) inside the run */
     c.n_envs = 2;
     c.n_epochs = 1;
@@ -280,11 +286,12 @@ static void ppo_learns_wall_reward(void **state)
         double t0 = now_seconds();
         train(&p, 8);
         double secs = now_seconds() - t0;
-        assert_int_equal(ppo_play_episode(&p.nn, n_eval, 16, 16, VARIANT_DUNGEON, 1000 + s, 77, wall_delta, NULL,
-                                          NULL, pol),
+        assert_int_equal(ppo_play_episode(&p.nn, n_eval, 16, 16, VARIANT_DUNGEON, 1000 + s, 77, &c.rules, wall_delta,
+                                          NULL, NULL, pol),
                          0);
-        assert_int_equal(
-            ppo_play_episode(NULL, n_eval, 16, 16, VARIANT_DUNGEON, 1000 + s, 77, wall_delta, NULL, NULL, rnd), 0);
+        assert_int_equal(ppo_play_episode(NULL, n_eval, 16, 16, VARIANT_DUNGEON, 1000 + s, 77, &c.rules, wall_delta,
+                                          NULL, NULL, rnd),
+                         0);
         double mr = 0, mp = 0;
         for (int i = 0; i < n_eval; i++) mr += rnd[i] / n_eval, mp += pol[i] / n_eval;
         print_message("seed %llu: %lld steps in %.1f s; mean episode return random %.1f, trained %.1f\n",
@@ -410,7 +417,168 @@ static void ppo_cli_tiny_preset(void **state)
     assert_non_null(strstr(out, "--preset must be paper, small or tiny"));
 }
 
+/* train.json's text names every detail as value v (0 the reference's). */
+static void assert_details_named(const char *json, int v)
+{
+    for (int k = 0; k < PPO_N_DETAILS; k++) {
+        char want[64];
+        snprintf(want, sizeof want, "\"%s\": \"%s\"", ppo_details[k].key, ppo_details[k].names[v]);
+        if (!strstr(json, want)) fail_msg("train.json lacks %s: %s", want, json);
+    }
+}
+
+/* train's reference details: the defaults and the options in train.json
+ * and in the checkpoint, kept by --resume (flags given with it are
+ * ignored), followed by generate (and its --final-level); a bad name is
+ * one line, exit 2. */
+static void ppo_cli_reference_details(void **state)
+{
+    (void)state;
+    const char *bin = pcg_test_binary(), *tmp = pcg_test_tmpdir();
+    char out[8192], path[1024], err[512];
+    const char *common = "--reward rewards/human/scenario1.c --scenario 1 --steps 32 --envs 2 --rollout 16 --epochs 1 "
+                         "--preset tiny --threads 1 --quiet";
+    int rc = pcg_test_sh(out, sizeof out, "%s train %s --out %s/ref && cat %s/ref/train.json", bin, common, tmp, tmp);
+    if (rc) print_error("%s\n", out);
+    assert_int_equal(rc, 0);
+    assert_details_named(out, 0);
+    rc = pcg_test_sh(out, sizeof out,
+                     "%s train %s --obs-centre next --terminal-reward designed --final-level edits768 "
+                     "--conv-init orthogonal --out %s/eng && %s train --resume --out %s/eng --steps 64 --threads 1 "
+                     "--quiet --obs-centre last && cat %s/eng/train.json",
+                     bin, common, tmp, bin, tmp, tmp);
+    if (rc) print_error("%s\n", out);
+    assert_int_equal(rc, 0);
+    assert_details_named(out, 1);
+    ppo_config c;
+    nn_t nn;
+    int64_t step;
+    snprintf(path, sizeof path, "%s/eng/checkpoint.bin", tmp);
+    assert_int_equal(checkpoint_load_policy(path, &c, &nn, &step, err, sizeof err), 0);
+    assert_true(step == 64 && c.rules.obs_centre == OBS_CENTRE_NEXT && c.rules.final_level == FINAL_LEVEL_768 &&
+                c.rules.terminal_reward == TERMINAL_REWARD_DESIGNED && c.conv_init == CONV_INIT_ORTHOGONAL);
+    nn_free(&nn);
+    /* generate keeps the level the policy was trained for, unless told */
+    struct {
+        const char *run, *flag, *want;
+    } gen[] = {{"ref", "", "the map after 767 of 768 edits"},
+               {"eng", "", "the map after 768 of 768 edits"},
+               {"eng", "--final-level edits767", "the map after 767 of 768 edits"}};
+    for (int k = 0; k < 3; k++) {
+        rc = pcg_test_sh(out, sizeof out, "%s generate --policy %s/%s %s --n 1 --threads 1 --out %s/gen%d && "
+                         "head -n 1 %s/gen%d/level_000.txt", bin, tmp, gen[k].run, gen[k].flag, tmp, k, tmp, k);
+        if (rc) print_error("%s\n", out);
+        assert_int_equal(rc, 0);
+        assert_non_null(strstr(out, gen[k].want));
+    }
+    rc = pcg_test_sh(out, sizeof out, "%s train %s --obs-centre middle --out %s/bad", bin, common, tmp);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(out, "--obs-centre must be last or next"));
+    assert_true(strchr(out, '\n') == out + strlen(out) - 1);
+    rc = pcg_test_sh(out, sizeof out, "%s generate --policy %s/ref --final-level all --out %s/bad2", bin, tmp, tmp);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(out, "--final-level must be edits767 or edits768"));
+}
+
+/* Generation keeps the map after 767 of the 768 edits by default (the
+ * reference's level) and after all of them with FINAL_LEVEL_768: the two
+ * levels of an environment differ only in the last step's cell (row-major
+ * cell 255 on the third pass), and there in the levels whose last action
+ * changes it; the same holds for random play.  The returns count the
+ * steps applied: the 768th step adds its reward only with the designed
+ * terminal reward. */
+static void ppo_final_level_keeps_767_edits(void **state)
+{
+    (void)state;
+    enum { N = 12, CELLS = 256 };
+    nn_config nc;
+    assert_int_equal(nn_preset_config("small", 31, 31, 6, &nc), 0);
+    nn_t nn;
+    assert_int_equal(nn_alloc(&nn, &nc), 0);
+    nn_init(&nn, 13, CONV_INIT_LECUN);
+    for (int policy = 0; policy < 2; policy++) {
+        const nn_t *pol = policy ? &nn : NULL;
+        unsigned char l767[N * CELLS], l768[N * CELLS];
+        float r767[N], r768[N], rdes[N];
+        env_rules rules = {OBS_CENTRE_LAST, TERMINAL_REWARD_ENV, FINAL_LEVEL_767};
+        assert_int_equal(ppo_play_episode(pol, N, 16, 16, VARIANT_DUNGEON, 31, 5, NULL, wall_delta, NULL, l767, r767), 0);
+        rules.final_level = FINAL_LEVEL_768;
+        assert_int_equal(ppo_play_episode(pol, N, 16, 16, VARIANT_DUNGEON, 31, 5, &rules, wall_delta, NULL, l768, r768), 0);
+        int changed = 0;
+        for (int i = 0; i < N; i++) {
+            for (int c = 0; c < CELLS - 1; c++) assert_int_equal(l767[i * CELLS + c], l768[i * CELLS + c]);
+            changed += l767[i * CELLS + CELLS - 1] != l768[i * CELLS + CELLS - 1];
+            assert_true(r767[i] == r768[i]); /* the last step's reward is 0 */
+        }
+        assert_true(changed > 0);
+        rules.terminal_reward = TERMINAL_REWARD_DESIGNED;
+        unsigned char ldes[N * CELLS];
+        assert_int_equal(ppo_play_episode(pol, N, 16, 16, VARIANT_DUNGEON, 31, 5, &rules, wall_delta, NULL, ldes, rdes), 0);
+        assert_memory_equal(ldes, l768, sizeof ldes);
+        for (int i = 0; i < N; i++) {
+            level_t a = {16, 16, l767 + i * CELLS}, b = {16, 16, l768 + i * CELLS};
+            assert_true(fabsf(rdes[i] - r767[i] - (float)(lv_count(&b, TILE_WALL) - lv_count(&a, TILE_WALL))) < 1e-4f);
+        }
+    }
+    nn_free(&nn);
+}
+
+static uint64_t fnv1a(const unsigned char *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* A checkpoint of format version 1 (written before the details existed: no
+ * 16 bytes of them after the seed) is read as trained the engine's first
+ * way: centred on the next cell, the designed reward on the last step, all
+ * 768 edits kept, orthogonal convolutions. */
+static void ppo_checkpoint_version1_reads(void **state)
+{
+    (void)state;
+    ppo_config c;
+    tiny_config(&c, 3);
+    ppo_t a;
+    char err[512], path[512];
+    assert_int_equal(ppo_init(&a, &c, wall_delta, NULL, err, sizeof err), 0);
+    snprintf(path, sizeof path, "%s/v2.ckpt", pcg_test_tmpdir());
+    assert_int_equal(checkpoint_save(&a, path, err, sizeof err), 0);
+    size_t len;
+    unsigned char *raw = checkpoint_file_bytes(path, &len, err, sizeof err);
+    assert_non_null(raw);
+    /* header 24 bytes, then the config up to the seed (96 bytes), then the details */
+    const size_t details = 24 + 96, dlen = 4 * PPO_N_DETAILS;
+    uint64_t seed;
+    memcpy(&seed, raw + details - 8, 8);
+    assert_true(seed == 3);
+    unsigned char *v1 = malloc(len - dlen);
+    assert_non_null(v1);
+    memcpy(v1, raw, details);
+    memcpy(v1 + details, raw + details + dlen, len - details - dlen);
+    uint32_t version = 1;
+    uint64_t size = len - dlen, sum;
+    memcpy(v1 + 8, &version, 4);
+    memcpy(v1 + 16, &size, 8);
+    sum = fnv1a(v1, size - 8);
+    memcpy(v1 + size - 8, &sum, 8);
+    snprintf(path, sizeof path, "%s/v1.ckpt", pcg_test_tmpdir());
+    write_bytes(path, v1, size);
+    checkpoint_state st;
+    assert_int_equal(checkpoint_read(&st, path, err, sizeof err), 0);
+    assert_true(st.cfg.rules.obs_centre == OBS_CENTRE_NEXT && st.cfg.rules.terminal_reward == TERMINAL_REWARD_DESIGNED &&
+                st.cfg.rules.final_level == FINAL_LEVEL_768 && st.cfg.conv_init == CONV_INIT_ORTHOGONAL);
+    assert_memory_equal(st.params, a.nn.params, st.n_params * sizeof(float));
+    assert_true(st.cfg.seed == 3 && st.cfg.n_envs == 4);
+    checkpoint_state_free(&st);
+    free(v1);
+    free(raw);
+    ppo_free(&a);
+}
+
 PCG_TESTS(ppo, cmocka_unit_test(ppo_gae_hand_example), cmocka_unit_test(ppo_sample_inverse_cdf),
           cmocka_unit_test(ppo_checkpoint_round_trip), cmocka_unit_test(ppo_resume_equals_uninterrupted),
           cmocka_unit_test(ppo_checkpoint_damaged_refused), cmocka_unit_test(ppo_cli_train_resume_generate),
-          cmocka_unit_test(ppo_cli_tiny_preset), cmocka_unit_test(ppo_learns_wall_reward))
+          cmocka_unit_test(ppo_cli_tiny_preset), cmocka_unit_test(ppo_learns_wall_reward),
+          cmocka_unit_test(ppo_final_level_keeps_767_edits), cmocka_unit_test(ppo_checkpoint_version1_reads),
+          cmocka_unit_test(ppo_cli_reference_details))

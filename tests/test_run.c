@@ -132,6 +132,16 @@ static void check_offline_run(int pe)
         assert_non_null(fb);
         assert_string_equal(fb, nd->feedback);
         free(fb);
+        /* every node trains with the run's seed and the reference's details */
+        char *tj = node_file(dir, i, "train/train.json");
+        assert_non_null(tj);
+        json_t *t = json_loads(tj, 0, NULL);
+        assert_non_null(t);
+        assert_int_equal(json_integer_value(json_object_get(t, "seed")), 0);
+        assert_string_equal(json_string_value(json_object_get(t, "obs_centre")), "last");
+        assert_string_equal(json_string_value(json_object_get(t, "final_level")), "edits767");
+        json_decref(t);
+        free(tj);
     }
     /* parents (docs/method.md#the-reward-design-loop): node 1 refines node 0, the only node; then CoT
      * takes the latest node, ToT and GoT the fittest with a free slot
@@ -184,9 +194,14 @@ static void check_offline_run(int pe)
     assert_non_null(strstr(html, "<svg"));
     assert_non_null(strstr(html, "rule-based offline author"));
     assert_non_null(strstr(html, "<b>Prompts:</b> paper, reward API minimal, GoT references reference<br>"));
-    /* 3 level pictures, the fitness chart, each node's reward and entropy curves */
-    assert_int_equal(count_of(html, "data:image/png;base64,"), 10);
+    /* 3 level pictures, the fitness chart, each node's entropy curve; its
+     * 256 steps per environment end no 768-step episode, which the page
+     * says in place of an empty reward curve */
+    assert_int_equal(count_of(html, "data:image/png;base64,"), 7);
     assert_int_equal(count_of(html, "alt='entropy over training'"), 3);
+    assert_int_equal(count_of(html, "No episode ended in the 512 steps of training: no mean episode reward"), 3);
+    assert_non_null(strstr(html, "obs_centre last, terminal_reward env, final_level edits767, conv_init lecun, "
+                                 "node_seeds same"));
     assert_int_equal(count_of(html, "alt='fitness by iteration'"), 1);
     assert_null(strstr(html, "src='http"));
     assert_null(strstr(html, "src=\"http"));

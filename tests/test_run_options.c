@@ -7,6 +7,7 @@
  * Budgets are tiny: these tests check the loop, not what it learns. */
 #include "harness.h"
 #include "graph.h"
+#include "run_config.h"
 #include "util.h"
 #include <jansson.h>
 #include <limits.h>
@@ -156,20 +157,28 @@ static void run_evaluator_rules_only_on_request(void **state)
 /* --quick parses the profile's flags before the command line's own: the
  * steps given override the profile's, the rest is the profile's, and the
  * run names the profile and its flags wherever its settings are shown. */
-static void run_quick_profile_named_and_overridable(void **state)
+/* `pcgrllm run FLAGS --out TMP/name`, finished (dir receives its path),
+ * and its config.json. */
+static json_t *finished_run(char *dir, size_t len, const char *name, const char *flags)
 {
-    (void)state;
+    char out[8192], path[PATH_MAX + 64];
     pcg_test_use_source_prompts();
-    char dir[PATH_MAX], path[PATH_MAX + 64], out[8192];
-    snprintf(dir, sizeof dir, "%s/quick", pcg_test_tmpdir());
-    int rc = pcg_test_sh(out, sizeof out,
-                         "%s run --scenario 1 --llm offline --steps 1024 --quick --threads 1 --levels 4 --ablation zs "
-                         "--quiet --out %s",
-                         pcg_test_binary(), dir);
-    if (rc != 0) fail_msg("run --quick exited %d: %s", rc, out);
+    snprintf(dir, len, "%s/%s", pcg_test_tmpdir(), name);
+    int rc = pcg_test_sh(out, sizeof out, "%s run %s --out %s", pcg_test_binary(), flags, dir);
+    if (rc != 0) fail_msg("run %s exited %d: %s", flags, rc, out);
     snprintf(path, sizeof path, "%s/config.json", dir);
     json_t *cfg = json_load_file(path, 0, NULL);
     assert_non_null(cfg);
+    return cfg;
+}
+
+static void run_quick_profile_named_and_overridable(void **state)
+{
+    (void)state;
+    char dir[PATH_MAX], path[PATH_MAX + 64], out[8192];
+    int rc;
+    json_t *cfg = finished_run(dir, sizeof dir, "quick", "--scenario 1 --llm offline --steps 1024 --quick --threads 1 "
+                               "--levels 4 --ablation zs --quiet");
     assert_string_equal(json_string_value(json_object_get(cfg, "profile")), "quick");
     const char *flags = json_string_value(json_object_get(cfg, "profile_flags"));
     assert_non_null(flags);
@@ -235,6 +244,69 @@ static void run_constant_reward_warned(void **state)
     free(log);
 }
 
+static json_t *node_train_json(const char *dir, int id)
+{
+    char *t = node_file(dir, id, "train/train.json");
+    assert_non_null(t);
+    json_t *o = json_loads(t, 0, NULL);
+    free(t);
+    assert_non_null(o);
+    return o;
+}
+
+/* The reference details and --node-seeds: recorded in config.json and
+ * passed to every node's train (its train.json) and generate (the level
+ * files say how many edits they keep); node n trains with seed + n under
+ * offset.  A config.json from before they existed reads as the engine's
+ * first design; a bad name is one line, exit 2. */
+static void run_reference_details_passed_on(void **state)
+{
+    (void)state;
+    char dir[PATH_MAX], out[8192];
+    json_t *cfg = finished_run(dir, sizeof dir, "details", "--scenario 1 " TINY " --iterations 2 --seed 7 "
+                               "--node-seeds offset --obs-centre next --terminal-reward designed --final-level "
+                               "edits768 --conv-init orthogonal");
+    const char *const want[][2] = {{"obs_centre", "next"}, {"terminal_reward", "designed"},
+                                   {"final_level", "edits768"}, {"conv_init", "orthogonal"}, {"node_seeds", "offset"}};
+    for (int k = 0; k < 5; k++) assert_string_equal(json_string_value(json_object_get(cfg, want[k][0])), want[k][1]);
+    json_decref(cfg);
+    for (int id = 0; id < 2; id++) {
+        json_t *t = node_train_json(dir, id);
+        assert_int_equal(json_integer_value(json_object_get(t, "seed")), 7 + id);
+        for (int k = 0; k < 4; k++) assert_string_equal(json_string_value(json_object_get(t, want[k][0])), want[k][1]);
+        json_decref(t);
+        char *lv = node_file(dir, id, "levels/level_000.txt");
+        assert_non_null(lv);
+        assert_non_null(strstr(lv, "the map after 768 of 768 edits"));
+        free(lv);
+    }
+    /* an older config.json has none of the keys: the engine's first way */
+    run_config c;
+    run_config_defaults(&c);
+    json_t *o = run_config_to_json(&c);
+    for (int k = 0; k < 5; k++) assert_string_equal(json_string_value(json_object_get(o, want[k][0])),
+                                                    k < 4 ? ppo_details[k].names[0] : "same");
+    for (int k = 0; k < 5; k++) json_object_del(o, want[k][0]);
+    char err[256];
+    assert_int_equal(run_config_from_json(o, &c, err, sizeof err), 0);
+    for (int k = 0; k < PPO_N_DETAILS; k++) assert_int_equal(c.details[k], 1);
+    assert_int_equal(c.node_seeds, NODE_SEEDS_OFFSET);
+    assert_true(run_node_seed(&c, 3) == c.seed + 3);
+    json_object_set_new(o, "final_level", json_string("edits769"));
+    assert_int_equal(run_config_from_json(o, &c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "'final_level'"));
+    json_decref(o);
+    int rc = pcg_test_sh(out, sizeof out, "%s run --scenario 1 --llm offline --node-seeds random --out %s/x",
+                     pcg_test_binary(), pcg_test_tmpdir());
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(out, "--node-seeds must be same or offset"));
+    assert_true(strchr(out, '\n') == out + strlen(out) - 1);
+    rc = pcg_test_sh(out, sizeof out, "%s run --scenario 1 --llm offline --conv-init xavier --out %s/x",
+                     pcg_test_binary(), pcg_test_tmpdir());
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(out, "--conv-init must be lecun or orthogonal"));
+}
+
 PCG_TESTS(run_options, cmocka_unit_test(run_constant_reward_warned), cmocka_unit_test(run_init_reward_trained_as_is_then_refined),
           cmocka_unit_test(run_init_reward_rejected_fails_the_node), cmocka_unit_test(run_evaluator_rules_only_on_request),
-          cmocka_unit_test(run_quick_profile_named_and_overridable))
+          cmocka_unit_test(run_quick_profile_named_and_overridable), cmocka_unit_test(run_reference_details_passed_on))

@@ -2,8 +2,9 @@
  * environments are reset from a fixed evaluation seed (the same starting
  * maps every time), the trained policy samples its actions for one full
  * episode (host/gpu/policy_play.c, on the CPU or the device), and the level
- * at the end of the episode (the last edit applied, no reset) is written as
- * a level file and a PNG (host/io/level_set.c).  This file parses the flags
+ * it leaves (after 767 of the 768 edits by default, as the reference code
+ * keeps it; or after all of them) is written as a level file and a PNG
+ * (host/io/level_set.c).  This file parses the flags
  * and calls them. */
 #include "backend.h"
 #include "checkpoint.h"
@@ -22,7 +23,7 @@ static void generate_usage(FILE *f)
 {
     fprintf(f,
             "usage: pcgrllm generate --policy DIR --out DIR2 [--n 30] [--seed S] [--action-seed A] [--threads T]\n"
-            "                        [--backend cpu|cuda|auto]\n"
+            "                        [--backend cpu|cuda|auto] [--final-level edits767|edits768]\n"
             "  Runs the policy of DIR/checkpoint.bin (pcgrllm train) for one episode on N environments and\n"
             "  writes the final levels as DIR2/level_000.txt ... with DIR2/level_000.png ... and DIR2/levels.png\n"
             "  (all in one grid).  Score them with pcgrllm eval.\n"
@@ -31,7 +32,9 @@ static void generate_usage(FILE *f)
             "  --action-seed A  seed of the sampled actions (default 0)\n"
             "  --threads T      OpenMP threads (default: all cores)\n"
             "  --backend B      cpu, cuda (the episode on the GPU; an error without one) or auto (default:\n"
-            "                   cuda when a device is usable, else cpu, as train chooses)\n",
+            "                   cuda when a device is usable, else cpu, as train chooses)\n"
+            "  --final-level L  edits767 (the map after 767 of the 768 edits, as the reference code keeps\n"
+            "                   it) or edits768 (after every edit); default: what the policy was trained with\n",
             (unsigned long long)PPO_EVAL_SEED);
 }
 
@@ -39,6 +42,7 @@ typedef struct {
     const char *policy, *out, *backend;
     long n, threads;
     uint64_t seed, action_seed;
+    int final_level; /* FINAL_LEVEL_*, or -1: the checkpoint's */
     /* what the comment line of each level file says about where it came from */
     const ppo_config *cfg;
     int64_t step;
@@ -51,7 +55,7 @@ static int parse_generate_flags(int argc, char **argv, generate_job *g)
                                          {"seed", required_argument, 0, 's'},   {"action-seed", required_argument, 0, 'a'},
                                          {"out", required_argument, 0, 'o'},    {"threads", required_argument, 0, 't'},
                                          {"backend", required_argument, 0, 'b'}, {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+                                         {"final-level", required_argument, 0, 'f'}, {0, 0, 0, 0}};
     int c;
     optind = 1;
     while ((c = getopt_full(argc, argv, "", opts, NULL)) != -1) {
@@ -73,6 +77,10 @@ static int parse_generate_flags(int argc, char **argv, generate_job *g)
             if (parse_int(optarg, 1, 1024, &g->threads))
                 return die_msg("generate: --threads must be an integer in 1..1024"), 2;
             break;
+        case 'f':
+            if ((g->final_level = ppo_detail_parse(PPO_DETAIL_FINAL_LEVEL, optarg)) < 0)
+                return die_msg("generate: --final-level must be edits767 or edits768"), 2;
+            break;
         case 'h': generate_usage(stdout); return 0;
         default: generate_usage(stderr); return 2;
         }
@@ -85,15 +93,16 @@ static int parse_generate_flags(int argc, char **argv, generate_job *g)
 static void level_comment(void *ctx, int i, char *buf, int len)
 {
     const generate_job *g = ctx;
+    int edits = 3 * g->cfg->map_h * g->cfg->map_w, kept = g->cfg->rules.final_level == FINAL_LEVEL_768 ? edits : edits - 1;
     snprintf(buf, (size_t)len, "%s, policy %s (%s preset, %lld training steps), map seed %llu env %d, "
-             "action seed %llu",
+             "action seed %llu, the map after %d of %d edits",
              g->cfg->variant == VARIANT_TREASURE ? "treasure" : "dungeon", g->policy, g->cfg->preset,
-             (long long)g->step, (unsigned long long)g->seed, i, (unsigned long long)g->action_seed);
+             (long long)g->step, (unsigned long long)g->seed, i, (unsigned long long)g->action_seed, kept, edits);
 }
 
 int cmd_generate(int argc, char **argv)
 {
-    generate_job g = {.backend = "auto", .n = 30, .seed = PPO_EVAL_SEED};
+    generate_job g = {.backend = "auto", .n = 30, .seed = PPO_EVAL_SEED, .final_level = -1};
     int rc = parse_generate_flags(argc, argv, &g);
     if (rc >= 0) return rc;
     char path[4096], err[1024];
@@ -108,6 +117,7 @@ int cmd_generate(int argc, char **argv)
     nn_t nn;
     if (checkpoint_load_policy(path, &cfg, &nn, &g.step, err, sizeof err)) return die_msg("generate: %s", err), 1;
     g.cfg = &cfg;
+    if (g.final_level >= 0) cfg.rules.final_level = g.final_level;
     size_t cells = (size_t)cfg.map_h * cfg.map_w;
     unsigned char *maps = malloc(cells * (size_t)g.n);
     level_t *levels = malloc(sizeof(level_t) * (size_t)g.n);

@@ -51,8 +51,17 @@ static void train_usage(FILE *f)
             "  --lr X (1e-4)  --rollout N (128)  --epochs N (10)  --minibatches N (4)  --gamma X (0.99)\n"
             "  --gae-lambda X (0.95)  --clip X (0.2)  --ent-coef X (0.01)  --vf-coef X (0.5)\n"
             "  --max-grad-norm X (0.5)  --adam-eps X (1e-5)  --chunk N (256, samples per forward/backward)\n"
+            "  Details of the environment and the network (defaults are the reference code's;\n"
+            "  docs/training.md#reference-details):\n"
+            "  --obs-centre C      last (the cell just edited) or next (the cell about to be edited)\n"
+            "  --terminal-reward R env (0 on the last step of an episode) or designed (the reward there too)\n"
+            "  --final-level L     the level generate keeps: edits767 (after 767 of 768 edits) or edits768\n"
+            "  --conv-init I       the convolutions' init: lecun (LeCun normal) or orthogonal\n"
             "exit status: 0 done, 1 refused or failed, 2 usage error, 130 interrupted\n");
 }
+
+/* --obs-centre and the other reference details: O_DETAIL + PPO_DETAIL_* */
+enum { O_DETAIL = 1000 };
 
 enum {
     O_LR = 256, O_ROLLOUT, O_EPOCHS, O_MB, O_GAMMA, O_LAMBDA, O_CLIP, O_ENT, O_VF, O_GN, O_EPS, O_CHUNK, O_MATH,
@@ -156,8 +165,17 @@ static int setting_flag(int c, train_job *j)
         INT_FLAG(O_CHUNK, "chunk", 1, 65536, chunk)
 #undef FLOAT_FLAG
 #undef INT_FLAG
-    default: return -1;
+    default: break;
     }
+    int k = c - O_DETAIL;
+    if (k < 0 || k >= PPO_N_DETAILS) return -1;
+    int value = ppo_detail_parse(k, optarg);
+    if (value < 0)
+        return die_msg("train: --%s must be %s or %s", ppo_details[k].flag, ppo_details[k].names[0],
+                       ppo_details[k].names[1]),
+               2;
+    ppo_detail_set(&j->cfg, k, value);
+    return 0;
 }
 
 /* -1 to go on with the job, else the exit status. */
@@ -180,6 +198,10 @@ static int parse_train_flags(int argc, char **argv, train_job *j)
         {"matmul", required_argument, 0, O_MATH},  {"save-every", required_argument, 0, O_SAVE},
         {"watchdog", required_argument, 0, O_WATCHDOG}, {"yes", no_argument, 0, O_YES},
         {"report-fd", required_argument, 0, O_REPORT},
+        {"obs-centre", required_argument, 0, O_DETAIL + PPO_DETAIL_OBS_CENTRE},
+        {"terminal-reward", required_argument, 0, O_DETAIL + PPO_DETAIL_TERMINAL_REWARD},
+        {"final-level", required_argument, 0, O_DETAIL + PPO_DETAIL_FINAL_LEVEL},
+        {"conv-init", required_argument, 0, O_DETAIL + PPO_DETAIL_CONV_INIT},
         {0, 0, 0, 0}};
     int c;
     optind = 1;

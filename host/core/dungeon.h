@@ -23,6 +23,26 @@ enum { VARIANT_DUNGEON = 0, VARIANT_TREASURE = 1 };
 #define DG_W_SPIDER 1
 #define DG_W_SUM 113
 
+/* Details in which the paper's reference code and this engine's first
+ * design differ (docs/method.md#environment).  Value 0 is the reference's,
+ * so a zeroed config reproduces it.
+ * obs_centre: LAST centres the observation on the cell just edited (the
+ *   first observation of an episode on cell 0, about to be edited), so the
+ *   policy choosing the tile of cell t sees a window centred on cell t-1;
+ *   NEXT centres it on the cell about to be edited.
+ * terminal_reward: ENV gives the last step of an episode the environment's
+ *   own reward, 0, in place of the designed reward; DESIGNED gives the
+ *   designed reward on every step.
+ * final_level: the level an evaluation episode keeps, the map after 767 of
+ *   the 768 edits (the last edit is lost with the reference's auto-reset)
+ *   or after all of them. */
+enum { OBS_CENTRE_LAST = 0, OBS_CENTRE_NEXT = 1 };
+enum { TERMINAL_REWARD_ENV = 0, TERMINAL_REWARD_DESIGNED = 1 };
+enum { FINAL_LEVEL_767 = 0, FINAL_LEVEL_768 = 1 };
+typedef struct {
+    int obs_centre, terminal_reward, final_level;
+} env_rules;
+
 typedef struct {
     int h, w;          /* map size */
     int variant;       /* VARIANT_DUNGEON or VARIANT_TREASURE */
@@ -31,6 +51,7 @@ typedef struct {
     int crop_h, crop_w;/* 2h-1, 2w-1 */
     int pad_h, pad_w;  /* padded map: 3h-2, 3w-2 */
     pcg_u64 seed;
+    env_rules rules;   /* the reference's unless changed after init */
 } dungeon_cfg;
 
 PCG_HD void dungeon_cfg_init(dungeon_cfg *c, int h, int w, int variant, pcg_u64 seed)
@@ -45,6 +66,9 @@ PCG_HD void dungeon_cfg_init(dungeon_cfg *c, int h, int w, int variant, pcg_u64 
     c->pad_h = 3 * h - 2;
     c->pad_w = 3 * w - 2;
     c->seed = seed;
+    c->rules.obs_centre = OBS_CENTRE_LAST;
+    c->rules.terminal_reward = TERMINAL_REWARD_ENV;
+    c->rules.final_level = FINAL_LEVEL_767;
 }
 
 /* Tile written by action a (narrow representation). */
@@ -134,10 +158,20 @@ PCG_HD int dungeon_apply(const dungeon_cfg *c, int step, int a, unsigned char *m
     return 1;
 }
 
-/* Compact observation: the crop centred on the cell visited at step. */
+/* The cell the observation before the edit of step is centred on: that
+ * step's cell, or under OBS_CENTRE_LAST the previous step's (step 0 of an
+ * episode has none and takes its own). */
+PCG_HD int dungeon_obs_cell(const dungeon_cfg *c, int step)
+{
+    int lag = c->rules.obs_centre == OBS_CENTRE_LAST && step > 0;
+    return (step - lag) % (c->h * c->w);
+}
+
+/* Compact observation: the crop the policy sees before the edit of step,
+ * centred on dungeon_obs_cell. */
 PCG_HD void dungeon_observe(const dungeon_cfg *c, int step, const unsigned char *pad, unsigned char *obs)
 {
-    int cell = step % (c->h * c->w);
+    int cell = dungeon_obs_cell(c, step);
     int r = cell / c->w, col = cell % c->w;
     const unsigned char *src = pad + r * c->pad_w + col;
     for (int i = 0; i < c->crop_h; i++)

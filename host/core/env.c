@@ -66,6 +66,16 @@ void env_set_reward(env_t *e, reward_fn fn, void *ctx)
     e->reward_ctx = ctx;
 }
 
+void env_set_rules(env_t *e, const env_rules *r)
+{
+    e->cfg.rules = *r;
+    e->b.c.rules = *r;
+    /* the observations follow the new centre at once */
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < e->n; i++)
+        dungeon_observe(&e->cfg, e->steps[i], e->pad + (size_t)i * e->b.pad_size, e->obs + (size_t)i * e->obs_size);
+}
+
 level_t env_level(const env_t *e, int i)
 {
     level_t l = {e->cfg.h, e->cfg.w, e->maps + (size_t)i * e->cells};
@@ -113,7 +123,7 @@ void env_step(env_t *e, const int *actions)
     for (int i = 0; i < e->n; i++) {
         batch_edit(b, i, 0, 0, 0, keep_prev);
         float r = 0.0f;
-        if (keep_prev) {
+        if (keep_prev && batch_reward_given(b, i)) {
             size_t off = (size_t)i * e->cells;
             level_t prev = {c->h, c->w, b->prev + off}, curr = {c->h, c->w, b->maps + off};
             r = e->reward(&prev, &curr, e->reward_ctx);

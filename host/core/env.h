@@ -52,6 +52,9 @@ typedef struct {
 int env_alloc(env_t *e, int n, int h, int w, int variant, uint64_t seed);
 void env_free(env_t *e);
 void env_set_reward(env_t *e, reward_fn fn, void *ctx);
+/* The environment's details (dungeon.h's env_rules; env_alloc starts with
+ * the reference's); the observations are redone under them. */
+void env_set_rules(env_t *e, const env_rules *r);
 /* Reset every environment (new episodes from the current stream position). */
 void env_reset_all(env_t *e);
 /* One step of every environment with actions[n]; writes rewards, dones, the

@@ -89,9 +89,20 @@ PCG_HD void batch_edit(const env_batch *d, int i, int random, pcg_u64 seed, pcg_
                                                  d->pad + (size_t)i * d->pad_size);
 }
 
-/* After the reward: returns, step count, auto-reset, observation. */
+/* 1 when the designed reward is given for env i's step about to finish:
+ * every step, except the last of an episode under TERMINAL_REWARD_ENV
+ * (the reference's wrapper returns the environment's own reward, 0, on it:
+ * its map is already the next episode's there). */
+PCG_HD int batch_reward_given(const env_batch *d, int i)
+{
+    return d->c.rules.terminal_reward == TERMINAL_REWARD_DESIGNED || d->steps[i] + 1 < d->c.episode_len;
+}
+
+/* After the reward: returns, step count, auto-reset, observation.  r is
+ * the designed reward (replaced by 0 where batch_reward_given says so). */
 PCG_HD void batch_finish(const env_batch *d, int i, float r, int observe)
 {
+    if (!batch_reward_given(d, i)) r = 0.0f;
     d->rewards[i] = r;
     d->returns[i] += r;
     int s = ++d->steps[i];
@@ -122,7 +133,7 @@ PCG_HD void batch_rebuild(const env_batch *d, int i, int observe)
  * lane, lane+lanes, ... of the crop, so a warp's stores are consecutive. */
 PCG_HD void batch_observe_lane(const env_batch *d, int env, int lane, int lanes)
 {
-    int cell = d->steps[env] % d->cells;
+    int cell = dungeon_obs_cell(&d->c, d->steps[env]);
     int r = cell / d->c.w, col = cell % d->c.w;
     const unsigned char *src = d->pad + (size_t)env * d->pad_size + r * d->c.pad_w + col;
     unsigned char *dst = d->obs + (size_t)env * d->obs_size;

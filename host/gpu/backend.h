@@ -52,8 +52,8 @@ const char *backend_cuda_path(void);
 
 /* ---- the ABI of libpcgrllm_cuda.so ---- */
 
-#define PCG_CUDA_ABI_VERSION 3
-#define PCG_CUDA_ENTRY "pcg_cuda_backend_v3"
+#define PCG_CUDA_ABI_VERSION 4
+#define PCG_CUDA_ENTRY "pcg_cuda_backend_v4"
 #define PCG_CUDA_LIB "libpcgrllm_cuda.so"
 
 /* Reward kernels.  A reward module (a cubin, fatbin or PTX image, e.g. the
@@ -227,14 +227,21 @@ typedef struct pcg_cuda_api {
     int (*curand_draws)(uint64_t seed, uint64_t subseq, uint64_t offset, int count, uint32_t *out);
 
     /* Level generation (docs/method.md#evaluation) on the device: ppo_play_episode (host/learn/ppo.c)
-     * without a reward.  n environments reset from seed (as env_alloc), each
-     * action sampled from the policy with ppo_action_draw(action_seed, env, t),
-     * the last edit applied without the auto-reset.  The network is nc, off[]
-     * and params (host memory, n_params floats, e.g. nn_t's), run in the
-     * current matmul mode; final_maps (host, n*h*w tile ids) receive the
+     * without a reward.  n environments reset from seed (as env_alloc) under
+     * rules (NULL: the reference's), each action sampled from the policy
+     * with ppo_action_draw(action_seed, env, t); the level kept is the map
+     * after the second-to-last step (FINAL_LEVEL_767) or with the last edit
+     * applied without the auto-reset (FINAL_LEVEL_768).  The network is nc,
+     * off[] and params (host memory, n_params floats, e.g. nn_t's), run in
+     * the current matmul mode; final_maps (host, n*h*w tile ids) receive the
      * levels.  Device memory comes from the arena and is released. */
     int (*play_episode)(const nn_config *nc, const size_t *off, size_t n_params, const float *params, int n, int h,
-                        int w, int variant, uint64_t seed, uint64_t action_seed, unsigned char *final_maps);
+                        int w, int variant, uint64_t seed, uint64_t action_seed, const env_rules *rules,
+                        unsigned char *final_maps);
+    /* env_set_rules (host/core/env.h) on a device environment: the rules
+     * from the next step on, the observations redone under them (env_alloc
+     * starts with the reference's) */
+    int (*env_set_rules)(pcg_cuda_env *e, const env_rules *rules);
 } pcg_cuda_api;
 
 typedef const pcg_cuda_api *(*pcg_cuda_entry_fn)(void);

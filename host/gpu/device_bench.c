@@ -129,7 +129,7 @@ static double train_rate(const pcg_cuda_api *api, const char *preset, int envs, 
         snprintf(err, (size_t)errlen, "cannot build the %s network", preset);
         return -1;
     }
-    nn_init(&nn, 1);
+    nn_init(&nn, 1, cfg.conv_init);
     *flops_per_step = 2.0 * nn_macs_executed(&nc, 1.0) * (1 + 3.0 * cfg.n_epochs);
     double rate = -1;
     size_t mark = api->arena_mark();
@@ -201,8 +201,8 @@ static int policy_fitness(const nn_t *nn, const ppo_config *cfg, const eval_scen
     level_t lv[NLEV];
     eval_summary_t es;
     int rc = 0;
-    if (!maps || ppo_play_episode(nn, NLEV, cfg->map_h, cfg->map_w, cfg->variant, COMPARE_EVAL_SEED, 0, NULL, NULL,
-                                  maps, NULL)) {
+    if (!maps || ppo_play_episode(nn, NLEV, cfg->map_h, cfg->map_w, cfg->variant, COMPARE_EVAL_SEED, 0, &cfg->rules,
+                                  NULL, NULL, maps, NULL)) {
         die_msg("device: out of memory generating levels");
         rc = 1;
     } else {
@@ -235,7 +235,7 @@ static int compare_one(const pcg_cuda_api *api, const void *cubin, const eval_sc
         die_msg("device: cannot build the paper network");
         return 1;
     }
-    nn_init(&nn, cfg.seed);
+    nn_init(&nn, cfg.seed, cfg.conv_init);
     ppo_metrics m;
     double t0 = now_seconds(), ret;
     int rc = train_on_device(api, cubin, &cfg, &nc, &nn, math, steps, &m, &ret);

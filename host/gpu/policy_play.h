@@ -1,7 +1,8 @@
 /* The level generation of docs/method.md#evaluation on either backend: n
  * environments reset from a seed (the same starting maps every time), the
- * trained policy samples its actions for one full episode, and the levels
- * at the end of it (the last edit applied, no reset) are returned.  On the
+ * trained policy samples its actions for one episode, and the levels it
+ * leaves (cfg's rules: after 767 of the 768 edits, or after all of them
+ * without the reset) are returned.  On the
  * CPU this is ppo_play_episode; on the device the CUDA backend's
  * play_episode (the same maps, draws and rules; a sampled action can differ
  * only where a float difference in the logits moves it across a sampling

@@ -93,7 +93,11 @@ int reward_worker_gpu_rewards(const unsigned char *job, size_t job_len)
     if (reward_compile_nvrtc(src, d.arch, &cubin, &len, err, sizeof err))
         return send_text(GM_ERROR, "the GPU compiler (NVRTC, %s) refuses it: %s", d.arch, err);
     pcg_cuda_env *ge = api->env_alloc(j.n, PCG_DEFAULT_SIDE, PCG_DEFAULT_SIDE, j.variant, j.seed, PCG_OBS_THREAD);
-    if (!ge || api->env_set_reward(ge, cubin)) return send_text(GM_ERROR, "GPU: %s%s", api->last_error(), NULL);
+    /* the check compares the reward itself with the CPU's values on every
+     * step, the last included: no step's reward is replaced */
+    env_rules every_step = {OBS_CENTRE_LAST, TERMINAL_REWARD_DESIGNED, FINAL_LEVEL_767};
+    if (!ge || api->env_set_rules(ge, &every_step) || api->env_set_reward(ge, cubin))
+        return send_text(GM_ERROR, "GPU: %s%s", api->last_error(), NULL);
     return run_episode(&j, api, ge);
 }
 

@@ -207,7 +207,7 @@ double grid_random_play_fitness(int scenario, int n, uint64_t eval_seed)
     unsigned char *maps = sc && n > 0 ? malloc((size_t)n * (size_t)(side * side)) : NULL;
     level_t *lv = maps ? malloc(sizeof *lv * (size_t)n) : NULL;
     double f = NAN;
-    if (lv && ppo_play_episode(NULL, n, side, side, sc->variant, eval_seed, eval_seed, NULL, NULL, maps, NULL) == 0) {
+    if (lv && ppo_play_episode(NULL, n, side, side, sc->variant, eval_seed, eval_seed, NULL, NULL, NULL, maps, NULL) == 0) {
         for (int i = 0; i < n; i++) lv[i] = (level_t){side, side, maps + (size_t)i * (size_t)(side * side)};
         f = eval_levels(sc, lv, n, NULL, NULL);
     }

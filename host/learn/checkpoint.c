@@ -57,6 +57,7 @@ typedef struct {
     const unsigned char *p;
     size_t n, at;
     int bad;
+    uint32_t version; /* of the checkpoint being read */
 } rbuf;
 
 static void get(rbuf *r, void *dst, size_t n)
@@ -85,6 +86,7 @@ static void put_config(wbuf *b, const ppo_config *c)
     put_f32(b, c->vf_coef), put_f32(b, c->max_grad_norm);
     put_i32(b, c->chunk);
     put_u64(b, c->seed);
+    for (int k = 0; k < PPO_N_DETAILS; k++) put_i32(b, ppo_detail_get(c, k));
 }
 
 static void get_config(rbuf *r, ppo_config *c)
@@ -99,6 +101,8 @@ static void get_config(rbuf *r, ppo_config *c)
     c->vf_coef = get_f32(r), c->max_grad_norm = get_f32(r);
     c->chunk = get_i32(r);
     c->seed = get_u64(r);
+    /* version 1 holds no details: it was trained the engine's first way */
+    for (int k = 0; k < PPO_N_DETAILS; k++) ppo_detail_set(c, k, r->version >= 2 ? get_i32(r) : 1);
 }
 
 size_t checkpoint_param_count(const ppo_config *cfg)
@@ -178,6 +182,10 @@ int checkpoint_save(const ppo_t *p, const char *path, char *err, int errlen)
     return checkpoint_write(&s, path, err, errlen);
 }
 
+/* Version 1 lacks the reference details; it is read as the engine's
+ * first design. */
+static int version_readable(uint32_t v) { return v >= 1 && v <= CHECKPOINT_VERSION; }
+
 /* Check a checkpoint's framing (magic, version, size, checksum); on
  * success r covers the body after the header.  name is what messages call
  * it. */
@@ -189,9 +197,9 @@ static int check_bytes(const unsigned char *p, size_t len, const char *name, rbu
     }
     uint32_t version;
     memcpy(&version, p + 8, 4);
-    if (version != CHECKPOINT_VERSION) {
-        snprintf(err, (size_t)errlen, "%s: checkpoint format version %u, this build reads version %d", name, version,
-                 CHECKPOINT_VERSION);
+    if (!version_readable(version)) {
+        snprintf(err, (size_t)errlen, "%s: checkpoint format version %u, this build reads versions 1 to %d", name,
+                 version, CHECKPOINT_VERSION);
         return -1;
     }
     uint64_t size;
@@ -216,6 +224,7 @@ static int check_bytes(const unsigned char *p, size_t len, const char *name, rbu
     r->n = size - 8;
     r->at = HEADER_SIZE;
     r->bad = 0;
+    r->version = version;
     return 0;
 }
 
@@ -236,9 +245,9 @@ unsigned char *checkpoint_file_bytes(const char *path, size_t *len, char *err, i
         snprintf(err, (size_t)errlen, "%s: not a pcgrllm checkpoint (bad magic)", path);
         return NULL;
     }
-    if (version != CHECKPOINT_VERSION) {
-        snprintf(err, (size_t)errlen, "%s: checkpoint format version %u, this build reads version %d", path, version,
-                 CHECKPOINT_VERSION);
+    if (!version_readable(version)) {
+        snprintf(err, (size_t)errlen, "%s: checkpoint format version %u, this build reads versions 1 to %d", path,
+                 version, CHECKPOINT_VERSION);
         return NULL;
     }
     if (!stat_ok || size > (uint64_t)MAX_CHECKPOINT || (uint64_t)st.st_size != size) {

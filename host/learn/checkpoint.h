@@ -7,7 +7,9 @@
  *   u32         format version (CHECKPOINT_VERSION)
  *   u32         0 (reserved)
  *   u64         total file size in bytes
- *   config      the ppo_config fields, one by one
+ *   config      the ppo_config fields, one by one (version 2 adds the four
+ *               reference details as i32 after the seed; a version 1 file
+ *               is read with the engine's first design for them)
  *   u64 n       number of parameters, then params[n], adam_m[n], adam_v[n] (f32)
  *   i64         adam step, environment steps, updates
  *   f64         latest mean episode return
@@ -19,7 +21,7 @@
 #define PCG_CHECKPOINT_H
 #include "ppo.h"
 
-#define CHECKPOINT_VERSION 1
+#define CHECKPOINT_VERSION 2
 #define CHECKPOINT_FILE "checkpoint.bin"
 
 /* A trainer's resumable state, whichever backend holds it (the CUDA

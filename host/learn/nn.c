@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <omp.h>
+#include <gsl/gsl_cdf.h>
 #include "philox.h"
 
 #define NN_REAL float
@@ -158,7 +159,25 @@ static void orthogonal(float *W, int rows, int cols, double gain, philox_stream 
     free(v);
 }
 
-void nn_init(nn_t *nn, uint64_t seed)
+/* W[n] = a truncated normal scaled to std sqrt(1/fan_in) after the
+ * truncation: standard normal draws beyond 2 are drawn again, then scaled
+ * by sqrt(1/fan_in) over the truncated law's own std (LeCun normal as
+ * Flax's convolutions default to it). */
+static void lecun_normal(float *W, size_t n, int fan_in, philox_stream *s)
+{
+    /* std of N(0,1) restricted to [-2, 2]: its variance is 1 - 2*2*phi(2) / (Phi(2) - Phi(-2)) */
+    double mass = gsl_cdf_ugaussian_P(2.0) - gsl_cdf_ugaussian_P(-2.0), phi2 = exp(-2.0) / sqrt(2.0 * M_PI);
+    double trunc_std = sqrt(1.0 - 4.0 * phi2 / mass);
+    double scale = sqrt(1.0 / fan_in) / trunc_std;
+    for (size_t i = 0; i < n; i++) {
+        double x;
+        do x = gauss(s);
+        while (fabs(x) > 2.0);
+        W[i] = (float)(scale * x);
+    }
+}
+
+void nn_init(nn_t *nn, uint64_t seed, int conv_init)
 {
     const nn_config *c = &nn->cfg;
     memset(nn->params, 0, sizeof(float) * nn->n_params);
@@ -172,8 +191,11 @@ void nn_init(nn_t *nn, uint64_t seed)
     for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
         philox_stream s;
         philox_stream_init(&s, seed, 0x6e6e0000ull + (uint64_t)w[i].tensor, 0);
-        int fan_in = (int)(nn->size[w[i].tensor] / (size_t)w[i].fan_out);
-        orthogonal(nn->params + nn->off[w[i].tensor], fan_in, w[i].fan_out, w[i].gain, &s);
+        size_t size = nn->size[w[i].tensor];
+        int fan_in = (int)(size / (size_t)w[i].fan_out);
+        int conv = w[i].tensor == NN_C1W || w[i].tensor == NN_C2W;
+        if (conv && conv_init == CONV_INIT_LECUN) lecun_normal(nn->params + nn->off[w[i].tensor], size, fan_in, &s);
+        else orthogonal(nn->params + nn->off[w[i].tensor], fan_in, w[i].fan_out, w[i].gain, &s);
     }
 }
 

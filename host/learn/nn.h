@@ -95,9 +95,15 @@ size_t nn_param_layout(const nn_config *cfg, size_t *size, size_t *off);
 
 int nn_alloc(nn_t *nn, const nn_config *cfg);
 void nn_free(nn_t *nn);
-/* Orthogonal init (gain sqrt 2 hidden, 0.01 policy head, 1 value head),
- * biases zero, deterministic in seed. */
-void nn_init(nn_t *nn, uint64_t seed);
+/* How the two convolutions' kernels start: LeCun normal (a normal
+ * truncated at 2 std, scaled to std sqrt(1/fan_in) with fan_in = k*k*in
+ * channels; Flax's default, which the reference code keeps) or orthogonal
+ * with gain sqrt 2 as the dense layers.  0 is the reference's. */
+enum { CONV_INIT_LECUN = 0, CONV_INIT_ORTHOGONAL = 1 };
+/* Dense layers orthogonal (gain sqrt 2 hidden, 0.01 policy head, 1 value
+ * head), the convolutions as conv_init says, biases zero; deterministic
+ * in seed. */
+void nn_init(nn_t *nn, uint64_t seed, int conv_init);
 int nn_acts_alloc(nn_acts *a, const nn_config *cfg, int cap);
 void nn_acts_free(nn_acts *a);
 

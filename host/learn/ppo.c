@@ -12,6 +12,33 @@
 /* The trainer's streams (actions, shuffles) are in ppo_streams.h; the env
  * uses subsequences 0 (maps) and 1 (random actions). */
 
+const ppo_detail ppo_details[PPO_N_DETAILS] = {
+    [PPO_DETAIL_OBS_CENTRE] = {"obs-centre", "obs_centre", {"last", "next"}},
+    [PPO_DETAIL_TERMINAL_REWARD] = {"terminal-reward", "terminal_reward", {"env", "designed"}},
+    [PPO_DETAIL_FINAL_LEVEL] = {"final-level", "final_level", {"edits767", "edits768"}},
+    [PPO_DETAIL_CONV_INIT] = {"conv-init", "conv_init", {"lecun", "orthogonal"}},
+};
+
+static int *detail_field(ppo_config *c, int k)
+{
+    switch (k) {
+    case PPO_DETAIL_OBS_CENTRE: return &c->rules.obs_centre;
+    case PPO_DETAIL_TERMINAL_REWARD: return &c->rules.terminal_reward;
+    case PPO_DETAIL_FINAL_LEVEL: return &c->rules.final_level;
+    default: return &c->conv_init;
+    }
+}
+
+int ppo_detail_get(const ppo_config *c, int k) { return *detail_field((ppo_config *)c, k); }
+void ppo_detail_set(ppo_config *c, int k, int v) { *detail_field(c, k) = v; }
+
+int ppo_detail_parse(int k, const char *name)
+{
+    for (int v = 0; v < 2; v++)
+        if (!strcmp(ppo_details[k].names[v], name)) return v;
+    return -1;
+}
+
 void ppo_config_default(ppo_config *c)
 {
     memset(c, 0, sizeof *c);
@@ -57,6 +84,8 @@ const char *ppo_config_check(const ppo_config *c)
     if (!(c->ent_coef >= 0 && c->vf_coef >= 0 && c->max_grad_norm > 0))
         return "coefficients must be >= 0 and max grad norm > 0";
     if (c->chunk < 1 || c->chunk > 65536) return "chunk must be in 1..65536";
+    for (int k = 0; k < PPO_N_DETAILS; k++)
+        if (ppo_detail_get(c, k) != 0 && ppo_detail_get(c, k) != 1) return "unknown environment or initialisation detail";
     return NULL;
 }
 
@@ -97,10 +126,11 @@ int ppo_init(ppo_t *p, const ppo_config *cfg, reward_fn reward, void *ctx, char 
     p->last_episode_reward = NAN;
     if (env_alloc(&p->env, cfg->n_envs, cfg->map_h, cfg->map_w, cfg->variant, cfg->seed)) goto oom;
     env_set_reward(&p->env, reward, ctx);
+    env_set_rules(&p->env, &cfg->rules);
     nn_config nc;
     nn_preset_config(cfg->preset, p->env.cfg.crop_h, p->env.cfg.crop_w, p->env.cfg.n_actions, &nc);
     if (nn_alloc(&p->nn, &nc)) goto oom;
-    nn_init(&p->nn, cfg->seed);
+    nn_init(&p->nn, cfg->seed, cfg->conv_init);
     int cap = cfg->chunk;
     if (nn_acts_alloc(&p->acts, &nc, cap)) goto oom;
     size_t N = (size_t)cfg->n_steps * cfg->n_envs, os = (size_t)p->env.obs_size;
@@ -366,11 +396,32 @@ int ppo_train_update(ppo_t *p, ppo_metrics *m)
     return PPO_DONE;
 }
 
+/* The policy's (or uniformly random) actions of step t for every env. */
+static void play_actions(const nn_t *nn, nn_acts *a, env_t *e, uint64_t action_seed, int t, float *logits, int *act)
+{
+    int n = e->n, A = e->cfg.n_actions;
+    if (!nn) {
+        env_random_actions(e, action_seed, (uint64_t)t, act);
+        return;
+    }
+    size_t os = (size_t)e->obs_size;
+    for (int i = 0; i < n; i += a->cap) {
+        int B = n - i < a->cap ? n - i : a->cap;
+        nn_forward(nn, a, e->obs + (size_t)i * os, B);
+        memcpy(logits + (size_t)i * A, a->logits, sizeof(float) * (size_t)B * A);
+    }
+    for (int i = 0; i < n; i++) {
+        float lp;
+        act[i] = ppo_sample(logits + (size_t)i * A, A, ppo_action_draw(action_seed, i, (uint64_t)t), &lp);
+    }
+}
+
 int ppo_play_episode(const nn_t *nn, int n, int h, int w, int variant, uint64_t seed, uint64_t action_seed,
-                     reward_fn reward, void *ctx, unsigned char *final_maps, float *returns)
+                     const env_rules *rules, reward_fn reward, void *ctx, unsigned char *final_maps, float *returns)
 {
     env_t e;
     if (env_alloc(&e, n, h, w, variant, seed)) return -1;
+    if (rules) env_set_rules(&e, rules);
     env_set_reward(&e, reward, ctx);
     int A = e.cfg.n_actions, cap = n < 256 ? n : 256;
     nn_acts a;
@@ -380,33 +431,21 @@ int ppo_play_episode(const nn_t *nn, int n, int h, int w, int variant, uint64_t 
         free(act), free(logits), env_free(&e);
         return -1;
     }
-    size_t os = (size_t)e.obs_size;
     int T = e.cfg.episode_len;
-    for (int t = 0; t < T; t++) {
-        if (nn) {
-            for (int i = 0; i < n; i += cap) {
-                int B = n - i < cap ? n - i : cap;
-                nn_forward(nn, &a, e.obs + (size_t)i * os, B);
-                memcpy(logits + (size_t)i * A, a.logits, sizeof(float) * (size_t)B * A);
-            }
-            for (int i = 0; i < n; i++) {
-                float lp;
-                act[i] = ppo_sample(logits + (size_t)i * A, A, ppo_action_draw(action_seed, i, (uint64_t)t), &lp);
-            }
-        } else {
-            env_random_actions(&e, action_seed, (uint64_t)t, act);
-        }
-        if (t < T - 1) {
-            env_step(&e, act);
-            continue;
-        }
+    for (int t = 0; t < T - 1; t++) {
+        play_actions(nn, &a, &e, action_seed, t, logits, act);
+        env_step(&e, act);
+    }
+    if (e.cfg.rules.final_level == FINAL_LEVEL_768) {
         /* the last step's edit alone: its finish would reset the finished
          * maps (as cuda/play.cu's last kernel) */
+        play_actions(nn, &a, &e, action_seed, T - 1, logits, act);
         memcpy(e.b.actions, act, sizeof(int) * (size_t)n);
         for (int i = 0; i < n; i++) {
             size_t off = (size_t)i * e.cells;
-            batch_edit(&e.b, i, 0, 0, 0, reward != NULL);
-            if (reward) {
+            int given = reward && batch_reward_given(&e.b, i);
+            batch_edit(&e.b, i, 0, 0, 0, given);
+            if (given) {
                 level_t prev = {h, w, e.b.prev + off}, curr = {h, w, e.maps + off};
                 e.returns[i] += reward(&prev, &curr, ctx);
             }

@@ -32,6 +32,10 @@ typedef struct {
      * minibatch's whichever the chunk size */
     int chunk;           /* 256 */
     uint64_t seed;
+    /* where the reference code and the engine's first design differ
+     * (docs/training.md#reference-details); 0 is the reference's */
+    env_rules rules;     /* observation centre, last step's reward, level kept */
+    int conv_init;       /* CONV_INIT_LECUN or CONV_INIT_ORTHOGONAL */
 } ppo_config;
 
 /* Per-update figures. */
@@ -92,6 +96,20 @@ enum {
 /* "the rewards are not finite (...)": one line naming the cause. */
 const char *ppo_fault_text(int fault);
 
+/* The reference details of ppo_config by name: the flags spell detail k
+ * --FLAG NAME, train.json and config.json "KEY": "NAME"; names[0] is the
+ * reference's and the default, names[1] the engine's first design. */
+enum { PPO_DETAIL_OBS_CENTRE, PPO_DETAIL_TERMINAL_REWARD, PPO_DETAIL_FINAL_LEVEL, PPO_DETAIL_CONV_INIT, PPO_N_DETAILS };
+typedef struct {
+    const char *flag, *key;
+    const char *names[2];
+} ppo_detail;
+extern const ppo_detail ppo_details[PPO_N_DETAILS];
+int ppo_detail_get(const ppo_config *c, int k);
+void ppo_detail_set(ppo_config *c, int k, int v);
+/* The value of detail k that name spells, -1 if none. */
+int ppo_detail_parse(int k, const char *name);
+
 void ppo_config_default(ppo_config *c);
 /* NULL if the config is usable, else a one-line reason. */
 const char *ppo_config_check(const ppo_config *c);
@@ -128,14 +146,17 @@ float ppo_action_draw(uint64_t seed, int e, uint64_t n);
  * every time); `pcgrllm run` uses the same value. */
 #define PPO_EVAL_SEED 20250101ull
 
-/* One episode of n fresh environments (maps from seed, as env_alloc) with
- * actions sampled from the policy nn under action_seed, or uniformly at
- * random (env_random_actions) when nn is NULL.  The last step is applied
- * without the auto-reset, so final_maps (n*h*w tile ids, may be NULL) are
- * the levels at the end of the episode; returns[n] (may be NULL) are the
- * episode returns under reward (NULL: zeros).  0, or -1 if out of memory. */
+/* One episode of n fresh environments (maps from seed, as env_alloc) under
+ * rules (NULL: the reference's) with actions sampled from the policy nn
+ * under action_seed, or uniformly at random (env_random_actions) when nn
+ * is NULL.  final_maps (n*h*w tile ids, may be NULL) receive the levels
+ * the episode leaves: the maps after the second-to-last step under
+ * FINAL_LEVEL_767, or with the last step's edit applied (and no
+ * auto-reset) under FINAL_LEVEL_768.  returns[n] (may be NULL) are the
+ * episode returns under reward (NULL: zeros) over the steps applied.  0,
+ * or -1 if out of memory. */
 int ppo_play_episode(const nn_t *nn, int n, int h, int w, int variant, uint64_t seed, uint64_t action_seed,
-                     reward_fn reward, void *ctx, unsigned char *final_maps, float *returns);
+                     const env_rules *rules, reward_fn reward, void *ctx, unsigned char *final_maps, float *returns);
 
 
 #endif

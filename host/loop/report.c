@@ -91,6 +91,21 @@ static void provenance(FILE *f, json_t *cfg)
     }
 }
 
+/* The reference details every node trained with, as config.json records
+ * them; a run made before they were recorded had the engine's first
+ * design. */
+static void write_details(FILE *f, json_t *cfg)
+{
+    fprintf(f, "<br><b>Details</b> (docs/training.md#reference-details):");
+    for (int k = 0; k <= PPO_N_DETAILS; k++) {
+        const char *key = k < PPO_N_DETAILS ? ppo_details[k].key : "node_seeds";
+        json_t *v = json_object_get(cfg, key);
+        fprintf(f, "%s %s ", k ? "," : "", key);
+        if (json_is_string(v)) html_escape(f, json_string_value(v));
+        else fprintf(f, "%s (not recorded)", k < PPO_N_DETAILS ? ppo_details[k].names[1] : "offset");
+    }
+}
+
 /* config.json's string at key, HTML-escaped into buf (cut to fit). */
 static const char *cfg_text(json_t *cfg, const char *key, char *buf, size_t len)
 {
@@ -236,9 +251,20 @@ static void write_training_curve(FILE *f, const char *dir, int node)
     }
     free(text);
     const char *names[2] = {"mean episode reward", "entropy"};
+    double *px = v ? malloc(sizeof *px * (size_t)(2 * cap + 2)) : NULL, *py = px ? px + cap + 1 : NULL;
     fprintf(f, "<h4>Training</h4><p>\n");
-    for (int k = 0; v && n > 0 && k < 2; k++) {
-        plot_series sr = {.label = names[k], .n = n, .x = v, .y = v + (k + 1) * cap, .line = 1};
+    for (int k = 0; px && n > 0 && k < 2; k++) {
+        /* only the updates that have a value, joined: episodes end in few of
+         * them (every sixth with 768-step episodes and 128-step rollouts),
+         * and a line broken at every gap would draw nothing */
+        int m = 0;
+        for (int i = 0; i < n; i++)
+            if (isfinite(v[(k + 1) * cap + i])) px[m] = v[i], py[m++] = v[(k + 1) * cap + i];
+        if (m == 0) {
+            fprintf(f, "No episode ended in the %.0f steps of training: no %s to draw.\n", v[n - 1], names[k]);
+            continue;
+        }
+        plot_series sr = {.label = names[k], .n = m, .x = px, .y = py, .line = 1, .markers = m <= 60};
         plot_axes ax = {.title = names[k], .xlabel = "environment steps", .ylabel = names[k], .width = 600,
                         .height = 320};
         unsigned char *png = NULL;
@@ -251,6 +277,7 @@ static void write_training_curve(FILE *f, const char *dir, int node)
         free(png);
     }
     fprintf(f, "</p>\n");
+    free(px);
     free(v);
 }
 
@@ -389,6 +416,7 @@ static void write_head(FILE *f, const char *dir, json_t *cfg, const char *target
             json_integer_value(json_object_get(cfg, "steps")), json_integer_value(json_object_get(cfg, "envs")),
             cfg_text(cfg, "preset", preset, sizeof preset), cfg_text(cfg, "backend", backend, sizeof backend),
             aligned_rounds(cfg), json_integer_value(json_object_get(cfg, "check_envs")));
+    write_details(f, cfg);
     provenance(f, cfg);
     if (json_is_string(profile)) {
         fprintf(f, "<br><b>Profile:</b> --");

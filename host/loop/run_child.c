@@ -142,9 +142,9 @@ int step_train(run_state *R, int id, const char *ndir, char *reason, int len)
     char steps[32], envs[32], seed[32], threads[32];
     snprintf(steps, sizeof steps, "%lld", R->c->steps);
     snprintf(envs, sizeof envs, "%d", R->c->envs);
-    snprintf(seed, sizeof seed, "%llu", (unsigned long long)(R->c->seed + (uint64_t)id));
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)run_node_seed(R->c, id));
     snprintf(threads, sizeof threads, "%d", R->c->threads);
-    char *argv[32];
+    char *argv[48];
     int n = 0;
     argv[n++] = "pcgrllm";
     argv[n++] = "train";
@@ -169,6 +169,12 @@ int step_train(run_state *R, int id, const char *ndir, char *reason, int len)
     if (R->c->threads > 0) {
         argv[n++] = "--threads";
         argv[n++] = threads;
+    }
+    char detail_flags[PPO_N_DETAILS][24];
+    for (int k = 0; k < PPO_N_DETAILS; k++) { /* every one, so that train's defaults never decide */
+        snprintf(detail_flags[k], sizeof detail_flags[k], "--%s", ppo_details[k].flag);
+        argv[n++] = detail_flags[k];
+        argv[n++] = (char *)ppo_details[k].names[R->c->details[k]];
     }
     argv[n++] = "--out";
     argv[n++] = out;
@@ -204,10 +210,12 @@ int step_generate_levels(run_state *R, const char *ndir, char *reason, int len)
     snprintf(n, sizeof n, "%d", R->c->n_levels);
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)R->c->eval_seed);
     snprintf(threads, sizeof threads, "%d", R->c->threads);
-    char *argv[16];
+    char *argv[20];
     int k = 0;
     argv[k++] = "pcgrllm";
     argv[k++] = "generate";
+    argv[k++] = "--final-level";
+    argv[k++] = (char *)ppo_details[PPO_DETAIL_FINAL_LEVEL].names[R->c->details[PPO_DETAIL_FINAL_LEVEL]];
     argv[k++] = "--policy";
     argv[k++] = policy;
     argv[k++] = "--n";

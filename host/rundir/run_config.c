@@ -116,6 +116,46 @@ const char *run_prompts_name(int p) { return p >= 0 && p < 2 ? prompts_names[p] 
 const char *run_reward_api_name(int a) { return a >= 0 && a < 2 ? api_names[a] : "?"; }
 const char *run_got_refs_name(int r) { return r >= 0 && r < 2 ? refs_names[r] : "?"; }
 
+/* ---------------------------------------------------------------- details */
+
+static const char *const node_seed_names[] = {"same", "offset"};
+
+int run_parse_node_seeds(const char *s) { return run_name_index(node_seed_names, 2, s); }
+const char *run_node_seeds_name(int v) { return v >= 0 && v < 2 ? node_seed_names[v] : "?"; }
+
+uint64_t run_node_seed(const run_config *c, int id)
+{
+    return c->seed + (c->node_seeds == NODE_SEEDS_OFFSET ? (uint64_t)id : 0);
+}
+
+static void details_to_json(const run_config *c, json_t *o)
+{
+    for (int k = 0; k < PPO_N_DETAILS; k++)
+        json_object_set_new(o, ppo_details[k].key, json_string(ppo_details[k].names[c->details[k]]));
+    json_object_set_new(o, "node_seeds", json_string(node_seed_names[c->node_seeds]));
+}
+
+/* A config.json written before these settings existed belongs to a run
+ * made the engine's first way: a missing key is that way (value 1). */
+static int details_from_json(json_t *o, run_config *c, char *err, int errlen)
+{
+    for (int k = 0; k <= PPO_N_DETAILS; k++) {
+        const char *key = k < PPO_N_DETAILS ? ppo_details[k].key : "node_seeds";
+        json_t *v = json_object_get(o, key);
+        int value = 1;
+        if (v) {
+            const char *name = json_is_string(v) ? json_string_value(v) : "";
+            value = k < PPO_N_DETAILS ? ppo_detail_parse(k, name) : run_parse_node_seeds(name);
+        }
+        if (value < 0) {
+            snprintf(err, (size_t)errlen, "config.json: '%s' unknown", key);
+            return -1;
+        }
+        *(k < PPO_N_DETAILS ? &c->details[k] : &c->node_seeds) = value;
+    }
+    return 0;
+}
+
 /* ---------------------------------------------------------------- config */
 
 json_t *run_config_to_json(const run_config *given)
@@ -180,6 +220,7 @@ json_t *run_config_to_json(const run_config *given)
     json_object_set_new(o, "eval_seed", json_integer((json_int_t)c->eval_seed));
     json_object_set_new(o, "check_envs", json_integer(c->check_envs));
     json_object_set_new(o, "check_timeout", json_real(c->check_timeout));
+    details_to_json(c, o);
     return o;
 }
 
@@ -320,5 +361,5 @@ int run_config_from_json(json_t *o, run_config *c, char *err, int errlen)
     GET_INT("check_envs", v, 1, RUN_CHECK_ENVS_MAX);
     c->check_envs = (int)v;
     GET_REAL("check_timeout", c->check_timeout, RUN_CHECK_TIMEOUT_MIN, RUN_CHECK_TIMEOUT_MAX);
-    return 0;
+    return details_from_json(o, c, err, errlen);
 }

@@ -10,6 +10,7 @@
 #include "eval.h"
 #include "graph.h"
 #include "llm.h"
+#include "ppo.h"
 #include "target.h"
 
 /* The ranges of run's flags, which config.json must keep too: a stored
@@ -32,6 +33,9 @@ enum { FBIN_TEXT = 0, FBIN_IMAGE = 1 };
  * prompts/rich/), and which reward API functions the prompts list. */
 enum { PROMPTS_PAPER = 0, PROMPTS_RICH = 1 };
 enum { API_MINIMAL = 0, API_FULL = 1 };
+/* --node-seeds: every node trains with --seed, as the reference code's
+ * nodes do, or node n with seed + n */
+enum { NODE_SEEDS_SAME = 0, NODE_SEEDS_OFFSET = 1 };
 
 typedef struct {
     /* the task */
@@ -74,6 +78,10 @@ typedef struct {
     int quiet;
     int yes;                   /* go on with a job projected at over 3 hours on the CPU */
     char profile[16];          /* "" or the named profile (--quick) the flags started from */
+    /* the reference details train takes (ppo.h's PPO_DETAIL_*, 0 the
+     * reference's), passed to every node's train and generate */
+    int details[PPO_N_DETAILS];
+    int node_seeds;            /* NODE_SEEDS_* */
 } run_config;
 
 /* A named profile: the flags it stands for, which run parses before the
@@ -117,6 +125,11 @@ const char *run_feedback_input_name(int f);
 const char *run_prompts_name(int p);
 const char *run_reward_api_name(int a);
 const char *run_got_refs_name(int r);
+/* "same" or "offset" -> NODE_SEEDS_*, -1 if neither; and back */
+int run_parse_node_seeds(const char *s);
+const char *run_node_seeds_name(int v);
+/* The seed node id trains with. */
+uint64_t run_node_seed(const run_config *c, int id);
 
 /* The defaults: the paper's prompts with the minimal API and the
  * reference's GoT references.  reward_api and got_refs start unset (-1)

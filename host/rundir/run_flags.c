@@ -41,14 +41,27 @@ static const struct option run_opts[] = {
     {0, 0, 0, 0}};
 #define N_RUN_OPTS (sizeof run_opts / sizeof run_opts[0] - 1)
 
+/* The reference details run passes to train (O_DETAIL + PPO_DETAIL_*),
+ * then --node-seeds. */
+enum { O_DETAIL = 1000, O_NODE_SEEDS = O_DETAIL + PPO_N_DETAILS };
+static const struct option detail_opts[] = {
+    {"obs-centre", required_argument, 0, O_DETAIL + PPO_DETAIL_OBS_CENTRE},
+    {"terminal-reward", required_argument, 0, O_DETAIL + PPO_DETAIL_TERMINAL_REWARD},
+    {"final-level", required_argument, 0, O_DETAIL + PPO_DETAIL_FINAL_LEVEL},
+    {"conv-init", required_argument, 0, O_DETAIL + PPO_DETAIL_CONV_INIT},
+    {"node-seeds", required_argument, 0, O_NODE_SEEDS},
+};
+#define N_DETAIL_OPTS (sizeof detail_opts / sizeof detail_opts[0])
+
 /* run's own flags, then the LLM flags (llm_flag_names, handed to
  * llm_config_flag as 'L'), then the end. */
-static struct option all_opts[N_RUN_OPTS + 48];
+static struct option all_opts[N_RUN_OPTS + N_DETAIL_OPTS + 48];
 
 static const struct option *run_options(void)
 {
     memcpy(all_opts, run_opts, N_RUN_OPTS * sizeof run_opts[0]);
-    size_t n = N_RUN_OPTS;
+    memcpy(all_opts + N_RUN_OPTS, detail_opts, sizeof detail_opts);
+    size_t n = N_RUN_OPTS + N_DETAIL_OPTS;
     for (int i = 0; llm_flag_names[i] && n < sizeof all_opts / sizeof all_opts[0] - 1; i++)
         all_opts[n++] = (struct option){llm_flag_names[i], required_argument, 0, 'L'};
     all_opts[n] = (struct option){0, 0, 0, 0};
@@ -234,6 +247,21 @@ static int training_flag(run_config *c, int ch, const char *optarg, char *err, i
     return 0;
 }
 
+/* The reference details and --node-seeds.  0 taken, 1 not this group's,
+ * -1 refused (err says why). */
+static int detail_flag(run_config *c, int ch, const char *optarg, char *err, int errlen)
+{
+    if (ch == O_NODE_SEEDS) {
+        if ((c->node_seeds = run_parse_node_seeds(optarg)) < 0) BAD("--node-seeds must be same or offset");
+        return 0;
+    }
+    int k = ch - O_DETAIL;
+    if (k < 0 || k >= PPO_N_DETAILS) return 1;
+    if ((c->details[k] = ppo_detail_parse(k, optarg)) < 0)
+        BAD("--%s must be %s or %s", ppo_details[k].flag, ppo_details[k].names[0], ppo_details[k].names[1]);
+    return 0;
+}
+
 #undef BAD
 
 /* Without --llm: a language model when a server is named or a key is
@@ -284,7 +312,8 @@ static int parse_run_flags(run_config *c, int argc, char **argv, run_flags_seen 
     while ((ch = getopt_full(argc, argv, ":", opts, &idx)) != -1) {
         if ((r = task_flag(c, ch, optarg, &seen->have_task, err, errlen)) <= 0 ||
             (r = search_flag(c, ch, optarg, err, errlen)) <= 0 ||
-            (r = training_flag(c, ch, optarg, err, errlen)) <= 0) {
+            (r = training_flag(c, ch, optarg, err, errlen)) <= 0 ||
+            (r = detail_flag(c, ch, optarg, err, errlen)) <= 0) {
             if (r < 0) return -1;
             continue;
         }

@@ -80,6 +80,8 @@ static int write_train_json(const train_job *j)
         if (!o) return set_write_error("out of memory"), -1;
     }
     json_object_set_new(o, "steps", json_integer((json_int_t)j->steps));
+    for (int k = 0; k < PPO_N_DETAILS; k++) /* a resume's are the checkpoint's */
+        json_object_set_new(o, ppo_details[k].key, json_string(ppo_details[k].names[ppo_detail_get(c, k)]));
     json_object_set_new(o, "backend", json_string(j->use_cuda ? "cuda" : "cpu"));
     json_object_set_new(o, "matmul", json_string(j->use_cuda ? backend_math_name(j->math) : "fp32"));
     int threads = train_threads(j, why, sizeof why);

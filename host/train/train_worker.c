@@ -179,7 +179,7 @@ static int open_cuda(trainer *t, const unsigned char *ckpt, size_t ckpt_len, con
     int n_actions = cfg->variant == VARIANT_TREASURE ? 7 : 6;
     if (nn_preset_config(cfg->preset, 2 * cfg->map_h - 1, 2 * cfg->map_w - 1, n_actions, &nc) || nn_alloc(&nn, &nc))
         return send_device_error("network", "cannot build it"), SETUP_TRAINER;
-    nn_init(&nn, cfg->seed);
+    nn_init(&nn, cfg->seed, cfg->conv_init);
     if (t->api->blas_set_math(t->s->math) ||
         !(t->dev = t->api->ppo_init(cfg, &nc, nn.off, nn.n_params, t->s->resume ? t->st.params : nn.params, cubin))) {
         nn_free(&nn);
