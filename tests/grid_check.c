@@ -31,22 +31,12 @@ static double column_value(json_t *row, const char *abl)
     return json_number_value(json_object_get(row, "fitness"));
 }
 
-static void pool(json_t *rows, int s, double *lo, double *hi)
-{
-    size_t i;
-    json_t *r;
-    *lo = INFINITY, *hi = -INFINITY;
-    json_array_foreach(rows, i, r) {
-        if (json_integer_value(json_object_get(r, "scenario")) != s) continue;
-        double f = json_number_value(json_object_get(r, "fitness"));
-        *lo = f < *lo ? f : *lo, *hi = f > *hi ? f : *hi;
-    }
-}
-
 /* Per repeat, entry e's values: raw in its scenario, or for "mean" the
- * mean over the grid's scenarios of (x - min) / (max - min). */
-static int entry_values(json_t *rows, json_t *e, const char *abl, const int *scen, int n_scen, double *v)
+ * mean over the grid's scenarios of (x - r_s) / (1 - r_s), r_s random
+ * play's fitness there (raw: of x itself). */
+static int entry_values(json_t *sum, json_t *e, const char *abl, const int *scen, int n_scen, int raw, double *v)
 {
+    json_t *rows = json_object_get(sum, "rows"), *rp = json_object_get(sum, "random_play");
     int repeats = 0;
     size_t i;
     json_t *r;
@@ -56,11 +46,11 @@ static int entry_values(json_t *rows, json_t *e, const char *abl, const int *sce
     }
     json_t *sj = json_object_get(e, "scenario");
     for (int k = 0; k < repeats && k < MAXR; k++) {
-        double sum = 0;
+        double sum_v = 0;
         for (int si = 0; si < n_scen; si++) {
             int s = scen[si];
             if (json_is_integer(sj) && json_integer_value(sj) != s) continue;
-            double x = NAN, lo, hi;
+            double x = NAN;
             json_array_foreach(rows, i, r) {
                 if (json_integer_value(json_object_get(r, "scenario")) != s ||
                     json_integer_value(json_object_get(r, "repeat")) != k || !same_heading(r, e))
@@ -68,10 +58,12 @@ static int entry_values(json_t *rows, json_t *e, const char *abl, const int *sce
                 double c = column_value(r, abl);
                 if (!isnan(c)) x = c;
             }
-            pool(rows, s, &lo, &hi);
-            sum += json_is_integer(sj) ? x : hi > lo ? (x - lo) / (hi - lo) : isnan(x) ? NAN : 0;
+            char key[4];
+            snprintf(key, sizeof key, "%d", s);
+            double floor_s = json_number_value(json_object_get(rp, key));
+            sum_v += json_is_integer(sj) || raw ? x : (x - floor_s) / (1 - floor_s);
         }
-        v[k] = json_is_integer(sj) ? sum : sum / n_scen;
+        v[k] = json_is_integer(sj) ? sum_v : sum_v / n_scen;
     }
     return repeats;
 }
@@ -113,21 +105,23 @@ void grid_check_summary(const char *dir, int want_finished)
     }
     assert_true(json_array_size(t2) > 0);
     json_array_foreach(t2, i, e) {
-        double v[MAXR], f[MAXR], m, sd;
-        int n = entry_values(rows, e, json_string_value(json_object_get(e, "ablation")), scen, n_scen, v), k;
-        finite_only(v, n, f, &k);
-        stats_mean_sd(f, k, &m, &sd);
-        char what[160];
-        snprintf(what, sizeof what, "table2 entry %zu (%s %s)", i, json_string_value(json_object_get(e, "pe")),
-                 json_string_value(json_object_get(e, "ablation")));
-        assert_int_equal(json_integer_value(json_object_get(e, "n")), k);
-        check_number(e, "mean", m, what);
-        check_number(e, "std", sd, what);
+        for (int raw = 0; raw < 2; raw++) {
+            double v[MAXR], f[MAXR], m, sd;
+            int n = entry_values(j, e, json_string_value(json_object_get(e, "ablation")), scen, n_scen, raw, v), k;
+            finite_only(v, n, f, &k);
+            stats_mean_sd(f, k, &m, &sd);
+            char what[160];
+            snprintf(what, sizeof what, "table2 entry %zu (%s %s%s)", i, json_string_value(json_object_get(e, "pe")),
+                     json_string_value(json_object_get(e, "ablation")), raw ? ", raw" : "");
+            assert_int_equal(json_integer_value(json_object_get(e, raw ? "raw_n" : "n")), k);
+            check_number(e, raw ? "raw_mean" : "mean", m, what);
+            check_number(e, raw ? "raw_std" : "std", sd, what);
+        }
     }
     json_array_foreach(json_object_get(j, "p_values"), i, e) {
         double a[MAXR], b[MAXR], fa[MAXR], fb[MAXR];
-        int n = entry_values(rows, e, "full", scen, n_scen, a), na, nb;
-        entry_values(rows, e, json_string_value(json_object_get(e, "vs")), scen, n_scen, b);
+        int n = entry_values(j, e, "full", scen, n_scen, 0, a), na, nb;
+        entry_values(j, e, json_string_value(json_object_get(e, "vs")), scen, n_scen, 0, b);
         finite_only(a, n, fa, &na);
         finite_only(b, n, fb, &nb);
         /* fewer than three seeds in a column with seeds: no test */

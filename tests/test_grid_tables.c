@@ -10,6 +10,7 @@
 #include "run.h"
 #include <jansson.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,21 +169,40 @@ static const struct {
     {3, "got", "full", 0.75, 0.353553390593274, 2},
     {3, "human", "zs", 0.543333333333333, 0.317227573412737, 3},
     {3, "human", "full", 0.8, 0.257099202643649, 3},
-    {0, "cot", "zs", 0.405465949820788, 0.205999431116162, 3},
-    {0, "cot", "sa", 0.467909946236559, 0.335775153309852, 3},
-    {0, "cot", "fb", 0.536346326164875, 0.297545493500435, 3},
-    {0, "cot", "full", 0.628752240143369, 0.132399118046858, 3},
-    {0, "got", "zs", 0.405465949820788, 0.205999431116162, 3},
-    {0, "got", "sa", 0.467909946236559, 0.335775153309852, 3},
-    {0, "got", "fb", 0.614359318996416, 0.331981141430943, 3},
-    {0, "got", "full", 0.539146505376344, 0.423646300690731, 2},
-    {0, "human", "zs", 0.446740591397849, 0.335775153309853, 3},
-    {0, "human", "full", 0.605510752688172, 0.334378586101147, 3},
+    {0, "cot", "zs", 0.297857142857143, 0.268209054542861, 3},
+    {0, "cot", "sa", 0.341071428571429, 0.407864022959233, 3},
+    {0, "cot", "fb", 0.399642857142857, 0.368461362303029, 3},
+    {0, "cot", "full", 0.54, 0.172431219650631, 3},
+    {0, "got", "zs", 0.297857142857143, 0.268209054542861, 3},
+    {0, "got", "sa", 0.341071428571429, 0.407864022959233, 3},
+    {0, "got", "fb", 0.498928571428571, 0.415832089346905, 3},
+    {0, "got", "full", 0.404821428571429, 0.523511556214183, 2},
+    {0, "human", "zs", 0.315357142857143, 0.407864022959233, 3},
+    {0, "human", "full", 0.487857142857143, 0.418339007875436, 3},
+};
+
+/* The Mean rows of the raw values: per seed the plain mean over the
+ * scenarios, beside the normalised Mean rows. */
+static const struct {
+    const char *pe, *ablation;
+    double mean, sd;
+    int n;
+} expected_raw[] = {
+    {"cot", "zs", 0.436666666666667, 0.193670682689284, 3},
+    {"cot", "sa", 0.498333333333333, 0.317227573412737, 3},
+    {"cot", "fb", 0.565, 0.280535202782111, 3},
+    {"cot", "full", 0.65, 0.125, 3},
+    {"got", "zs", 0.436666666666667, 0.193670682689284, 3},
+    {"got", "sa", 0.498333333333333, 0.317227573412737, 3},
+    {"got", "fb", 0.638333333333333, 0.312623309005156, 3},
+    {"got", "full", 0.5675, 0.399515331370399, 2},
+    {"human", "zs", 0.478333333333333, 0.317227573412737, 3},
+    {"human", "full", 0.63, 0.314920624919995, 3},
 };
 
 /* GoT's PCGRLLM column has two seeds in scenario 3 (and so in the Mean
  * row): too few for a test, so no p there (scipy would give 0.307476636220134,
- * 0.606478688845626 and 0.735528569449941, 0.861521401254973). */
+ * 0.606478688845626 and 0.824543313779026, 0.898916902254862). */
 static const struct {
     int scenario;
     const char *pe;
@@ -193,7 +213,7 @@ static const struct {
     {1, "got", 0.570933363398045, 0.800335388924935, 0, -1, -1},
     {3, "cot", 0.233341076316081, 0.633851780855377, 0, 1, 1},
     {3, "got", NAN, NAN, 1, 1, 1},
-    {0, "cot", 0.201435546707526, 0.504063772543852, 0, 1, 1},
+    {0, "cot", 0.269807688359242, 0.499090967081171, 0, 1, 1},
     {0, "got", NAN, NAN, 1, 1, 1},
 };
 
@@ -205,12 +225,12 @@ static const struct {
     double dy_mean, dy_sd; /* the change from the previous iteration */
     int dy_n;
 } expected_it[] = {
-    {"cot", 1, 0.598454301075269, 0.335775153309852, 3, NAN, NAN, 0},
-    {"cot", 2, 0.447804659498208, 0.205999431116162, 3, -0.150649641577061, 0.534548655087145, 3},
-    {"cot", 3, 0.628752240143369, 0.132399118046858, 3, 0.180947580645161, 0.308725461233986, 3},
-    {"got", 1, 0.525425627240143, 0.132399118046858, 3, NAN, NAN, 0},
-    {"got", 2, 0.550123207885305, 0.204101557187626, 3, 0.0246975806451612, 0.308725461233986, 3},
-    {"got", 3, 0.539146505376344, 0.423646300690731, 2, -0.0310819892473118, 0.708057193526852, 2},
+    {"cot", 1, 0.499642857142857, 0.407864022959233, 3, NAN, NAN, 0},
+    {"cot", 2, 0.349285714285714, 0.268209054542861, 3, -0.150357142857143, 0.652284740472335, 3},
+    {"cot", 3, 0.54, 0.172431219650631, 3, 0.190714285714286, 0.390172155880567, 3},
+    {"got", 1, 0.443571428571429, 0.172431219650631, 3, NAN, NAN, 0},
+    {"got", 2, 0.473571428571429, 0.244699680574923, 3, 0.03, 0.390172155880567, 3},
+    {"got", 3, 0.404821428571429, 0.523511556214183, 2, -0.0605357142857143, 0.868983726451039, 2},
 };
 
 static void near(double got, double want, double tol, const char *what)
@@ -265,14 +285,14 @@ static void grid_tables_known_rows(void **state)
     grid_tables T;
     build_rows(&R);
     assert_int_equal(grid_tables_compute(&R, GRID_VALUE_FINAL, &T), 0);
-    /* the normalisation pools: every row of the scenario */
-    near(T.min[1], 0.07, 1e-12, "min 1");
-    near(T.max[1], 1.0, 1e-12, "max 1");
-    near(T.min[3], 0.04, 1e-12, "min 3");
-    near(T.max[3], 1.0, 1e-12, "max 3");
+    /* the normalisation's floors: random play at the defaults, 10 and 2 of
+     * the 30 levels (tests/grid_expected.py takes the same) */
+    near(T.random_play[1], 10.0 / 30, 1e-12, "random play 1");
+    near(T.random_play[3], 2.0 / 30, 1e-12, "random play 3");
     for (int i = 0; i < R.n; i++) {
         const grid_row *w = &R.rows[i];
-        near(w->norm, (w->fitness - T.min[w->scenario]) / (T.max[w->scenario] - T.min[w->scenario]), 1e-12, "norm");
+        double r = T.random_play[w->scenario];
+        near(w->norm, (w->fitness - r) / (1 - r), 1e-12, "norm");
     }
     /* three keys in three rows each (scenario 1, 3, Mean) */
     assert_int_equal(T.n_t2, 9);
@@ -284,6 +304,13 @@ static void grid_tables_known_rows(void **state)
         assert_int_equal(s->n, expected[i].n);
         near(s->mean, expected[i].mean, 1e-12, what);
         near(s->sd, expected[i].sd, 1e-12, what);
+    }
+    for (size_t i = 0; i < sizeof expected_raw / sizeof expected_raw[0]; i++) {
+        const grid_t2_row *e = t2_find(&T, 0, expected_raw[i].pe);
+        const grid_stat *s = &e->raw[run_parse_ablation(expected_raw[i].ablation)];
+        assert_int_equal(s->n, expected_raw[i].n);
+        near(s->mean, expected_raw[i].mean, 1e-12, "raw mean");
+        near(s->sd, expected_raw[i].sd, 1e-12, "raw mean, sd");
     }
     /* the Human row has no +SA or +FB column */
     assert_int_equal(t2_find(&T, 1, "human")->col[ABL_SA].n, 0);
@@ -329,6 +356,54 @@ static void grid_tables_known_rows(void **state)
     grid_rows_free(&R);
 }
 
+/* The normalisation's bounds are fixed: adding cells (here the Human row,
+ * and a method far below random play) moves neither a row's normalised
+ * value nor another method's Mean row. */
+static void grid_norm_unchanged_by_more_cells(void **state)
+{
+    (void)state;
+    grid_rows R;
+    grid_tables T;
+    build_rows(&R);
+    int n_before = 0;
+    for (int i = 0; i < R.n; i++) /* the grid without its Human cells */
+        if (strcmp(R.rows[i].key.pe, "human")) R.rows[n_before++] = R.rows[i];
+    R.n = n_before;
+    R.human = 0;
+    assert_int_equal(grid_tables_compute(&R, GRID_VALUE_FINAL, &T), 0);
+    double *before = malloc(sizeof *before * (size_t)R.n);
+    assert_non_null(before);
+    for (int i = 0; i < R.n; i++) before[i] = R.rows[i].norm;
+    grid_stat cot_mean = t2_find(&T, 0, "cot")->col[ABL_FULL];
+    grid_tables_free(&T);
+    grid_rows_free(&R);
+    build_rows(&R); /* now with the Human cells */
+    for (int s = 1; s <= 3; s += 2)
+        for (int r = 0; r < 3; r++) {
+            grid_row w = R.rows[0];
+            snprintf(w.key.pe, sizeof w.key.pe, "tot");
+            w.scenario = s, w.repeat = r, w.ablation = ABL_FULL, w.iteration = 1, w.final = 1;
+            w.fitness = w.best_so_far = 0;
+            assert_int_equal(grid_rows_add(&R, &w), 0);
+        }
+    assert_int_equal(grid_tables_compute(&R, GRID_VALUE_FINAL, &T), 0);
+    int k = 0;
+    for (int i = 0; i < R.n; i++) {
+        if (!strcmp(R.rows[i].key.pe, "human") || !strcmp(R.rows[i].key.pe, "tot")) continue;
+        near(R.rows[i].norm, before[k++], 0, "the same row's normalised value");
+    }
+    assert_int_equal(k, n_before);
+    const grid_stat *after = &t2_find(&T, 0, "cot")->col[ABL_FULL];
+    near(after->mean, cot_mean.mean, 0, "CoT's Mean row");
+    near(after->sd, cot_mean.sd, 0, "CoT's Mean row, sd");
+    near(t2_find(&T, 1, "tot")->col[ABL_FULL].mean, 0, 0, "ToT, raw");
+    /* below random play: negative */
+    near(t2_find(&T, 0, "tot")->col[ABL_FULL].mean, (-0.5 + -1.0 / 14) / 2, 1e-12, "ToT, normalised");
+    free(before);
+    grid_tables_free(&T);
+    grid_rows_free(&R);
+}
+
 /* The summary's lists hold what the tables hold, under the documented keys. */
 static void grid_summary_json_csv_markdown(void **state)
 {
@@ -354,8 +429,10 @@ static void grid_summary_json_csv_markdown(void **state)
             strcmp(json_string_value(json_object_get(o, "ablation")), "full"))
             continue;
         assert_string_equal(json_string_value(json_object_get(o, "scenario")), "mean");
-        near(json_number_value(json_object_get(o, "mean")), 0.539146505376344, 1e-12, "json mean");
-        near(json_number_value(json_object_get(o, "std")), 0.423646300690731, 1e-12, "json std");
+        near(json_number_value(json_object_get(o, "mean")), 0.404821428571429, 1e-12, "json mean");
+        near(json_number_value(json_object_get(o, "std")), 0.523511556214183, 1e-12, "json std");
+        near(json_number_value(json_object_get(o, "raw_mean")), 0.5675, 1e-12, "json raw mean");
+        near(json_number_value(json_object_get(o, "raw_std")), 0.399515331370399, 1e-12, "json raw std");
         assert_int_equal(json_integer_value(json_object_get(o, "n")), 2);
         found++;
     }
@@ -390,18 +467,24 @@ static void grid_summary_json_csv_markdown(void **state)
     char *md = grid_tables_markdown(&R, &T, 1);
     assert_non_null(md);
     assert_non_null(strstr(md, "| Scenario | Method | ZS | +SA | +FB | PCGRLLM | p(ZS) | p(SA) |"));
-    assert_non_null(strstr(md, "| Mean | CoT | 0.405 ± 0.206 | 0.468 ± 0.336 | 0.536 ± 0.298 | **0.629 ± 0.132** | "
-                               "0.201 | 0.504 |"));
-    assert_non_null(strstr(md, "| Mean | GoT | 0.405 ± 0.206 | 0.468 ± 0.336 | **0.614 ± 0.332** | 0.539 ± 0.424 "
+    assert_non_null(strstr(md, "| Mean | CoT | 0.298 ± 0.268 | 0.341 ± 0.408 | 0.400 ± 0.368 | **0.540 ± 0.172** | "
+                               "0.270 | 0.499 |"));
+    assert_non_null(strstr(md, "| Mean | GoT | 0.298 ± 0.268 | 0.341 ± 0.408 | **0.499 ± 0.416** | 0.405 ± 0.524 "
                                "(n=2, too few) | n < 3 | n < 3 |"));
     assert_non_null(strstr(md, "Too few runs for a test"));
-    assert_non_null(strstr(md, "| Mean | Human | 0.447 ± 0.336 |  |  | **0.606 ± 0.334** |  |  |"));
+    assert_non_null(strstr(md, "| Mean | Human | 0.315 ± 0.408 |  |  | **0.488 ± 0.418** |  |  |"));
+    /* the raw means beside them, without tests or bold */
+    assert_non_null(strstr(md, "| Mean (raw) | CoT | 0.437 ± 0.194 | 0.498 ± 0.317 | 0.565 ± 0.281 | 0.650 ± 0.125 "
+                               "|  |  |"));
+    assert_non_null(strstr(md, "| Mean (raw) | Human | 0.478 ± 0.317 |  |  | 0.630 ± 0.315 |  |  |"));
+    assert_non_null(strstr(md, "(x − r_s) / (1 − r_s)"));
     assert_non_null(strstr(md, "### Table IV"));
     assert_non_null(strstr(md, "ZS and +SA run once per (scenario, model, seed)"));
     free(md);
     char *html = grid_tables_html(&R, &T, "test");
     assert_non_null(html);
-    assert_non_null(strstr(html, "<td><b>0.629 ± 0.132</b></td>"));
+    assert_non_null(strstr(html, "<td><b>0.540 ± 0.172</b></td>"));
+    assert_non_null(strstr(html, "<td>Mean (raw)</td><td>CoT</td><td>0.437 ± 0.194</td>"));
     assert_true(pcg_test_count_of(html, "data:image/png;base64,") >= 1); /* fitness by iteration */
     free(html);
     grid_tables_free(&T);
@@ -449,8 +532,7 @@ static void add_study_scenario(grid_rows *R, int s)
 }
 
 /* Scenarios 1 and 3 alike (the first n_scen of them), two seeds,
- * zero-shot and +FB over two iterations.  Fitness spans 0..1, so the Mean
- * rows are the raw values; the model's scores span 0.3..0.8. */
+ * zero-shot and +FB over two iterations; the model's scores span 0.3..0.8. */
 static void build_study_rows(grid_rows *R, int n_scen)
 {
     int scen[] = {1, 3}, abl[] = {ABL_ZS, ABL_FB};
@@ -484,6 +566,23 @@ static json_t *find_entry(json_t *arr, const char *pe, const char *fb, const cha
 
 static double num(json_t *o, const char *key) { return json_number_value(json_object_get(o, key)); }
 
+/* The study's scenarios 1 and 3 hold the same values, so a Mean-row value
+ * is the mean of x normalised in each: (x - r) / (1 - r) with random play
+ * r = 10/30 and 2/30 at the defaults. */
+static double mean_norm(double x) { return ((x - 10.0 / 30) / (1 - 10.0 / 30) + (x - 2.0 / 30) / (1 - 2.0 / 30)) / 2; }
+
+/* text holds the line made from fmt (a test of one formatted row). */
+static void has_line(const char *text, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void has_line(const char *text, const char *fmt, ...)
+{
+    char want[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(want, sizeof want, fmt, ap);
+    va_end(ap);
+    if (!strstr(text, want)) fail_msg("missing: %s", want);
+}
+
 static void grid_studies_known_rows(void **state)
 {
     (void)state;
@@ -491,55 +590,62 @@ static void grid_studies_known_rows(void **state)
     grid_tables T;
     build_study_rows(&R, 2);
     assert_int_equal(grid_tables_compute(&R, GRID_VALUE_FINAL, &T), 0);
-    near(T.lmin[1], 0.3, 1e-12, "llm min");
-    near(T.lmax[1], 0.8, 1e-12, "llm max");
     json_t *j = grid_summary_json(&R, &T);
     /* Table V: the same nodes scored by the evaluator and by the model;
-     * Mean row normalised: the model's ZS (0.5, 0.7) -> 0.4, 0.8; its +FB
-     * (0.3, 0.5) -> 0, 0.4 */
+     * Mean row: the evaluator's fitness normalised, the model's scores
+     * (whose floor is unknown) raw: ZS 0.5, 0.7, +FB 0.3, 0.5 */
     json_t *t5 = find_entry(json_object_get(j, "table5"), "cot", "specific", "text", -1, -1, NULL, 0);
-    near(num(t5, "heuristic_zs"), 0.3, 1e-12, "heuristic zs");
-    near(num(t5, "heuristic_fb"), 0.7, 1e-12, "heuristic fb");
-    near(num(t5, "heuristic_delta"), 0.4, 1e-12, "heuristic delta");
+    near(num(t5, "heuristic_zs"), mean_norm(0.3), 1e-12, "heuristic zs");
+    near(num(t5, "heuristic_fb"), mean_norm(0.7), 1e-12, "heuristic fb");
+    near(num(t5, "heuristic_delta"), mean_norm(0.7) - mean_norm(0.3), 1e-12, "heuristic delta");
     near(num(t5, "llm_zs"), 0.6, 1e-12, "llm zs");
-    near(num(t5, "llm_fb"), 0.2, 1e-12, "llm fb");
-    near(num(t5, "llm_delta"), -0.4, 1e-12, "llm delta");
+    near(num(t5, "llm_fb"), 0.4, 1e-12, "llm fb");
+    near(num(t5, "llm_delta"), -0.2, 1e-12, "llm delta");
     /* Table IX: text and image feedback, the same but for the input */
     json_t *t9 = json_object_get(j, "table9");
-    near(num(find_entry(t9, "cot", "specific", "image", -1, -1, "fb", 0), "mean"), 0.75, 1e-12, "image fb");
-    near(num(find_entry(t9, "cot", "specific", "text", -1, -1, "fb", 0), "mean"), 0.7, 1e-12, "text fb");
+    near(num(find_entry(t9, "cot", "specific", "image", -1, -1, "fb", 0), "mean"), mean_norm(0.75), 1e-12, "image fb");
+    near(num(find_entry(t9, "cot", "specific", "text", -1, -1, "fb", 0), "mean"), mean_norm(0.7), 1e-12, "text fb");
+    near(num(find_entry(t9, "cot", "specific", "text", -1, -1, "fb", 0), "raw_mean"), 0.7, 1e-12, "text fb, raw");
     /* the feedback study (Fig. 6): y and its change per feedback type */
     json_t *fs = json_object_get(j, "feedback_study");
     json_t *sp = find_entry(fs, "cot", "specific", "text", -1, -1, "fb", 1);
     json_t *no = find_entry(fs, "cot", "none", "text", -1, -1, "fb", 1);
-    near(num(sp, "mean"), 0.3, 1e-12, "specific y1");
-    near(num(sp, "delta_next_mean"), 0.4, 1e-12, "specific dy");
+    double slope = mean_norm(1) - mean_norm(0); /* the normalisation is affine */
+    near(num(sp, "mean"), mean_norm(0.3), 1e-12, "specific y1");
+    near(num(sp, "raw_mean"), 0.3, 1e-12, "specific y1, raw");
+    near(num(sp, "delta_next_mean"), 0.4 * slope, 1e-12, "specific dy");
     near(num(sp, "delta_next_std"), 0, 1e-12, "specific dy sd");
-    near(num(no, "delta_next_mean"), -0.2, 1e-12, "none dy");
-    near(num(find_entry(fs, "cot", "none", "text", -1, -1, "fb", 2), "mean"), 0.1, 1e-12, "none y2");
+    near(num(no, "delta_next_mean"), -0.2 * slope, 1e-12, "none dy");
+    near(num(find_entry(fs, "cot", "none", "text", -1, -1, "fb", 2), "mean"), mean_norm(0.1), 1e-12, "none y2");
     /* the reference heatmap (Fig. 7) */
     json_t *hm = json_object_get(j, "ref_heatmap");
     assert_int_equal(json_array_size(hm), 4);
     const int refs[4][2] = {{0, 0}, {2, 0}, {0, 1}, {2, 1}};
     const double want[4] = {0.2, 0.6, 0.1, 0.9};
     for (int k = 0; k < 4; k++)
-        near(num(find_entry(hm, "got", "specific", "text", refs[k][0], refs[k][1], "fb", 0), "mean"), want[k], 1e-12,
-             "heatmap");
+        near(num(find_entry(hm, "got", "specific", "text", refs[k][0], refs[k][1], "fb", 0), "mean"),
+             mean_norm(want[k]), 1e-12, "heatmap");
     /* no PCGRLLM column: no p-values */
     assert_int_equal(json_array_size(json_object_get(j, "p_values")), 0);
     json_decref(j);
     char *md = grid_tables_markdown(&R, &T, 1);
     assert_non_null(md);
     assert_non_null(strstr(md, "Table V"));
-    assert_non_null(strstr(md, "| Mean | CoT, m, specific, text | 0.300 | 0.700 | +0.400 | 0.600 | 0.200 | -0.400 |"));
+    has_line(md, "| Mean | CoT, m, specific, text | %.3f | %.3f | %+.3f | 0.600 | 0.400 | -0.200 |", mean_norm(0.3),
+             mean_norm(0.7), mean_norm(0.7) - mean_norm(0.3));
+    assert_non_null(strstr(md, "| 1 | CoT, m, specific, text | 0.300 | 0.700 | +0.400 | 0.600 | 0.400 | -0.200 |"));
     assert_int_equal(pcg_test_count_of(md, "| CoT, m, "), 4); /* Table V: the judged rows only (1, 3, Mean), Table IX */
     assert_non_null(strstr(md, "Table IX"));
-    assert_non_null(strstr(md, "| CoT, m, specific, text | 0.300 | 0.700 | +0.400 | 0.300 | 0.750 | +0.450 |"));
-    assert_non_null(strstr(md, "| none | 0.300 ± 0.141 | 0.100 ± 0.141 |"));
-    assert_non_null(strstr(md, "| specific | 0.400 ± 0.000 |"));
+    has_line(md, "| CoT, m, specific, text | %.3f | %.3f | %+.3f | %.3f | %.3f | %+.3f |", mean_norm(0.3),
+             mean_norm(0.7), mean_norm(0.7) - mean_norm(0.3), mean_norm(0.3), mean_norm(0.75),
+             mean_norm(0.75) - mean_norm(0.3));
+    /* none: y1 over seeds 0.2, 0.4, y2 0.0, 0.2, each normalised */
+    double sd = fabs(mean_norm(0.4) - mean_norm(0.2)) / sqrt(2);
+    has_line(md, "| none | %.3f ± %.3f | %.3f ± %.3f |", mean_norm(0.3), sd, mean_norm(0.1), sd);
+    has_line(md, "| specific | %.3f ± 0.000 |", 0.4 * slope);
     assert_non_null(strstr(md, "| best \\ worst | 0 | 1 |"));
-    assert_non_null(strstr(md, "| 0 | 0.200 | 0.100 |"));
-    assert_non_null(strstr(md, "| 2 | 0.600 | 0.900 |"));
+    has_line(md, "| 0 | %.3f | %.3f |", mean_norm(0.2), mean_norm(0.1));
+    has_line(md, "| 2 | %.3f | %.3f |", mean_norm(0.6), mean_norm(0.9));
     assert_non_null(strstr(md, "plots/feedback_delta_"));
     assert_non_null(strstr(md, "plots/ref_heatmap_"));
     free(md);
@@ -579,5 +685,6 @@ static void grid_studies_one_scenario(void **state)
     grid_rows_free(&R);
 }
 
-PCG_TESTS(grid_tables, cmocka_unit_test(grid_tables_known_rows), cmocka_unit_test(grid_summary_json_csv_markdown),
+PCG_TESTS(grid_tables, cmocka_unit_test(grid_tables_known_rows), cmocka_unit_test(grid_norm_unchanged_by_more_cells),
+          cmocka_unit_test(grid_summary_json_csv_markdown),
           cmocka_unit_test(grid_studies_known_rows), cmocka_unit_test(grid_studies_one_scenario))

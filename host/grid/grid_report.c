@@ -103,6 +103,9 @@ static void table2_json(const grid_rows *R, const grid_tables *T, json_t *t2, js
             json_object_set_new(o, "n", json_integer(e->col[a].n));
             json_object_set_new(o, "too_few_runs", json_boolean(e->col[a].n < GRID_MIN_TEST_N));
             json_object_set_new(o, "best", json_boolean(e->best >> a & 1));
+            json_object_set_new(o, "raw_mean", jnum(e->raw[a].mean));
+            json_object_set_new(o, "raw_std", jnum(e->raw[a].sd));
+            json_object_set_new(o, "raw_n", json_integer(e->raw[a].n));
             json_array_append_new(t2, o);
         }
         for (int v = 0; v < 2; v++) {
@@ -142,6 +145,8 @@ static json_t *table4_json(const grid_tables *T)
             json_object_set_new(o, "mean", jnum(e->it[y].mean));
             json_object_set_new(o, "std", jnum(e->it[y].sd));
             json_object_set_new(o, "n", json_integer(e->it[y].n));
+            json_object_set_new(o, "raw_mean", jnum(e->raw[y].mean));
+            json_object_set_new(o, "raw_std", jnum(e->raw[y].sd));
             json_object_set_new(o, "delta_next_mean", jnum(e->dy[y].mean));
             json_object_set_new(o, "delta_next_std", jnum(e->dy[y].sd));
             json_object_set_new(o, "delta_next_n", json_integer(e->dy[y].n));
@@ -225,17 +230,20 @@ static json_t *notes_json(const grid_rows *R, const grid_tables *T)
                                                           : R->rules_on               ? "stated in the prompts"
                                                                                       : "not in the prompts"));
     for (int s = 1; s <= 4; s++) {
-        if (!isfinite(T->min[s])) continue;
+        if (!isfinite(T->random_play[s]) || !T->normalised) continue;
         char k[4];
         snprintf(k, sizeof k, "%d", s);
-        json_object_set_new(norm, k, json_pack("{s:f, s:f, s:b}", "min", T->min[s], "max", T->max[s], "spread",
-                                               T->spread[s]));
+        json_object_set_new(norm, k, json_pack("{s:f, s:f}", "zero", T->random_play[s], "one", 1.0));
     }
     json_object_set_new(norm, "applied", json_boolean(T->normalised));
+    json_object_set_new(norm, "formula", json_string("per scenario s: (x - r_s) / (1 - r_s), r_s random play's fitness "
+                                                     "in s (0 = random play, 1 = a perfect score, below 0 = worse than "
+                                                     "random play); fixed bounds, so a value does not change when "
+                                                     "cells are added. The engine's definition: the paper's formula "
+                                                     "cannot be recovered from its numbers"));
     if (!T->normalised)
-        json_object_set_new(norm, "why_not", json_string("one scenario: min-max within it only stretches the grid's own "
-                                                         "range to 0..1; no Mean rows, the values by iteration and the "
-                                                         "studies are raw fitness"));
+        json_object_set_new(norm, "why_not", json_string("one scenario: no Mean rows to average over scenarios; the "
+                                                         "values by iteration and the studies are raw fitness"));
     json_object_set_new(n, "normalisation", norm);
     json_object_set_new(n, "random_play", json_string("fitness of the evaluation levels after one episode of uniformly "
                                                       "random actions on the fixed evaluation maps (pcgrllm levels "
@@ -376,11 +384,12 @@ static int write_csvs(const char *out, json_t *sum, char *err, int errlen)
                                        "mean_solutions", "mean_entropy", "diversity", "playable_wall_share", "wall_s",
                                        "train_s", "threads", "backend", "version", "evaluator_rules", "duplicate",
                                        "cell", "node"};
-    static const char *const t2[] = {"scenario", KEY_COLS, "ablation", "mean", "std", "n", "too_few_runs", "best"};
+    static const char *const t2[] = {"scenario", KEY_COLS, "ablation", "mean", "std", "n", "too_few_runs", "best",
+                                     "raw_mean", "raw_std", "raw_n"};
     static const char *const pv[] = {"scenario", KEY_COLS, "vs", "p", "n_pcgrllm", "n_vs", "too_few_runs",
                                      "significant", "direction", "mark"};
-    static const char *const t4[] = {KEY_COLS, "ablation", "iteration", "mean", "std", "n", "delta_next_mean",
-                                     "delta_next_std", "delta_next_n"};
+    static const char *const t4[] = {KEY_COLS, "ablation", "iteration", "mean", "std", "n", "raw_mean", "raw_std",
+                                     "delta_next_mean", "delta_next_std", "delta_next_n"};
     static const char *const t5[] = {"scenario", KEY_COLS, "heuristic_zs", "heuristic_fb", "heuristic_delta", "llm_zs",
                                      "llm_fb", "llm_delta"};
 #undef KEY_COLS

@@ -19,7 +19,7 @@ void grid_row_blank(grid_row *row)
     row->fitness = row->llm_score = row->best_so_far = row->llm_best_so_far = NAN;
     row->playable_share = row->mean_solutions = row->mean_entropy = row->diversity = row->playable_wall_share = NAN;
     row->wall_s = row->train_s = NAN;
-    row->norm = row->llm_norm = NAN;
+    row->norm = NAN;
 }
 
 int grid_key_equal(const grid_key *a, const grid_key *b)

@@ -11,13 +11,15 @@
  *   - a column's value for one seed: zero-shot and +SA the node of
  *     iteration 1, +FB and PCGRLLM the cell's last node (--value final),
  *     or the best fitness up to that node (--value best);
- *   - normalisation: per scenario, every row of the grid (all models,
- *     methods, ablations, iterations, seeds) mapped to (x - min)/(max - min);
+ *   - normalisation: per scenario s, fixed bounds: 0 is random play's
+ *     fitness r_s (below), 1 a perfect score, so x maps to
+ *     (x - r_s) / (1 - r_s) whatever else the grid holds (below 0: worse
+ *     than random play).  The paper's own formula cannot be recovered from
+ *     its numbers; this is the engine's;
  *   - the Mean row: per seed, the mean of the normalised values of every
- *     scenario of the grid; then mean and sample std over the seeds.  A
- *     grid of one scenario has no Mean row and is not normalised: min-max
- *     within one scenario only stretches the grid's own range to 0..1, so
- *     the values by iteration and the studies use its raw values;
+ *     scenario of the grid; then mean and sample std over the seeds; beside
+ *     it the same of the raw values.  A grid of one scenario has no Mean
+ *     row, and the values by iteration and the studies use its raw values;
  *   - per-scenario rows: the raw values, mean and sample std over seeds;
  *   - p(ZS), p(SA): Welch's t-test of PCGRLLM against ZS and against +SA
  *     over the seeds, only when both columns have GRID_MIN_TEST_N seeds;
@@ -67,7 +69,7 @@ typedef struct {
     int duplicate;               /* this node again, under another heading */
     int evaluator_rules;         /* the prompts stated the evaluator's rules */
     char cell[GRID_NAME_MAX];
-    double norm, llm_norm;       /* set by grid_tables_compute */
+    double norm;                 /* fitness normalised in its scenario: set by grid_tables_compute */
 } grid_row;
 
 /* A cell of the grid as the summary lists it, with its run's report. */
@@ -129,7 +131,8 @@ typedef struct {
     grid_key key;
     int scenario;
     grid_stat col[4];            /* by ablation: ZS, +SA, +FB, PCGRLLM */
-    grid_stat llm[4];            /* the same from the model's own scores */
+    grid_stat llm[4];            /* the same from the model's own scores (never normalised) */
+    grid_stat raw[4];            /* the Mean row: per seed the mean of the raw values (else col) */
     double p_zs, p_sa;           /* NAN when undefined, a column is missing or has too few seeds */
     int few_zs, few_sa;          /* both columns have seeds, one fewer than GRID_MIN_TEST_N: not tested */
     int dir_zs, dir_sa;          /* sign of PCGRLLM's mean minus the column's (0: equal or unknown) */
@@ -144,28 +147,31 @@ typedef struct {
     int ablation;
     int n_iter;
     grid_stat it[GRID_MAX_ITER], dy[GRID_MAX_ITER];
+    grid_stat raw[GRID_MAX_ITER];  /* it[] of the raw values, averaged over scenarios */
 } grid_t4_row;
 
 typedef struct {
     int value;                   /* GRID_VALUE_FINAL or _BEST */
     int normalised;              /* more than one scenario: Mean rows of normalised values */
     int mean_scenario;           /* the summary rows' scenario: 0 (Mean), or the only one */
-    double random_play[5];       /* random play's fitness per scenario (NAN: not in the grid) */
-    double random_play_mean;     /* the same on the Mean rows' scale (mean_scenario's) */
-    double min[5], max[5];       /* the normalisation pool of each scenario (fitness) */
-    int spread[5];               /* 0: every row of that scenario had the same fitness */
-    double lmin[5], lmax[5];     /* the same for the model's scores */
+    double random_play[5];       /* random play's fitness per scenario (NAN: not in the grid):
+                                    the 0 of its normalisation */
+    double random_play_mean;     /* the same on the Mean rows' scale (0 when normalised) */
     grid_t2_row *t2;
     int n_t2;
     grid_t4_row *t4;
     int n_t4;
 } grid_tables;
 
-/* Normalise the rows (norm, llm_norm) and compute Table II (scenario rows
+/* Normalise the rows (norm) and compute Table II (scenario rows
  * then the Mean rows, keys in the order the rows first give them) and the
  * per-iteration rows.  0, or -1 (out of memory). */
 int grid_tables_compute(grid_rows *R, int value, grid_tables *T);
 void grid_tables_free(grid_tables *T);
+/* Fitness x of scenario s normalised as the Mean rows are: (x - r_s) /
+ * (1 - r_s), r_s random play's fitness there.  NAN in a grid of one
+ * scenario (not normalised) or when r_s is unknown. */
+double grid_norm(const grid_tables *T, int scenario, double x);
 /* The statistics of the finite values of x[0..n-1]. */
 grid_stat grid_stat_of(const double *x, int n);
 /* The fitness of n levels made by one episode of uniformly random actions

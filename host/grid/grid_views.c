@@ -195,6 +195,17 @@ static int table2_row(const grid_rows *R, const grid_t2_row *e, const int *cols,
     return (pz && e->few_zs) || (ps && e->few_sa);
 }
 
+/* Beside a Mean row, the same mean of the raw scores (no test, no bold). */
+static void mean_raw_row(const grid_rows *R, const grid_t2_row *e, const int *cols, int nc, int rv, vtable *t)
+{
+    char(*row)[VT_CELL] = table_row(t);
+    if (!row) return;
+    snprintf(row[0], VT_CELL, "Mean (raw)");
+    grid_key_label(&e->key, rv, row[1], VT_CELL);
+    for (int c = 0; c < nc; c++)
+        if (e->col[cols[c]].n) fmt_stat(row[2 + c], &e->raw[cols[c]], R->repeats);
+}
+
 static void table2_group(vdoc *d, const grid_rows *R, const grid_tables *T, const grid_key *g)
 {
     char title[400];
@@ -218,6 +229,8 @@ static void table2_group(vdoc *d, const grid_rows *R, const grid_tables *T, cons
         if (!row) return;
         few |= table2_row(R, e, cols, nc, pz, ps, rv, row, t->bold + (t->nrow - 1) * t->ncol);
     }
+    for (int i = 0; i < T->n_t2; i++)
+        if (T->t2[i].scenario == 0 && same_group(&T->t2[i].key, g)) mean_raw_row(R, &T->t2[i], cols, nc, rv, t);
     if (few)
         add_text(d, B_PARA, "Too few runs for a test: a value marked \"too few\" is over fewer than %d seeds; a "
                             "comparison with such a column has no p-value (\"n < %d\") and no significance mark.",
@@ -247,6 +260,7 @@ static void fitness_plot(vdoc *d, const grid_tables *T, const grid_key *g, int a
     double *buf[16] = {0};
     char labels[16][64];
     int ns = 0;
+    double lo = 0; /* normalised values fall below 0 where worse than random play */
     for (int i = 0; i < T->n_t4 && ns < 16; i++) {
         const grid_t4_row *e = &T->t4[i];
         if (!same_group(&e->key, g) || e->ablation != abl) continue;
@@ -257,6 +271,7 @@ static void fitness_plot(vdoc *d, const grid_tables *T, const grid_key *g, int a
             v[e->n_iter + y] = e->it[y].mean;
             double sd = isfinite(e->it[y].sd) ? e->it[y].sd : 0;
             v[2 * e->n_iter + y] = e->it[y].mean - sd;
+            if (v[2 * e->n_iter + y] < lo) lo = floor(v[2 * e->n_iter + y] * 10) / 10;
             v[3 * e->n_iter + y] = e->it[y].mean + sd;
         }
         grid_key_label(&e->key, rv, labels[ns], sizeof labels[ns]);
@@ -269,7 +284,7 @@ static void fitness_plot(vdoc *d, const grid_tables *T, const grid_key *g, int a
     if (T->normalised) snprintf(ylabel, sizeof ylabel, "normalised mean fitness (band: ± std over seeds)");
     else snprintf(ylabel, sizeof ylabel, "fitness, scenario %d, not normalised (band: ± std)", T->mean_scenario);
     snprintf(ref, sizeof ref, "random play (%.3f)", T->random_play_mean);
-    plot_axes ax = {.title = title, .xlabel = "iteration", .ylabel = ylabel, .ymin = 0, .ymax = 1, .width = 860,
+    plot_axes ax = {.title = title, .xlabel = "iteration", .ylabel = ylabel, .ymin = lo, .ymax = 1, .width = 860,
                     .height = 420, .ref_label = ref, .ref_y = T->random_play_mean};
     unsigned char *png = NULL;
     size_t len = 0;
@@ -305,6 +320,10 @@ static void table4_group(vdoc *d, const grid_rows *R, const grid_tables *T, cons
             if (e->it[y].n && (best < 0 || e->it[y].mean > e->it[best].mean)) best = y;
         }
         if (best >= 0) t->bold[(t->nrow - 1) * t->ncol + 2 + best] = 1;
+        if (!T->normalised || !(row = table_row(t))) continue;
+        grid_key_label(&e->key, rv, row[0], VT_CELL);
+        snprintf(row[1], VT_CELL, "%s (raw)", col_names[e->ablation]);
+        for (int y = 0; y < e->n_iter && 2 + y < t->ncol; y++) fmt_stat(row[2 + y], &e->raw[y], R->repeats);
     }
     for (int abl = ABL_FB; abl <= ABL_FULL; abl++)
         if (abls >> abl & 1) fitness_plot(d, T, g, abl, rv);
@@ -554,29 +573,28 @@ static void notes(vdoc *d, const grid_rows *R, const grid_tables *T, int full)
              R->human ? "; the Human row is the human-written reward trained as it is (ZS) and then refined with CoT "
                         "(PCGRLLM)" : "");
     if (T->normalised) {
-        add_text(d, B_PARA, "Mean rows (the paper's scenario-normalised mean): per scenario every row of the grid (all "
-                            "models, methods, ablations, iterations and seeds) is mapped to (x − min)/(max − min); the "
-                            "normalised scores of the scenarios are averaged per seed, then mean ± std over seeds. "
-                            "Scenario rows are raw scores.");
-        for (int s = 1; s <= 4; s++)
-            if (isfinite(T->min[s]))
-                add_text(d, B_PARA, "Scenario %d: min %.3f, max %.3f%s.", s, T->min[s], T->max[s],
-                         T->spread[s] ? "" : " (no spread: every row of it counts as 0 in the Mean rows)");
+        add_text(d, B_PARA, "Mean rows (the paper's scenario-wise normalised mean; its formula cannot be recovered from "
+                            "the paper's numbers, so this is the engine's): per scenario s a fitness x maps to (x − r_s) "
+                            "/ (1 − r_s), r_s random play's fitness in s: 0 is random play, 1 a perfect score, below 0 "
+                            "worse than random play. The bounds are fixed, so a value does not change when cells are "
+                            "added. The normalised scores of the scenarios are averaged per seed, then mean ± std over "
+                            "seeds; the Mean (raw) rows average the raw scores the same way. Scenario rows are raw "
+                            "scores.");
     } else {
-        add_text(d, B_PARA, "Not normalised: the grid has one scenario (%d). The paper's Mean row averages min-max "
-                            "normalised scores across scenarios; within one scenario that would only stretch the "
-                            "grid's own range to 0..1 and magnify its differences, so there is no Mean row, and the "
-                            "values by iteration and the studies are raw fitness.", T->mean_scenario);
+        add_text(d, B_PARA, "Not normalised: the grid has one scenario (%d). The paper's Mean row averages normalised "
+                            "scores across scenarios; with one scenario there is nothing to average, so there is no "
+                            "Mean row, and the values by iteration and the studies are raw fitness.", T->mean_scenario);
     }
     for (int i = 0; i < R->n_scen; i++) {
         int s = R->scen[i];
         add_text(d, B_PARA, "Random play, scenario %d: %.3f (the %d evaluation levels after one episode of uniformly "
-                            "random actions on the fixed evaluation maps, seed %llu; `pcgrllm levels --policy random`).",
-                 s, T->random_play[s], R->n_levels, (unsigned long long)R->eval_seed);
+                            "random actions on the fixed evaluation maps, seed %llu; `pcgrllm levels --policy random`)%s.",
+                 s, T->random_play[s], R->n_levels, (unsigned long long)R->eval_seed,
+                 T->normalised ? ": the 0 of its normalisation" : "");
     }
     if (T->normalised)
-        add_text(d, B_PARA, "Random play on the Mean rows' scale: %.3f (the dashed line of the fitness plots).",
-                 T->random_play_mean);
+        add_text(d, B_PARA, "Random play on the Mean rows' scale: %.3f, by definition (the dashed line of the fitness "
+                            "plots).", T->random_play_mean);
     add_text(d, B_PARA, "p(ZS), p(SA): Welch's two-sided t-test of PCGRLLM against ZS and +SA over seeds, when both "
                         "columns have at least %d seeds (else \"n < %d\": too few runs for a test); – undefined (a "
                         "column missing, or no spread in either and the same mean). † p(ZS) < 0.05, ∗ p(SA) < 0.05, "
