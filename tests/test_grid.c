@@ -11,6 +11,7 @@
 #include "backend.h"
 #include "grid.h"
 #include "grid_exec.h"
+#include "grid_rows.h"
 #include "graph.h"
 #include "run.h"
 #include "stats.h"
@@ -213,17 +214,26 @@ static void grid_cells_names_seeds_json(void **state)
     grid_def_free(&d);
 }
 
+/* A definition of these scenarios, search methods and ablations, one
+ * repeat. */
+static void def_axes(grid_def *d, const char *scen, const char *pe, const char *abl)
+{
+    char err[256];
+    memset(d, 0, sizeof *d);
+    assert_int_equal(grid_parse_scenarios(scen, d, err, sizeof err), 0);
+    assert_int_equal(grid_parse_pe(pe, d, err, sizeof err), 0);
+    assert_int_equal(grid_parse_ablations(abl, d, err, sizeof err), 0);
+    d->repeats = 1;
+}
+
 /* The axes: models (each with its server), feedback types, reference
  * counts for GoT only, the Human row; their names and flags. */
 static void grid_axes_cells_and_flags(void **state)
 {
     (void)state;
     grid_def d;
-    memset(&d, 0, sizeof d);
     char err[256];
-    assert_int_equal(grid_parse_scenarios("2", &d, err, sizeof err), 0);
-    assert_int_equal(grid_parse_pe("cot,got", &d, err, sizeof err), 0);
-    assert_int_equal(grid_parse_ablations("sa,fb", &d, err, sizeof err), 0);
+    def_axes(&d, "2", "cot,got", "sa,fb");
     assert_int_equal(grid_parse_models("gpt-4o,qwen2.5:7b@http://127.0.0.1:8080/v1", &d, err, sizeof err), 0);
     assert_string_equal(d.models[1].name, "qwen2.5:7b");
     assert_string_equal(d.models[1].base_url, "http://127.0.0.1:8080/v1");
@@ -231,7 +241,6 @@ static void grid_axes_cells_and_flags(void **state)
     assert_int_equal(grid_parse_got_best("0,2", &d, err, sizeof err), 0);
     assert_int_equal(grid_set_human(&d, "rewards/human", err, sizeof err), 0);
     assert_int_equal(grid_set_human(&d, "/nonexistent", err, sizeof err), -1);
-    d.repeats = 1;
     int st, sb;
     /* the axes' flags are the grid's; --feedback-input is not an axis here */
     char *model[] = {"--model", "x"}, *fbk[] = {"--feedback", "none"}, *fbi[] = {"--feedback-input", "image"};
@@ -282,6 +291,128 @@ static void grid_axes_cells_and_flags(void **state)
     assert_string_equal(e.human, human);
     free(js);
     grid_def_free(&e);
+    grid_def_free(&d);
+}
+
+/* With +FB and full cells, a method's ZS and +SA columns are iteration 1
+ * of its own fb and full cells (as the paper's Table II): no zero-shot or
+ * +SA cells; without them they keep cells of their own.  A grid.json of
+ * format 2 that had both is refused, one that had not is read. */
+static void grid_cells_zs_sa_from_fb_full(void **state)
+{
+    (void)state;
+    grid_def d;
+    char err[256];
+    def_axes(&d, "1", "cot,got", "zs,sa,fb,full");
+    assert_int_equal(grid_set_human(&d, "rewards/human", err, sizeof err), 0);
+    d.repeats = 2;
+    grid_cell *c;
+    int n = grid_cells(&d, &c);
+    assert_int_equal(n, 2 * 5);
+    const char *names[] = {"s1-cot-fb-r0", "s1-got-fb-r0", "s1-cot-full-r0", "s1-got-full-r0", "s1-human-r0"};
+    for (int k = 0; k < 5; k++) assert_string_equal(c[k].name, names[k]);
+    for (int k = 0; k < n; k++) assert_true(c[k].pe >= 0); /* no cell shared by the methods */
+    free(c);
+    assert_int_equal(grid_column_cells(d.abl, d.n_abl, ABL_ZS), ABL_FB);
+    assert_int_equal(grid_column_cells(d.abl, d.n_abl, ABL_SA), ABL_FULL);
+    assert_int_equal(grid_column_cells(d.abl, d.n_abl, ABL_FULL), ABL_FULL);
+    /* +SA without full cells keeps its own, zero-shot takes +FB's */
+    assert_int_equal(grid_parse_ablations("zs,sa,fb", &d, err, sizeof err), 0);
+    n = grid_cells(&d, &c);
+    assert_int_equal(n, 2 * 4);
+    assert_string_equal(c[0].name, "s1-sa-r0");
+    assert_int_equal(c[0].pe, -1);
+    assert_string_equal(c[1].name, "s1-cot-fb-r0");
+    free(c);
+    assert_int_equal(grid_column_cells(d.abl, d.n_abl, ABL_ZS), ABL_FB);
+    assert_int_equal(grid_column_cells(d.abl, d.n_abl, ABL_SA), ABL_SA);
+    assert_int_equal(grid_column_cells(d.abl, d.n_abl, ABL_FULL), -1);
+    /* format 2 made zero-shot cells beside +FB ones: refused; with sa and
+     * fb only its cells are today's */
+    char *js = grid_def_json(&d), *two = strstr(js, "\"format\": 3");
+    assert_non_null(two);
+    two[10] = '2';
+    grid_def e;
+    assert_int_equal(grid_def_from_json(js, &e, err, sizeof err), -1);
+    assert_non_null(strstr(err, "format 2"));
+    free(js);
+    assert_int_equal(grid_parse_ablations("sa,fb", &d, err, sizeof err), 0);
+    js = grid_def_json(&d);
+    two = strstr(js, "\"format\": 3");
+    two[10] = '2';
+    assert_int_equal(grid_def_from_json(js, &e, err, sizeof err), 0);
+    assert_true(grid_def_equal(&d, &e));
+    grid_def_free(&e);
+    free(js);
+    grid_def_free(&d);
+}
+
+/* A finished cell made by hand: config.json as given, a graph of n nodes
+ * of CoT with the given fitness, summary.txt. */
+static void fake_cell(const char *dir, const char *config, const double *fitness, int n)
+{
+    char path[PATH_MAX + 64];
+    assert_int_equal(make_dirs(dir), 0);
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    assert_int_equal(write_file_atomic(path, config, strlen(config)), 0);
+    thought_graph g;
+    assert_int_equal(graph_init(&g, PE_COT, 1), 0);
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(graph_add(&g, i + 1, i - 1), i);
+        snprintf(g.nodes[i].reward_path, sizeof g.nodes[i].reward_path, "nodes/%03d/reward.c", i);
+        assert_int_equal(graph_finish(&g, i, NODE_OK, fitness[i]), 0);
+    }
+    snprintf(path, sizeof path, "%s/graph.json", dir);
+    assert_int_equal(graph_save(&g, path), 0);
+    graph_free(&g);
+    snprintf(path, sizeof path, "%s/summary.txt", dir);
+    assert_int_equal(write_file_atomic(path, "done\n", 5), 0);
+}
+
+/* The rows of +FB and full cells: each cell's first node is also its
+ * method's ZS (+SA) row, marked a duplicate, and Table II reads it. */
+static void grid_rows_zs_sa_from_fb_full_cells(void **state)
+{
+    (void)state;
+    grid_def d;
+    char dir[PATH_MAX], cell[PATH_MAX + 256];
+    def_axes(&d, "1", "cot", "zs,sa,fb,full");
+    snprintf(dir, sizeof dir, "%s/grid-rows-first", pcg_test_tmpdir());
+    grid_cell *c;
+    int n = grid_cells(&d, &c);
+    assert_int_equal(n, 2);
+    const double fb[] = {0.2, 0.5, 0.7}, full[] = {0.4, 0.6, 0.9};
+    for (int k = 0; k < 2; k++) {
+        char config[256];
+        snprintf(config, sizeof config, "{\"author\": \"offline\", \"ablation\": \"%s\", \"iterations\": 3}",
+                 run_ablation_name(c[k].ablation));
+        grid_cell_dir(dir, &c[k], cell, sizeof cell);
+        fake_cell(cell, config, c[k].ablation == ABL_FB ? fb : full, 3);
+    }
+    grid_rows R;
+    assert_int_equal(grid_rows_read(dir, &d, c, n, &R), 0);
+    assert_int_equal(R.n, 2 * (3 + 1));
+    int zs = 0, sa = 0;
+    for (int i = 0; i < R.n; i++) {
+        const grid_row *w = &R.rows[i];
+        if (w->ablation == ABL_ZS) zs++, assert_true(w->duplicate), assert_true(fabs(w->fitness - 0.2) < 1e-12);
+        else if (w->ablation == ABL_SA) sa++, assert_true(w->duplicate), assert_true(fabs(w->fitness - 0.4) < 1e-12);
+        else assert_false(w->duplicate);
+        assert_string_equal(w->key.pe, "cot");
+    }
+    assert_int_equal(zs, 1);
+    assert_int_equal(sa, 1);
+    grid_tables T;
+    assert_int_equal(grid_tables_compute(&R, GRID_VALUE_FINAL, &T), 0);
+    assert_int_equal(T.n_t2, 1);
+    const double want[4] = {0.2, 0.4, 0.7, 0.9};
+    for (int a = 0; a < 4; a++) {
+        assert_int_equal(T.t2[0].col[a].n, 1);
+        assert_true(fabs(T.t2[0].col[a].mean - want[a]) < 1e-12);
+    }
+    grid_tables_free(&T);
+    grid_rows_free(&R);
+    free(c);
     grid_def_free(&d);
 }
 
@@ -412,10 +543,11 @@ static void grid_fitness_llm_rows_and_table5(void **state)
     snprintf(dir, sizeof dir, "%s/grid-judge", pcg_test_tmpdir());
     int rc = pcg_test_sh(out, sizeof out, "%s grid --out %s --scenarios 1 --pe tot --ablations zs,fb --models "
                          "fake-coder@http://127.0.0.1:%d/v1 --api-key-env PCG_GRID_TEST_KEY -- " TINY_BUDGET " "
-                         "--llm-retries 1 --llm-timeout 20 --fitness llm", pcg_test_binary(), dir, srv.port);
+                         "--iterations 2 --llm-retries 1 --llm-timeout 20 --fitness llm", pcg_test_binary(), dir,
+                         srv.port);
     pcg_test_srv_stop(&srv);
     if (rc != 0) fail_msg("grid exited %d: %s", rc, out);
-    grid_check_summary(dir, 2);
+    grid_check_summary(dir, 1); /* one +FB cell: its first node is also the zero-shot value */
     snprintf(path, sizeof path, "%s/tables.md", dir);
     char *md = pcg_test_slurp(path);
     assert_non_null(md);
@@ -425,15 +557,18 @@ static void grid_fitness_llm_rows_and_table5(void **state)
     json_t *j = json_load_file(path, 0, NULL), *r;
     assert_true(json_is_true(json_object_get(j, "language_model")));
     size_t i;
-    /* the cells ran one after the other: the zero-shot node was judged 0.25,
-     * the +FB node the mean of its scores, 0.95 */
+    /* the first node (also the zero-shot row) was judged 0.25, the second
+     * the mean of its scores, 0.95 */
     json_array_foreach(json_object_get(j, "rows"), i, r) {
         const char *abl = json_string_value(json_object_get(r, "ablation"));
+        int first = json_integer_value(json_object_get(r, "iteration")) == 1;
         assert_string_equal(json_string_value(json_object_get(r, "model")), "fake-coder");
-        double want = !strcmp(abl, "zs") ? 0.25 : 0.95;
+        assert_true(!strcmp(abl, "zs") ? first : !strcmp(abl, "fb"));
+        double want = first ? 0.25 : 0.95;
         assert_true(fabs(json_number_value(json_object_get(r, "llm_score")) - want) < 1e-9);
         char ev[PATH_MAX + 128];
-        snprintf(ev, sizeof ev, "%s/cells/%s/nodes/000/eval.json", dir, json_string_value(json_object_get(r, "cell")));
+        snprintf(ev, sizeof ev, "%s/cells/%s/nodes/%03d/eval.json", dir, json_string_value(json_object_get(r, "cell")),
+                 (int)json_integer_value(json_object_get(r, "node")));
         json_t *e = json_load_file(ev, 0, NULL);
         assert_non_null(e);
         assert_true(fabs(json_number_value(json_object_get(r, "fitness")) -
@@ -622,6 +757,7 @@ static void grid_hopeless_model_cell_is_finished(void **state)
 PCG_TESTS(grid, cmocka_unit_test(grid_scheduler_each_cell_once_one_per_slot),
           cmocka_unit_test(grid_hopeless_model_cell_is_finished),
           cmocka_unit_test(grid_cells_names_seeds_json), cmocka_unit_test(grid_axes_cells_and_flags),
+          cmocka_unit_test(grid_cells_zs_sa_from_fb_full), cmocka_unit_test(grid_rows_zs_sa_from_fb_full_cells),
           cmocka_unit_test(grid_offline_jobs2_summary_matches_rows), cmocka_unit_test(grid_human_row_and_models),
           cmocka_unit_test(grid_fitness_llm_rows_and_table5),
           cmocka_unit_test(grid_list_cell_and_definition_refused), cmocka_unit_test(grid_cell_lock_one_process),

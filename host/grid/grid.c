@@ -13,8 +13,9 @@
 #include <sys/stat.h>
 
 /* 2: zs and sa cells shared by the search methods, the axes of models,
- * feedback, feedback input, references and the Human row. */
-#define GRID_FORMAT 2
+ * feedback, feedback input, references and the Human row; 3: zs and sa
+ * taken from the fb and full cells where the grid has them. */
+#define GRID_FORMAT 3
 
 /* ---------------------------------------------------------------- lists */
 
@@ -321,6 +322,20 @@ static int push_search_cells(cell_list *l, grid_cell c)
     return 0;
 }
 
+static int has_ablation(const int *abl, int n, int a)
+{
+    for (int i = 0; i < n; i++)
+        if (abl[i] == a) return 1;
+    return 0;
+}
+
+int grid_column_cells(const int *abl, int n_abl, int column)
+{
+    if (!has_ablation(abl, n_abl, column)) return -1;
+    int from = column == ABL_ZS ? ABL_FB : column == ABL_SA ? ABL_FULL : column;
+    return has_ablation(abl, n_abl, from) ? from : column;
+}
+
 int grid_cells(const grid_def *d, grid_cell **cells)
 {
     cell_list l = {d, NULL, 0, 0};
@@ -337,6 +352,7 @@ int grid_cells(const grid_def *d, grid_cell **cells)
                 for (int a = 0; a < d->n_abl; a++) {
                     c.ablation = d->abl[a];
                     if (c.ablation == ABL_ZS || c.ablation == ABL_SA) {
+                        if (grid_column_cells(d->abl, d->n_abl, c.ablation) != c.ablation) continue;
                         c.pe = -1;
                         if (push_cell(&l, c)) goto oom;
                         continue;
@@ -556,6 +572,14 @@ static int read_run_flags(json_t *o, grid_def *d, char *err, int errlen)
     return 0;
 }
 
+/* A format-2 grid.json defines the cells it did then unless it has zs
+ * with fb, or sa with full (those columns now come from the fb and full
+ * cells, and the zs and sa cells are not made). */
+static int same_cells_as_format2(const grid_def *d)
+{
+    return grid_column_cells(d->abl, d->n_abl, ABL_ZS) != ABL_FB && grid_column_cells(d->abl, d->n_abl, ABL_SA) != ABL_FULL;
+}
+
 int grid_def_from_json(const char *text, grid_def *d, char *err, int errlen)
 {
     memset(d, 0, sizeof *d);
@@ -568,10 +592,11 @@ int grid_def_from_json(const char *text, grid_def *d, char *err, int errlen)
     }
     int rc = -1;
     json_t *fmt = json_object_get(o, "format"), *rep = json_object_get(o, "repeats"), *hu = json_object_get(o, "human");
-    if (json_is_integer(fmt) && json_integer_value(fmt) == 1) {
+    json_int_t format = json_is_integer(fmt) ? json_integer_value(fmt) : 0;
+    if (format == 1) {
         snprintf(err, (size_t)errlen, "it was written by an earlier version (format 1, before zero-shot and +SA cells "
                                       "were shared by the search methods)");
-    } else if (!json_is_integer(fmt) || json_integer_value(fmt) != GRID_FORMAT) {
+    } else if (format != 2 && format != GRID_FORMAT) {
         snprintf(err, (size_t)errlen, "'format' missing or not %d", GRID_FORMAT);
     } else if (!read_list(o, "scenarios", 0, grid_parse_scenarios, d, err, errlen) && !read_models(o, d, err, errlen) &&
                !read_list(o, "pe", 0, grid_parse_pe, d, err, errlen) &&
@@ -588,6 +613,11 @@ int grid_def_from_json(const char *text, grid_def *d, char *err, int errlen)
             d->repeats = (int)json_integer_value(rep);
             snprintf(d->human, sizeof d->human, "%s", json_is_string(hu) ? json_string_value(hu) : "");
             rc = read_run_flags(o, d, err, errlen);
+        }
+        if (!rc && format == 2 && !same_cells_as_format2(d)) {
+            snprintf(err, (size_t)errlen, "it was written by an earlier version (format 2, when zero-shot and +SA ran "
+                                          "in cells of their own beside the +FB and full cells)");
+            rc = -1;
         }
     }
     json_decref(o);

@@ -47,10 +47,12 @@ typedef struct {
                                     (DIR/human), or "" for a grid made before it kept one */
 } grid_def;
 
-/* One cell: one `pcgrllm run`.  The zero-shot and +SA cells do not depend
- * on the search method, the feedback or the references (one node, no
- * feedback), so they run once per scenario, model and repeat (pe == -1)
- * and are reported under every search method. */
+/* One cell: one `pcgrllm run`.  The zero-shot (+SA) column of a search
+ * method is iteration 1 of its own +FB (full) cells, as in the paper's
+ * Table II, when the grid has them.  Only without them are there zero-shot
+ * and +SA cells; those do not depend on the search method, the feedback or
+ * the references (one node, no feedback), so they run once per scenario,
+ * model and repeat (pe == -1) and are reported under every search method. */
 typedef struct {
     int index;
     int scenario, model;         /* model: index into models, -1 without that axis */
@@ -87,11 +89,16 @@ int grid_set_run_flags(grid_def *d, int n, char **flags, int *sets_threads, int 
                        int errlen);
 void grid_def_free(grid_def *d);
 
+/* The ablation whose cells give column `column` (ABL_*) of a grid with
+ * the ablations abl[0..n-1]: ABL_FB for the zero-shot column and ABL_FULL
+ * for +SA when the grid has them (their iteration 1), else the column's
+ * own; -1 when the column is not in the grid. */
+int grid_column_cells(const int *abl, int n_abl, int column);
 /* The cells, in index order: repeats outermost, then models, scenarios,
- * ablations (a shared cell for zs and sa; for fb and full every search
- * method, feedback, feedback input and, for GoT, reference counts), and
- * the Human cell last.  *cells is malloc'd; returns the count, -1 when out
- * of memory. */
+ * ablations (a shared cell for zs and sa when they have cells of their
+ * own; for fb and full every search method, feedback, feedback input and,
+ * for GoT, reference counts), and the Human cell last.  *cells is
+ * malloc'd; returns the count, -1 when out of memory. */
 int grid_cells(const grid_def *d, grid_cell **cells);
 /* The label of cell c's model: the axis value, or "" without the axis. */
 const char *grid_cell_model(const grid_def *d, const grid_cell *c);

@@ -224,8 +224,15 @@ static json_t *notes_json(const grid_rows *R, const grid_tables *T)
                                             "null with too_few_runs when a column has fewer than min_test_n seeds"));
     json_object_set_new(n, "marks", json_string("on PCGRLLM: \u2020 p(ZS) < 0.05, \u2217 p(SA) < 0.05; \u2191 PCGRLLM's "
                                                 "mean higher (better) than the column's, \u2193 lower (worse)"));
-    json_object_set_new(n, "shared_cells", json_string("zero-shot and +SA run once per (scenario, model, seed) and "
-                                                       "are reported under each search method"));
+    for (int k = 0; k < 2; k++) {
+        int col = k ? ABL_SA : ABL_ZS, src = grid_column_cells(R->abl, R->n_abl, col);
+        if (src >= 0)
+            json_object_set_new(n, k ? "sa_source" : "zs_source",
+                                json_string(src != col ? (k ? "iteration 1 of each method's own full cells"
+                                                            : "iteration 1 of each method's own fb cells")
+                                                       : "cells of its own, once per (scenario, model, seed), reported "
+                                                         "under each search method"));
+    }
     json_object_set_new(n, "evaluator_rules", json_string(R->rules_on && R->rules_off ? "mixed"
                                                           : R->rules_on               ? "stated in the prompts"
                                                                                       : "not in the prompts"));

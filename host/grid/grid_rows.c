@@ -196,6 +196,16 @@ static int note_cell(const char *dir, const grid_cell *c, const grid_result *res
     return grid_rows_add_cell(R, &ci);
 }
 
+/* The column that a cell's first node also gives, or -1: the Human row's
+ * zero-shot value; a method's zero-shot (+SA) value when the grid takes
+ * it from its +FB (full) cells. */
+static int first_column(const grid_def *d, const grid_cell *c)
+{
+    if (c->human) return ABL_ZS;
+    int column = c->ablation == ABL_FB ? ABL_ZS : c->ablation == ABL_FULL ? ABL_SA : -1;
+    return column >= 0 && grid_column_cells(d->abl, d->n_abl, column) == c->ablation ? column : -1;
+}
+
 /* The rows of one cell.  0, or -1 (out of memory). */
 static int read_cell(const char *out, const grid_def *d, const grid_cell *c, grid_rows *R)
 {
@@ -217,7 +227,7 @@ static int read_cell(const char *out, const grid_def *d, const grid_cell *c, gri
     enum { MAX_HEADINGS = 3 * 3 * 2 * 5 * 5 };
     grid_key *keys = malloc(sizeof *keys * MAX_HEADINGS);
     if (!keys) return graph_free(&g), -1;
-    int nk = cell_keys(d, c, &res, keys, MAX_HEADINGS), rc = 0;
+    int nk = cell_keys(d, c, &res, keys, MAX_HEADINGS), rc = 0, first = first_column(d, c);
     double best = NAN, lbest = NAN;
     for (int i = 0; i < g.n && !rc; i++) {
         const thought_node *nd = &g.nodes[i];
@@ -240,8 +250,8 @@ static int read_cell(const char *out, const grid_def *d, const grid_cell *c, gri
             row.ablation = c->ablation;
             row.duplicate = k > 0;
             rc = grid_rows_add(R, &row);
-            if (!rc && c->human && nd->iteration == 1) { /* the Human row's zero-shot column */
-                row.ablation = ABL_ZS;
+            if (!rc && first >= 0 && nd->iteration == 1) {
+                row.ablation = first;
                 row.duplicate = 1;
                 rc = grid_rows_add(R, &row);
             }

@@ -2,10 +2,11 @@
  *
  * A row is one finished node of one cell, under the headings it is
  * reported under: (scenario, model, search method, ablation, feedback,
- * feedback input, GoT reference counts, seed, iteration).  A zero-shot or
- * +SA cell, run once for every search method, gives one row per search
- * method (the copies marked duplicate); the Human cell's first node is
- * also its zero-shot row.
+ * feedback input, GoT reference counts, seed, iteration).  Where the grid
+ * has +FB (full) cells, the first node of each is also its method's
+ * zero-shot (+SA) row; otherwise a zero-shot or +SA cell, run once for
+ * every search method, gives one row per search method.  The Human cell's
+ * first node is also its zero-shot row.  Copies are marked duplicate.
  *
  * The tables (docs/grid.md states each formula):
  *   - a column's value for one seed: zero-shot and +SA the node of

@@ -548,6 +548,21 @@ static void heatmaps(vdoc *d, const grid_rows *R, const grid_tables *T, const gr
 
 /* ---------------------------------------------------------------- notes */
 
+/* Where the ZS and +SA columns come from. */
+static void source_notes(vdoc *d, const grid_rows *R)
+{
+    static const char *const what[2] = {"ZS", "+SA"}, *const from[2] = {"+FB", "full"};
+    for (int k = 0; k < 2; k++) {
+        int col = k ? ABL_SA : ABL_ZS, src = grid_column_cells(R->abl, R->n_abl, col);
+        if (src == col)
+            add_text(d, B_PARA, "%s runs once per (scenario, model, seed) in cells of its own (the grid has no %s "
+                                "cells), reported under each search method.", what[k], from[k]);
+        else if (src >= 0)
+            add_text(d, B_PARA, "%s is iteration 1 of each method's own %s cells, as in the paper's Table II: no "
+                                "separate %s cells run.", what[k], from[k], k ? "+SA" : "zero-shot");
+    }
+}
+
 static void notes(vdoc *d, const grid_rows *R, const grid_tables *T, int full)
 {
     add_text(d, B_H2, "Notes");
@@ -569,9 +584,10 @@ static void notes(vdoc *d, const grid_rows *R, const grid_tables *T, int full)
                                     "column's node (not the paper's measure)."
                                   : "Values (as the paper): ZS = iteration 1 without self-alignment, +SA = iteration 1 "
                                     "with it, +FB = the last iteration without it, PCGRLLM = the last iteration with it.");
-    add_text(d, B_PARA, "ZS and +SA run once per (scenario, model, seed) and are reported under each search method%s.",
-             R->human ? "; the Human row is the human-written reward trained as it is (ZS) and then refined with CoT "
-                        "(PCGRLLM)" : "");
+    source_notes(d, R);
+    if (R->human)
+        add_text(d, B_PARA, "The Human row is the human-written reward trained as it is (ZS) and then refined with CoT "
+                            "(PCGRLLM).");
     if (T->normalised) {
         add_text(d, B_PARA, "Mean rows (the paper's scenario-wise normalised mean; its formula cannot be recovered from "
                             "the paper's numbers, so this is the engine's): per scenario s a fitness x maps to (x − r_s) "
