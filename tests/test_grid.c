@@ -347,6 +347,84 @@ static void grid_cells_zs_sa_from_fb_full(void **state)
     grid_def_free(&d);
 }
 
+/* argv[1..] of cell c's new run, joined with spaces, into line. */
+static void argv_line(const grid_def *d, const grid_cell *c, char *line, size_t len)
+{
+    char *argv[GRID_MAX_ARGV];
+    grid_argv_buf buf;
+    int argc = grid_cell_argv(d, c, "D", 0, 0, 0, &buf, argv);
+    line[0] = 0;
+    for (int i = 1; i < argc; i++) snprintf(line + strlen(line), len - strlen(line), " %s", argv[i]);
+}
+
+/* The axes of prompt profiles, reward APIs and fitness: cells, names and
+ * the run flags they set (the argv only: what `run` makes of them is not
+ * the grid's to test); --fitness only where a search is steered. */
+static void grid_axes_prompts_api_fitness_argv(void **state)
+{
+    (void)state;
+    grid_def d, e;
+    char err[256], line[4096];
+    def_axes(&d, "1", "got", "zs,fb");
+    assert_int_equal(grid_parse_prompt_profiles("paper,rich", &d, err, sizeof err), 0);
+    assert_int_equal(grid_parse_reward_apis("minimal,full", &d, err, sizeof err), 0);
+    assert_int_equal(grid_parse_fitnesses("heuristic,llm", &d, err, sizeof err), 0);
+    assert_int_equal(grid_set_human(&d, "rewards/human", err, sizeof err), 0);
+    grid_cell *c;
+    int n = grid_cells(&d, &c);
+    /* per prompt profile and reward API: GoT +FB under each fitness (ZS is
+     * their iteration 1), and the Human cell */
+    assert_int_equal(n, 2 * 2 * (2 + 1));
+    assert_string_equal(c[0].name, "s1-got-fb-heuristic-paper-api-minimal-r0");
+    assert_string_equal(c[1].name, "s1-got-fb-llm-paper-api-minimal-r0");
+    assert_string_equal(c[2].name, "s1-human-paper-api-minimal-r0");
+    assert_string_equal(c[4].name, "s1-got-fb-llm-paper-api-full-r0");
+    assert_string_equal(c[10].name, "s1-got-fb-llm-rich-api-full-r0");
+    argv_line(&d, &c[10], line, sizeof line);
+    assert_string_equal(line, " run --scenario 1 --pe got --ablation fb --fitness llm --prompts rich --reward-api full "
+                              "--out D --yes --seed 0");
+    argv_line(&d, &c[8], line, sizeof line); /* the Human cell: prompts and API, no fitness */
+    assert_non_null(strstr(line, "--init-reward "));
+    assert_non_null(strstr(line, " --prompts rich --reward-api minimal "));
+    assert_null(strstr(line, "--fitness"));
+    /* grid.json keeps the three axes */
+    char *js = grid_def_json(&d);
+    assert_int_equal(grid_def_from_json(js, &e, err, sizeof err), 0);
+    assert_true(grid_def_equal(&d, &e));
+    assert_int_equal(e.n_fit, 2);
+    e.fitness[1] = FIT_HEURISTIC, e.n_fit = 1;
+    assert_false(grid_def_equal(&d, &e));
+    grid_def_free(&e);
+    free(js);
+    free(c);
+    /* the axes' flags are the grid's; without the axis they are run flags */
+    int st, sb;
+    char *pr[] = {"--prompts", "rich"}, *ra[] = {"--reward-api", "full"}, *fi[] = {"--fitness", "llm"};
+    char *ab[] = {"--fit", "llm"};
+    assert_int_equal(grid_set_run_flags(&d, 2, pr, &st, &sb, err, sizeof err), -1);
+    assert_non_null(strstr(err, "set by the grid"));
+    assert_int_equal(grid_set_run_flags(&d, 2, ra, &st, &sb, err, sizeof err), -1);
+    assert_int_equal(grid_set_run_flags(&d, 2, fi, &st, &sb, err, sizeof err), -1);
+    assert_int_equal(grid_set_run_flags(&d, 2, ab, &st, &sb, err, sizeof err), -1);
+    assert_non_null(strstr(err, "write it in full"));
+    grid_def_free(&d);
+    def_axes(&d, "1", "cot", "zs,sa");
+    assert_int_equal(grid_set_run_flags(&d, 2, pr, &st, &sb, err, sizeof err), 0);
+    assert_int_equal(grid_parse_fitnesses("heuristic,llm", &d, err, sizeof err), 0);
+    /* cells of one node are not run once per fitness: nothing steers them */
+    n = grid_cells(&d, &c);
+    assert_int_equal(n, 2);
+    assert_string_equal(c[0].name, "s1-zs-r0");
+    argv_line(&d, &c[0], line, sizeof line);
+    assert_null(strstr(line, "--fitness"));
+    free(c);
+    grid_def_free(&d);
+    memset(&d, 0, sizeof d);
+    assert_int_equal(grid_parse_prompt_profiles("paper,loud", &d, err, sizeof err), -1);
+    assert_int_equal(grid_parse_reward_apis("full,full", &d, err, sizeof err), -1);
+    assert_int_equal(grid_parse_fitnesses("oracle", &d, err, sizeof err), -1);
+}
+
 /* A finished cell made by hand: config.json as given, a graph of n nodes
  * of CoT with the given fitness, summary.txt. */
 static void fake_cell(const char *dir, const char *config, const double *fitness, int n)
@@ -370,7 +448,8 @@ static void fake_cell(const char *dir, const char *config, const double *fitness
 }
 
 /* The rows of +FB and full cells: each cell's first node is also its
- * method's ZS (+SA) row, marked a duplicate, and Table II reads it. */
+ * method's ZS (+SA) row, marked a duplicate, and Table II reads it; the
+ * rows' prompts and reward API are config.json's, the defaults without. */
 static void grid_rows_zs_sa_from_fb_full_cells(void **state)
 {
     (void)state;
@@ -399,9 +478,28 @@ static void grid_rows_zs_sa_from_fb_full_cells(void **state)
         else if (w->ablation == ABL_SA) sa++, assert_true(w->duplicate), assert_true(fabs(w->fitness - 0.4) < 1e-12);
         else assert_false(w->duplicate);
         assert_string_equal(w->key.pe, "cot");
+        /* config.json names no prompts or reward API: the runs' defaults */
+        assert_string_equal(w->key.prompts, "paper");
+        assert_string_equal(w->key.reward_api, "minimal");
+        assert_string_equal(w->key.search_fitness, "heuristic");
     }
     assert_int_equal(zs, 1);
     assert_int_equal(sa, 1);
+    grid_rows_free(&R);
+    /* a cell whose run records its prompts and reward API */
+    grid_cell_dir(dir, &c[0], cell, sizeof cell);
+    fake_cell(cell, "{\"author\": \"offline\", \"ablation\": \"fb\", \"iterations\": 3, \"prompts\": \"rich\", "
+                    "\"reward_api\": \"full\"}", fb, 3);
+    assert_int_equal(grid_rows_read(dir, &d, c, 1, &R), 0);
+    assert_int_equal(R.n, 3 + 1);
+    for (int i = 0; i < R.n; i++) {
+        assert_string_equal(R.rows[i].key.prompts, "rich");
+        assert_string_equal(R.rows[i].key.reward_api, "full");
+    }
+    grid_rows_free(&R);
+    grid_cell_dir(dir, &c[0], cell, sizeof cell);
+    fake_cell(cell, "{\"author\": \"offline\", \"ablation\": \"fb\", \"iterations\": 3}", fb, 3);
+    assert_int_equal(grid_rows_read(dir, &d, c, n, &R), 0);
     grid_tables T;
     assert_int_equal(grid_tables_compute(&R, GRID_VALUE_FINAL, &T), 0);
     assert_int_equal(T.n_t2, 1);
@@ -464,6 +562,10 @@ static void grid_offline_jobs2_summary_matches_rows(void **state)
         long long seed = json_integer_value(json_object_get(r, "seed"));
         seeds_ok &= seed == (strstr(cell, "-r1") ? 1000 : 0); /* one seed per repeat in every method */
         assert_string_equal(json_string_value(json_object_get(r, "model")), "offline");
+        /* the runs' defaults: what config.json records, or its absence */
+        assert_string_equal(json_string_value(json_object_get(r, "prompts")), "paper");
+        assert_string_equal(json_string_value(json_object_get(r, "reward_api")), "minimal");
+        assert_string_equal(json_string_value(json_object_get(r, "search_fitness")), "heuristic");
     }
     assert_int_equal(dup, 4);
     assert_true(seeds_ok);
@@ -758,6 +860,7 @@ PCG_TESTS(grid, cmocka_unit_test(grid_scheduler_each_cell_once_one_per_slot),
           cmocka_unit_test(grid_hopeless_model_cell_is_finished),
           cmocka_unit_test(grid_cells_names_seeds_json), cmocka_unit_test(grid_axes_cells_and_flags),
           cmocka_unit_test(grid_cells_zs_sa_from_fb_full), cmocka_unit_test(grid_rows_zs_sa_from_fb_full_cells),
+          cmocka_unit_test(grid_axes_prompts_api_fitness_argv),
           cmocka_unit_test(grid_offline_jobs2_summary_matches_rows), cmocka_unit_test(grid_human_row_and_models),
           cmocka_unit_test(grid_fitness_llm_rows_and_table5),
           cmocka_unit_test(grid_list_cell_and_definition_refused), cmocka_unit_test(grid_cell_lock_one_process),

@@ -687,6 +687,63 @@ static void grid_studies_one_scenario(void **state)
     grid_rows_free(&R);
 }
 
+/* Rows of two prompt profiles and reward APIs: a Table II for each,
+ * named by them, and their keys in summary.json and the CSV columns. */
+static void grid_tables_by_prompts_and_api(void **state)
+{
+    (void)state;
+    grid_rows R;
+    grid_tables T;
+    int scen[] = {1, 3}, abl[] = {ABL_ZS, ABL_FULL};
+    assert_int_equal(grid_rows_init(&R, scen, 2, 1, abl, 2), 0);
+    const char *pp[2] = {"paper", "rich"}, *api[2] = {"minimal", "full"};
+    for (int k = 0; k < 2; k++)
+        for (int si = 0; si < 2; si++)
+            for (int a = 0; a < 2; a++) {
+                grid_row w;
+                grid_row_blank(&w);
+                snprintf(w.key.model, sizeof w.key.model, "m");
+                snprintf(w.key.pe, sizeof w.key.pe, "cot");
+                snprintf(w.key.feedback, sizeof w.key.feedback, "specific");
+                snprintf(w.key.feedback_input, sizeof w.key.feedback_input, "text");
+                snprintf(w.key.prompts, sizeof w.key.prompts, "%s", pp[k]);
+                snprintf(w.key.reward_api, sizeof w.key.reward_api, "%s", api[k]);
+                w.scenario = scen[si], w.ablation = abl[a], w.repeat = 0, w.iteration = 1, w.final = 1, w.ok = 1;
+                w.fitness = w.best_so_far = 0.5 + 0.25 * k;
+                assert_int_equal(grid_rows_add(&R, &w), 0);
+            }
+    assert_int_equal(grid_tables_compute(&R, GRID_VALUE_FINAL, &T), 0);
+    assert_int_equal(T.n_t2, 2 * 3);
+    char *md = grid_tables_markdown(&R, &T, 1);
+    assert_non_null(md);
+    assert_non_null(strstr(md, "### Table II — model m, specific feedback, text input, paper prompts, minimal reward API\n"));
+    assert_non_null(strstr(md, "### Table II — model m, specific feedback, text input, rich prompts, full reward API\n"));
+    assert_null(strstr(md, "fitness, ")); /* not varied, the default: not named */
+    free(md);
+    json_t *j = grid_summary_json(&R, &T), *o;
+    size_t i;
+    int rich = 0;
+    json_array_foreach(json_object_get(j, "table2"), i, o) {
+        const char *p = json_string_value(json_object_get(o, "prompts"));
+        assert_non_null(p);
+        assert_string_equal(json_string_value(json_object_get(o, "search_fitness")), "heuristic");
+        if (!strcmp(p, "rich")) {
+            rich++;
+            assert_string_equal(json_string_value(json_object_get(o, "reward_api")), "full");
+            assert_true(fabs(json_number_value(json_object_get(o, "raw_mean")) - 0.75) < 1e-12);
+        }
+    }
+    assert_int_equal(rich, 3 * 2);
+    const char *cols[] = {"pe", "prompts", "reward_api", "search_fitness"};
+    char *csv = grid_csv(json_object_get(j, "table2"), cols, 4);
+    assert_non_null(strstr(csv, "\ncot,rich,full,heuristic\n"));
+    free(csv);
+    json_decref(j);
+    grid_tables_free(&T);
+    grid_rows_free(&R);
+}
+
 PCG_TESTS(grid_tables, cmocka_unit_test(grid_tables_known_rows), cmocka_unit_test(grid_norm_unchanged_by_more_cells),
           cmocka_unit_test(grid_summary_json_csv_markdown),
-          cmocka_unit_test(grid_studies_known_rows), cmocka_unit_test(grid_studies_one_scenario))
+          cmocka_unit_test(grid_studies_known_rows), cmocka_unit_test(grid_studies_one_scenario),
+          cmocka_unit_test(grid_tables_by_prompts_and_api))

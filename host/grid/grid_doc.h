@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 #define VT_MAX_COLS 72
-#define VT_CELL 96
+#define VT_CELL 128
 
 typedef struct {
     int ncol, nrow, cap;

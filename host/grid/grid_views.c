@@ -9,6 +9,7 @@
 #include "util.h"
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,13 +115,39 @@ static void fmt_stat_few(char *buf, const grid_stat *s, int repeats, int few)
 
 static void fmt_stat(char *buf, const grid_stat *s, int repeats) { fmt_stat_few(buf, s, repeats, 0); }
 
-/* "GoT, gpt-4o, specific, text": a method with its model and feedback
- * settings, where a table mixes them. */
-static void full_label(const grid_key *k, int rv, char *buf)
+/* Whether the keys of the tables take more than one value of field f
+ * (an offset into grid_key). */
+static int field_varies(const grid_tables *T, size_t f)
 {
-    char lab[VT_CELL];
+    for (int i = 1; i < T->n_t2; i++)
+        if (strcmp((const char *)&T->t2[i].key + f, (const char *)&T->t2[0].key + f)) return 1;
+    return 0;
+}
+
+/* ", rich prompts, full reward API, LLM fitness": the settings of a key
+ * that a table names where the grid varies them or they are not the
+ * runs' defaults. */
+static void key_extras(const grid_tables *T, const grid_key *k, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = 0;
+    if (field_varies(T, offsetof(grid_key, prompts)) || strcmp(k->prompts, "paper"))
+        n += (size_t)snprintf(buf + n, len - n, ", %s prompts", k->prompts);
+    if (n < len && (field_varies(T, offsetof(grid_key, reward_api)) || strcmp(k->reward_api, "minimal")))
+        n += (size_t)snprintf(buf + n, len - n, ", %s reward API", k->reward_api);
+    if (n < len && (field_varies(T, offsetof(grid_key, search_fitness)) || strcmp(k->search_fitness, "heuristic")))
+        snprintf(buf + n, len - n, ", %s fitness", !strcmp(k->search_fitness, "llm") ? "LLM" : k->search_fitness);
+}
+
+/* "GoT, gpt-4o, specific, text": a method with its model and feedback
+ * settings (and the others that key_extras names), where a table mixes
+ * them. */
+static void full_label(const grid_tables *T, const grid_key *k, int rv, char *buf)
+{
+    char lab[VT_CELL], more[64];
     grid_key_label(k, rv, lab, sizeof lab);
-    snprintf(buf, VT_CELL, "%.24s, %.24s, %.12s, %.6s", lab, k->model, k->feedback, k->feedback_input);
+    key_extras(T, k, more, sizeof more);
+    snprintf(buf, VT_CELL, "%.24s, %.24s, %.12s, %.6s%.48s", lab, k->model, k->feedback, k->feedback_input, more);
 }
 
 static void fmt_p(char *buf, double p, int few)
@@ -139,18 +166,22 @@ static void append_marks(char *buf, const grid_t2_row *e)
     if (e->p_sa < 0.05 && l < VT_CELL) snprintf(buf + l, VT_CELL - l, " ∗%s", e->dir_sa > 0 ? "↑" : "↓");
 }
 
-/* The table group of a key: model, feedback and feedback input (a table
- * holds every method of the group). */
+/* The table group of a key: model, feedback, feedback input, prompts,
+ * reward API and fitness (a table holds every method of the group). */
 static int same_group(const grid_key *a, const grid_key *b)
 {
     return !strcmp(a->model, b->model) && !strcmp(a->feedback, b->feedback) &&
-           !strcmp(a->feedback_input, b->feedback_input);
+           !strcmp(a->feedback_input, b->feedback_input) && !strcmp(a->prompts, b->prompts) &&
+           !strcmp(a->reward_api, b->reward_api) && !strcmp(a->search_fitness, b->search_fitness);
 }
 
-static void group_title(char *buf, size_t len, const char *table, const grid_key *k)
+static void group_title(const grid_tables *T, char *buf, size_t len, const char *table, const grid_key *k)
 {
-    snprintf(buf, len, "%s — %s%s, %s feedback, %s input", table, !strcmp(k->model, "offline") ? "offline author" : "model ",
-             !strcmp(k->model, "offline") ? "" : k->model, k->feedback, k->feedback_input);
+    char more[64];
+    key_extras(T, k, more, sizeof more);
+    snprintf(buf, len, "%s — %s%s, %s feedback, %s input%s", table,
+             !strcmp(k->model, "offline") ? "offline author" : "model ", !strcmp(k->model, "offline") ? "" : k->model,
+             k->feedback, k->feedback_input, more);
 }
 
 /* Whether the grid shows GoT with several reference counts. */
@@ -213,7 +244,7 @@ static void table2_group(vdoc *d, const grid_rows *R, const grid_tables *T, cons
     for (int a = 0; a < 4; a++)
         if (column_shown(R, a)) cols[nc++] = a;
     int pz = column_shown(R, ABL_ZS) && column_shown(R, ABL_FULL), ps = column_shown(R, ABL_SA) && column_shown(R, ABL_FULL);
-    group_title(title, sizeof title, "Table II", g);
+    group_title(T, title, sizeof title, "Table II", g);
     add_text(d, B_H3, "%s", title);
     vtable *t = add_table(d, 2 + nc + pz + ps);
     if (!t) return;
@@ -279,7 +310,7 @@ static void fitness_plot(vdoc *d, const grid_tables *T, const grid_key *g, int a
         ns++;
     }
     char title[400], head[300], ylabel[160], ref[64];
-    group_title(head, sizeof head, "Fitness by iteration", g);
+    group_title(T, head, sizeof head, "Fitness by iteration", g);
     snprintf(title, sizeof title, "%s, %s", head, col_names[abl]);
     if (T->normalised) snprintf(ylabel, sizeof ylabel, "normalised mean fitness (band: ± std over seeds)");
     else snprintf(ylabel, sizeof ylabel, "fitness, scenario %d, not normalised (band: ± std)", T->mean_scenario);
@@ -300,7 +331,7 @@ static void table4_group(vdoc *d, const grid_rows *R, const grid_tables *T, cons
         if (same_group(&T->t4[i].key, g)) top = T->t4[i].n_iter > top ? T->t4[i].n_iter : top, abls |= 1 << T->t4[i].ablation;
     if (top == 0) return;
     char title[400];
-    group_title(title, sizeof title, "Table IV", g);
+    group_title(T, title, sizeof title, "Table IV", g);
     add_text(d, B_H3, "%s", title);
     vtable *t = add_table(d, 2 + top);
     if (!t) return;
@@ -353,7 +384,7 @@ static void table5(vdoc *d, const grid_rows *R, const grid_tables *T)
         char(*row)[VT_CELL] = table_row(t);
         if (!row) return;
         snprintf(row[0], VT_CELL, e->scenario ? "%d" : "Mean", e->scenario);
-        full_label(&e->key, rv, row[1]);
+        full_label(T, &e->key, rv, row[1]);
         mean_cell(row[2], &e->col[ABL_ZS]);
         mean_cell(row[3], &e->col[ABL_FB]);
         delta(row[4], e->col[ABL_ZS].mean, e->col[ABL_FB].mean);
@@ -396,7 +427,7 @@ static void table9(vdoc *d, const grid_tables *T)
         }
         char(*row)[VT_CELL] = table_row(t);
         if (!row) return;
-        full_label(&e->key, rv, row[0]);
+        full_label(T, &e->key, rv, row[0]);
         const grid_t2_row *x[2] = {e, img};
         for (int k = 0; k < 2; k++) {
             mean_cell(row[1 + 3 * k], &x[k]->col[ABL_ZS]);
@@ -516,7 +547,7 @@ static void heatmap_one(vdoc *d, const grid_tables *T, const grid_key *g, int ab
     }
     char title[400], head[300], rl[5][16], cl[5][16];
     const char *rp[5], *cp[5];
-    group_title(head, sizeof head, "GoT references", g);
+    group_title(T, head, sizeof head, "GoT references", g);
     snprintf(title, sizeof title, "%s, %s (Fig. 7)", head, col_names[abl]);
     add_text(d, B_H3, "%s", title);
     vtable *t = add_table(d, 1 + nw);
