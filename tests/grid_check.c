@@ -22,10 +22,13 @@ static int same_heading(json_t *row, json_t *e)
     return 1;
 }
 
-/* The value a row gives its column, or NAN when it gives none. */
-static double column_value(json_t *row, const char *abl)
+/* Whether a column of ablation abl reads iteration 1 (else the last). */
+static int first_of(const char *abl) { return !strcmp(abl, "zs") || !strcmp(abl, "sa"); }
+
+/* The value a row gives a column of ablation abl at iteration 1 (first)
+ * or the last, or NAN when it gives none. */
+static double column_value(json_t *row, const char *abl, int first)
 {
-    int first = !strcmp(abl, "zs") || !strcmp(abl, "sa");
     if (strcmp(json_string_value(json_object_get(row, "ablation")), abl)) return NAN;
     if (first ? json_integer_value(json_object_get(row, "iteration")) != 1 : !json_is_true(json_object_get(row, "final")))
         return NAN;
@@ -35,7 +38,8 @@ static double column_value(json_t *row, const char *abl)
 /* Per repeat, entry e's values: raw in its scenario, or for "mean" the
  * mean over the grid's scenarios of (x - r_s) / (1 - r_s), r_s random
  * play's fitness there (raw: of x itself). */
-static int entry_values(json_t *sum, json_t *e, const char *abl, const int *scen, int n_scen, int raw, double *v)
+static int entry_values(json_t *sum, json_t *e, const char *abl, int first, const int *scen, int n_scen, int raw,
+                        double *v)
 {
     json_t *rows = json_object_get(sum, "rows"), *rp = json_object_get(sum, "random_play");
     int repeats = 0;
@@ -56,7 +60,7 @@ static int entry_values(json_t *sum, json_t *e, const char *abl, const int *scen
                 if (json_integer_value(json_object_get(r, "scenario")) != s ||
                     json_integer_value(json_object_get(r, "repeat")) != k || !same_heading(r, e))
                     continue;
-                double c = column_value(r, abl);
+                double c = column_value(r, abl, first);
                 if (!isnan(c)) x = c;
             }
             char key[4];
@@ -81,6 +85,33 @@ static void finite_only(const double *v, int n, double *out, int *m)
     *m = 0;
     for (int i = 0; i < n; i++)
         if (!isnan(v[i])) out[(*m)++] = v[i];
+}
+
+/* A Table V entry: the +FB rows of its heading steered by each fitness,
+ * at iteration 1 and the last, and Welch's p of the last. */
+static void check_table5(json_t *sum, json_t *e, const int *scen, int n_scen)
+{
+    static const char *const by[2] = {"heuristic", "llm"};
+    double fin[2][MAXR];
+    int m[2];
+    for (int g = 0; g < 2; g++) {
+        json_t *h = json_deep_copy(e);
+        json_object_set_new(h, "search_fitness", json_string(by[g]));
+        for (int first = 0; first < 2; first++) {
+            double v[MAXR], f[MAXR], mean, sd;
+            char key[64];
+            int k, n = entry_values(sum, h, "fb", first, scen, n_scen, 0, v);
+            finite_only(v, n, f, &k);
+            stats_mean_sd(f, k, &mean, &sd);
+            snprintf(key, sizeof key, "%s_steered_%s", by[g], first ? "base" : "fb");
+            check_number(e, key, mean, "table5");
+            if (!first) memcpy(fin[g], f, sizeof(double) * (size_t)k), m[g] = k;
+        }
+        json_decref(h);
+    }
+    int few = m[0] && m[1] && (m[0] < 3 || m[1] < 3);
+    assert_int_equal(json_is_true(json_object_get(e, "too_few_runs")), few);
+    check_number(e, "p", few ? NAN : stats_welch_p(fin[1], m[1], fin[0], m[0], NULL, NULL), "table5 p");
 }
 
 void grid_check_summary(const char *dir, int want_finished)
@@ -108,7 +139,8 @@ void grid_check_summary(const char *dir, int want_finished)
     json_array_foreach(t2, i, e) {
         for (int raw = 0; raw < 2; raw++) {
             double v[MAXR], f[MAXR], m, sd;
-            int n = entry_values(j, e, json_string_value(json_object_get(e, "ablation")), scen, n_scen, raw, v), k;
+            const char *abl = json_string_value(json_object_get(e, "ablation"));
+            int n = entry_values(j, e, abl, first_of(abl), scen, n_scen, raw, v), k;
             finite_only(v, n, f, &k);
             stats_mean_sd(f, k, &m, &sd);
             char what[160];
@@ -121,8 +153,8 @@ void grid_check_summary(const char *dir, int want_finished)
     }
     json_array_foreach(json_object_get(j, "p_values"), i, e) {
         double a[MAXR], b[MAXR], fa[MAXR], fb[MAXR];
-        int n = entry_values(j, e, "full", scen, n_scen, 0, a), na, nb;
-        entry_values(j, e, json_string_value(json_object_get(e, "vs")), scen, n_scen, 0, b);
+        int n = entry_values(j, e, "full", 0, scen, n_scen, 0, a), na, nb;
+        entry_values(j, e, json_string_value(json_object_get(e, "vs")), 1, scen, n_scen, 0, b);
         finite_only(a, n, fa, &na);
         finite_only(b, n, fb, &nb);
         /* fewer than three seeds in a column with seeds: no test */
@@ -130,5 +162,6 @@ void grid_check_summary(const char *dir, int want_finished)
         assert_int_equal(json_is_true(json_object_get(e, "too_few_runs")), few);
         check_number(e, "p", few ? NAN : stats_welch_p(fa, na, fb, nb, NULL, NULL), "p-value");
     }
+    json_array_foreach(json_object_get(j, "table5"), i, e) check_table5(j, e, scen, n_scen);
     json_decref(j);
 }

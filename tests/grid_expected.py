@@ -19,14 +19,17 @@ R = 3
 Y = 3
 
 
+def spread(h, mult, mod, bonus):
+    """A fitness in [0, 1] with two decimals from the hash h of a cell's
+    coordinates, raised by bonus."""
+    return round(min(1.0, (h * mult) % mod / 100.0 + bonus), 2)
+
+
 def val(s, pe, abl, r, it):
-    """A fitness in [0, 1] with two decimals, from the cell's coordinates."""
     h = (s * 7 + {"cot": 1, "got": 2, "human": 3}[pe] * 13 + {"zs": 1, "sa": 2, "fb": 3, "full": 4}[abl] * 17
          + r * 29 + it * 31)
-    x = (h * 37) % 101 / 100.0
-    if s == 3 and abl in ("fb", "full") and it == Y:
-        x = min(1.0, x + 0.3)  # refinement helps in scenario 3
-    return round(x, 2)
+    # refinement helps in scenario 3
+    return spread(h, 37, 101, 0.3 if s == 3 and abl in ("fb", "full") and it == Y else 0)
 
 
 rows = []  # (scenario, pe, ablation, repeat, iteration, fitness, final)
@@ -60,22 +63,32 @@ def ident(s, v):
     return v
 
 
-def column(s, pe, abl, scale=norm):
-    """Per repeat: the column's value, raw (s > 0) or the mean over the
-    scenarios of scale(s, x) (normalised, or raw with ident)."""
+def per_repeat(s, one, scale):
+    """The seeds' values: one(scenario, repeat) in scenario s > 0, or for
+    s == 0 the mean over the scenarios of scale(s, x) (normalised, or raw
+    with ident); seeds without a value left out."""
     out = []
     for r in range(R):
-        def one(sc):
-            for x in rows:
-                if x[0] == sc and x[1] == pe and x[2] == abl and x[3] == r and (x[4] == 1 if abl in ("zs", "sa") else x[6]):
-                    return x[5]
-            return None
         if s > 0:
-            out.append(one(s))
+            out.append(one(s, r))
         else:
-            v = [one(sc) for sc in SCEN]
+            v = [one(sc, r) for sc in SCEN]
             out.append(None if None in v else float(np.mean([scale(sc, x) for sc, x in zip(SCEN, v)])))
     return [x for x in out if x is not None]
+
+
+def first_match(table, want):
+    """The value (index 5) of the first row of table for which want holds."""
+    return next((x[5] for x in table if want(x)), None)
+
+
+def column(s, pe, abl, scale=norm):
+    """Per repeat: the column's value (iteration 1 for zs and sa, else the
+    last node)."""
+    def one(sc, r):
+        return first_match(rows, lambda x: x[0] == sc and x[1] == pe and x[2] == abl and x[3] == r and
+                           (x[4] == 1 if abl in ("zs", "sa") else x[6]))
+    return per_repeat(s, one, scale)
 
 
 def by_iteration(pe, abl, it, scale=norm):
@@ -129,3 +142,53 @@ if __name__ == "__main__":
                 line += ', /* dy %d->%d */ %.15g, %.15g, %d' % (it - 1, it, np.mean(d), np.std(d, ddof=1), len(d))
             print(line + "},")
             prev = v
+
+
+# ---- Table V as the paper's: +FB cells of ToT and GoT whose search the
+# heuristic or the model's scores steered; the heuristic fitness of
+# iteration 1 (Base) and of the last iteration (+FB), and Welch's p of the
+# last iteration steered by the model against steered by the heuristic.
+# One cell (scenario 3, GoT, steered by the model, seed 2) did not finish.
+
+def val5(s, pe, fit, r, it):
+    h = s * 11 + {"tot": 1, "got": 2}[pe] * 19 + {"heuristic": 1, "llm": 2}[fit] * 23 + r * 41 + it * 43
+    return spread(h, 53, 97, 0.2 if fit == "heuristic" and it == Y else 0)  # the oracle steers better
+
+
+rows5 = []  # (scenario, pe, fitness, repeat, iteration, value, final)
+for s in SCEN:
+    for r in range(R):
+        for pe in ("tot", "got"):
+            for fit in ("heuristic", "llm"):
+                for it in range(1, Y + 1):
+                    if s == 3 and pe == "got" and fit == "llm" and r == 2 and it == Y:
+                        continue
+                    rows5.append((s, pe, fit, r, it, val5(s, pe, fit, r, it), it == Y))
+
+
+def t5_values(s, pe, fit, last, scale=norm):
+    def one(sc, r):
+        return first_match(rows5, lambda x: x[0] == sc and x[1] == pe and x[2] == fit and x[3] == r and
+                           (x[6] if last else x[4] == 1))
+    return per_repeat(s, one, scale)
+
+
+def stat(v):
+    return float(np.mean(v)), float(np.std(v, ddof=1)) if len(v) > 1 else float("nan"), len(v)
+
+
+if __name__ == "__main__":
+    print("/* Table V rows: scenario, pe, fitness, repeat, iteration, value, final */")
+    for x in rows5:
+        print('    {%d, "%s", "%s", %d, %d, %.2f, %d},' % x)
+    print("/* Table V: scenario, pe, then (mean, sd, n) of heuristic Base, +FB, model Base, +FB; p */")
+    for s in SCEN + [0]:
+        for pe in ("tot", "got"):
+            cols = [stat(t5_values(s, pe, fit, last)) for fit in ("heuristic", "llm") for last in (False, True)]
+            lh, ll = t5_values(s, pe, "heuristic", True), t5_values(s, pe, "llm", True)
+            p = stats.ttest_ind(ll, lh, equal_var=False).pvalue
+            print('    {%d, "%s", {%s}, %.15g},' % (s, pe, ", ".join("{%.15g, %.15g, %d}" % c for c in cols), p))
+    print("/* Table V, the Mean rows of the raw values: pe, then the means of the four columns */")
+    for pe in ("tot", "got"):
+        m = [np.mean(t5_values(0, pe, fit, last, ident)) for fit in ("heuristic", "llm") for last in (False, True)]
+        print('    {"%s", {%s}},' % (pe, ", ".join("%.15g" % x for x in m)))

@@ -631,8 +631,11 @@ static void grid_human_row_and_models(void **state)
 }
 
 /* A model on its own server (the scripted fake) that also judges the
- * levels (--fitness llm): each row holds the evaluator's fitness and the
- * model's score of the same node, and Table V pairs them. */
+ * levels: --fitnesses heuristic,llm runs the +FB cell once steered by the
+ * heuristic and once by the model's scores.  Each row holds the
+ * evaluator's fitness (and, steered by the model, its score) of the same
+ * node; Table V compares the two cells' heuristic fitness, and the
+ * model's scores stand beside the heuristic in their own table. */
 static void grid_fitness_llm_rows_and_table5(void **state)
 {
     (void)state;
@@ -643,47 +646,66 @@ static void grid_fitness_llm_rows_and_table5(void **state)
     char dir[PATH_MAX], path[PATH_MAX + 64];
     static char out[1 << 16];
     snprintf(dir, sizeof dir, "%s/grid-judge", pcg_test_tmpdir());
-    int rc = pcg_test_sh(out, sizeof out, "%s grid --out %s --scenarios 1 --pe tot --ablations zs,fb --models "
-                         "fake-coder@http://127.0.0.1:%d/v1 --api-key-env PCG_GRID_TEST_KEY -- " TINY_BUDGET " "
-                         "--iterations 2 --llm-retries 1 --llm-timeout 20 --fitness llm", pcg_test_binary(), dir,
+    int rc = pcg_test_sh(out, sizeof out, "%s grid --out %s --scenarios 1 --pe tot --ablations zs,fb --fitnesses "
+                         "heuristic,llm --models fake-coder@http://127.0.0.1:%d/v1 --api-key-env PCG_GRID_TEST_KEY -- "
+                         TINY_BUDGET " --iterations 2 --llm-retries 1 --llm-timeout 20", pcg_test_binary(), dir,
                          srv.port);
     pcg_test_srv_stop(&srv);
     if (rc != 0) fail_msg("grid exited %d: %s", rc, out);
-    grid_check_summary(dir, 1); /* one +FB cell: its first node is also the zero-shot value */
+    grid_check_summary(dir, 2); /* two +FB cells; their first nodes are also the zero-shot values */
     snprintf(path, sizeof path, "%s/tables.md", dir);
     char *md = pcg_test_slurp(path);
     assert_non_null(md);
-    assert_non_null(strstr(md, "### Table V"));
+    assert_non_null(strstr(md, "### Table V — heuristic fitness of +FB runs"));
+    assert_non_null(strstr(md, "### Model scores vs heuristic"));
     free(md);
     snprintf(path, sizeof path, "%s/summary.json", dir);
     json_t *j = json_load_file(path, 0, NULL), *r;
     assert_true(json_is_true(json_object_get(j, "language_model")));
     size_t i;
-    /* the first node (also the zero-shot row) was judged 0.25, the second
-     * the mean of its scores, 0.95 */
+    double fit[2][2] = {{NAN, NAN}, {NAN, NAN}}; /* [steered by the model][iteration - 1] */
+    /* the cells ran one after the other: only the model-steered one asked
+     * for judgements; its first node (also the zero-shot row) was judged
+     * 0.25, the second the mean of its scores, 0.95 */
     json_array_foreach(json_object_get(j, "rows"), i, r) {
         const char *abl = json_string_value(json_object_get(r, "ablation"));
-        int first = json_integer_value(json_object_get(r, "iteration")) == 1;
+        int it = (int)json_integer_value(json_object_get(r, "iteration"));
+        int llm = !strcmp(json_string_value(json_object_get(r, "search_fitness")), "llm");
         assert_string_equal(json_string_value(json_object_get(r, "model")), "fake-coder");
-        assert_true(!strcmp(abl, "zs") ? first : !strcmp(abl, "fb"));
-        double want = first ? 0.25 : 0.95;
-        assert_true(fabs(json_number_value(json_object_get(r, "llm_score")) - want) < 1e-9);
+        assert_true(!strcmp(abl, "zs") ? it == 1 : !strcmp(abl, "fb"));
+        json_t *score = json_object_get(r, "llm_score");
+        if (llm) assert_true(fabs(json_number_value(score) - (it == 1 ? 0.25 : 0.95)) < 1e-9);
+        else assert_true(json_is_null(score));
         char ev[PATH_MAX + 128];
         snprintf(ev, sizeof ev, "%s/cells/%s/nodes/%03d/eval.json", dir, json_string_value(json_object_get(r, "cell")),
                  (int)json_integer_value(json_object_get(r, "node")));
         json_t *e = json_load_file(ev, 0, NULL);
         assert_non_null(e);
-        assert_true(fabs(json_number_value(json_object_get(r, "fitness")) -
-                         json_number_value(json_object_get(e, "fitness"))) < 1e-9);
+        double f = json_number_value(json_object_get(r, "fitness"));
+        assert_true(fabs(f - json_number_value(json_object_get(e, "fitness"))) < 1e-9);
+        fit[llm][it - 1] = f;
         json_decref(e);
     }
     json_t *t5 = json_object_get(j, "table5");
-    assert_int_equal(json_array_size(t5), 1); /* scenario 1; one scenario has no Mean row */
+    assert_int_equal(json_array_size(t5), 1); /* ToT in scenario 1; one scenario has no Mean row */
     json_t *s1 = json_array_get(t5, 0);
-    assert_true(fabs(json_number_value(json_object_get(s1, "llm_zs")) - 0.25) < 1e-9);
-    assert_true(fabs(json_number_value(json_object_get(s1, "llm_fb")) - 0.95) < 1e-9);
-    assert_true(fabs(json_number_value(json_object_get(s1, "llm_delta")) - 0.7) < 1e-9);
+    assert_true(fabs(json_number_value(json_object_get(s1, "heuristic_steered_base")) - fit[0][0]) < 1e-9);
+    assert_true(fabs(json_number_value(json_object_get(s1, "heuristic_steered_fb")) - fit[0][1]) < 1e-9);
+    assert_true(fabs(json_number_value(json_object_get(s1, "llm_steered_base")) - fit[1][0]) < 1e-9);
+    assert_true(fabs(json_number_value(json_object_get(s1, "llm_steered_fb")) - fit[1][1]) < 1e-9);
+    assert_true(json_is_true(json_object_get(s1, "too_few_runs"))); /* one seed */
+    json_t *ms = json_object_get(j, "model_scores_vs_heuristic");
+    assert_int_equal(json_array_size(ms), 1); /* the model-steered cell: the one it judged */
+    json_t *m1 = json_array_get(ms, 0);
+    assert_string_equal(json_string_value(json_object_get(m1, "search_fitness")), "llm");
+    assert_true(fabs(json_number_value(json_object_get(m1, "llm_zs")) - 0.25) < 1e-9);
+    assert_true(fabs(json_number_value(json_object_get(m1, "llm_fb")) - 0.95) < 1e-9);
+    assert_true(fabs(json_number_value(json_object_get(m1, "llm_delta")) - 0.7) < 1e-9);
     json_decref(j);
+    snprintf(path, sizeof path, "%s/table5.csv", dir);
+    assert_true(pcg_test_exists(path));
+    snprintf(path, sizeof path, "%s/model_scores_vs_heuristic.csv", dir);
+    assert_true(pcg_test_exists(path));
 }
 
 static void grid_list_cell_and_definition_refused(void **state)

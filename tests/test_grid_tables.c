@@ -493,7 +493,7 @@ static void grid_summary_json_csv_markdown(void **state)
     grid_rows_free(&R);
 }
 
-/* ---- the studies: Table V, Table IX, feedback types, references ---- */
+/* ---- the studies: the model's scores, Table IX, feedback types, references ---- */
 
 static void add_study_row(grid_rows *R, int scenario, const char *pe, const char *fb, const char *fbin, int gb, int gw,
                           int abl, int repeat, int iteration, double fitness, double llm, int final)
@@ -593,10 +593,12 @@ static void grid_studies_known_rows(void **state)
     build_study_rows(&R, 2);
     assert_int_equal(grid_tables_compute(&R, GRID_VALUE_FINAL, &T), 0);
     json_t *j = grid_summary_json(&R, &T);
-    /* Table V: the same nodes scored by the evaluator and by the model;
+    /* the model's scores beside the heuristic: the same nodes scored by the
+     * evaluator and by the model;
      * Mean row: the evaluator's fitness normalised, the model's scores
      * (whose floor is unknown) raw: ZS 0.5, 0.7, +FB 0.3, 0.5 */
-    json_t *t5 = find_entry(json_object_get(j, "table5"), "cot", "specific", "text", -1, -1, NULL, 0);
+    json_t *t5 = find_entry(json_object_get(j, "model_scores_vs_heuristic"), "cot", "specific", "text", -1, -1, NULL, 0);
+    assert_int_equal(json_array_size(json_object_get(j, "table5")), 0); /* no search steered by the model */
     near(num(t5, "heuristic_zs"), mean_norm(0.3), 1e-12, "heuristic zs");
     near(num(t5, "heuristic_fb"), mean_norm(0.7), 1e-12, "heuristic fb");
     near(num(t5, "heuristic_delta"), mean_norm(0.7) - mean_norm(0.3), 1e-12, "heuristic delta");
@@ -632,11 +634,12 @@ static void grid_studies_known_rows(void **state)
     json_decref(j);
     char *md = grid_tables_markdown(&R, &T, 1);
     assert_non_null(md);
-    assert_non_null(strstr(md, "Table V"));
+    assert_non_null(strstr(md, "### Model scores vs heuristic"));
+    assert_null(strstr(md, "### Table V"));
     has_line(md, "| Mean | CoT, m, specific, text | %.3f | %.3f | %+.3f | 0.600 | 0.400 | -0.200 |", mean_norm(0.3),
              mean_norm(0.7), mean_norm(0.7) - mean_norm(0.3));
     assert_non_null(strstr(md, "| 1 | CoT, m, specific, text | 0.300 | 0.700 | +0.400 | 0.600 | 0.400 | -0.200 |"));
-    assert_int_equal(pcg_test_count_of(md, "| CoT, m, "), 4); /* Table V: the judged rows only (1, 3, Mean), Table IX */
+    assert_int_equal(pcg_test_count_of(md, "| CoT, m, "), 4); /* the judged rows only (1, 3, Mean), Table IX */
     assert_non_null(strstr(md, "Table IX"));
     has_line(md, "| CoT, m, specific, text | %.3f | %.3f | %+.3f | %.3f | %.3f | %+.3f |", mean_norm(0.3),
              mean_norm(0.7), mean_norm(0.7) - mean_norm(0.3), mean_norm(0.3), mean_norm(0.75),
@@ -743,7 +746,215 @@ static void grid_tables_by_prompts_and_api(void **state)
     grid_rows_free(&R);
 }
 
+/* ---- Table V as the paper's ---- */
+
+/* +FB cells of ToT and GoT steered by the heuristic and by the model's
+ * scores, three iterations, three seeds, scenarios 1 and 3; one cell
+ * (scenario 3, GoT, steered by the model, seed 2) did not finish.  From
+ * tests/grid_expected.py, as the expected values below. */
+static const struct {
+    int scenario;
+    const char *pe, *fitness;
+    int repeat, iteration;
+    double value;
+    int final;
+} rows5[] = {
+    {1, "tot", "heuristic", 0, 1, 0.44, 0},
+    {1, "tot", "heuristic", 0, 2, 0.92, 0},
+    {1, "tot", "heuristic", 0, 3, 0.63, 1},
+    {1, "tot", "llm", 0, 1, 0.02, 0},
+    {1, "tot", "llm", 0, 2, 0.50, 0},
+    {1, "tot", "llm", 0, 3, 0.01, 1},
+    {1, "got", "heuristic", 0, 1, 0.81, 0},
+    {1, "got", "heuristic", 0, 2, 0.32, 0},
+    {1, "got", "heuristic", 0, 3, 1.00, 1},
+    {1, "got", "llm", 0, 1, 0.39, 0},
+    {1, "got", "llm", 0, 2, 0.87, 0},
+    {1, "got", "llm", 0, 3, 0.38, 1},
+    {1, "tot", "heuristic", 1, 1, 0.83, 0},
+    {1, "tot", "heuristic", 1, 2, 0.34, 0},
+    {1, "tot", "heuristic", 1, 3, 1.00, 1},
+    {1, "tot", "llm", 1, 1, 0.41, 0},
+    {1, "tot", "llm", 1, 2, 0.89, 0},
+    {1, "tot", "llm", 1, 3, 0.40, 1},
+    {1, "got", "heuristic", 1, 1, 0.23, 0},
+    {1, "got", "heuristic", 1, 2, 0.71, 0},
+    {1, "got", "heuristic", 1, 3, 0.42, 1},
+    {1, "got", "llm", 1, 1, 0.78, 0},
+    {1, "got", "llm", 1, 2, 0.29, 0},
+    {1, "got", "llm", 1, 3, 0.77, 1},
+    {1, "tot", "heuristic", 2, 1, 0.25, 0},
+    {1, "tot", "heuristic", 2, 2, 0.73, 0},
+    {1, "tot", "heuristic", 2, 3, 0.44, 1},
+    {1, "tot", "llm", 2, 1, 0.80, 0},
+    {1, "tot", "llm", 2, 2, 0.31, 0},
+    {1, "tot", "llm", 2, 3, 0.79, 1},
+    {1, "got", "heuristic", 2, 1, 0.62, 0},
+    {1, "got", "heuristic", 2, 2, 0.13, 0},
+    {1, "got", "heuristic", 2, 3, 0.81, 1},
+    {1, "got", "llm", 2, 1, 0.20, 0},
+    {1, "got", "llm", 2, 2, 0.68, 0},
+    {1, "got", "llm", 2, 3, 0.19, 1},
+    {3, "tot", "heuristic", 0, 1, 0.46, 0},
+    {3, "tot", "heuristic", 0, 2, 0.94, 0},
+    {3, "tot", "heuristic", 0, 3, 0.65, 1},
+    {3, "tot", "llm", 0, 1, 0.04, 0},
+    {3, "tot", "llm", 0, 2, 0.52, 0},
+    {3, "tot", "llm", 0, 3, 0.03, 1},
+    {3, "got", "heuristic", 0, 1, 0.83, 0},
+    {3, "got", "heuristic", 0, 2, 0.34, 0},
+    {3, "got", "heuristic", 0, 3, 1.00, 1},
+    {3, "got", "llm", 0, 1, 0.41, 0},
+    {3, "got", "llm", 0, 2, 0.89, 0},
+    {3, "got", "llm", 0, 3, 0.40, 1},
+    {3, "tot", "heuristic", 1, 1, 0.85, 0},
+    {3, "tot", "heuristic", 1, 2, 0.36, 0},
+    {3, "tot", "heuristic", 1, 3, 1.00, 1},
+    {3, "tot", "llm", 1, 1, 0.43, 0},
+    {3, "tot", "llm", 1, 2, 0.91, 0},
+    {3, "tot", "llm", 1, 3, 0.42, 1},
+    {3, "got", "heuristic", 1, 1, 0.25, 0},
+    {3, "got", "heuristic", 1, 2, 0.73, 0},
+    {3, "got", "heuristic", 1, 3, 0.44, 1},
+    {3, "got", "llm", 1, 1, 0.80, 0},
+    {3, "got", "llm", 1, 2, 0.31, 0},
+    {3, "got", "llm", 1, 3, 0.79, 1},
+    {3, "tot", "heuristic", 2, 1, 0.27, 0},
+    {3, "tot", "heuristic", 2, 2, 0.75, 0},
+    {3, "tot", "heuristic", 2, 3, 0.46, 1},
+    {3, "tot", "llm", 2, 1, 0.82, 0},
+    {3, "tot", "llm", 2, 2, 0.33, 0},
+    {3, "tot", "llm", 2, 3, 0.81, 1},
+    {3, "got", "heuristic", 2, 1, 0.64, 0},
+    {3, "got", "heuristic", 2, 2, 0.15, 0},
+    {3, "got", "heuristic", 2, 3, 0.83, 1},
+    {3, "got", "llm", 2, 1, 0.22, 0},
+    {3, "got", "llm", 2, 2, 0.70, 0},
+};
+
+/* scenario (0: Mean), pe, then mean, sd, n of: heuristic-steered Base and
+ * +FB, model-steered Base and +FB; Welch's p of the two +FB columns */
+static const struct {
+    int scenario;
+    const char *pe;
+    struct {
+        double mean, sd;
+        int n;
+    } col[4];
+    double p;
+} expected5[] = {
+    {1, "tot", {{0.506666666666667, 0.295691280448601, 3}, {0.69, 0.284780617317963, 3}, {0.41, 0.39, 3}, {0.4, 0.39, 3}}, 0.362030249392841},
+    {1, "got", {{0.553333333333333, 0.295691280448601, 3}, {0.743333333333333, 0.295691280448601, 3}, {0.456666666666667, 0.295691280448601, 3}, {0.446666666666667, 0.295691280448601, 3}}, 0.28650045822553},
+    {3, "tot", {{0.526666666666667, 0.295691280448601, 3}, {0.703333333333333, 0.273922130054023, 3}, {0.43, 0.39, 3}, {0.42, 0.39, 3}}, 0.367500511466054},
+    {3, "got", {{0.573333333333333, 0.295691280448601, 3}, {0.756666666666667, 0.287112057101985, 3}, {0.476666666666667, 0.295691280448601, 3}, {0.595, 0.275771644662754, 2}}, 0.583522522221171},
+    {0, "tot", {{0.376428571428571, 0.380174503433916, 3}, {0.608571428571429, 0.360320860413298, 3}, {0.252142857142857, 0.501428571428571, 3}, {0.239285714285714, 0.501428571428571, 3}}, 0.36425557022352},
+    {0, "got", {{0.436428571428571, 0.380174503433916, 3}, {0.677142857142857, 0.375546540500152, 3}, {0.312142857142857, 0.380174503433916, 3}, {0.464285714285714, 0.354563543137826, 2}}, 0.577001927605997},
+};
+
+/* the Mean rows of the raw values: the four columns' means */
+static const struct {
+    const char *pe;
+    double mean[4];
+} expected5_raw[] = {
+    {"tot", {0.516666666666667, 0.696666666666667, 0.42, 0.41}},
+    {"got", {0.563333333333333, 0.75, 0.466666666666667, 0.585}},
+};
+
+static void build_rows5(grid_rows *R)
+{
+    int scen[] = {1, 3}, abl[] = {ABL_FB};
+    assert_int_equal(grid_rows_init(R, scen, 2, 3, abl, 1), 0);
+    for (size_t i = 0; i < sizeof rows5 / sizeof *rows5; i++) {
+        grid_row w;
+        grid_row_blank(&w);
+        snprintf(w.key.model, sizeof w.key.model, "m");
+        snprintf(w.key.pe, sizeof w.key.pe, "%s", rows5[i].pe);
+        snprintf(w.key.feedback, sizeof w.key.feedback, "specific");
+        snprintf(w.key.feedback_input, sizeof w.key.feedback_input, "text");
+        snprintf(w.key.search_fitness, sizeof w.key.search_fitness, "%s", rows5[i].fitness);
+        if (!strcmp(rows5[i].pe, "got")) w.key.got_best = 2, w.key.got_worst = 0;
+        w.scenario = rows5[i].scenario, w.ablation = ABL_FB, w.repeat = rows5[i].repeat;
+        w.iteration = rows5[i].iteration, w.final = rows5[i].final, w.ok = 1;
+        w.fitness = w.best_so_far = rows5[i].value;
+        assert_int_equal(grid_rows_add(R, &w), 0);
+    }
+}
+
+static const grid_t5_row *t5_find(const grid_tables *T, int scenario, const char *pe)
+{
+    for (int i = 0; i < T->n_t5; i++)
+        if (T->t5[i].scenario == scenario && !strcmp(T->t5[i].key.pe, pe)) return &T->t5[i];
+    fail_msg("no Table V row for scenario %d, %s", scenario, pe);
+    return NULL;
+}
+
+/* Table V: the heuristic fitness of iteration 1 and of the last iteration
+ * of +FB cells, steered by the heuristic and by the model, the change, and
+ * Welch's p of the last iterations (none with two seeds). */
+static void grid_table5_known_rows(void **state)
+{
+    (void)state;
+    grid_rows R;
+    grid_tables T;
+    build_rows5(&R);
+    assert_int_equal(grid_tables_compute(&R, GRID_VALUE_FINAL, &T), 0);
+    assert_int_equal(T.n_t5, 2 * 3); /* ToT and GoT in scenarios 1, 3 and the Mean row */
+    for (size_t i = 0; i < sizeof expected5 / sizeof *expected5; i++) {
+        const grid_t5_row *e = t5_find(&T, expected5[i].scenario, expected5[i].pe);
+        const grid_stat *got[4] = {&e->base[0], &e->fb[0], &e->base[1], &e->fb[1]};
+        char what[96];
+        for (int c = 0; c < 4; c++) {
+            snprintf(what, sizeof what, "Table V, scenario %d %s, column %d", expected5[i].scenario, expected5[i].pe, c);
+            assert_int_equal(got[c]->n, expected5[i].col[c].n);
+            near(got[c]->mean, expected5[i].col[c].mean, 1e-12, what);
+            near(got[c]->sd, expected5[i].col[c].sd, 1e-12, what);
+        }
+        int few = e->fb[1].n < GRID_MIN_TEST_N;
+        assert_int_equal(e->few, few);
+        near(e->p, few ? NAN : expected5[i].p, 1e-10, "Table V, p");
+        assert_int_equal(e->dir, expected5[i].col[3].mean > expected5[i].col[1].mean ? 1 : -1);
+        assert_string_equal(e->key.search_fitness, "");
+    }
+    for (size_t i = 0; i < sizeof expected5_raw / sizeof *expected5_raw; i++) {
+        const grid_t5_row *e = t5_find(&T, 0, expected5_raw[i].pe);
+        const grid_stat *got[4] = {&e->raw_base[0], &e->raw_fb[0], &e->raw_base[1], &e->raw_fb[1]};
+        for (int c = 0; c < 4; c++) near(got[c]->mean, expected5_raw[i].mean[c], 1e-12, "Table V, raw Mean");
+    }
+    json_t *j = grid_summary_json(&R, &T), *o = NULL, *x;
+    size_t i;
+    json_array_foreach(json_object_get(j, "table5"), i, x)
+        if (json_is_integer(json_object_get(x, "scenario")) && json_integer_value(json_object_get(x, "scenario")) == 1 &&
+            !strcmp(json_string_value(json_object_get(x, "pe")), "tot"))
+            o = x;
+    assert_non_null(o);
+    near(num(o, "heuristic_steered_base"), 0.506666666666667, 1e-12, "json base");
+    near(num(o, "llm_steered_fb"), 0.4, 1e-12, "json fb");
+    near(num(o, "heuristic_steered_delta"), 0.69 - 0.506666666666667, 1e-12, "json delta");
+    near(num(o, "p"), 0.362030249392841, 1e-10, "json p");
+    assert_string_equal(json_string_value(json_object_get(o, "direction")), "lower");
+    assert_null(json_object_get(o, "search_fitness"));
+    assert_int_equal(json_array_size(json_object_get(j, "model_scores_vs_heuristic")), 0); /* no model scores */
+    json_decref(j);
+    char *md = grid_tables_markdown(&R, &T, 1);
+    assert_non_null(md);
+    assert_non_null(strstr(md, "### Table V — heuristic fitness of +FB runs whose search the heuristic or the model's "
+                               "own scores steered (Mean rows normalised)"));
+    assert_non_null(strstr(md, "| Scenario | Method | Heuristic Base | +FB | Δ | LLM Base | +FB | Δ | p(+FB) |"));
+    assert_non_null(strstr(md, "| 1 | ToT, m, specific, text | 0.507 ± 0.296 | 0.690 ± 0.285 | +0.183 | 0.410 ± 0.390 | "
+                               "0.400 ± 0.390 | -0.010 | 0.362 |"));
+    assert_non_null(strstr(md, "| 3 | GoT, m, specific, text | 0.573 ± 0.296 | 0.757 ± 0.287 | +0.183 | 0.477 ± 0.296 | "
+                               "0.595 ± 0.276 (n=2, too few) | +0.118 | n < 3 |"));
+    assert_non_null(strstr(md, "| Mean (raw) | ToT, m, specific, text | 0.517 ± "));
+    assert_null(strstr(md, "Model scores vs heuristic"));
+    /* Table II splits the two: a table per fitness, named */
+    assert_non_null(strstr(md, "### Table II — model m, specific feedback, text input, LLM fitness\n"));
+    assert_non_null(strstr(md, "### Table II — model m, specific feedback, text input, heuristic fitness\n"));
+    free(md);
+    grid_tables_free(&T);
+    grid_rows_free(&R);
+}
+
 PCG_TESTS(grid_tables, cmocka_unit_test(grid_tables_known_rows), cmocka_unit_test(grid_norm_unchanged_by_more_cells),
           cmocka_unit_test(grid_summary_json_csv_markdown),
           cmocka_unit_test(grid_studies_known_rows), cmocka_unit_test(grid_studies_one_scenario),
-          cmocka_unit_test(grid_tables_by_prompts_and_api))
+          cmocka_unit_test(grid_tables_by_prompts_and_api), cmocka_unit_test(grid_table5_known_rows))

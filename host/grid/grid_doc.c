@@ -100,13 +100,18 @@ void grid_key_label(const grid_key *k, int refs_vary, char *buf, size_t len)
 
 /* mean ± std, with n when fewer seeds than the grid's had a value; few:
  * also with n and "too few" below GRID_MIN_TEST_N (a column that is compared). */
+/* v for printing with three decimals: a rounding error below zero (a
+ * normalised value at random play's score) reads 0.000, not -0.000. */
+static double tidy(double v) { return v < 0 && v > -0.0005 ? 0 : v; }
+
 void vd_stat_few(char *buf, const grid_stat *s, int repeats, int few)
 {
     const char *why = few && s->n < GRID_MIN_TEST_N ? ", too few" : "";
+    double m = tidy(s->mean);
     if (s->n == 0) snprintf(buf, VT_CELL, "–");
-    else if (!isfinite(s->sd)) snprintf(buf, VT_CELL, "%.3f (n=%d%s)", s->mean, s->n, why);
-    else if (s->n < repeats || *why) snprintf(buf, VT_CELL, "%.3f ± %.3f (n=%d%s)", s->mean, s->sd, s->n, why);
-    else snprintf(buf, VT_CELL, "%.3f ± %.3f", s->mean, s->sd);
+    else if (!isfinite(s->sd)) snprintf(buf, VT_CELL, "%.3f (n=%d%s)", m, s->n, why);
+    else if (s->n < repeats || *why) snprintf(buf, VT_CELL, "%.3f ± %.3f (n=%d%s)", m, s->sd, s->n, why);
+    else snprintf(buf, VT_CELL, "%.3f ± %.3f", m, s->sd);
 }
 
 void vd_stat(char *buf, const grid_stat *s, int repeats) { vd_stat_few(buf, s, repeats, 0); }
@@ -131,7 +136,8 @@ static void vd_key_extras(const grid_tables *T, const grid_key *k, char *buf, si
         n += (size_t)snprintf(buf + n, len - n, ", %s prompts", k->prompts);
     if (n < len && (vd_field_varies(T, offsetof(grid_key, reward_api)) || strcmp(k->reward_api, "minimal")))
         n += (size_t)snprintf(buf + n, len - n, ", %s reward API", k->reward_api);
-    if (n < len && (vd_field_varies(T, offsetof(grid_key, search_fitness)) || strcmp(k->search_fitness, "heuristic")))
+    if (n < len && k->search_fitness[0] && /* "": a table of both */
+        (vd_field_varies(T, offsetof(grid_key, search_fitness)) || strcmp(k->search_fitness, "heuristic")))
         snprintf(buf + n, len - n, ", %s fitness", !strcmp(k->search_fitness, "llm") ? "LLM" : k->search_fitness);
 }
 
@@ -185,7 +191,7 @@ int vd_refs_vary(const grid_tables *T)
 
 void vd_delta(char *buf, double a, double b)
 {
-    snprintf(buf, VT_CELL, isfinite(a) && isfinite(b) ? "%+.3f" : "–", b - a);
+    snprintf(buf, VT_CELL, isfinite(a) && isfinite(b) ? "%+.3f" : "–", fabs(b - a) < 0.0005 ? 0 : b - a);
 }
 
-void vd_mean(char *buf, const grid_stat *s) { snprintf(buf, VT_CELL, s->n ? "%.3f" : "–", s->mean); }
+void vd_mean(char *buf, const grid_stat *s) { snprintf(buf, VT_CELL, s->n ? "%.3f" : "–", tidy(s->mean)); }

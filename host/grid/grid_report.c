@@ -121,7 +121,7 @@ static void table2_json(const grid_rows *R, const grid_tables *T, json_t *t2, js
             json_array_append_new(pv, o);
             p_json(o, e, other);
         }
-        if (!any_llm || !e->llm[ABL_FB].n) continue; /* Table V: +FB nodes the model judged */
+        if (!any_llm || !e->llm[ABL_FB].n) continue; /* the model's scores of the +FB nodes it judged */
         json_t *o = json_object();
         json_object_set_new(o, "scenario", jscen(e->scenario));
         put_key(o, &e->key);
@@ -133,6 +133,50 @@ static void table2_json(const grid_rows *R, const grid_tables *T, json_t *t2, js
         json_object_set_new(o, "llm_delta", jnum(e->llm[ABL_FB].mean - e->llm[ABL_ZS].mean));
         json_array_append_new(t5, o);
     }
+}
+
+static void stat_json(json_t *o, const char *name, const grid_stat *st)
+{
+    char key[64];
+    json_object_set_new(o, name, jnum(st->mean));
+    snprintf(key, sizeof key, "%s_std", name);
+    json_object_set_new(o, key, jnum(st->sd));
+    snprintf(key, sizeof key, "%s_n", name);
+    json_object_set_new(o, key, json_integer(st->n));
+}
+
+/* Table V as the paper's: per method and scenario, +FB steered by the
+ * heuristic and by the model, at iteration 1 (base) and the last (fb). */
+static json_t *table5_json(const grid_tables *T)
+{
+    static const char *const by[2] = {"heuristic", "llm"};
+    json_t *a = json_array();
+    for (int i = 0; i < T->n_t5; i++) {
+        const grid_t5_row *e = &T->t5[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "scenario", jscen(e->scenario));
+        put_key(o, &e->key);
+        json_object_del(o, "search_fitness"); /* the entry holds both */
+        for (int g = 0; g < 2; g++) {
+            char k[64];
+            snprintf(k, sizeof k, "%s_steered_base", by[g]);
+            stat_json(o, k, &e->base[g]);
+            snprintf(k, sizeof k, "%s_steered_fb", by[g]);
+            stat_json(o, k, &e->fb[g]);
+            snprintf(k, sizeof k, "%s_steered_delta", by[g]);
+            json_object_set_new(o, k, jnum(e->fb[g].mean - e->base[g].mean));
+            snprintf(k, sizeof k, "%s_steered_base_raw", by[g]);
+            json_object_set_new(o, k, jnum(e->raw_base[g].mean));
+            snprintf(k, sizeof k, "%s_steered_fb_raw", by[g]);
+            json_object_set_new(o, k, jnum(e->raw_fb[g].mean));
+        }
+        json_object_set_new(o, "p", jnum(e->p));
+        json_object_set_new(o, "too_few_runs", json_boolean(e->few));
+        json_object_set_new(o, "direction", !e->fb[0].n || !e->fb[1].n ? json_null()
+                                            : json_string(e->dir > 0 ? "higher" : e->dir < 0 ? "lower" : "equal"));
+        json_array_append_new(a, o);
+    }
+    return a;
 }
 
 static json_t *table4_json(const grid_tables *T)
@@ -326,7 +370,8 @@ json_t *grid_summary_json(const grid_rows *R, const grid_tables *T)
     json_object_set_new(o, "table2", t2);
     json_object_set_new(o, "p_values", pv);
     json_object_set_new(o, "table4", t4);
-    json_object_set_new(o, "table5", t5);
+    json_object_set_new(o, "table5", table5_json(T));
+    json_object_set_new(o, "model_scores_vs_heuristic", t5);
     json_t *t2mean = varying(t2, "feedback_input");
     json_object_set_new(o, "table9", t2mean);
     json_object_set_new(o, "feedback_study", varying(t4, "feedback"));
@@ -400,8 +445,14 @@ static int write_csvs(const char *out, json_t *sum, char *err, int errlen)
                                      "significant", "direction", "mark"};
     static const char *const t4[] = {KEY_COLS, "ablation", "iteration", "mean", "std", "n", "raw_mean", "raw_std",
                                      "delta_next_mean", "delta_next_std", "delta_next_n"};
-    static const char *const t5[] = {"scenario", KEY_COLS, "heuristic_zs", "heuristic_fb", "heuristic_delta", "llm_zs",
+    static const char *const ms[] = {"scenario", KEY_COLS, "heuristic_zs", "heuristic_fb", "heuristic_delta", "llm_zs",
                                      "llm_fb", "llm_delta"};
+#define STEERED(by) by "_steered_base", by "_steered_base_std", by "_steered_base_n", by "_steered_fb", \
+                    by "_steered_fb_std", by "_steered_fb_n", by "_steered_delta", by "_steered_base_raw", \
+                    by "_steered_fb_raw"
+    static const char *const t5[] = {"scenario", KEY_COLS, STEERED("heuristic"), STEERED("llm"), "p", "too_few_runs",
+                                     "direction"};
+#undef STEERED
 #undef KEY_COLS
     static const struct {
         const char *file, *list;
@@ -413,6 +464,7 @@ static int write_csvs(const char *out, json_t *sum, char *err, int errlen)
         {"p_values.csv", "p_values", pv, sizeof pv / sizeof *pv},
         {"table4.csv", "table4", t4, sizeof t4 / sizeof *t4},
         {"table5.csv", "table5", t5, sizeof t5 / sizeof *t5},
+        {"model_scores_vs_heuristic.csv", "model_scores_vs_heuristic", ms, sizeof ms / sizeof *ms},
         {"table9.csv", "table9", t2, sizeof t2 / sizeof *t2},
         {"feedback_study.csv", "feedback_study", t4, sizeof t4 / sizeof *t4},
         {"ref_heatmap.csv", "ref_heatmap", t2, sizeof t2 / sizeof *t2},

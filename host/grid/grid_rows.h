@@ -27,6 +27,9 @@
  *     over the seeds, only when both columns have GRID_MIN_TEST_N seeds;
  *   - per iteration (Table IV, Table III, Fig. 6): the Mean-row value of
  *     every iteration, and its change from one iteration to the next;
+ *   - Table V: +FB cells steered by the heuristic and by the model's own
+ *     scores, the heuristic fitness of iteration 1 and of the last, and
+ *     Welch's p of the last (model against heuristic);
  *   - random play: the fitness of the cells' evaluation levels after one
  *     episode of uniformly random actions on the fixed evaluation maps
  *     (`pcgrllm levels --policy random --seed EVAL_SEED`), per scenario. */
@@ -157,6 +160,22 @@ typedef struct {
     grid_stat raw[GRID_MAX_ITER];  /* it[] of the raw values, averaged over scenarios */
 } grid_t4_row;
 
+/* Table V as the paper's: for a key (its search_fitness "") in one
+ * scenario (0: the Mean row), the evaluator's fitness of +FB cells at
+ * iteration 1 (Base) and at their last iteration (+FB), of the cells whose
+ * search the heuristic steered ([0]) and of those the model's own scores
+ * steered ([1]).  Base comes before any parent is chosen, so the two
+ * differ there only by run-to-run variation. */
+typedef struct {
+    grid_key key;
+    int scenario;
+    grid_stat base[2], fb[2];
+    grid_stat raw_base[2], raw_fb[2]; /* the Mean row's raw counterpart (scenario rows: the same) */
+    double p;                    /* Welch: fb[1] against fb[0]; NAN when undefined or too few seeds */
+    int few;                     /* both have seeds, one fewer than GRID_MIN_TEST_N: not tested */
+    int dir;                     /* sign of fb[1]'s mean minus fb[0]'s */
+} grid_t5_row;
+
 typedef struct {
     int value;                   /* GRID_VALUE_FINAL or _BEST */
     int normalised;              /* more than one scenario: Mean rows of normalised values */
@@ -168,11 +187,13 @@ typedef struct {
     int n_t2;
     grid_t4_row *t4;
     int n_t4;
+    grid_t5_row *t5;
+    int n_t5;
 } grid_tables;
 
 /* Normalise the rows (norm) and compute Table II (scenario rows
- * then the Mean rows, keys in the order the rows first give them) and the
- * per-iteration rows.  0, or -1 (out of memory). */
+ * then the Mean rows, keys in the order the rows first give them), the
+ * per-iteration rows and Table V.  0, or -1 (out of memory). */
 int grid_tables_compute(grid_rows *R, int value, grid_tables *T);
 void grid_tables_free(grid_tables *T);
 /* Fitness x of scenario s normalised as the Mean rows are: (x - r_s) /

@@ -6,6 +6,7 @@
 #include "run.h"
 #include "stats.h"
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -200,6 +201,69 @@ static int t4_row(const table_ctx *x, int k, int abl, grid_t4_row *e)
     return 1;
 }
 
+/* The key that differs from key k only in what steered the search, with
+ * search_fitness fit; -1 when the rows have none. */
+static int with_fitness(const table_ctx *x, int k, const char *fit)
+{
+    grid_key o = x->keys[k];
+    snprintf(o.search_fitness, sizeof o.search_fitness, "%s", fit);
+    for (int i = 0; i < x->n_keys; i++)
+        if (grid_key_equal(&x->keys[i], &o)) return i;
+    return -1;
+}
+
+static int has_rows(const table_ctx *x, int k, int abl)
+{
+    for (int i = 0; i < x->R->n; i++)
+        if (x->key_of[i] == k && x->R->rows[i].ablation == abl) return 1;
+    return 0;
+}
+
+/* Table V in scenario s of the +FB cells of keys kk[0] (steered by the
+ * heuristic) and kk[1] (by the model). */
+static void t5_row(const table_ctx *x, const int kk[2], int s, grid_t5_row *e)
+{
+    int R = x->R->repeats;
+    double last[2][GRID_MAX_REPEATS], v[GRID_MAX_REPEATS];
+    memset(e, 0, sizeof *e);
+    e->key = x->keys[kk[0]];
+    e->key.search_fitness[0] = 0;
+    e->scenario = s;
+    for (int g = 0; g < 2; g++) {
+        repeat_values(x, kk[g], ABL_FB, s, 1, 0, v);
+        e->base[g] = grid_stat_of(v, R);
+        repeat_values(x, kk[g], ABL_FB, s, 0, 0, last[g]);
+        e->fb[g] = grid_stat_of(last[g], R);
+        if (s != SCEN_MEAN) {
+            e->raw_base[g] = e->base[g], e->raw_fb[g] = e->fb[g];
+            continue;
+        }
+        repeat_values(x, kk[g], ABL_FB, SCEN_MEAN_RAW, 1, 0, v);
+        e->raw_base[g] = grid_stat_of(v, R);
+        repeat_values(x, kk[g], ABL_FB, SCEN_MEAN_RAW, 0, 0, v);
+        e->raw_fb[g] = grid_stat_of(v, R);
+    }
+    e->p = compare(&e->fb[1], &e->fb[0], last[1], last[0], R, &e->few, &e->dir);
+}
+
+/* Every pair of keys with +FB rows steered by the heuristic and by the
+ * model, in every scenario and the Mean row.  0 or -1. */
+static int table5(const table_ctx *x, grid_tables *T)
+{
+    int n_rows = x->R->n_scen + T->normalised;
+    T->t5 = calloc((size_t)(x->n_keys * n_rows + 1), sizeof *T->t5);
+    if (!T->t5) return -1;
+    for (int k = 0; k < x->n_keys; k++) {
+        int kk[2] = {k, with_fitness(x, k, "llm")};
+        if (strcmp(x->keys[k].search_fitness, "heuristic") || kk[1] < 0 || !has_rows(x, k, ABL_FB) ||
+            !has_rows(x, kk[1], ABL_FB))
+            continue;
+        for (int i = 0; i < n_rows; i++)
+            t5_row(x, kk, i < x->R->n_scen ? x->R->scen[i] : SCEN_MEAN, &T->t5[T->n_t5++]);
+    }
+    return 0;
+}
+
 double grid_random_play_fitness(int scenario, int n, uint64_t eval_seed)
 {
     const eval_scenario_t *sc = eval_scenario(scenario);
@@ -245,6 +309,7 @@ int grid_tables_compute(grid_rows *R, int value, grid_tables *T)
     for (int k = 0; k < x.n_keys; k++)
         for (int abl = ABL_FB; abl <= ABL_FULL; abl++)
             if (has_column(&x, k, abl)) T->n_t4 += t4_row(&x, k, abl, &T->t4[T->n_t4]);
+    if (table5(&x, T)) goto oom;
     free(x.keys);
     free(x.key_of);
     return 0;
@@ -259,7 +324,9 @@ void grid_tables_free(grid_tables *T)
 {
     free(T->t2);
     free(T->t4);
+    free(T->t5);
     T->t2 = NULL;
     T->t4 = NULL;
-    T->n_t2 = T->n_t4 = 0;
+    T->t5 = NULL;
+    T->n_t2 = T->n_t4 = T->n_t5 = 0;
 }

@@ -186,10 +186,49 @@ static void table4_group(vdoc *d, const grid_rows *R, const grid_tables *T, cons
         if (abls >> abl & 1) fitness_plot(d, T, g, abl, rv);
 }
 
+/* Table V as the paper's: per method and scenario, the heuristic fitness
+ * at iteration 1 and at the last iteration of +FB cells steered by the
+ * heuristic and by the model's own scores, and the test of the last. */
 static void table5(vdoc *d, const grid_rows *R, const grid_tables *T)
 {
+    if (!T->n_t5) return;
+    vd_text(d, B_H3, "Table V — heuristic fitness of +FB runs whose search the heuristic or the model's own scores "
+                     "steered (%s)", T->normalised ? "Mean rows normalised" : "one scenario, not normalised");
+    vtable *t = vd_table(d, 9);
+    const char *h[] = {"Scenario", "Method", "Heuristic Base", "+FB", "Δ", "LLM Base", "+FB", "Δ", "p(+FB)"};
+    if (!t) return;
+    for (int c = 0; c < 9; c++) snprintf(t->head[c], VT_CELL, "%s", h[c]);
+    int rv = vd_refs_vary(T), few = 0;
+    for (int raw = 0; raw < 2; raw++)
+        for (int i = 0; i < T->n_t5; i++) {
+            const grid_t5_row *e = &T->t5[i];
+            if (raw && e->scenario) continue;
+            char(*row)[VT_CELL] = vd_row(t);
+            if (!row) return;
+            snprintf(row[0], VT_CELL, raw ? "Mean (raw)" : e->scenario ? "%d" : "Mean", e->scenario);
+            vd_full_label(T, &e->key, rv, row[1]);
+            for (int g = 0; g < 2; g++) {
+                const grid_stat *b = raw ? &e->raw_base[g] : &e->base[g], *f = raw ? &e->raw_fb[g] : &e->fb[g];
+                vd_stat(row[2 + 3 * g], b, R->repeats);
+                vd_stat_few(row[3 + 3 * g], f, R->repeats, !raw);
+                vd_delta(row[4 + 3 * g], b->mean, f->mean);
+            }
+            if (!raw) vd_p(row[8], e->p, e->few), few |= e->few;
+        }
+    vd_text(d, B_PARA, "Base: iteration 1 (before any parent is chosen, so the two differ only by run-to-run "
+                       "variation); +FB: the last iteration; Δ = +FB − Base. Both are the evaluator's heuristic fitness: "
+                       "the table measures how the levels turn out when each fitness steers the search. p(+FB): "
+                       "Welch's t-test of the model-steered +FB against the heuristic-steered one%s.",
+           few ? " (\"n < 3\": too few runs for a test)" : "");
+}
+
+/* The model's own scores beside the heuristic fitness of the same nodes
+ * (--fitness llm): how far its judgement follows the evaluator's. */
+static void model_scores(vdoc *d, const grid_rows *R, const grid_tables *T)
+{
     if (!R->fitness_llm) return;
-    vd_text(d, B_H3, "Table V — heuristic (oracle) fitness and the model's own judgement of the same nodes");
+    vd_text(d, B_H3, "Model scores vs heuristic — the evaluator's fitness and the model's own scores of the same nodes "
+                     "(not the paper's Table V)");
     vtable *t = vd_table(d, 8);
     const char *h[] = {"Scenario", "Method", "Heuristic ZS", "+FB", "Δ", "LLM ZS", "+FB", "Δ"};
     if (!t) return;
@@ -209,6 +248,8 @@ static void table5(vdoc *d, const grid_rows *R, const grid_tables *T)
         vd_mean(row[6], &e->llm[ABL_FB]);
         vd_delta(row[7], e->llm[ABL_ZS].mean, e->llm[ABL_FB].mean);
     }
+    vd_text(d, B_PARA, "The model's scores are not normalised (their floor is unknown): its Mean rows are the plain "
+                       "mean over scenarios.");
 }
 
 /* ---------------------------------------------------------------- Table IX */
@@ -489,13 +530,14 @@ void grid_doc_build(vdoc *d, const grid_rows *R, const grid_tables *T, int full)
         vd_text(d, B_H2, "Studies");
         int before = d->n;
         table5(d, R, T);
+        model_scores(d, R, T);
         table9(d, T);
         feedback_study(d, R, T);
         for_groups(d, R, T, heatmaps);
         if (d->n == before)
-            vd_text(d, B_PARA, "None in this grid: --fitness llm gives Table V, --feedback-inputs text,image Table "
-                                "IX, --feedbacks specific,generic,none Table III and Fig. 6, --got-best and "
-                                "--got-worst lists Fig. 7.");
+            vd_text(d, B_PARA, "None in this grid: --fitnesses heuristic,llm gives Table V, --fitness llm the model's "
+                                "scores beside the heuristic, --feedback-inputs text,image Table IX, --feedbacks "
+                                "specific,generic,none Table III and Fig. 6, --got-best and --got-worst lists Fig. 7.");
         if (R->n_cell_info) {
             vd_text(d, B_H2, "Cells");
             vd_block(d, B_CELLS);
