@@ -90,12 +90,12 @@ static void table2_group(vdoc *d, const grid_rows *R, const grid_tables *T, cons
         if (T->t2[i].scenario == 0 && vd_same_group(&T->t2[i].key, g)) mean_raw_row(R, &T->t2[i], cols, nc, rv, t);
     if (few)
         vd_text(d, B_PARA, "Too few runs for a test: a value marked \"too few\" is over fewer than %d seeds; a "
-                            "comparison with such a column has no p-value (\"n < %d\") and no significance mark.",
-                 GRID_MIN_TEST_N, GRID_MIN_TEST_N);
+                           "comparison with such a column has no p-value (\"n < %d\") and no significance mark.",
+                GRID_MIN_TEST_N, GRID_MIN_TEST_N);
     if (pz || ps)
         vd_text(d, B_PARA, "Marks on PCGRLLM: † p(ZS) < 0.05, ∗ p(SA) < 0.05 (Welch's t-test, at least %d seeds in "
-                            "both columns); ↑ its mean is higher (better) than that column's, ↓ lower (worse).",
-                 GRID_MIN_TEST_N);
+                           "both columns); ↑ its mean is higher (better) than that column's, ↓ lower (worse).",
+                GRID_MIN_TEST_N);
 }
 
 /* Each distinct group of the t2 rows, in order, through fn. */
@@ -278,7 +278,7 @@ static void table9(vdoc *d, const grid_tables *T)
         if (!img) continue;
         if (!t) {
             vd_text(d, B_H3, "Table IX — feedback on the levels as text or as an image (%s)",
-                     T->normalised ? "Mean rows" : "the only scenario, not normalised");
+                    T->normalised ? "Mean rows" : "the only scenario, not normalised");
             const char *h[] = {"Method", "Text ZS", "+FB", "Δ", "Image ZS", "+FB", "Δ"};
             if (!(t = vd_table(d, 7))) return;
             for (int c = 0; c < 7; c++) snprintf(t->head[c], VT_CELL, "%s", h[c]);
@@ -317,7 +317,7 @@ static void feedback_study_one(vdoc *d, const grid_rows *R, const grid_tables *T
     char lab[VT_CELL];
     grid_key_label(&f->key, rv, lab, sizeof lab);
     vd_text(d, B_H3, "Feedback types — %s, %s, %s input, %s (Table III, Fig. 6)", lab, f->key.model,
-             f->key.feedback_input, vd_col_names[f->ablation]);
+            f->key.feedback_input, vd_col_names[f->ablation]);
     for (int part = 0; part < 2; part++) { /* the values, then their changes */
         int ncol = 1 + (part ? top - 1 : top);
         vtable *t = vd_table(d, ncol);
@@ -445,10 +445,10 @@ static void source_notes(vdoc *d, const grid_rows *R)
         int col = k ? ABL_SA : ABL_ZS, src = grid_column_cells(R->abl, R->n_abl, col);
         if (src == col)
             vd_text(d, B_PARA, "%s runs once per (scenario, model, seed) in cells of its own (the grid has no %s "
-                                "cells), reported under each search method.", what[k], from[k]);
+                               "cells), reported under each search method.", what[k], from[k]);
         else if (src >= 0)
             vd_text(d, B_PARA, "%s is iteration 1 of each method's own %s cells, as in the paper's Table II: no "
-                                "separate %s cells run.", what[k], from[k], k ? "+SA" : "zero-shot");
+                               "separate %s cells run.", what[k], from[k], k ? "+SA" : "zero-shot");
     }
 }
 
@@ -458,16 +458,16 @@ static void notes(vdoc *d, const grid_rows *R, const grid_tables *T, int full)
     for (int i = 0; i < R->n_authors; i++) vd_text(d, B_PARA, "Author: %s.", R->authors[i]);
     if (!R->n_authors) vd_text(d, B_PARA, "Author: none yet (no finished cell).");
     vd_text(d, B_PARA, "Cells: %d of %d finished; %d seed%s (repeats). Each entry is the mean ± sample standard "
-                        "deviation over seeds (n shown when fewer seeds had a value).",
-             R->n_finished, R->n_cells, R->repeats, R->repeats == 1 ? "" : "s");
+                       "deviation over seeds (n shown when fewer seeds had a value).",
+            R->n_finished, R->n_cells, R->repeats, R->repeats == 1 ? "" : "s");
     if (R->n_halted)
         vd_text(d, B_PARA, "%d cell%s stopped because %s model server failed (not a result: rerun the grid once the "
-                            "server answers; see cells/NAME.log).",
-                 R->n_halted, R->n_halted == 1 ? "" : "s", R->n_halted == 1 ? "its" : "their");
+                           "server answers; see cells/NAME.log).",
+                R->n_halted, R->n_halted == 1 ? "" : "s", R->n_halted == 1 ? "its" : "their");
     if (R->n_gave_up)
         vd_text(d, B_PARA, "%d finished cell%s ended early: the model wrote no reward function in two nodes in a "
-                            "row, so the last of those nodes (fitness 0) is the final value.",
-                 R->n_gave_up, R->n_gave_up == 1 ? "" : "s");
+                           "row, so the last of those nodes (fitness 0) is the final value.",
+                R->n_gave_up, R->n_gave_up == 1 ? "" : "s");
     vd_text(d, B_PARA, "%s", T->value == GRID_VALUE_BEST
                                   ? "Values: --value best: the highest fitness among a cell's nodes up to the "
                                     "column's node (not the paper's measure)."
@@ -476,35 +476,35 @@ static void notes(vdoc *d, const grid_rows *R, const grid_tables *T, int full)
     source_notes(d, R);
     if (R->human)
         vd_text(d, B_PARA, "The Human row is the human-written reward trained as it is (ZS) and then refined with CoT "
-                            "(PCGRLLM).");
+                           "(PCGRLLM).");
     if (T->normalised) {
         vd_text(d, B_PARA, "Mean rows (the paper's scenario-wise normalised mean; its formula cannot be recovered from "
-                            "the paper's numbers, so this is the engine's): per scenario s a fitness x maps to (x − r_s) "
-                            "/ (1 − r_s), r_s random play's fitness in s: 0 is random play, 1 a perfect score, below 0 "
-                            "worse than random play. The bounds are fixed, so a value does not change when cells are "
-                            "added. The normalised scores of the scenarios are averaged per seed, then mean ± std over "
-                            "seeds; the Mean (raw) rows average the raw scores the same way. Scenario rows are raw "
-                            "scores.");
+                           "the paper's numbers, so this is the engine's): per scenario s a fitness x maps to (x − r_s) "
+                           "/ (1 − r_s), r_s random play's fitness in s: 0 is random play, 1 a perfect score, below 0 "
+                           "worse than random play. The bounds are fixed, so a value does not change when cells are "
+                           "added. The normalised scores of the scenarios are averaged per seed, then mean ± std over "
+                           "seeds; the Mean (raw) rows average the raw scores the same way. Scenario rows are raw "
+                           "scores.");
     } else {
         vd_text(d, B_PARA, "Not normalised: the grid has one scenario (%d). The paper's Mean row averages normalised "
-                            "scores across scenarios; with one scenario there is nothing to average, so there is no "
-                            "Mean row, and the values by iteration and the studies are raw fitness.", T->mean_scenario);
+                           "scores across scenarios; with one scenario there is nothing to average, so there is no "
+                           "Mean row, and the values by iteration and the studies are raw fitness.", T->mean_scenario);
     }
     for (int i = 0; i < R->n_scen; i++) {
         int s = R->scen[i];
         vd_text(d, B_PARA, "Random play, scenario %d: %.3f (the %d evaluation levels after one episode of uniformly "
-                            "random actions on the fixed evaluation maps, seed %llu; `pcgrllm levels --policy random`)%s.",
-                 s, T->random_play[s], R->n_levels, (unsigned long long)R->eval_seed,
-                 T->normalised ? ": the 0 of its normalisation" : "");
+                           "random actions on the fixed evaluation maps, seed %llu; `pcgrllm levels --policy random`)%s.",
+                s, T->random_play[s], R->n_levels, (unsigned long long)R->eval_seed,
+                T->normalised ? ": the 0 of its normalisation" : "");
     }
     if (T->normalised)
         vd_text(d, B_PARA, "Random play on the Mean rows' scale: %.3f, by definition (the dashed line of the fitness "
-                            "plots).", T->random_play_mean);
+                           "plots).", T->random_play_mean);
     vd_text(d, B_PARA, "p(ZS), p(SA): Welch's two-sided t-test of PCGRLLM against ZS and +SA over seeds, when both "
-                        "columns have at least %d seeds (else \"n < %d\": too few runs for a test); – undefined (a "
-                        "column missing, or no spread in either and the same mean). † p(ZS) < 0.05, ∗ p(SA) < 0.05, "
-                        "with ↑ where PCGRLLM is higher (better) and ↓ where it is lower (worse). Bold: the best "
-                        "value of the row.", GRID_MIN_TEST_N, GRID_MIN_TEST_N);
+                       "columns have at least %d seeds (else \"n < %d\": too few runs for a test); – undefined (a "
+                       "column missing, or no spread in either and the same mean). † p(ZS) < 0.05, ∗ p(SA) < 0.05, "
+                       "with ↑ where PCGRLLM is higher (better) and ↓ where it is lower (worse). Bold: the best "
+                       "value of the row.", GRID_MIN_TEST_N, GRID_MIN_TEST_N);
     vd_text(d, B_PARA, "Prompts: %s.", R->rules_on && R->rules_off ? "some cells stated the evaluator's rules "
                                                                       "(--evaluator-rules) and some did not"
                                         : R->rules_on ? "the evaluator's rules were stated (--evaluator-rules)"
@@ -525,7 +525,7 @@ void grid_doc_build(vdoc *d, const grid_rows *R, const grid_tables *T, int full)
     if (full) {
         if (T->normalised) vd_text(d, B_H2, "Table IV: by iteration (normalised mean)");
         else vd_text(d, B_H2, "Table IV: by iteration (scenario %d, raw fitness: one scenario is not normalised)",
-                      T->mean_scenario);
+                     T->mean_scenario);
         for_groups(d, R, T, table4_group);
         vd_text(d, B_H2, "Studies");
         int before = d->n;
@@ -536,8 +536,8 @@ void grid_doc_build(vdoc *d, const grid_rows *R, const grid_tables *T, int full)
         for_groups(d, R, T, heatmaps);
         if (d->n == before)
             vd_text(d, B_PARA, "None in this grid: --fitnesses heuristic,llm gives Table V, --fitness llm the model's "
-                                "scores beside the heuristic, --feedback-inputs text,image Table IX, --feedbacks "
-                                "specific,generic,none Table III and Fig. 6, --got-best and --got-worst lists Fig. 7.");
+                               "scores beside the heuristic, --feedback-inputs text,image Table IX, --feedbacks "
+                               "specific,generic,none Table III and Fig. 6, --got-best and --got-worst lists Fig. 7.");
         if (R->n_cell_info) {
             vd_text(d, B_H2, "Cells");
             vd_block(d, B_CELLS);
