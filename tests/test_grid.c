@@ -596,24 +596,36 @@ static void grid_offline_jobs2_summary_matches_rows(void **state)
 }
 
 /* The Human row and the model axis: the human-written reward trained as it
- * is, then refined; its first node is also its zero-shot row. */
+ * is, then refined; its first node is also its zero-shot row, and its
+ * label says whose design the reward is. */
 static void grid_human_row_and_models(void **state)
 {
     (void)state;
     pcg_test_use_source_prompts();
-    char dir[PATH_MAX], path[PATH_MAX + 64];
+    char dir[PATH_MAX], path[PATH_MAX + 64], marked[PATH_MAX];
     static char out[1 << 16];
+    /* rewards/human/scenario3.c marked as the engine's design on its first
+     * line (any marker it has replaced) */
+    snprintf(marked, sizeof marked, "%s/human-marked", pcg_test_tmpdir());
+    char *given = pcg_test_slurp("rewards/human/scenario3.c"), *body = given, human[1 << 16];
+    assert_non_null(given);
+    if (!strncmp(body, "/* pcgrllm-human:", 17)) body += strcspn(body, "\n") + 1;
+    snprintf(human, sizeof human, "/* pcgrllm-human: engine-design */\n%s", body);
+    free(given);
+    snprintf(path, sizeof path, "%s/scenario3.c", marked);
+    assert_int_equal(make_dirs(marked), 0);
+    assert_int_equal(write_file_atomic(path, human, strlen(human)), 0);
     snprintf(dir, sizeof dir, "%s/grid-human", pcg_test_tmpdir());
     int rc = pcg_test_sh(out, sizeof out, "%s grid --out %s --scenarios 3 --ablations zs --models offline --human "
-                         "rewards/human --jobs 2 -- " TINY_BUDGET " --iterations 2", pcg_test_binary(), dir);
+                         "%s --jobs 2 -- " TINY_BUDGET " --iterations 2", pcg_test_binary(), dir, marked);
     if (rc != 0) fail_msg("grid exited %d: %s", rc, out);
-    assert_non_null(strstr(out, "| 3 | Human |"));
+    /* labelled by the marker of the grid's copy */
+    assert_non_null(strstr(out, "| 3 | Human (engine's design) |"));
     snprintf(path, sizeof path, "%s/cells/s3-human-r0/init_reward.c", dir);
-    char *copy = pcg_test_slurp(path), *human = pcg_test_slurp("rewards/human/scenario3.c");
+    char *copy = pcg_test_slurp(path);
     assert_non_null(copy);
     assert_string_equal(copy, human);
     free(copy);
-    free(human);
     grid_check_summary(dir, 2);
     snprintf(path, sizeof path, "%s/summary.json", dir);
     json_t *j = json_load_file(path, 0, NULL), *r;
@@ -627,6 +639,7 @@ static void grid_human_row_and_models(void **state)
     }
     assert_int_equal(human_zs, 1);
     assert_int_equal(human_full, 2);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(j, "human_rewards"), "3")), "engine-design");
     json_decref(j);
 }
 

@@ -8,7 +8,9 @@
 #include "grid_report.h"
 #include "grid_rows.h"
 #include "run.h"
+#include "util.h"
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -746,6 +748,76 @@ static void grid_tables_by_prompts_and_api(void **state)
     grid_rows_free(&R);
 }
 
+/* ---- the Human row's label ---- */
+
+/* The first line of a Human reward file says whose design it is; the
+ * Human row of each scenario says so, the Mean row when they agree. */
+static void grid_human_label_from_marker(void **state)
+{
+    (void)state;
+    char path[PATH_MAX];
+    static const struct {
+        const char *text;
+        int kind;
+    } files[] = {
+        {"/* pcgrllm-human: reference-port */\nfloat compute_reward(void);\n", GRID_HUMAN_REFERENCE_PORT},
+        {"/* pcgrllm-human: engine-design */\r\n", GRID_HUMAN_ENGINE_DESIGN},
+        {"/* Human-written reward, scenario 1 */\n", GRID_HUMAN_UNMARKED},
+        {"\n/* pcgrllm-human: engine-design */\n", GRID_HUMAN_UNMARKED}, /* the first line only */
+        {"/* pcgrllm-human: reference-port */ float x;\n", GRID_HUMAN_UNMARKED},
+        {"", GRID_HUMAN_UNMARKED},
+    };
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        snprintf(path, sizeof path, "%s/human-marker-%zu.c", pcg_test_tmpdir(), i);
+        assert_int_equal(write_file_atomic(path, files[i].text, strlen(files[i].text)), 0);
+        if (grid_human_marker(path) != files[i].kind) fail_msg("file %zu: kind %d", i, grid_human_marker(path));
+    }
+    snprintf(path, sizeof path, "%s/no-such-file.c", pcg_test_tmpdir());
+    assert_int_equal(grid_human_marker(path), GRID_HUMAN_UNMARKED);
+    assert_string_equal(grid_human_marker_name(GRID_HUMAN_ENGINE_DESIGN), "engine-design");
+    assert_null(grid_human_marker_name(GRID_HUMAN_UNMARKED));
+    grid_rows R;
+    grid_tables T;
+    build_rows(&R);
+    R.human_kind[1] = GRID_HUMAN_REFERENCE_PORT, R.human_kind[3] = GRID_HUMAN_ENGINE_DESIGN;
+    assert_int_equal(grid_tables_compute(&R, GRID_VALUE_FINAL, &T), 0);
+    char *md = grid_tables_markdown(&R, &T, 1);
+    assert_non_null(md);
+    assert_non_null(strstr(md, "| 1 | Human (reference port) | 0.413 ± 0.317 |"));
+    assert_non_null(strstr(md, "| 3 | Human (engine's design) | 0.543 ± 0.317 |"));
+    assert_non_null(strstr(md, "| Mean | Human | ")); /* the two differ */
+    assert_non_null(strstr(md, "Scenario 1: a port of the reference implementation's reward. Scenario 3: the "
+                               "engine's own design."));
+    free(md);
+    json_t *j = grid_summary_json(&R, &T), *o;
+    assert_string_equal(json_string_value(json_object_get(json_object_get(j, "human_rewards"), "1")), "reference-port");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(j, "human_rewards"), "3")), "engine-design");
+    size_t i;
+    int seen = 0;
+    json_array_foreach(json_object_get(j, "table2"), i, o) {
+        if (strcmp(json_string_value(json_object_get(o, "pe")), "human")) {
+            assert_null(json_object_get(o, "human_reward"));
+            continue;
+        }
+        json_t *sc = json_object_get(o, "scenario"), *h = json_object_get(o, "human_reward");
+        if (json_is_string(sc)) assert_true(json_is_null(h));
+        else assert_string_equal(json_string_value(h), json_integer_value(sc) == 1 ? "reference-port" : "engine-design");
+        seen++;
+    }
+    assert_int_equal(seen, 3 * 2);
+    json_decref(j);
+    grid_tables_free(&T);
+    /* both of one kind: the Mean row says it too */
+    R.human_kind[3] = GRID_HUMAN_REFERENCE_PORT;
+    assert_int_equal(grid_tables_compute(&R, GRID_VALUE_FINAL, &T), 0);
+    md = grid_tables_markdown(&R, &T, 1);
+    assert_non_null(strstr(md, "| Mean | Human (reference port) | "));
+    assert_non_null(strstr(md, "| Mean (raw) | Human (reference port) | "));
+    free(md);
+    grid_tables_free(&T);
+    grid_rows_free(&R);
+}
+
 /* ---- Table V as the paper's ---- */
 
 /* +FB cells of ToT and GoT steered by the heuristic and by the model's
@@ -957,4 +1029,5 @@ static void grid_table5_known_rows(void **state)
 PCG_TESTS(grid_tables, cmocka_unit_test(grid_tables_known_rows), cmocka_unit_test(grid_norm_unchanged_by_more_cells),
           cmocka_unit_test(grid_summary_json_csv_markdown),
           cmocka_unit_test(grid_studies_known_rows), cmocka_unit_test(grid_studies_one_scenario),
-          cmocka_unit_test(grid_tables_by_prompts_and_api), cmocka_unit_test(grid_table5_known_rows))
+          cmocka_unit_test(grid_tables_by_prompts_and_api), cmocka_unit_test(grid_table5_known_rows),
+          cmocka_unit_test(grid_human_label_from_marker))

@@ -71,6 +71,14 @@ static int shows_column(const grid_rows *R, const grid_t2_row *e, int a)
     return 0;
 }
 
+/* A Human entry's reward: what its file's marker says in its scenario,
+ * or on the Mean row the scenarios' when they agree (else null). */
+static void human_reward_json(json_t *o, const grid_rows *R, int s)
+{
+    const char *name = grid_human_marker_name(grid_human_kind(R, s));
+    json_object_set_new(o, "human_reward", name ? json_string(name) : json_null());
+}
+
 /* A p-value entry's test: PCGRLLM against column other. */
 static void p_json(json_t *o, const grid_t2_row *e, int other)
 {
@@ -109,6 +117,7 @@ static void table2_json(const grid_rows *R, const grid_tables *T, json_t *t2, js
             json_object_set_new(o, "raw_mean", jnum(e->raw[a].mean));
             json_object_set_new(o, "raw_std", jnum(e->raw[a].sd));
             json_object_set_new(o, "raw_n", json_integer(e->raw[a].n));
+            if (!strcmp(e->key.pe, "human")) human_reward_json(o, R, e->scenario);
             json_array_append_new(t2, o);
         }
         for (int v = 0; v < 2; v++) {
@@ -365,6 +374,16 @@ json_t *grid_summary_json(const grid_rows *R, const grid_tables *T)
     json_object_set_new(o, "min_test_n", json_integer(GRID_MIN_TEST_N));
     json_object_set_new(o, "random_play", random_play_json(R, T));
     json_object_set_new(o, "cells", cells_json(R));
+    if (R->human) {
+        json_t *h = json_object();
+        for (int i = 0; i < R->n_scen; i++) {
+            char k[4];
+            const char *name = grid_human_marker_name(R->human_kind[R->scen[i]]);
+            snprintf(k, sizeof k, "%d", R->scen[i]);
+            json_object_set_new(h, k, name ? json_string(name) : json_null());
+        }
+        json_object_set_new(o, "human_rewards", h);
+    }
     json_object_set_new(o, "notes", notes_json(R, T));
     json_object_set_new(o, "rows", rows);
     json_object_set_new(o, "table2", t2);

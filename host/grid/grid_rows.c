@@ -282,10 +282,49 @@ static int read_cell(const char *out, const grid_def *d, const grid_cell *c, gri
     return rc;
 }
 
+int grid_human_marker(const char *path)
+{
+    char line[128] = "", err[64];
+    int fd = open_regular(path, err, sizeof err); /* not through a link in the grid directory */
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+    if (!f) {
+        if (fd >= 0) close(fd);
+        return GRID_HUMAN_UNMARKED;
+    }
+    if (!fgets(line, sizeof line, f)) line[0] = 0;
+    fclose(f);
+    line[strcspn(line, "\r\n")] = 0;
+    for (int k = GRID_HUMAN_REFERENCE_PORT; k <= GRID_HUMAN_ENGINE_DESIGN; k++) {
+        char want[64];
+        snprintf(want, sizeof want, "/* pcgrllm-human: %s */", grid_human_marker_name(k));
+        if (!strcmp(line, want)) return k;
+    }
+    return GRID_HUMAN_UNMARKED;
+}
+
+const char *grid_human_marker_name(int kind)
+{
+    return kind == GRID_HUMAN_REFERENCE_PORT ? "reference-port" : kind == GRID_HUMAN_ENGINE_DESIGN ? "engine-design"
+                                                                                                 : NULL;
+}
+
+int grid_human_kind(const grid_rows *R, int s)
+{
+    if (s > 0) return s <= 4 ? R->human_kind[s] : GRID_HUMAN_UNMARKED;
+    for (int i = 1; i < R->n_scen; i++)
+        if (R->human_kind[R->scen[i]] != R->human_kind[R->scen[0]]) return GRID_HUMAN_UNMARKED;
+    return R->human_kind[R->scen[0]];
+}
+
 int grid_rows_read(const char *out, const grid_def *d, const grid_cell *cells, int n_cells, grid_rows *R)
 {
     if (grid_rows_init(R, d->scen, d->n_scen, d->repeats, d->abl, d->n_abl)) return -1;
     R->human = d->human[0] != 0;
+    for (int i = 0; R->human && i < d->n_scen; i++) { /* the copy the cells read */
+        char path[1200];
+        snprintf(path, sizeof path, "%s/human/scenario%d.c", out, d->scen[i]);
+        R->human_kind[d->scen[i]] = grid_human_marker(path);
+    }
     R->n_cells = n_cells;
     for (int k = 0; k < n_cells; k++)
         if (read_cell(out, d, &cells[k], R)) return grid_rows_free(R), -1;

@@ -110,7 +110,20 @@ typedef struct {
     int levels_read;             /* n_levels and eval_seed came from a cell */
     grid_cell_info *cell_info;   /* every cell, in index order */
     int n_cell_info;
+    int human_kind[5];           /* per scenario, the marker of the grid's copy of its Human reward */
 } grid_rows;
+
+/* What the first line of a Human reward file says it is:
+ *   / * pcgrllm-human: reference-port * /   a port of the reference's reward
+ *   / * pcgrllm-human: engine-design * /    the engine's own design
+ * (without the spaces inside the comment marks). */
+enum { GRID_HUMAN_UNMARKED = 0, GRID_HUMAN_REFERENCE_PORT = 1, GRID_HUMAN_ENGINE_DESIGN = 2 };
+int grid_human_marker(const char *path);
+/* "reference-port", "engine-design", or NULL when unmarked. */
+const char *grid_human_marker_name(int kind);
+/* The kind of the grid's Human reward in scenario s, or for the Mean row
+ * (s == 0) every scenario's when they agree (else unmarked). */
+int grid_human_kind(const grid_rows *R, int s);
 
 /* Read the finished nodes of every cell of DIR.  0, or -1 (out of memory). */
 int grid_rows_read(const char *out, const grid_def *d, const grid_cell *cells, int n_cells, grid_rows *R);

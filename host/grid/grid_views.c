@@ -30,6 +30,16 @@ static int column_shown(const grid_rows *R, int a)
     return R->human && (a == ABL_ZS || a == ABL_FULL);
 }
 
+/* A Table II row's method, in scenario s: the Human row says whose design
+ * its reward is. */
+static void row_label(const grid_rows *R, const grid_key *k, int s, int rv, char *buf)
+{
+    int kind = strcmp(k->pe, "human") ? -1 : grid_human_kind(R, s);
+    if (kind == GRID_HUMAN_REFERENCE_PORT) snprintf(buf, VT_CELL, "Human (reference port)");
+    else if (kind == GRID_HUMAN_ENGINE_DESIGN) snprintf(buf, VT_CELL, "Human (engine's design)");
+    else grid_key_label(k, rv, buf, VT_CELL);
+}
+
 /* One Table II row into row[]: the values (with the caveat where the
  * table compares), the marks on PCGRLLM and the p-values.  Returns 1 when
  * a comparison had too few seeds for a test. */
@@ -37,7 +47,7 @@ static int table2_row(const grid_rows *R, const grid_t2_row *e, const int *cols,
                       char (*row)[VT_CELL], unsigned char *bold)
 {
     snprintf(row[0], VT_CELL, e->scenario ? "%d" : "Mean", e->scenario);
-    grid_key_label(&e->key, rv, row[1], VT_CELL);
+    row_label(R, &e->key, e->scenario, rv, row[1]);
     int human = !strcmp(e->key.pe, "human");
     for (int c = 0; c < nc; c++) {
         int a = cols[c];
@@ -58,7 +68,7 @@ static void mean_raw_row(const grid_rows *R, const grid_t2_row *e, const int *co
     char(*row)[VT_CELL] = vd_row(t);
     if (!row) return;
     snprintf(row[0], VT_CELL, "Mean (raw)");
-    grid_key_label(&e->key, rv, row[1], VT_CELL);
+    row_label(R, &e->key, 0, rv, row[1]);
     for (int c = 0; c < nc; c++)
         if (e->col[cols[c]].n) vd_stat(row[2 + c], &e->raw[cols[c]], R->repeats);
 }
@@ -437,6 +447,23 @@ static void heatmaps(vdoc *d, const grid_rows *R, const grid_tables *T, const gr
 
 /* ---------------------------------------------------------------- notes */
 
+/* What the Human row is, and whose design each scenario's reward is (the
+ * marker on the first line of the grid's copy, DIR/human/scenarioN.c). */
+static void human_notes(vdoc *d, const grid_rows *R)
+{
+    char which[3][200] = {"", "", ""};
+    for (int i = 0; i < R->n_scen; i++) {
+        int k = R->human_kind[R->scen[i]];
+        size_t l = strlen(which[k]);
+        snprintf(which[k] + l, sizeof which[k] - l, "%s%d", l ? ", " : "", R->scen[i]);
+    }
+    vd_text(d, B_PARA, "The Human row is the human-written reward trained as it is (ZS) and then refined with CoT "
+                       "(PCGRLLM).%s%s%s%s%s%s%s", which[1][0] ? " Scenario " : "", which[1],
+            which[1][0] ? ": a port of the reference implementation's reward." : "", which[2][0] ? " Scenario " : "",
+            which[2], which[2][0] ? ": the engine's own design." : "",
+            which[0][0] ? " A reward file without a marker of its origin on its first line is labelled Human." : "");
+}
+
 /* Where the ZS and +SA columns come from. */
 static void source_notes(vdoc *d, const grid_rows *R)
 {
@@ -474,9 +501,7 @@ static void notes(vdoc *d, const grid_rows *R, const grid_tables *T, int full)
                                   : "Values (as the paper): ZS = iteration 1 without self-alignment, +SA = iteration 1 "
                                     "with it, +FB = the last iteration without it, PCGRLLM = the last iteration with it.");
     source_notes(d, R);
-    if (R->human)
-        vd_text(d, B_PARA, "The Human row is the human-written reward trained as it is (ZS) and then refined with CoT "
-                           "(PCGRLLM).");
+    if (R->human) human_notes(d, R);
     if (T->normalised) {
         vd_text(d, B_PARA, "Mean rows (the paper's scenario-wise normalised mean; its formula cannot be recovered from "
                            "the paper's numbers, so this is the engine's): per scenario s a fitness x maps to (x − r_s) "
