@@ -1,5 +1,6 @@
 /* A grid's summary.json checked against its own rows: every Table II
- * entry and p-value recomputed from the "rows" list with the formulas of
+ * entry and p-value, and every Table V entry, recomputed from the "rows"
+ * list with the formulas of
  * docs/grid.md (no p-value where a column has one or two seeds), written
  * again here rather than taken from the engine. */
 #ifndef PCG_TEST_GRID_CHECK_H

@@ -11,6 +11,7 @@
 #include "backend.h"
 #include "grid.h"
 #include "grid_exec.h"
+#include "grid_rows.h"
 #include "graph.h"
 #include "run.h"
 #include "stats.h"
@@ -213,17 +214,26 @@ static void grid_cells_names_seeds_json(void **state)
     grid_def_free(&d);
 }
 
+/* A definition of these scenarios, search methods and ablations, one
+ * repeat. */
+static void def_axes(grid_def *d, const char *scen, const char *pe, const char *abl)
+{
+    char err[256];
+    memset(d, 0, sizeof *d);
+    assert_int_equal(grid_parse_scenarios(scen, d, err, sizeof err), 0);
+    assert_int_equal(grid_parse_pe(pe, d, err, sizeof err), 0);
+    assert_int_equal(grid_parse_ablations(abl, d, err, sizeof err), 0);
+    d->repeats = 1;
+}
+
 /* The axes: models (each with its server), feedback types, reference
  * counts for GoT only, the Human row; their names and flags. */
 static void grid_axes_cells_and_flags(void **state)
 {
     (void)state;
     grid_def d;
-    memset(&d, 0, sizeof d);
     char err[256];
-    assert_int_equal(grid_parse_scenarios("2", &d, err, sizeof err), 0);
-    assert_int_equal(grid_parse_pe("cot,got", &d, err, sizeof err), 0);
-    assert_int_equal(grid_parse_ablations("sa,fb", &d, err, sizeof err), 0);
+    def_axes(&d, "2", "cot,got", "sa,fb");
     assert_int_equal(grid_parse_models("gpt-4o,qwen2.5:7b@http://127.0.0.1:8080/v1", &d, err, sizeof err), 0);
     assert_string_equal(d.models[1].name, "qwen2.5:7b");
     assert_string_equal(d.models[1].base_url, "http://127.0.0.1:8080/v1");
@@ -231,7 +241,6 @@ static void grid_axes_cells_and_flags(void **state)
     assert_int_equal(grid_parse_got_best("0,2", &d, err, sizeof err), 0);
     assert_int_equal(grid_set_human(&d, "rewards/human", err, sizeof err), 0);
     assert_int_equal(grid_set_human(&d, "/nonexistent", err, sizeof err), -1);
-    d.repeats = 1;
     int st, sb;
     /* the axes' flags are the grid's; --feedback-input is not an axis here */
     char *model[] = {"--model", "x"}, *fbk[] = {"--feedback", "none"}, *fbi[] = {"--feedback-input", "image"};
@@ -285,6 +294,226 @@ static void grid_axes_cells_and_flags(void **state)
     grid_def_free(&d);
 }
 
+/* With +FB and full cells, a method's ZS and +SA columns are iteration 1
+ * of its own fb and full cells (as the paper's Table II): no zero-shot or
+ * +SA cells; without them they keep cells of their own.  A grid.json of
+ * format 2 that had both is refused, one that had not is read. */
+static void grid_cells_zs_sa_from_fb_full(void **state)
+{
+    (void)state;
+    grid_def d;
+    char err[256];
+    def_axes(&d, "1", "cot,got", "zs,sa,fb,full");
+    assert_int_equal(grid_set_human(&d, "rewards/human", err, sizeof err), 0);
+    d.repeats = 2;
+    grid_cell *c;
+    int n = grid_cells(&d, &c);
+    assert_int_equal(n, 2 * 5);
+    const char *names[] = {"s1-cot-fb-r0", "s1-got-fb-r0", "s1-cot-full-r0", "s1-got-full-r0", "s1-human-r0"};
+    for (int k = 0; k < 5; k++) assert_string_equal(c[k].name, names[k]);
+    for (int k = 0; k < n; k++) assert_true(c[k].pe >= 0); /* no cell shared by the methods */
+    free(c);
+    assert_int_equal(grid_column_cells(d.abl, d.n_abl, ABL_ZS), ABL_FB);
+    assert_int_equal(grid_column_cells(d.abl, d.n_abl, ABL_SA), ABL_FULL);
+    assert_int_equal(grid_column_cells(d.abl, d.n_abl, ABL_FULL), ABL_FULL);
+    /* +SA without full cells keeps its own, zero-shot takes +FB's */
+    assert_int_equal(grid_parse_ablations("zs,sa,fb", &d, err, sizeof err), 0);
+    n = grid_cells(&d, &c);
+    assert_int_equal(n, 2 * 4);
+    assert_string_equal(c[0].name, "s1-sa-r0");
+    assert_int_equal(c[0].pe, -1);
+    assert_string_equal(c[1].name, "s1-cot-fb-r0");
+    free(c);
+    assert_int_equal(grid_column_cells(d.abl, d.n_abl, ABL_ZS), ABL_FB);
+    assert_int_equal(grid_column_cells(d.abl, d.n_abl, ABL_SA), ABL_SA);
+    assert_int_equal(grid_column_cells(d.abl, d.n_abl, ABL_FULL), -1);
+    /* format 2 made zero-shot cells beside +FB ones: refused; with sa and
+     * fb only its cells are today's */
+    char *js = grid_def_json(&d), *two = strstr(js, "\"format\": 3");
+    assert_non_null(two);
+    two[10] = '2';
+    grid_def e;
+    assert_int_equal(grid_def_from_json(js, &e, err, sizeof err), -1);
+    assert_non_null(strstr(err, "format 2"));
+    free(js);
+    assert_int_equal(grid_parse_ablations("sa,fb", &d, err, sizeof err), 0);
+    js = grid_def_json(&d);
+    two = strstr(js, "\"format\": 3");
+    two[10] = '2';
+    assert_int_equal(grid_def_from_json(js, &e, err, sizeof err), 0);
+    assert_true(grid_def_equal(&d, &e));
+    grid_def_free(&e);
+    free(js);
+    grid_def_free(&d);
+}
+
+/* argv[1..] of cell c's new run, joined with spaces, into line. */
+static void argv_line(const grid_def *d, const grid_cell *c, char *line, size_t len)
+{
+    char *argv[GRID_MAX_ARGV];
+    grid_argv_buf buf;
+    int argc = grid_cell_argv(d, c, "D", 0, 0, 0, &buf, argv);
+    line[0] = 0;
+    for (int i = 1; i < argc; i++) snprintf(line + strlen(line), len - strlen(line), " %s", argv[i]);
+}
+
+/* The axes of prompt profiles, reward APIs and fitness: cells, names and
+ * the run flags they set (the argv only: what `run` makes of them is not
+ * the grid's to test); --fitness only where a search is steered. */
+static void grid_axes_prompts_api_fitness_argv(void **state)
+{
+    (void)state;
+    grid_def d, e;
+    char err[256], line[4096];
+    def_axes(&d, "1", "got", "zs,fb");
+    assert_int_equal(grid_parse_prompt_profiles("paper,rich", &d, err, sizeof err), 0);
+    assert_int_equal(grid_parse_reward_apis("minimal,full", &d, err, sizeof err), 0);
+    assert_int_equal(grid_parse_fitnesses("heuristic,llm", &d, err, sizeof err), 0);
+    assert_int_equal(grid_set_human(&d, "rewards/human", err, sizeof err), 0);
+    grid_cell *c;
+    int n = grid_cells(&d, &c);
+    /* per prompt profile and reward API: GoT +FB under each fitness (ZS is
+     * their iteration 1), and the Human cell */
+    assert_int_equal(n, 2 * 2 * (2 + 1));
+    assert_string_equal(c[0].name, "s1-got-fb-heuristic-paper-api-minimal-r0");
+    assert_string_equal(c[1].name, "s1-got-fb-llm-paper-api-minimal-r0");
+    assert_string_equal(c[2].name, "s1-human-paper-api-minimal-r0");
+    assert_string_equal(c[4].name, "s1-got-fb-llm-paper-api-full-r0");
+    assert_string_equal(c[10].name, "s1-got-fb-llm-rich-api-full-r0");
+    argv_line(&d, &c[10], line, sizeof line);
+    assert_string_equal(line, " run --scenario 1 --pe got --ablation fb --fitness llm --prompts rich --reward-api full "
+                              "--out D --yes --seed 0");
+    argv_line(&d, &c[8], line, sizeof line); /* the Human cell: prompts and API, no fitness */
+    assert_non_null(strstr(line, "--init-reward "));
+    assert_non_null(strstr(line, " --prompts rich --reward-api minimal "));
+    assert_null(strstr(line, "--fitness"));
+    /* grid.json keeps the three axes */
+    char *js = grid_def_json(&d);
+    assert_int_equal(grid_def_from_json(js, &e, err, sizeof err), 0);
+    assert_true(grid_def_equal(&d, &e));
+    assert_int_equal(e.n_fit, 2);
+    e.fitness[1] = FIT_HEURISTIC, e.n_fit = 1;
+    assert_false(grid_def_equal(&d, &e));
+    grid_def_free(&e);
+    free(js);
+    free(c);
+    /* the axes' flags are the grid's; without the axis they are run flags */
+    int st, sb;
+    char *pr[] = {"--prompts", "rich"}, *ra[] = {"--reward-api", "full"}, *fi[] = {"--fitness", "llm"};
+    char *ab[] = {"--fit", "llm"};
+    assert_int_equal(grid_set_run_flags(&d, 2, pr, &st, &sb, err, sizeof err), -1);
+    assert_non_null(strstr(err, "set by the grid"));
+    assert_int_equal(grid_set_run_flags(&d, 2, ra, &st, &sb, err, sizeof err), -1);
+    assert_int_equal(grid_set_run_flags(&d, 2, fi, &st, &sb, err, sizeof err), -1);
+    assert_int_equal(grid_set_run_flags(&d, 2, ab, &st, &sb, err, sizeof err), -1);
+    assert_non_null(strstr(err, "write it in full"));
+    grid_def_free(&d);
+    def_axes(&d, "1", "cot", "zs,sa");
+    assert_int_equal(grid_set_run_flags(&d, 2, pr, &st, &sb, err, sizeof err), 0);
+    assert_int_equal(grid_parse_fitnesses("heuristic,llm", &d, err, sizeof err), 0);
+    /* cells of one node are not run once per fitness: nothing steers them */
+    n = grid_cells(&d, &c);
+    assert_int_equal(n, 2);
+    assert_string_equal(c[0].name, "s1-zs-r0");
+    argv_line(&d, &c[0], line, sizeof line);
+    assert_null(strstr(line, "--fitness"));
+    free(c);
+    grid_def_free(&d);
+    memset(&d, 0, sizeof d);
+    assert_int_equal(grid_parse_prompt_profiles("paper,loud", &d, err, sizeof err), -1);
+    assert_int_equal(grid_parse_reward_apis("full,full", &d, err, sizeof err), -1);
+    assert_int_equal(grid_parse_fitnesses("oracle", &d, err, sizeof err), -1);
+}
+
+/* A finished cell made by hand: config.json as given, a graph of n nodes
+ * of CoT with the given fitness, summary.txt. */
+static void fake_cell(const char *dir, const char *config, const double *fitness, int n)
+{
+    char path[PATH_MAX + 64];
+    assert_int_equal(make_dirs(dir), 0);
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    assert_int_equal(write_file_atomic(path, config, strlen(config)), 0);
+    thought_graph g;
+    assert_int_equal(graph_init(&g, PE_COT, 1), 0);
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(graph_add(&g, i + 1, i - 1), i);
+        snprintf(g.nodes[i].reward_path, sizeof g.nodes[i].reward_path, "nodes/%03d/reward.c", i);
+        assert_int_equal(graph_finish(&g, i, NODE_OK, fitness[i]), 0);
+    }
+    snprintf(path, sizeof path, "%s/graph.json", dir);
+    assert_int_equal(graph_save(&g, path), 0);
+    graph_free(&g);
+    snprintf(path, sizeof path, "%s/summary.txt", dir);
+    assert_int_equal(write_file_atomic(path, "done\n", 5), 0);
+}
+
+/* The rows of +FB and full cells: each cell's first node is also its
+ * method's ZS (+SA) row, marked a duplicate, and Table II reads it; the
+ * rows' prompts and reward API are config.json's, the defaults without. */
+static void grid_rows_zs_sa_from_fb_full_cells(void **state)
+{
+    (void)state;
+    grid_def d;
+    char dir[PATH_MAX], cell[PATH_MAX + 256];
+    def_axes(&d, "1", "cot", "zs,sa,fb,full");
+    snprintf(dir, sizeof dir, "%s/grid-rows-first", pcg_test_tmpdir());
+    grid_cell *c;
+    int n = grid_cells(&d, &c);
+    assert_int_equal(n, 2);
+    const double fb[] = {0.2, 0.5, 0.7}, full[] = {0.4, 0.6, 0.9};
+    for (int k = 0; k < 2; k++) {
+        char config[256];
+        snprintf(config, sizeof config, "{\"author\": \"offline\", \"ablation\": \"%s\", \"iterations\": 3}",
+                 run_ablation_name(c[k].ablation));
+        grid_cell_dir(dir, &c[k], cell, sizeof cell);
+        fake_cell(cell, config, c[k].ablation == ABL_FB ? fb : full, 3);
+    }
+    grid_rows R;
+    assert_int_equal(grid_rows_read(dir, &d, c, n, &R), 0);
+    assert_int_equal(R.n, 2 * (3 + 1));
+    int zs = 0, sa = 0;
+    for (int i = 0; i < R.n; i++) {
+        const grid_row *w = &R.rows[i];
+        if (w->ablation == ABL_ZS) zs++, assert_true(w->duplicate), assert_true(fabs(w->fitness - 0.2) < 1e-12);
+        else if (w->ablation == ABL_SA) sa++, assert_true(w->duplicate), assert_true(fabs(w->fitness - 0.4) < 1e-12);
+        else assert_false(w->duplicate);
+        assert_string_equal(w->key.pe, "cot");
+        /* config.json names no prompts or reward API: the runs' defaults */
+        assert_string_equal(w->key.prompts, "paper");
+        assert_string_equal(w->key.reward_api, "minimal");
+        assert_string_equal(w->key.search_fitness, "heuristic");
+    }
+    assert_int_equal(zs, 1);
+    assert_int_equal(sa, 1);
+    grid_rows_free(&R);
+    /* a cell whose run records its prompts and reward API */
+    grid_cell_dir(dir, &c[0], cell, sizeof cell);
+    fake_cell(cell, "{\"author\": \"offline\", \"ablation\": \"fb\", \"iterations\": 3, \"prompts\": \"rich\", "
+                    "\"reward_api\": \"full\"}", fb, 3);
+    assert_int_equal(grid_rows_read(dir, &d, c, 1, &R), 0);
+    assert_int_equal(R.n, 3 + 1);
+    for (int i = 0; i < R.n; i++) {
+        assert_string_equal(R.rows[i].key.prompts, "rich");
+        assert_string_equal(R.rows[i].key.reward_api, "full");
+    }
+    grid_rows_free(&R);
+    grid_cell_dir(dir, &c[0], cell, sizeof cell);
+    fake_cell(cell, "{\"author\": \"offline\", \"ablation\": \"fb\", \"iterations\": 3}", fb, 3);
+    assert_int_equal(grid_rows_read(dir, &d, c, n, &R), 0);
+    grid_tables T;
+    assert_int_equal(grid_tables_compute(&R, GRID_VALUE_FINAL, &T), 0);
+    assert_int_equal(T.n_t2, 1);
+    const double want[4] = {0.2, 0.4, 0.7, 0.9};
+    for (int a = 0; a < 4; a++) {
+        assert_int_equal(T.t2[0].col[a].n, 1);
+        assert_true(fabs(T.t2[0].col[a].mean - want[a]) < 1e-12);
+    }
+    grid_tables_free(&T);
+    grid_rows_free(&R);
+    free(c);
+    grid_def_free(&d);
+}
+
 /* ---- end to end ---- */
 
 static long mtime_ns(const char *path)
@@ -333,6 +562,10 @@ static void grid_offline_jobs2_summary_matches_rows(void **state)
         long long seed = json_integer_value(json_object_get(r, "seed"));
         seeds_ok &= seed == (strstr(cell, "-r1") ? 1000 : 0); /* one seed per repeat in every method */
         assert_string_equal(json_string_value(json_object_get(r, "model")), "offline");
+        /* the runs' defaults: what config.json records, or its absence */
+        assert_string_equal(json_string_value(json_object_get(r, "prompts")), "paper");
+        assert_string_equal(json_string_value(json_object_get(r, "reward_api")), "minimal");
+        assert_string_equal(json_string_value(json_object_get(r, "search_fitness")), "heuristic");
     }
     assert_int_equal(dup, 4);
     assert_true(seeds_ok);
@@ -363,24 +596,36 @@ static void grid_offline_jobs2_summary_matches_rows(void **state)
 }
 
 /* The Human row and the model axis: the human-written reward trained as it
- * is, then refined; its first node is also its zero-shot row. */
+ * is, then refined; its first node is also its zero-shot row, and its
+ * label says whose design the reward is. */
 static void grid_human_row_and_models(void **state)
 {
     (void)state;
     pcg_test_use_source_prompts();
-    char dir[PATH_MAX], path[PATH_MAX + 64];
+    char dir[PATH_MAX], path[PATH_MAX + 64], marked[PATH_MAX];
     static char out[1 << 16];
+    /* rewards/human/scenario3.c marked as the engine's design on its first
+     * line (any marker it has replaced) */
+    snprintf(marked, sizeof marked, "%s/human-marked", pcg_test_tmpdir());
+    char *given = pcg_test_slurp("rewards/human/scenario3.c"), *body = given, human[1 << 16];
+    assert_non_null(given);
+    if (!strncmp(body, "/* pcgrllm-human:", 17)) body += strcspn(body, "\n") + 1;
+    snprintf(human, sizeof human, "/* pcgrllm-human: engine-design */\n%s", body);
+    free(given);
+    snprintf(path, sizeof path, "%s/scenario3.c", marked);
+    assert_int_equal(make_dirs(marked), 0);
+    assert_int_equal(write_file_atomic(path, human, strlen(human)), 0);
     snprintf(dir, sizeof dir, "%s/grid-human", pcg_test_tmpdir());
     int rc = pcg_test_sh(out, sizeof out, "%s grid --out %s --scenarios 3 --ablations zs --models offline --human "
-                         "rewards/human --jobs 2 -- " TINY_BUDGET " --iterations 2", pcg_test_binary(), dir);
+                         "%s --jobs 2 -- " TINY_BUDGET " --iterations 2", pcg_test_binary(), dir, marked);
     if (rc != 0) fail_msg("grid exited %d: %s", rc, out);
-    assert_non_null(strstr(out, "| 3 | Human |"));
+    /* labelled by the marker of the grid's copy */
+    assert_non_null(strstr(out, "| 3 | Human (engine's design) |"));
     snprintf(path, sizeof path, "%s/cells/s3-human-r0/init_reward.c", dir);
-    char *copy = pcg_test_slurp(path), *human = pcg_test_slurp("rewards/human/scenario3.c");
+    char *copy = pcg_test_slurp(path);
     assert_non_null(copy);
     assert_string_equal(copy, human);
     free(copy);
-    free(human);
     grid_check_summary(dir, 2);
     snprintf(path, sizeof path, "%s/summary.json", dir);
     json_t *j = json_load_file(path, 0, NULL), *r;
@@ -394,12 +639,16 @@ static void grid_human_row_and_models(void **state)
     }
     assert_int_equal(human_zs, 1);
     assert_int_equal(human_full, 2);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(j, "human_rewards"), "3")), "engine-design");
     json_decref(j);
 }
 
 /* A model on its own server (the scripted fake) that also judges the
- * levels (--fitness llm): each row holds the evaluator's fitness and the
- * model's score of the same node, and Table V pairs them. */
+ * levels: --fitnesses heuristic,llm runs the +FB cell once steered by the
+ * heuristic and once by the model's scores.  Each row holds the
+ * evaluator's fitness (and, steered by the model, its score) of the same
+ * node; Table V compares the two cells' heuristic fitness, and the
+ * model's scores stand beside the heuristic in their own table. */
 static void grid_fitness_llm_rows_and_table5(void **state)
 {
     (void)state;
@@ -410,43 +659,66 @@ static void grid_fitness_llm_rows_and_table5(void **state)
     char dir[PATH_MAX], path[PATH_MAX + 64];
     static char out[1 << 16];
     snprintf(dir, sizeof dir, "%s/grid-judge", pcg_test_tmpdir());
-    int rc = pcg_test_sh(out, sizeof out, "%s grid --out %s --scenarios 1 --pe tot --ablations zs,fb --models "
-                         "fake-coder@http://127.0.0.1:%d/v1 --api-key-env PCG_GRID_TEST_KEY -- " TINY_BUDGET " "
-                         "--llm-retries 1 --llm-timeout 20 --fitness llm", pcg_test_binary(), dir, srv.port);
+    int rc = pcg_test_sh(out, sizeof out, "%s grid --out %s --scenarios 1 --pe tot --ablations zs,fb --fitnesses "
+                         "heuristic,llm --models fake-coder@http://127.0.0.1:%d/v1 --api-key-env PCG_GRID_TEST_KEY -- "
+                         TINY_BUDGET " --iterations 2 --llm-retries 1 --llm-timeout 20", pcg_test_binary(), dir,
+                         srv.port);
     pcg_test_srv_stop(&srv);
     if (rc != 0) fail_msg("grid exited %d: %s", rc, out);
-    grid_check_summary(dir, 2);
+    grid_check_summary(dir, 2); /* two +FB cells; their first nodes are also the zero-shot values */
     snprintf(path, sizeof path, "%s/tables.md", dir);
     char *md = pcg_test_slurp(path);
     assert_non_null(md);
-    assert_non_null(strstr(md, "### Table V"));
+    assert_non_null(strstr(md, "### Table V — heuristic fitness of +FB runs"));
+    assert_non_null(strstr(md, "### Model scores vs heuristic"));
     free(md);
     snprintf(path, sizeof path, "%s/summary.json", dir);
     json_t *j = json_load_file(path, 0, NULL), *r;
     assert_true(json_is_true(json_object_get(j, "language_model")));
     size_t i;
-    /* the cells ran one after the other: the zero-shot node was judged 0.25,
-     * the +FB node the mean of its scores, 0.95 */
+    double fit[2][2] = {{NAN, NAN}, {NAN, NAN}}; /* [steered by the model][iteration - 1] */
+    /* the cells ran one after the other: only the model-steered one asked
+     * for judgements; its first node (also the zero-shot row) was judged
+     * 0.25, the second the mean of its scores, 0.95 */
     json_array_foreach(json_object_get(j, "rows"), i, r) {
         const char *abl = json_string_value(json_object_get(r, "ablation"));
+        int it = (int)json_integer_value(json_object_get(r, "iteration"));
+        int llm = !strcmp(json_string_value(json_object_get(r, "search_fitness")), "llm");
         assert_string_equal(json_string_value(json_object_get(r, "model")), "fake-coder");
-        double want = !strcmp(abl, "zs") ? 0.25 : 0.95;
-        assert_true(fabs(json_number_value(json_object_get(r, "llm_score")) - want) < 1e-9);
+        assert_true(!strcmp(abl, "zs") ? it == 1 : !strcmp(abl, "fb"));
+        json_t *score = json_object_get(r, "llm_score");
+        if (llm) assert_true(fabs(json_number_value(score) - (it == 1 ? 0.25 : 0.95)) < 1e-9);
+        else assert_true(json_is_null(score));
         char ev[PATH_MAX + 128];
-        snprintf(ev, sizeof ev, "%s/cells/%s/nodes/000/eval.json", dir, json_string_value(json_object_get(r, "cell")));
+        snprintf(ev, sizeof ev, "%s/cells/%s/nodes/%03d/eval.json", dir, json_string_value(json_object_get(r, "cell")),
+                 (int)json_integer_value(json_object_get(r, "node")));
         json_t *e = json_load_file(ev, 0, NULL);
         assert_non_null(e);
-        assert_true(fabs(json_number_value(json_object_get(r, "fitness")) -
-                         json_number_value(json_object_get(e, "fitness"))) < 1e-9);
+        double f = json_number_value(json_object_get(r, "fitness"));
+        assert_true(fabs(f - json_number_value(json_object_get(e, "fitness"))) < 1e-9);
+        fit[llm][it - 1] = f;
         json_decref(e);
     }
     json_t *t5 = json_object_get(j, "table5");
-    assert_int_equal(json_array_size(t5), 1); /* scenario 1; one scenario has no Mean row */
+    assert_int_equal(json_array_size(t5), 1); /* ToT in scenario 1; one scenario has no Mean row */
     json_t *s1 = json_array_get(t5, 0);
-    assert_true(fabs(json_number_value(json_object_get(s1, "llm_zs")) - 0.25) < 1e-9);
-    assert_true(fabs(json_number_value(json_object_get(s1, "llm_fb")) - 0.95) < 1e-9);
-    assert_true(fabs(json_number_value(json_object_get(s1, "llm_delta")) - 0.7) < 1e-9);
+    assert_true(fabs(json_number_value(json_object_get(s1, "heuristic_steered_base")) - fit[0][0]) < 1e-9);
+    assert_true(fabs(json_number_value(json_object_get(s1, "heuristic_steered_fb")) - fit[0][1]) < 1e-9);
+    assert_true(fabs(json_number_value(json_object_get(s1, "llm_steered_base")) - fit[1][0]) < 1e-9);
+    assert_true(fabs(json_number_value(json_object_get(s1, "llm_steered_fb")) - fit[1][1]) < 1e-9);
+    assert_true(json_is_true(json_object_get(s1, "too_few_runs"))); /* one seed */
+    json_t *ms = json_object_get(j, "model_scores_vs_heuristic");
+    assert_int_equal(json_array_size(ms), 1); /* the model-steered cell: the one it judged */
+    json_t *m1 = json_array_get(ms, 0);
+    assert_string_equal(json_string_value(json_object_get(m1, "search_fitness")), "llm");
+    assert_true(fabs(json_number_value(json_object_get(m1, "llm_zs")) - 0.25) < 1e-9);
+    assert_true(fabs(json_number_value(json_object_get(m1, "llm_fb")) - 0.95) < 1e-9);
+    assert_true(fabs(json_number_value(json_object_get(m1, "llm_delta")) - 0.7) < 1e-9);
     json_decref(j);
+    snprintf(path, sizeof path, "%s/table5.csv", dir);
+    assert_true(pcg_test_exists(path));
+    snprintf(path, sizeof path, "%s/model_scores_vs_heuristic.csv", dir);
+    assert_true(pcg_test_exists(path));
 }
 
 static void grid_list_cell_and_definition_refused(void **state)
@@ -622,6 +894,8 @@ static void grid_hopeless_model_cell_is_finished(void **state)
 PCG_TESTS(grid, cmocka_unit_test(grid_scheduler_each_cell_once_one_per_slot),
           cmocka_unit_test(grid_hopeless_model_cell_is_finished),
           cmocka_unit_test(grid_cells_names_seeds_json), cmocka_unit_test(grid_axes_cells_and_flags),
+          cmocka_unit_test(grid_cells_zs_sa_from_fb_full), cmocka_unit_test(grid_rows_zs_sa_from_fb_full_cells),
+          cmocka_unit_test(grid_axes_prompts_api_fitness_argv),
           cmocka_unit_test(grid_offline_jobs2_summary_matches_rows), cmocka_unit_test(grid_human_row_and_models),
           cmocka_unit_test(grid_fitness_llm_rows_and_table5),
           cmocka_unit_test(grid_list_cell_and_definition_refused), cmocka_unit_test(grid_cell_lock_one_process),

@@ -188,10 +188,12 @@ static void grid_one_scenario_not_normalised(void **state)
     assert_true(T.normalised);
     assert_int_equal(T.n_t2, 3);
     assert_int_equal(T.t2[2].scenario, 0);
-    /* random play on the Mean rows' scale: each scenario's score in its pool, averaged */
-    double want = ((T.random_play[1] - T.min[1]) / (T.max[1] - T.min[1]) +
-                   (T.random_play[3] - T.min[3]) / (T.max[3] - T.min[3])) / 2;
-    assert_true(fabs(T.random_play_mean - want) < 1e-12);
+    /* random play is the 0 of each scenario's normalisation, so of the Mean rows too */
+    assert_true(fabs(T.random_play_mean) < 1e-12);
+    for (int i = 0; i < R.n; i++) {
+        double r = T.random_play[R.rows[i].scenario];
+        assert_true(fabs(R.rows[i].norm - (R.rows[i].fitness - r) / (1 - r)) < 1e-12);
+    }
     grid_tables_free(&T);
     grid_rows_free(&R);
 }

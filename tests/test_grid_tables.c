@@ -8,8 +8,11 @@
 #include "grid_report.h"
 #include "grid_rows.h"
 #include "run.h"
+#include "util.h"
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,120 +24,120 @@ static const struct {
     double fitness;
     int final;
 } rows[] = {
-    {1, "cot", "zs", 0, 1, 0.92, 1},
-    {1, "got", "zs", 0, 1, 0.92, 1},
-    {1, "cot", "sa", 0, 1, 0.14, 1},
-    {1, "got", "sa", 0, 1, 0.14, 1},
     {1, "cot", "fb", 0, 1, 0.37, 0},
+    {1, "cot", "zs", 0, 1, 0.37, 0},
     {1, "cot", "fb", 0, 2, 0.73, 0},
     {1, "cot", "fb", 0, 3, 0.08, 1},
     {1, "cot", "full", 0, 1, 0.60, 0},
+    {1, "cot", "sa", 0, 1, 0.60, 0},
     {1, "cot", "full", 0, 2, 0.96, 0},
     {1, "cot", "full", 0, 3, 0.31, 1},
     {1, "got", "fb", 0, 1, 0.13, 0},
+    {1, "got", "zs", 0, 1, 0.13, 0},
     {1, "got", "fb", 0, 2, 0.49, 0},
     {1, "got", "fb", 0, 3, 0.85, 1},
     {1, "got", "full", 0, 1, 0.36, 0},
+    {1, "got", "sa", 0, 1, 0.36, 0},
     {1, "got", "full", 0, 2, 0.72, 0},
     {1, "got", "full", 0, 3, 0.07, 1},
     {1, "human", "full", 0, 1, 0.12, 0},
     {1, "human", "full", 0, 2, 0.48, 0},
     {1, "human", "full", 0, 3, 0.84, 1},
     {1, "human", "zs", 0, 1, 0.12, 1},
-    {1, "cot", "zs", 1, 1, 0.54, 1},
-    {1, "got", "zs", 1, 1, 0.54, 1},
-    {1, "cot", "sa", 1, 1, 0.77, 1},
-    {1, "got", "sa", 1, 1, 0.77, 1},
     {1, "cot", "fb", 1, 1, 1.00, 0},
+    {1, "cot", "zs", 1, 1, 1.00, 0},
     {1, "cot", "fb", 1, 2, 0.35, 0},
     {1, "cot", "fb", 1, 3, 0.71, 1},
     {1, "cot", "full", 1, 1, 0.22, 0},
+    {1, "cot", "sa", 1, 1, 0.22, 0},
     {1, "cot", "full", 1, 2, 0.58, 0},
     {1, "cot", "full", 1, 3, 0.94, 1},
     {1, "got", "fb", 1, 1, 0.76, 0},
+    {1, "got", "zs", 1, 1, 0.76, 0},
     {1, "got", "fb", 1, 2, 0.11, 0},
     {1, "got", "fb", 1, 3, 0.47, 1},
     {1, "got", "full", 1, 1, 0.99, 0},
+    {1, "got", "sa", 1, 1, 0.99, 0},
     {1, "got", "full", 1, 2, 0.34, 0},
     {1, "got", "full", 1, 3, 0.70, 1},
     {1, "human", "full", 1, 1, 0.75, 0},
     {1, "human", "full", 1, 2, 0.10, 0},
     {1, "human", "full", 1, 3, 0.46, 1},
     {1, "human", "zs", 1, 1, 0.75, 1},
-    {1, "cot", "zs", 2, 1, 0.16, 1},
-    {1, "got", "zs", 2, 1, 0.16, 1},
-    {1, "cot", "sa", 2, 1, 0.39, 1},
-    {1, "got", "sa", 2, 1, 0.39, 1},
     {1, "cot", "fb", 2, 1, 0.62, 0},
+    {1, "cot", "zs", 2, 1, 0.62, 0},
     {1, "cot", "fb", 2, 2, 0.98, 0},
     {1, "cot", "fb", 2, 3, 0.33, 1},
     {1, "cot", "full", 2, 1, 0.85, 0},
+    {1, "cot", "sa", 2, 1, 0.85, 0},
     {1, "cot", "full", 2, 2, 0.20, 0},
     {1, "cot", "full", 2, 3, 0.56, 1},
     {1, "got", "fb", 2, 1, 0.38, 0},
+    {1, "got", "zs", 2, 1, 0.38, 0},
     {1, "got", "fb", 2, 2, 0.74, 0},
     {1, "got", "fb", 2, 3, 0.09, 1},
     {1, "got", "full", 2, 1, 0.61, 0},
+    {1, "got", "sa", 2, 1, 0.61, 0},
     {1, "got", "full", 2, 2, 0.97, 0},
     {1, "got", "full", 2, 3, 0.32, 1},
     {1, "human", "full", 2, 1, 0.37, 0},
     {1, "human", "full", 2, 2, 0.73, 0},
     {1, "human", "full", 2, 3, 0.08, 1},
     {1, "human", "zs", 2, 1, 0.37, 1},
-    {3, "cot", "zs", 0, 1, 0.04, 1},
-    {3, "got", "zs", 0, 1, 0.04, 1},
-    {3, "cot", "sa", 0, 1, 0.27, 1},
-    {3, "got", "sa", 0, 1, 0.27, 1},
     {3, "cot", "fb", 0, 1, 0.50, 0},
+    {3, "cot", "zs", 0, 1, 0.50, 0},
     {3, "cot", "fb", 0, 2, 0.86, 0},
     {3, "cot", "fb", 0, 3, 0.51, 1},
     {3, "cot", "full", 0, 1, 0.73, 0},
+    {3, "cot", "sa", 0, 1, 0.73, 0},
     {3, "cot", "full", 0, 2, 0.08, 0},
     {3, "cot", "full", 0, 3, 0.74, 1},
     {3, "got", "fb", 0, 1, 0.26, 0},
+    {3, "got", "zs", 0, 1, 0.26, 0},
     {3, "got", "fb", 0, 2, 0.62, 0},
     {3, "got", "fb", 0, 3, 1.00, 1},
     {3, "got", "full", 0, 1, 0.49, 0},
+    {3, "got", "sa", 0, 1, 0.49, 0},
     {3, "got", "full", 0, 2, 0.85, 0},
     {3, "got", "full", 0, 3, 0.50, 1},
     {3, "human", "full", 0, 1, 0.25, 0},
     {3, "human", "full", 0, 2, 0.61, 0},
     {3, "human", "full", 0, 3, 1.00, 1},
     {3, "human", "zs", 0, 1, 0.25, 1},
-    {3, "cot", "zs", 1, 1, 0.67, 1},
-    {3, "got", "zs", 1, 1, 0.67, 1},
-    {3, "cot", "sa", 1, 1, 0.90, 1},
-    {3, "got", "sa", 1, 1, 0.90, 1},
     {3, "cot", "fb", 1, 1, 0.12, 0},
+    {3, "cot", "zs", 1, 1, 0.12, 0},
     {3, "cot", "fb", 1, 2, 0.48, 0},
     {3, "cot", "fb", 1, 3, 1.00, 1},
     {3, "cot", "full", 1, 1, 0.35, 0},
+    {3, "cot", "sa", 1, 1, 0.35, 0},
     {3, "cot", "full", 1, 2, 0.71, 0},
     {3, "cot", "full", 1, 3, 0.36, 1},
     {3, "got", "fb", 1, 1, 0.89, 0},
+    {3, "got", "zs", 1, 1, 0.89, 0},
     {3, "got", "fb", 1, 2, 0.24, 0},
     {3, "got", "fb", 1, 3, 0.90, 1},
     {3, "got", "full", 1, 1, 0.11, 0},
+    {3, "got", "sa", 1, 1, 0.11, 0},
     {3, "got", "full", 1, 2, 0.47, 0},
     {3, "got", "full", 1, 3, 1.00, 1},
     {3, "human", "full", 1, 1, 0.88, 0},
     {3, "human", "full", 1, 2, 0.23, 0},
     {3, "human", "full", 1, 3, 0.89, 1},
     {3, "human", "zs", 1, 1, 0.88, 1},
-    {3, "cot", "zs", 2, 1, 0.29, 1},
-    {3, "got", "zs", 2, 1, 0.29, 1},
-    {3, "cot", "sa", 2, 1, 0.52, 1},
-    {3, "got", "sa", 2, 1, 0.52, 1},
     {3, "cot", "fb", 2, 1, 0.75, 0},
+    {3, "cot", "zs", 2, 1, 0.75, 0},
     {3, "cot", "fb", 2, 2, 0.10, 0},
     {3, "cot", "fb", 2, 3, 0.76, 1},
     {3, "cot", "full", 2, 1, 0.98, 0},
+    {3, "cot", "sa", 2, 1, 0.98, 0},
     {3, "cot", "full", 2, 2, 0.33, 0},
     {3, "cot", "full", 2, 3, 0.99, 1},
     {3, "got", "fb", 2, 1, 0.51, 0},
+    {3, "got", "zs", 2, 1, 0.51, 0},
     {3, "got", "fb", 2, 2, 0.87, 0},
     {3, "got", "fb", 2, 3, 0.52, 1},
     {3, "got", "full", 2, 1, 0.74, 0},
+    {3, "got", "sa", 2, 1, 0.74, 0},
     {3, "got", "full", 2, 2, 0.09, 0},
     {3, "human", "full", 2, 1, 0.50, 0},
     {3, "human", "full", 2, 2, 0.86, 0},
@@ -148,53 +151,72 @@ static const struct {
     double mean, sd;
     int n;
 } expected[] = {
-    {1, "cot", "zs", 0.54, 0.38, 3},
-    {1, "cot", "sa", 0.433333333333333, 0.317227573412737, 3},
+    {1, "cot", "zs", 0.663333333333333, 0.317227573412737, 3},
+    {1, "cot", "sa", 0.556666666666667, 0.317227573412737, 3},
     {1, "cot", "fb", 0.373333333333333, 0.317227573412737, 3},
     {1, "cot", "full", 0.603333333333333, 0.317227573412737, 3},
-    {1, "got", "zs", 0.54, 0.38, 3},
-    {1, "got", "sa", 0.433333333333333, 0.317227573412737, 3},
+    {1, "got", "zs", 0.423333333333333, 0.317227573412737, 3},
+    {1, "got", "sa", 0.653333333333333, 0.317227573412737, 3},
     {1, "got", "fb", 0.47, 0.38, 3},
     {1, "got", "full", 0.363333333333333, 0.317227573412737, 3},
     {1, "human", "zs", 0.413333333333333, 0.317227573412737, 3},
     {1, "human", "full", 0.46, 0.38, 3},
-    {3, "cot", "zs", 0.333333333333333, 0.317227573412737, 3},
-    {3, "cot", "sa", 0.563333333333333, 0.317227573412737, 3},
+    {3, "cot", "zs", 0.456666666666667, 0.317227573412737, 3},
+    {3, "cot", "sa", 0.686666666666667, 0.317227573412737, 3},
     {3, "cot", "fb", 0.756666666666667, 0.245017006212494, 3},
     {3, "cot", "full", 0.696666666666667, 0.317227573412737, 3},
-    {3, "got", "zs", 0.333333333333333, 0.317227573412737, 3},
-    {3, "got", "sa", 0.563333333333333, 0.317227573412737, 3},
+    {3, "got", "zs", 0.553333333333333, 0.317227573412737, 3},
+    {3, "got", "sa", 0.446666666666667, 0.317227573412737, 3},
     {3, "got", "fb", 0.806666666666667, 0.253245598842968, 3},
     {3, "got", "full", 0.75, 0.353553390593274, 2},
     {3, "human", "zs", 0.543333333333333, 0.317227573412737, 3},
     {3, "human", "full", 0.8, 0.257099202643649, 3},
-    {0, "cot", "zs", 0.405465949820788, 0.205999431116162, 3},
-    {0, "cot", "sa", 0.467909946236559, 0.335775153309852, 3},
-    {0, "cot", "fb", 0.536346326164875, 0.297545493500435, 3},
-    {0, "cot", "full", 0.628752240143369, 0.132399118046858, 3},
-    {0, "got", "zs", 0.405465949820788, 0.205999431116162, 3},
-    {0, "got", "sa", 0.467909946236559, 0.335775153309852, 3},
-    {0, "got", "fb", 0.614359318996416, 0.331981141430943, 3},
-    {0, "got", "full", 0.539146505376344, 0.423646300690731, 2},
-    {0, "human", "zs", 0.446740591397849, 0.335775153309853, 3},
-    {0, "human", "full", 0.605510752688172, 0.334378586101147, 3},
+    {0, "cot", "zs", 0.456428571428571, 0.172431219650631, 3},
+    {0, "cot", "sa", 0.499642857142857, 0.407864022959233, 3},
+    {0, "cot", "fb", 0.399642857142857, 0.368461362303029, 3},
+    {0, "cot", "full", 0.54, 0.172431219650631, 3},
+    {0, "got", "zs", 0.328214285714286, 0.407864022959233, 3},
+    {0, "got", "sa", 0.443571428571429, 0.172431219650631, 3},
+    {0, "got", "fb", 0.498928571428571, 0.415832089346905, 3},
+    {0, "got", "full", 0.404821428571429, 0.523511556214183, 2},
+    {0, "human", "zs", 0.315357142857143, 0.407864022959233, 3},
+    {0, "human", "full", 0.487857142857143, 0.418339007875436, 3},
+};
+
+/* The Mean rows of the raw values: per seed the plain mean over the
+ * scenarios, beside the normalised Mean rows. */
+static const struct {
+    const char *pe, *ablation;
+    double mean, sd;
+    int n;
+} expected_raw[] = {
+    {"cot", "zs", 0.56, 0.125, 3},
+    {"cot", "sa", 0.621666666666667, 0.317227573412737, 3},
+    {"cot", "fb", 0.565, 0.280535202782111, 3},
+    {"cot", "full", 0.65, 0.125, 3},
+    {"got", "zs", 0.488333333333333, 0.317227573412737, 3},
+    {"got", "sa", 0.55, 0.125, 3},
+    {"got", "fb", 0.638333333333333, 0.312623309005156, 3},
+    {"got", "full", 0.5675, 0.399515331370399, 2},
+    {"human", "zs", 0.478333333333333, 0.317227573412737, 3},
+    {"human", "full", 0.63, 0.314920624919995, 3},
 };
 
 /* GoT's PCGRLLM column has two seeds in scenario 3 (and so in the Mean
- * row): too few for a test, so no p there (scipy would give 0.307476636220134,
- * 0.606478688845626 and 0.735528569449941, 0.861521401254973). */
+ * row): too few for a test, so no p there (scipy would give 0.58883165027118,
+ * 0.428145948419518 and 0.87881992198239, 0.934208099436421). */
 static const struct {
     int scenario;
     const char *pe;
     double p_zs, p_sa;
     int few, dir_zs, dir_sa;
 } expected_p[] = {
-    {1, "cot", 0.835803399709431, 0.547448876230532, 0, 1, 1},
-    {1, "got", 0.570933363398045, 0.800335388924935, 0, -1, -1},
-    {3, "cot", 0.233341076316081, 0.633851780855377, 0, 1, 1},
+    {1, "cot", 0.828180289338133, 0.865778918657422, 0, -1, 1},
+    {1, "got", 0.828180289338133, 0.325560013528962, 0, -1, -1},
+    {3, "cot", 0.406586589957484, 0.971053161861437, 0, 1, 1},
     {3, "got", NAN, NAN, 1, 1, 1},
-    {0, "cot", 0.201435546707526, 0.504063772543852, 0, 1, 1},
-    {0, "got", NAN, NAN, 1, 1, 1},
+    {0, "cot", 0.58472460457829, 0.88565166014403, 0, 1, 1},
+    {0, "got", NAN, NAN, 1, 1, -1},
 };
 
 static const struct {
@@ -205,12 +227,12 @@ static const struct {
     double dy_mean, dy_sd; /* the change from the previous iteration */
     int dy_n;
 } expected_it[] = {
-    {"cot", 1, 0.598454301075269, 0.335775153309852, 3, NAN, NAN, 0},
-    {"cot", 2, 0.447804659498208, 0.205999431116162, 3, -0.150649641577061, 0.534548655087145, 3},
-    {"cot", 3, 0.628752240143369, 0.132399118046858, 3, 0.180947580645161, 0.308725461233986, 3},
-    {"got", 1, 0.525425627240143, 0.132399118046858, 3, NAN, NAN, 0},
-    {"got", 2, 0.550123207885305, 0.204101557187626, 3, 0.0246975806451612, 0.308725461233986, 3},
-    {"got", 3, 0.539146505376344, 0.423646300690731, 2, -0.0310819892473118, 0.708057193526852, 2},
+    {"cot", 1, 0.499642857142857, 0.407864022959233, 3, NAN, NAN, 0},
+    {"cot", 2, 0.349285714285714, 0.268209054542861, 3, -0.150357142857143, 0.652284740472335, 3},
+    {"cot", 3, 0.54, 0.172431219650631, 3, 0.190714285714286, 0.390172155880567, 3},
+    {"got", 1, 0.443571428571429, 0.172431219650631, 3, NAN, NAN, 0},
+    {"got", 2, 0.473571428571429, 0.244699680574923, 3, 0.03, 0.390172155880567, 3},
+    {"got", 3, 0.404821428571429, 0.523511556214183, 2, -0.0605357142857143, 0.868983726451039, 2},
 };
 
 static void near(double got, double want, double tol, const char *what)
@@ -265,14 +287,14 @@ static void grid_tables_known_rows(void **state)
     grid_tables T;
     build_rows(&R);
     assert_int_equal(grid_tables_compute(&R, GRID_VALUE_FINAL, &T), 0);
-    /* the normalisation pools: every row of the scenario */
-    near(T.min[1], 0.07, 1e-12, "min 1");
-    near(T.max[1], 1.0, 1e-12, "max 1");
-    near(T.min[3], 0.04, 1e-12, "min 3");
-    near(T.max[3], 1.0, 1e-12, "max 3");
+    /* the normalisation's floors: random play at the defaults, 10 and 2 of
+     * the 30 levels (tests/grid_expected.py takes the same) */
+    near(T.random_play[1], 10.0 / 30, 1e-12, "random play 1");
+    near(T.random_play[3], 2.0 / 30, 1e-12, "random play 3");
     for (int i = 0; i < R.n; i++) {
         const grid_row *w = &R.rows[i];
-        near(w->norm, (w->fitness - T.min[w->scenario]) / (T.max[w->scenario] - T.min[w->scenario]), 1e-12, "norm");
+        double r = T.random_play[w->scenario];
+        near(w->norm, (w->fitness - r) / (1 - r), 1e-12, "norm");
     }
     /* three keys in three rows each (scenario 1, 3, Mean) */
     assert_int_equal(T.n_t2, 9);
@@ -284,6 +306,13 @@ static void grid_tables_known_rows(void **state)
         assert_int_equal(s->n, expected[i].n);
         near(s->mean, expected[i].mean, 1e-12, what);
         near(s->sd, expected[i].sd, 1e-12, what);
+    }
+    for (size_t i = 0; i < sizeof expected_raw / sizeof expected_raw[0]; i++) {
+        const grid_t2_row *e = t2_find(&T, 0, expected_raw[i].pe);
+        const grid_stat *s = &e->raw[run_parse_ablation(expected_raw[i].ablation)];
+        assert_int_equal(s->n, expected_raw[i].n);
+        near(s->mean, expected_raw[i].mean, 1e-12, "raw mean");
+        near(s->sd, expected_raw[i].sd, 1e-12, "raw mean, sd");
     }
     /* the Human row has no +SA or +FB column */
     assert_int_equal(t2_find(&T, 1, "human")->col[ABL_SA].n, 0);
@@ -324,7 +353,55 @@ static void grid_tables_known_rows(void **state)
     const grid_stat *b = &t2_find(&T, 1, "cot")->col[ABL_FULL];
     near(b->mean, (0.96 + 0.94 + 0.85) / 3, 1e-12, "best, mean");
     near(b->sd, sqrt(0.00686666666666667 / 2), 1e-9, "best, sd");
-    near(t2_find(&T, 1, "cot")->col[ABL_ZS].mean, 0.54, 1e-12, "best, zero-shot"); /* one node: the same */
+    near(t2_find(&T, 1, "cot")->col[ABL_ZS].mean, (0.37 + 1.00 + 0.62) / 3, 1e-12, "best, zero-shot"); /* one node: the same */
+    grid_tables_free(&T);
+    grid_rows_free(&R);
+}
+
+/* The normalisation's bounds are fixed: adding cells (here the Human row,
+ * and a method far below random play) moves neither a row's normalised
+ * value nor another method's Mean row. */
+static void grid_norm_unchanged_by_more_cells(void **state)
+{
+    (void)state;
+    grid_rows R;
+    grid_tables T;
+    build_rows(&R);
+    int n_before = 0;
+    for (int i = 0; i < R.n; i++) /* the grid without its Human cells */
+        if (strcmp(R.rows[i].key.pe, "human")) R.rows[n_before++] = R.rows[i];
+    R.n = n_before;
+    R.human = 0;
+    assert_int_equal(grid_tables_compute(&R, GRID_VALUE_FINAL, &T), 0);
+    double *before = malloc(sizeof *before * (size_t)R.n);
+    assert_non_null(before);
+    for (int i = 0; i < R.n; i++) before[i] = R.rows[i].norm;
+    grid_stat cot_mean = t2_find(&T, 0, "cot")->col[ABL_FULL];
+    grid_tables_free(&T);
+    grid_rows_free(&R);
+    build_rows(&R); /* now with the Human cells */
+    for (int s = 1; s <= 3; s += 2)
+        for (int r = 0; r < 3; r++) {
+            grid_row w = R.rows[0];
+            snprintf(w.key.pe, sizeof w.key.pe, "tot");
+            w.scenario = s, w.repeat = r, w.ablation = ABL_FULL, w.iteration = 1, w.final = 1;
+            w.fitness = w.best_so_far = 0;
+            assert_int_equal(grid_rows_add(&R, &w), 0);
+        }
+    assert_int_equal(grid_tables_compute(&R, GRID_VALUE_FINAL, &T), 0);
+    int k = 0;
+    for (int i = 0; i < R.n; i++) {
+        if (!strcmp(R.rows[i].key.pe, "human") || !strcmp(R.rows[i].key.pe, "tot")) continue;
+        near(R.rows[i].norm, before[k++], 0, "the same row's normalised value");
+    }
+    assert_int_equal(k, n_before);
+    const grid_stat *after = &t2_find(&T, 0, "cot")->col[ABL_FULL];
+    near(after->mean, cot_mean.mean, 0, "CoT's Mean row");
+    near(after->sd, cot_mean.sd, 0, "CoT's Mean row, sd");
+    near(t2_find(&T, 1, "tot")->col[ABL_FULL].mean, 0, 0, "ToT, raw");
+    /* below random play: negative */
+    near(t2_find(&T, 0, "tot")->col[ABL_FULL].mean, (-0.5 + -1.0 / 14) / 2, 1e-12, "ToT, normalised");
+    free(before);
     grid_tables_free(&T);
     grid_rows_free(&R);
 }
@@ -354,8 +431,10 @@ static void grid_summary_json_csv_markdown(void **state)
             strcmp(json_string_value(json_object_get(o, "ablation")), "full"))
             continue;
         assert_string_equal(json_string_value(json_object_get(o, "scenario")), "mean");
-        near(json_number_value(json_object_get(o, "mean")), 0.539146505376344, 1e-12, "json mean");
-        near(json_number_value(json_object_get(o, "std")), 0.423646300690731, 1e-12, "json std");
+        near(json_number_value(json_object_get(o, "mean")), 0.404821428571429, 1e-12, "json mean");
+        near(json_number_value(json_object_get(o, "std")), 0.523511556214183, 1e-12, "json std");
+        near(json_number_value(json_object_get(o, "raw_mean")), 0.5675, 1e-12, "json raw mean");
+        near(json_number_value(json_object_get(o, "raw_std")), 0.399515331370399, 1e-12, "json raw std");
         assert_int_equal(json_integer_value(json_object_get(o, "n")), 2);
         found++;
     }
@@ -377,7 +456,8 @@ static void grid_summary_json_csv_markdown(void **state)
     char *csv = grid_csv(t2, cols, 7);
     assert_non_null(csv);
     assert_int_equal(pcg_test_count_lines(csv), 1 + 30);
-    assert_non_null(strstr(csv, "scenario,pe,ablation,mean,std,n,got_best\n1,cot,zs,0.54,0.38,3,\n"));
+    assert_non_null(strstr(csv, "scenario,pe,ablation,mean,std,n,got_best\n1,cot,zs,"));
+    assert_non_null(strstr(csv, "\n1,got,fb,0.47,0.38,3,2\n"));
     free(csv);
     json_t *q = json_pack("[{s:s}]", "model", "a,\"b\"");
     const char *mc[] = {"model"};
@@ -390,25 +470,32 @@ static void grid_summary_json_csv_markdown(void **state)
     char *md = grid_tables_markdown(&R, &T, 1);
     assert_non_null(md);
     assert_non_null(strstr(md, "| Scenario | Method | ZS | +SA | +FB | PCGRLLM | p(ZS) | p(SA) |"));
-    assert_non_null(strstr(md, "| Mean | CoT | 0.405 ± 0.206 | 0.468 ± 0.336 | 0.536 ± 0.298 | **0.629 ± 0.132** | "
-                               "0.201 | 0.504 |"));
-    assert_non_null(strstr(md, "| Mean | GoT | 0.405 ± 0.206 | 0.468 ± 0.336 | **0.614 ± 0.332** | 0.539 ± 0.424 "
+    assert_non_null(strstr(md, "| Mean | CoT | 0.456 ± 0.172 | 0.500 ± 0.408 | 0.400 ± 0.368 | **0.540 ± 0.172** | "
+                               "0.585 | 0.886 |"));
+    assert_non_null(strstr(md, "| Mean | GoT | 0.328 ± 0.408 | 0.444 ± 0.172 | **0.499 ± 0.416** | 0.405 ± 0.524 "
                                "(n=2, too few) | n < 3 | n < 3 |"));
     assert_non_null(strstr(md, "Too few runs for a test"));
-    assert_non_null(strstr(md, "| Mean | Human | 0.447 ± 0.336 |  |  | **0.606 ± 0.334** |  |  |"));
+    assert_non_null(strstr(md, "| Mean | Human | 0.315 ± 0.408 |  |  | **0.488 ± 0.418** |  |  |"));
+    /* the raw means beside them, without tests or bold */
+    assert_non_null(strstr(md, "| Mean (raw) | CoT | 0.560 ± 0.125 | 0.622 ± 0.317 | 0.565 ± 0.281 | 0.650 ± 0.125 "
+                               "|  |  |"));
+    assert_non_null(strstr(md, "| Mean (raw) | Human | 0.478 ± 0.317 |  |  | 0.630 ± 0.315 |  |  |"));
+    assert_non_null(strstr(md, "(x − r_s) / (1 − r_s)"));
     assert_non_null(strstr(md, "### Table IV"));
-    assert_non_null(strstr(md, "ZS and +SA run once per (scenario, model, seed)"));
+    assert_non_null(strstr(md, "ZS is iteration 1 of each method's own +FB cells, as in the paper's Table II"));
+    assert_non_null(strstr(md, "+SA is iteration 1 of each method's own full cells"));
     free(md);
     char *html = grid_tables_html(&R, &T, "test");
     assert_non_null(html);
-    assert_non_null(strstr(html, "<td><b>0.629 ± 0.132</b></td>"));
+    assert_non_null(strstr(html, "<td><b>0.540 ± 0.172</b></td>"));
+    assert_non_null(strstr(html, "<td>Mean (raw)</td><td>CoT</td><td>0.560 ± 0.125</td>"));
     assert_true(pcg_test_count_of(html, "data:image/png;base64,") >= 1); /* fitness by iteration */
     free(html);
     grid_tables_free(&T);
     grid_rows_free(&R);
 }
 
-/* ---- the studies: Table V, Table IX, feedback types, references ---- */
+/* ---- the studies: the model's scores, Table IX, feedback types, references ---- */
 
 static void add_study_row(grid_rows *R, int scenario, const char *pe, const char *fb, const char *fbin, int gb, int gw,
                           int abl, int repeat, int iteration, double fitness, double llm, int final)
@@ -449,8 +536,7 @@ static void add_study_scenario(grid_rows *R, int s)
 }
 
 /* Scenarios 1 and 3 alike (the first n_scen of them), two seeds,
- * zero-shot and +FB over two iterations.  Fitness spans 0..1, so the Mean
- * rows are the raw values; the model's scores span 0.3..0.8. */
+ * zero-shot and +FB over two iterations; the model's scores span 0.3..0.8. */
 static void build_study_rows(grid_rows *R, int n_scen)
 {
     int scen[] = {1, 3}, abl[] = {ABL_ZS, ABL_FB};
@@ -484,6 +570,23 @@ static json_t *find_entry(json_t *arr, const char *pe, const char *fb, const cha
 
 static double num(json_t *o, const char *key) { return json_number_value(json_object_get(o, key)); }
 
+/* The study's scenarios 1 and 3 hold the same values, so a Mean-row value
+ * is the mean of x normalised in each: (x - r) / (1 - r) with random play
+ * r = 10/30 and 2/30 at the defaults. */
+static double mean_norm(double x) { return ((x - 10.0 / 30) / (1 - 10.0 / 30) + (x - 2.0 / 30) / (1 - 2.0 / 30)) / 2; }
+
+/* text holds the line made from fmt (a test of one formatted row). */
+static void has_line(const char *text, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void has_line(const char *text, const char *fmt, ...)
+{
+    char want[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(want, sizeof want, fmt, ap);
+    va_end(ap);
+    if (!strstr(text, want)) fail_msg("missing: %s", want);
+}
+
 static void grid_studies_known_rows(void **state)
 {
     (void)state;
@@ -491,55 +594,65 @@ static void grid_studies_known_rows(void **state)
     grid_tables T;
     build_study_rows(&R, 2);
     assert_int_equal(grid_tables_compute(&R, GRID_VALUE_FINAL, &T), 0);
-    near(T.lmin[1], 0.3, 1e-12, "llm min");
-    near(T.lmax[1], 0.8, 1e-12, "llm max");
     json_t *j = grid_summary_json(&R, &T);
-    /* Table V: the same nodes scored by the evaluator and by the model;
-     * Mean row normalised: the model's ZS (0.5, 0.7) -> 0.4, 0.8; its +FB
-     * (0.3, 0.5) -> 0, 0.4 */
-    json_t *t5 = find_entry(json_object_get(j, "table5"), "cot", "specific", "text", -1, -1, NULL, 0);
-    near(num(t5, "heuristic_zs"), 0.3, 1e-12, "heuristic zs");
-    near(num(t5, "heuristic_fb"), 0.7, 1e-12, "heuristic fb");
-    near(num(t5, "heuristic_delta"), 0.4, 1e-12, "heuristic delta");
+    /* the model's scores beside the heuristic: the same nodes scored by the
+     * evaluator and by the model;
+     * Mean row: the evaluator's fitness normalised, the model's scores
+     * (whose floor is unknown) raw: ZS 0.5, 0.7, +FB 0.3, 0.5 */
+    json_t *t5 = find_entry(json_object_get(j, "model_scores_vs_heuristic"), "cot", "specific", "text", -1, -1, NULL, 0);
+    assert_int_equal(json_array_size(json_object_get(j, "table5")), 0); /* no search steered by the model */
+    near(num(t5, "heuristic_zs"), mean_norm(0.3), 1e-12, "heuristic zs");
+    near(num(t5, "heuristic_fb"), mean_norm(0.7), 1e-12, "heuristic fb");
+    near(num(t5, "heuristic_delta"), mean_norm(0.7) - mean_norm(0.3), 1e-12, "heuristic delta");
     near(num(t5, "llm_zs"), 0.6, 1e-12, "llm zs");
-    near(num(t5, "llm_fb"), 0.2, 1e-12, "llm fb");
-    near(num(t5, "llm_delta"), -0.4, 1e-12, "llm delta");
+    near(num(t5, "llm_fb"), 0.4, 1e-12, "llm fb");
+    near(num(t5, "llm_delta"), -0.2, 1e-12, "llm delta");
     /* Table IX: text and image feedback, the same but for the input */
     json_t *t9 = json_object_get(j, "table9");
-    near(num(find_entry(t9, "cot", "specific", "image", -1, -1, "fb", 0), "mean"), 0.75, 1e-12, "image fb");
-    near(num(find_entry(t9, "cot", "specific", "text", -1, -1, "fb", 0), "mean"), 0.7, 1e-12, "text fb");
+    near(num(find_entry(t9, "cot", "specific", "image", -1, -1, "fb", 0), "mean"), mean_norm(0.75), 1e-12, "image fb");
+    near(num(find_entry(t9, "cot", "specific", "text", -1, -1, "fb", 0), "mean"), mean_norm(0.7), 1e-12, "text fb");
+    near(num(find_entry(t9, "cot", "specific", "text", -1, -1, "fb", 0), "raw_mean"), 0.7, 1e-12, "text fb, raw");
     /* the feedback study (Fig. 6): y and its change per feedback type */
     json_t *fs = json_object_get(j, "feedback_study");
     json_t *sp = find_entry(fs, "cot", "specific", "text", -1, -1, "fb", 1);
     json_t *no = find_entry(fs, "cot", "none", "text", -1, -1, "fb", 1);
-    near(num(sp, "mean"), 0.3, 1e-12, "specific y1");
-    near(num(sp, "delta_next_mean"), 0.4, 1e-12, "specific dy");
+    double slope = mean_norm(1) - mean_norm(0); /* the normalisation is affine */
+    near(num(sp, "mean"), mean_norm(0.3), 1e-12, "specific y1");
+    near(num(sp, "raw_mean"), 0.3, 1e-12, "specific y1, raw");
+    near(num(sp, "delta_next_mean"), 0.4 * slope, 1e-12, "specific dy");
     near(num(sp, "delta_next_std"), 0, 1e-12, "specific dy sd");
-    near(num(no, "delta_next_mean"), -0.2, 1e-12, "none dy");
-    near(num(find_entry(fs, "cot", "none", "text", -1, -1, "fb", 2), "mean"), 0.1, 1e-12, "none y2");
+    near(num(no, "delta_next_mean"), -0.2 * slope, 1e-12, "none dy");
+    near(num(find_entry(fs, "cot", "none", "text", -1, -1, "fb", 2), "mean"), mean_norm(0.1), 1e-12, "none y2");
     /* the reference heatmap (Fig. 7) */
     json_t *hm = json_object_get(j, "ref_heatmap");
     assert_int_equal(json_array_size(hm), 4);
     const int refs[4][2] = {{0, 0}, {2, 0}, {0, 1}, {2, 1}};
     const double want[4] = {0.2, 0.6, 0.1, 0.9};
     for (int k = 0; k < 4; k++)
-        near(num(find_entry(hm, "got", "specific", "text", refs[k][0], refs[k][1], "fb", 0), "mean"), want[k], 1e-12,
-             "heatmap");
+        near(num(find_entry(hm, "got", "specific", "text", refs[k][0], refs[k][1], "fb", 0), "mean"),
+             mean_norm(want[k]), 1e-12, "heatmap");
     /* no PCGRLLM column: no p-values */
     assert_int_equal(json_array_size(json_object_get(j, "p_values")), 0);
     json_decref(j);
     char *md = grid_tables_markdown(&R, &T, 1);
     assert_non_null(md);
-    assert_non_null(strstr(md, "Table V"));
-    assert_non_null(strstr(md, "| Mean | CoT, m, specific, text | 0.300 | 0.700 | +0.400 | 0.600 | 0.200 | -0.400 |"));
-    assert_int_equal(pcg_test_count_of(md, "| CoT, m, "), 4); /* Table V: the judged rows only (1, 3, Mean), Table IX */
+    assert_non_null(strstr(md, "### Model scores vs heuristic"));
+    assert_null(strstr(md, "### Table V"));
+    has_line(md, "| Mean | CoT, m, specific, text | %.3f | %.3f | %+.3f | 0.600 | 0.400 | -0.200 |", mean_norm(0.3),
+             mean_norm(0.7), mean_norm(0.7) - mean_norm(0.3));
+    assert_non_null(strstr(md, "| 1 | CoT, m, specific, text | 0.300 | 0.700 | +0.400 | 0.600 | 0.400 | -0.200 |"));
+    assert_int_equal(pcg_test_count_of(md, "| CoT, m, "), 4); /* the judged rows only (1, 3, Mean), Table IX */
     assert_non_null(strstr(md, "Table IX"));
-    assert_non_null(strstr(md, "| CoT, m, specific, text | 0.300 | 0.700 | +0.400 | 0.300 | 0.750 | +0.450 |"));
-    assert_non_null(strstr(md, "| none | 0.300 ± 0.141 | 0.100 ± 0.141 |"));
-    assert_non_null(strstr(md, "| specific | 0.400 ± 0.000 |"));
+    has_line(md, "| CoT, m, specific, text | %.3f | %.3f | %+.3f | %.3f | %.3f | %+.3f |", mean_norm(0.3),
+             mean_norm(0.7), mean_norm(0.7) - mean_norm(0.3), mean_norm(0.3), mean_norm(0.75),
+             mean_norm(0.75) - mean_norm(0.3));
+    /* none: y1 over seeds 0.2, 0.4, y2 0.0, 0.2, each normalised */
+    double sd = fabs(mean_norm(0.4) - mean_norm(0.2)) / sqrt(2);
+    has_line(md, "| none | %.3f ± %.3f | %.3f ± %.3f |", mean_norm(0.3), sd, mean_norm(0.1), sd);
+    has_line(md, "| specific | %.3f ± 0.000 |", 0.4 * slope);
     assert_non_null(strstr(md, "| best \\ worst | 0 | 1 |"));
-    assert_non_null(strstr(md, "| 0 | 0.200 | 0.100 |"));
-    assert_non_null(strstr(md, "| 2 | 0.600 | 0.900 |"));
+    has_line(md, "| 0 | %.3f | %.3f |", mean_norm(0.2), mean_norm(0.1));
+    has_line(md, "| 2 | %.3f | %.3f |", mean_norm(0.6), mean_norm(0.9));
     assert_non_null(strstr(md, "plots/feedback_delta_"));
     assert_non_null(strstr(md, "plots/ref_heatmap_"));
     free(md);
@@ -579,5 +692,342 @@ static void grid_studies_one_scenario(void **state)
     grid_rows_free(&R);
 }
 
-PCG_TESTS(grid_tables, cmocka_unit_test(grid_tables_known_rows), cmocka_unit_test(grid_summary_json_csv_markdown),
-          cmocka_unit_test(grid_studies_known_rows), cmocka_unit_test(grid_studies_one_scenario))
+/* Rows of two prompt profiles and reward APIs: a Table II for each,
+ * named by them, and their keys in summary.json and the CSV columns. */
+static void grid_tables_by_prompts_and_api(void **state)
+{
+    (void)state;
+    grid_rows R;
+    grid_tables T;
+    int scen[] = {1, 3}, abl[] = {ABL_ZS, ABL_FULL};
+    assert_int_equal(grid_rows_init(&R, scen, 2, 1, abl, 2), 0);
+    const char *pp[2] = {"paper", "rich"}, *api[2] = {"minimal", "full"};
+    for (int k = 0; k < 2; k++)
+        for (int si = 0; si < 2; si++)
+            for (int a = 0; a < 2; a++) {
+                grid_row w;
+                grid_row_blank(&w);
+                snprintf(w.key.model, sizeof w.key.model, "m");
+                snprintf(w.key.pe, sizeof w.key.pe, "cot");
+                snprintf(w.key.feedback, sizeof w.key.feedback, "specific");
+                snprintf(w.key.feedback_input, sizeof w.key.feedback_input, "text");
+                snprintf(w.key.prompts, sizeof w.key.prompts, "%s", pp[k]);
+                snprintf(w.key.reward_api, sizeof w.key.reward_api, "%s", api[k]);
+                w.scenario = scen[si], w.ablation = abl[a], w.repeat = 0, w.iteration = 1, w.final = 1, w.ok = 1;
+                w.fitness = w.best_so_far = 0.5 + 0.25 * k;
+                assert_int_equal(grid_rows_add(&R, &w), 0);
+            }
+    assert_int_equal(grid_tables_compute(&R, GRID_VALUE_FINAL, &T), 0);
+    assert_int_equal(T.n_t2, 2 * 3);
+    char *md = grid_tables_markdown(&R, &T, 1);
+    assert_non_null(md);
+    assert_non_null(strstr(md, "### Table II — model m, specific feedback, text input, paper prompts, minimal reward API\n"));
+    assert_non_null(strstr(md, "### Table II — model m, specific feedback, text input, rich prompts, full reward API\n"));
+    assert_null(strstr(md, "fitness, ")); /* not varied, the default: not named */
+    free(md);
+    json_t *j = grid_summary_json(&R, &T), *o;
+    size_t i;
+    int rich = 0;
+    json_array_foreach(json_object_get(j, "table2"), i, o) {
+        const char *p = json_string_value(json_object_get(o, "prompts"));
+        assert_non_null(p);
+        assert_string_equal(json_string_value(json_object_get(o, "search_fitness")), "heuristic");
+        if (!strcmp(p, "rich")) {
+            rich++;
+            assert_string_equal(json_string_value(json_object_get(o, "reward_api")), "full");
+            assert_true(fabs(json_number_value(json_object_get(o, "raw_mean")) - 0.75) < 1e-12);
+        }
+    }
+    assert_int_equal(rich, 3 * 2);
+    const char *cols[] = {"pe", "prompts", "reward_api", "search_fitness"};
+    char *csv = grid_csv(json_object_get(j, "table2"), cols, 4);
+    assert_non_null(strstr(csv, "\ncot,rich,full,heuristic\n"));
+    free(csv);
+    json_decref(j);
+    grid_tables_free(&T);
+    grid_rows_free(&R);
+}
+
+/* ---- the Human row's label ---- */
+
+/* The first line of a Human reward file says whose design it is; the
+ * Human row of each scenario says so, the Mean row when they agree. */
+static void grid_human_label_from_marker(void **state)
+{
+    (void)state;
+    char path[PATH_MAX];
+    static const struct {
+        const char *text;
+        int kind;
+    } files[] = {
+        {"/* pcgrllm-human: reference-port */\nfloat compute_reward(void);\n", GRID_HUMAN_REFERENCE_PORT},
+        {"/* pcgrllm-human: engine-design */\r\n", GRID_HUMAN_ENGINE_DESIGN},
+        {"/* Human-written reward, scenario 1 */\n", GRID_HUMAN_UNMARKED},
+        {"\n/* pcgrllm-human: engine-design */\n", GRID_HUMAN_UNMARKED}, /* the first line only */
+        {"/* pcgrllm-human: reference-port */ float x;\n", GRID_HUMAN_UNMARKED},
+        {"", GRID_HUMAN_UNMARKED},
+    };
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        snprintf(path, sizeof path, "%s/human-marker-%zu.c", pcg_test_tmpdir(), i);
+        assert_int_equal(write_file_atomic(path, files[i].text, strlen(files[i].text)), 0);
+        if (grid_human_marker(path) != files[i].kind) fail_msg("file %zu: kind %d", i, grid_human_marker(path));
+    }
+    snprintf(path, sizeof path, "%s/no-such-file.c", pcg_test_tmpdir());
+    assert_int_equal(grid_human_marker(path), GRID_HUMAN_UNMARKED);
+    assert_string_equal(grid_human_marker_name(GRID_HUMAN_ENGINE_DESIGN), "engine-design");
+    assert_null(grid_human_marker_name(GRID_HUMAN_UNMARKED));
+    grid_rows R;
+    grid_tables T;
+    build_rows(&R);
+    R.human_kind[1] = GRID_HUMAN_REFERENCE_PORT, R.human_kind[3] = GRID_HUMAN_ENGINE_DESIGN;
+    assert_int_equal(grid_tables_compute(&R, GRID_VALUE_FINAL, &T), 0);
+    char *md = grid_tables_markdown(&R, &T, 1);
+    assert_non_null(md);
+    assert_non_null(strstr(md, "| 1 | Human (reference port) | 0.413 ± 0.317 |"));
+    assert_non_null(strstr(md, "| 3 | Human (engine's design) | 0.543 ± 0.317 |"));
+    assert_non_null(strstr(md, "| Mean | Human | ")); /* the two differ */
+    assert_non_null(strstr(md, "Scenario 1: a port of the reference implementation's reward. Scenario 3: the "
+                               "engine's own design."));
+    free(md);
+    json_t *j = grid_summary_json(&R, &T), *o;
+    assert_string_equal(json_string_value(json_object_get(json_object_get(j, "human_rewards"), "1")), "reference-port");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(j, "human_rewards"), "3")), "engine-design");
+    size_t i;
+    int seen = 0;
+    json_array_foreach(json_object_get(j, "table2"), i, o) {
+        if (strcmp(json_string_value(json_object_get(o, "pe")), "human")) {
+            assert_null(json_object_get(o, "human_reward"));
+            continue;
+        }
+        json_t *sc = json_object_get(o, "scenario"), *h = json_object_get(o, "human_reward");
+        if (json_is_string(sc)) assert_true(json_is_null(h));
+        else assert_string_equal(json_string_value(h), json_integer_value(sc) == 1 ? "reference-port" : "engine-design");
+        seen++;
+    }
+    assert_int_equal(seen, 3 * 2);
+    json_decref(j);
+    grid_tables_free(&T);
+    /* both of one kind: the Mean row says it too */
+    R.human_kind[3] = GRID_HUMAN_REFERENCE_PORT;
+    assert_int_equal(grid_tables_compute(&R, GRID_VALUE_FINAL, &T), 0);
+    md = grid_tables_markdown(&R, &T, 1);
+    assert_non_null(strstr(md, "| Mean | Human (reference port) | "));
+    assert_non_null(strstr(md, "| Mean (raw) | Human (reference port) | "));
+    free(md);
+    grid_tables_free(&T);
+    grid_rows_free(&R);
+}
+
+/* ---- Table V as the paper's ---- */
+
+/* +FB cells of ToT and GoT steered by the heuristic and by the model's
+ * scores, three iterations, three seeds, scenarios 1 and 3; one cell
+ * (scenario 3, GoT, steered by the model, seed 2) did not finish.  From
+ * tests/grid_expected.py, as the expected values below. */
+static const struct {
+    int scenario;
+    const char *pe, *fitness;
+    int repeat, iteration;
+    double value;
+    int final;
+} rows5[] = {
+    {1, "tot", "heuristic", 0, 1, 0.44, 0},
+    {1, "tot", "heuristic", 0, 2, 0.92, 0},
+    {1, "tot", "heuristic", 0, 3, 0.63, 1},
+    {1, "tot", "llm", 0, 1, 0.02, 0},
+    {1, "tot", "llm", 0, 2, 0.50, 0},
+    {1, "tot", "llm", 0, 3, 0.01, 1},
+    {1, "got", "heuristic", 0, 1, 0.81, 0},
+    {1, "got", "heuristic", 0, 2, 0.32, 0},
+    {1, "got", "heuristic", 0, 3, 1.00, 1},
+    {1, "got", "llm", 0, 1, 0.39, 0},
+    {1, "got", "llm", 0, 2, 0.87, 0},
+    {1, "got", "llm", 0, 3, 0.38, 1},
+    {1, "tot", "heuristic", 1, 1, 0.83, 0},
+    {1, "tot", "heuristic", 1, 2, 0.34, 0},
+    {1, "tot", "heuristic", 1, 3, 1.00, 1},
+    {1, "tot", "llm", 1, 1, 0.41, 0},
+    {1, "tot", "llm", 1, 2, 0.89, 0},
+    {1, "tot", "llm", 1, 3, 0.40, 1},
+    {1, "got", "heuristic", 1, 1, 0.23, 0},
+    {1, "got", "heuristic", 1, 2, 0.71, 0},
+    {1, "got", "heuristic", 1, 3, 0.42, 1},
+    {1, "got", "llm", 1, 1, 0.78, 0},
+    {1, "got", "llm", 1, 2, 0.29, 0},
+    {1, "got", "llm", 1, 3, 0.77, 1},
+    {1, "tot", "heuristic", 2, 1, 0.25, 0},
+    {1, "tot", "heuristic", 2, 2, 0.73, 0},
+    {1, "tot", "heuristic", 2, 3, 0.44, 1},
+    {1, "tot", "llm", 2, 1, 0.80, 0},
+    {1, "tot", "llm", 2, 2, 0.31, 0},
+    {1, "tot", "llm", 2, 3, 0.79, 1},
+    {1, "got", "heuristic", 2, 1, 0.62, 0},
+    {1, "got", "heuristic", 2, 2, 0.13, 0},
+    {1, "got", "heuristic", 2, 3, 0.81, 1},
+    {1, "got", "llm", 2, 1, 0.20, 0},
+    {1, "got", "llm", 2, 2, 0.68, 0},
+    {1, "got", "llm", 2, 3, 0.19, 1},
+    {3, "tot", "heuristic", 0, 1, 0.46, 0},
+    {3, "tot", "heuristic", 0, 2, 0.94, 0},
+    {3, "tot", "heuristic", 0, 3, 0.65, 1},
+    {3, "tot", "llm", 0, 1, 0.04, 0},
+    {3, "tot", "llm", 0, 2, 0.52, 0},
+    {3, "tot", "llm", 0, 3, 0.03, 1},
+    {3, "got", "heuristic", 0, 1, 0.83, 0},
+    {3, "got", "heuristic", 0, 2, 0.34, 0},
+    {3, "got", "heuristic", 0, 3, 1.00, 1},
+    {3, "got", "llm", 0, 1, 0.41, 0},
+    {3, "got", "llm", 0, 2, 0.89, 0},
+    {3, "got", "llm", 0, 3, 0.40, 1},
+    {3, "tot", "heuristic", 1, 1, 0.85, 0},
+    {3, "tot", "heuristic", 1, 2, 0.36, 0},
+    {3, "tot", "heuristic", 1, 3, 1.00, 1},
+    {3, "tot", "llm", 1, 1, 0.43, 0},
+    {3, "tot", "llm", 1, 2, 0.91, 0},
+    {3, "tot", "llm", 1, 3, 0.42, 1},
+    {3, "got", "heuristic", 1, 1, 0.25, 0},
+    {3, "got", "heuristic", 1, 2, 0.73, 0},
+    {3, "got", "heuristic", 1, 3, 0.44, 1},
+    {3, "got", "llm", 1, 1, 0.80, 0},
+    {3, "got", "llm", 1, 2, 0.31, 0},
+    {3, "got", "llm", 1, 3, 0.79, 1},
+    {3, "tot", "heuristic", 2, 1, 0.27, 0},
+    {3, "tot", "heuristic", 2, 2, 0.75, 0},
+    {3, "tot", "heuristic", 2, 3, 0.46, 1},
+    {3, "tot", "llm", 2, 1, 0.82, 0},
+    {3, "tot", "llm", 2, 2, 0.33, 0},
+    {3, "tot", "llm", 2, 3, 0.81, 1},
+    {3, "got", "heuristic", 2, 1, 0.64, 0},
+    {3, "got", "heuristic", 2, 2, 0.15, 0},
+    {3, "got", "heuristic", 2, 3, 0.83, 1},
+    {3, "got", "llm", 2, 1, 0.22, 0},
+    {3, "got", "llm", 2, 2, 0.70, 0},
+};
+
+/* scenario (0: Mean), pe, then mean, sd, n of: heuristic-steered Base and
+ * +FB, model-steered Base and +FB; Welch's p of the two +FB columns */
+static const struct {
+    int scenario;
+    const char *pe;
+    struct {
+        double mean, sd;
+        int n;
+    } col[4];
+    double p;
+} expected5[] = {
+    {1, "tot", {{0.506666666666667, 0.295691280448601, 3}, {0.69, 0.284780617317963, 3}, {0.41, 0.39, 3}, {0.4, 0.39, 3}}, 0.362030249392841},
+    {1, "got", {{0.553333333333333, 0.295691280448601, 3}, {0.743333333333333, 0.295691280448601, 3}, {0.456666666666667, 0.295691280448601, 3}, {0.446666666666667, 0.295691280448601, 3}}, 0.28650045822553},
+    {3, "tot", {{0.526666666666667, 0.295691280448601, 3}, {0.703333333333333, 0.273922130054023, 3}, {0.43, 0.39, 3}, {0.42, 0.39, 3}}, 0.367500511466054},
+    {3, "got", {{0.573333333333333, 0.295691280448601, 3}, {0.756666666666667, 0.287112057101985, 3}, {0.476666666666667, 0.295691280448601, 3}, {0.595, 0.275771644662754, 2}}, 0.583522522221171},
+    {0, "tot", {{0.376428571428571, 0.380174503433916, 3}, {0.608571428571429, 0.360320860413298, 3}, {0.252142857142857, 0.501428571428571, 3}, {0.239285714285714, 0.501428571428571, 3}}, 0.36425557022352},
+    {0, "got", {{0.436428571428571, 0.380174503433916, 3}, {0.677142857142857, 0.375546540500152, 3}, {0.312142857142857, 0.380174503433916, 3}, {0.464285714285714, 0.354563543137826, 2}}, 0.577001927605997},
+};
+
+/* the Mean rows of the raw values: the four columns' means */
+static const struct {
+    const char *pe;
+    double mean[4];
+} expected5_raw[] = {
+    {"tot", {0.516666666666667, 0.696666666666667, 0.42, 0.41}},
+    {"got", {0.563333333333333, 0.75, 0.466666666666667, 0.585}},
+};
+
+static void build_rows5(grid_rows *R)
+{
+    int scen[] = {1, 3}, abl[] = {ABL_FB};
+    assert_int_equal(grid_rows_init(R, scen, 2, 3, abl, 1), 0);
+    for (size_t i = 0; i < sizeof rows5 / sizeof *rows5; i++) {
+        grid_row w;
+        grid_row_blank(&w);
+        snprintf(w.key.model, sizeof w.key.model, "m");
+        snprintf(w.key.pe, sizeof w.key.pe, "%s", rows5[i].pe);
+        snprintf(w.key.feedback, sizeof w.key.feedback, "specific");
+        snprintf(w.key.feedback_input, sizeof w.key.feedback_input, "text");
+        snprintf(w.key.search_fitness, sizeof w.key.search_fitness, "%s", rows5[i].fitness);
+        if (!strcmp(rows5[i].pe, "got")) w.key.got_best = 2, w.key.got_worst = 0;
+        w.scenario = rows5[i].scenario, w.ablation = ABL_FB, w.repeat = rows5[i].repeat;
+        w.iteration = rows5[i].iteration, w.final = rows5[i].final, w.ok = 1;
+        w.fitness = w.best_so_far = rows5[i].value;
+        assert_int_equal(grid_rows_add(R, &w), 0);
+    }
+}
+
+static const grid_t5_row *t5_find(const grid_tables *T, int scenario, const char *pe)
+{
+    for (int i = 0; i < T->n_t5; i++)
+        if (T->t5[i].scenario == scenario && !strcmp(T->t5[i].key.pe, pe)) return &T->t5[i];
+    fail_msg("no Table V row for scenario %d, %s", scenario, pe);
+    return NULL;
+}
+
+/* Table V: the heuristic fitness of iteration 1 and of the last iteration
+ * of +FB cells, steered by the heuristic and by the model, the change, and
+ * Welch's p of the last iterations (none with two seeds). */
+static void grid_table5_known_rows(void **state)
+{
+    (void)state;
+    grid_rows R;
+    grid_tables T;
+    build_rows5(&R);
+    assert_int_equal(grid_tables_compute(&R, GRID_VALUE_FINAL, &T), 0);
+    assert_int_equal(T.n_t5, 2 * 3); /* ToT and GoT in scenarios 1, 3 and the Mean row */
+    for (size_t i = 0; i < sizeof expected5 / sizeof *expected5; i++) {
+        const grid_t5_row *e = t5_find(&T, expected5[i].scenario, expected5[i].pe);
+        const grid_stat *got[4] = {&e->base[0], &e->fb[0], &e->base[1], &e->fb[1]};
+        char what[96];
+        for (int c = 0; c < 4; c++) {
+            snprintf(what, sizeof what, "Table V, scenario %d %s, column %d", expected5[i].scenario, expected5[i].pe, c);
+            assert_int_equal(got[c]->n, expected5[i].col[c].n);
+            near(got[c]->mean, expected5[i].col[c].mean, 1e-12, what);
+            near(got[c]->sd, expected5[i].col[c].sd, 1e-12, what);
+        }
+        int few = e->fb[1].n < GRID_MIN_TEST_N;
+        assert_int_equal(e->few, few);
+        near(e->p, few ? NAN : expected5[i].p, 1e-10, "Table V, p");
+        assert_int_equal(e->dir, expected5[i].col[3].mean > expected5[i].col[1].mean ? 1 : -1);
+        assert_string_equal(e->key.search_fitness, "");
+    }
+    for (size_t i = 0; i < sizeof expected5_raw / sizeof *expected5_raw; i++) {
+        const grid_t5_row *e = t5_find(&T, 0, expected5_raw[i].pe);
+        const grid_stat *got[4] = {&e->raw_base[0], &e->raw_fb[0], &e->raw_base[1], &e->raw_fb[1]};
+        for (int c = 0; c < 4; c++) near(got[c]->mean, expected5_raw[i].mean[c], 1e-12, "Table V, raw Mean");
+    }
+    json_t *j = grid_summary_json(&R, &T), *o = NULL, *x;
+    size_t i;
+    json_array_foreach(json_object_get(j, "table5"), i, x)
+        if (json_is_integer(json_object_get(x, "scenario")) && json_integer_value(json_object_get(x, "scenario")) == 1 &&
+            !strcmp(json_string_value(json_object_get(x, "pe")), "tot"))
+            o = x;
+    assert_non_null(o);
+    near(num(o, "heuristic_steered_base"), 0.506666666666667, 1e-12, "json base");
+    near(num(o, "llm_steered_fb"), 0.4, 1e-12, "json fb");
+    near(num(o, "heuristic_steered_delta"), 0.69 - 0.506666666666667, 1e-12, "json delta");
+    near(num(o, "p"), 0.362030249392841, 1e-10, "json p");
+    assert_string_equal(json_string_value(json_object_get(o, "direction")), "lower");
+    assert_null(json_object_get(o, "search_fitness"));
+    assert_int_equal(json_array_size(json_object_get(j, "model_scores_vs_heuristic")), 0); /* no model scores */
+    json_decref(j);
+    char *md = grid_tables_markdown(&R, &T, 1);
+    assert_non_null(md);
+    assert_non_null(strstr(md, "### Table V — heuristic fitness of +FB runs whose search the heuristic or the model's "
+                               "own scores steered (Mean rows normalised)"));
+    assert_non_null(strstr(md, "| Scenario | Method | Heuristic Base | +FB | Δ | LLM Base | +FB | Δ | p(+FB) |"));
+    assert_non_null(strstr(md, "| 1 | ToT, m, specific, text | 0.507 ± 0.296 | 0.690 ± 0.285 | +0.183 | 0.410 ± 0.390 | "
+                               "0.400 ± 0.390 | -0.010 | 0.362 |"));
+    assert_non_null(strstr(md, "| 3 | GoT, m, specific, text | 0.573 ± 0.296 | 0.757 ± 0.287 | +0.183 | 0.477 ± 0.296 | "
+                               "0.595 ± 0.276 (n=2, too few) | +0.118 | n < 3 |"));
+    assert_non_null(strstr(md, "| Mean (raw) | ToT, m, specific, text | 0.517 ± "));
+    assert_null(strstr(md, "Model scores vs heuristic"));
+    /* Table II splits the two: a table per fitness, named */
+    assert_non_null(strstr(md, "### Table II — model m, specific feedback, text input, LLM fitness\n"));
+    assert_non_null(strstr(md, "### Table II — model m, specific feedback, text input, heuristic fitness\n"));
+    free(md);
+    grid_tables_free(&T);
+    grid_rows_free(&R);
+}
+
+PCG_TESTS(grid_tables, cmocka_unit_test(grid_tables_known_rows), cmocka_unit_test(grid_norm_unchanged_by_more_cells),
+          cmocka_unit_test(grid_summary_json_csv_markdown),
+          cmocka_unit_test(grid_studies_known_rows), cmocka_unit_test(grid_studies_one_scenario),
+          cmocka_unit_test(grid_tables_by_prompts_and_api), cmocka_unit_test(grid_table5_known_rows),
+          cmocka_unit_test(grid_human_label_from_marker))

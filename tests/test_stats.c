@@ -1,6 +1,6 @@
 /* host/grid/stats.h: sample statistics, Welch's t-test against values computed
  * independently (scipy.stats.ttest_ind(a, b, equal_var=False), scipy 1.17,
- * and one worked by hand), and the min-max normalisation. */
+ * and one worked by hand). */
 #include "harness.h"
 #include "stats.h"
 #include <math.h>
@@ -66,22 +66,4 @@ static void stats_welch_matches_scipy(void **state)
     near(stats_welch_p(b, 3, a, 3, NULL, NULL), p, 1e-15);
 }
 
-static void stats_minmax_scales_and_flat(void **state)
-{
-    (void)state;
-    double x[] = {0.2, NAN, 0.6, 1.0}, out[4], lo, hi;
-    assert_int_equal(stats_minmax(x, 4, out, &lo, &hi), 1);
-    near(lo, 0.2, 0);
-    near(hi, 1.0, 0);
-    near(out[0], 0, 0);
-    assert_true(isnan(out[1]));
-    near(out[2], 0.5, 1e-15);
-    near(out[3], 1, 0);
-    double flat[] = {0.3, 0.3};
-    assert_int_equal(stats_minmax(flat, 2, out, &lo, &hi), 0);
-    near(out[0], 0, 0);
-    near(out[1], 0, 0);
-}
-
-PCG_TESTS(stats, cmocka_unit_test(stats_mean_sd_sample), cmocka_unit_test(stats_welch_matches_scipy),
-          cmocka_unit_test(stats_minmax_scales_and_flat))
+PCG_TESTS(stats, cmocka_unit_test(stats_mean_sd_sample), cmocka_unit_test(stats_welch_matches_scipy))

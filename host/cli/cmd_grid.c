@@ -21,11 +21,16 @@ static void grid_usage(FILE *f)
             "  computes the paper's tables from every node of every cell (docs/grid.md).\n"
             "axes (a comma list each; defaults: what `run` uses, one repeat):\n"
             "  --scenarios LIST      1, 2, 3, 4 (1)           --pe LIST   cot, tot, got (cot)\n"
-            "  --ablations LIST      zs, sa, fb, full (full); zs and sa run once per scenario, model\n"
-            "                        and seed, and are reported under each search method\n"
+            "  --ablations LIST      zs, sa, fb, full (full); ZS (+SA) is iteration 1 of each method's fb\n"
+            "                        (full) cells; without those, zs (sa) cells run once per scenario,\n"
+            "                        model and seed, reported under each search method\n"
             "  --models LIST         NAME or NAME@BASE_URL each; offline = the rule-based offline author\n"
             "  --feedbacks LIST      specific, generic, none  --feedback-inputs LIST  text, image\n"
             "  --got-best LIST       GoT best references, 0..4  --got-worst LIST  worst references, 0..4\n"
+            "  --prompt-profiles LIST paper, rich (run --prompts)  --reward-apis LIST  minimal, full\n"
+            "                        (run --reward-api): what the prompts say and which helpers they list\n"
+            "  --fitnesses LIST      heuristic, llm (run --fitness): what steers the +FB and full search\n"
+            "                        (Table V compares the two)\n"
             "  --human DIR           the Human row: DIR/scenarioN.c trained as it is, then refined with\n"
             "                        CoT (e.g. rewards/human)\n"
             "  --repeats R           seeds: repeat r runs with seed K + 1000*r in every cell (K: the run\n"
@@ -65,7 +70,7 @@ static void grid_usage(FILE *f)
 }
 
 enum {
-    O_OUT = 256, O_SCEN, O_PE, O_ABL, O_MODELS, O_FBS, O_FBINS, O_GB, O_GW, O_HUMAN, O_REP, O_JOBS, O_GPUS, O_CELL,
+    O_OUT = 256, O_SCEN, O_PE, O_ABL, O_MODELS, O_FBS, O_FBINS, O_GB, O_GW, O_PPS, O_RAS, O_FITS, O_HUMAN, O_REP, O_JOBS, O_GPUS, O_CELL,
     O_LIST, O_SUMMARY, O_VALUE, O_SLURM, O_SLURM_ONLY, O_PART, O_TIME, O_GRES, O_CPT, O_MEM, O_ACCOUNT, O_QOS,
     O_SBATCH, O_PROLOGUE, O_SUMPART, O_MAXPAR, O_HELP, O_YES,
     O_BASE_URL, O_KEY_ENV
@@ -100,7 +105,9 @@ static int axis_flag(int ch, const char *v, grid_opts *o, char *err, int errlen)
         parser parse;
     } axes[] = {{O_SCEN, grid_parse_scenarios},     {O_PE, grid_parse_pe},          {O_ABL, grid_parse_ablations},
                 {O_MODELS, grid_parse_models},      {O_FBS, grid_parse_feedbacks}, {O_FBINS, grid_parse_feedback_inputs},
-                {O_GB, grid_parse_got_best},        {O_GW, grid_parse_got_worst}};
+                {O_GB, grid_parse_got_best},        {O_GW, grid_parse_got_worst},
+                {O_PPS, grid_parse_prompt_profiles}, {O_RAS, grid_parse_reward_apis},
+                {O_FITS, grid_parse_fitnesses}};
     for (size_t i = 0; i < sizeof axes / sizeof *axes; i++)
         if (axes[i].ch == ch) return o->def_given = 1, axes[i].parse(v, &o->d, err, errlen);
     return -1;
@@ -144,6 +151,8 @@ static int parse_flags(int argc, char **argv, grid_opts *o, char *human, int *sl
         {"models", required_argument, 0, O_MODELS},    {"feedbacks", required_argument, 0, O_FBS},
         {"feedback-inputs", required_argument, 0, O_FBINS}, {"got-best", required_argument, 0, O_GB},
         {"got-worst", required_argument, 0, O_GW},     {"human", required_argument, 0, O_HUMAN},
+        {"prompt-profiles", required_argument, 0, O_PPS}, {"reward-apis", required_argument, 0, O_RAS},
+        {"fitnesses", required_argument, 0, O_FITS},
         {"repeats", required_argument, 0, O_REP},      {"jobs", required_argument, 0, O_JOBS},
         {"gpus", required_argument, 0, O_GPUS},        {"cell", required_argument, 0, O_CELL},
         {"yes", no_argument, 0, O_YES},                {"list", no_argument, 0, O_LIST},              {"summary", no_argument, 0, O_SUMMARY},
@@ -163,7 +172,7 @@ static int parse_flags(int argc, char **argv, grid_opts *o, char *human, int *sl
     opterr = 0;
     while ((ch = getopt_full(argc, argv, ":", opts, &idx)) != -1) {
         if (axis_flag(ch, optarg, o, err, errlen) == 0) continue;
-        if (ch >= O_SCEN && ch <= O_GW) return -1; /* the axis said why */
+        if (ch >= O_SCEN && ch <= O_FITS) return -1; /* the axis said why */
         if (ch >= O_PART && ch <= O_MAXPAR) {
             *slurm_opts_given = 1;
             if (slurm_flag(ch, optarg, &o->slurm_opts, err, errlen)) return -1;

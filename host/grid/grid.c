@@ -1,5 +1,5 @@
 /* Experiment grids: definition, cells, the flags of their runs, run
- * states.  See grid.h. */
+ * states (grid.json is host/grid/grid_json.c).  See grid.h. */
 #include "grid.h"
 #include "graph.h"
 #include "run.h"
@@ -11,10 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-/* 2: zs and sa cells shared by the search methods, the axes of models,
- * feedback, feedback input, references and the Human row. */
-#define GRID_FORMAT 2
 
 /* ---------------------------------------------------------------- lists */
 
@@ -92,6 +88,36 @@ int grid_parse_got_best(const char *s, grid_def *d, char *err, int errlen)
 int grid_parse_got_worst(const char *s, grid_def *d, char *err, int errlen)
 {
     return parse_list(s, "got-worst", "0 to 4", ref_count_from_name, d->got_worst, 5, &d->n_gw, err, errlen);
+}
+
+static const char *const prompt_names[] = {"paper", "rich"}, *const api_names[] = {"minimal", "full"};
+static const char *const fitness_names[] = {"heuristic", "llm"};
+
+static int index_of(const char *const names[2], const char *s)
+{
+    return !strcmp(s, names[0]) ? 0 : !strcmp(s, names[1]) ? 1 : -1;
+}
+
+static int prompts_from_name(const char *s) { return index_of(prompt_names, s); }
+static int api_from_name(const char *s) { return index_of(api_names, s); }
+static int fitness_from_name(const char *s) { return index_of(fitness_names, s); }
+const char *grid_prompts_name(int v) { return v == 0 || v == 1 ? prompt_names[v] : "?"; }
+const char *grid_reward_api_name(int v) { return v == 0 || v == 1 ? api_names[v] : "?"; }
+const char *grid_fitness_name(int v) { return v == 0 || v == 1 ? fitness_names[v] : "?"; }
+
+int grid_parse_prompt_profiles(const char *s, grid_def *d, char *err, int errlen)
+{
+    return parse_list(s, "prompt-profiles", "paper, rich", prompts_from_name, d->prompts, 2, &d->n_pp, err, errlen);
+}
+
+int grid_parse_reward_apis(const char *s, grid_def *d, char *err, int errlen)
+{
+    return parse_list(s, "reward-apis", "minimal, full", api_from_name, d->reward_api, 2, &d->n_ra, err, errlen);
+}
+
+int grid_parse_fitnesses(const char *s, grid_def *d, char *err, int errlen)
+{
+    return parse_list(s, "fitnesses", "heuristic, llm", fitness_from_name, d->fitness, 2, &d->n_fit, err, errlen);
 }
 
 /* The model's name as it appears in cell names: letters, digits, '.', '-'
@@ -181,6 +207,9 @@ static int axis_sets(const grid_def *d, const char **out)
     if (d->n_fbin) out[n++] = "feedback-input";
     if (d->n_gb) out[n++] = "got-best";
     if (d->n_gw) out[n++] = "got-worst";
+    if (d->n_pp) out[n++] = "prompts";
+    if (d->n_ra) out[n++] = "reward-api";
+    if (d->n_fit) out[n++] = "fitness";
     return n;
 }
 
@@ -188,7 +217,7 @@ static int axis_sets(const grid_def *d, const char **out)
  * (err says why: set by the grid, or an abbreviation `run` would accept). */
 static int classify_flag(const grid_def *d, const char *name, size_t len, char *err, int errlen)
 {
-    const char *sets[16];
+    const char *sets[24];
     int n = 0;
     for (size_t i = 0; i < sizeof grid_sets / sizeof *grid_sets; i++) sets[n++] = grid_sets[i];
     n += axis_sets(d, sets + n);
@@ -269,8 +298,11 @@ static void cell_name(const grid_def *d, grid_cell *c)
     else p += snprintf(p, (size_t)(end - p), "%s-%s", graph_pe_name(c->pe), run_ablation_name(c->ablation));
     if (c->fb >= 0 && d->n_fb > 1) p += snprintf(p, (size_t)(end - p), "-%s", run_feedback_name(c->fb));
     if (c->fbin >= 0 && d->n_fbin > 1) p += snprintf(p, (size_t)(end - p), "-%s", run_feedback_input_name(c->fbin));
+    if (c->fitness >= 0 && d->n_fit > 1) p += snprintf(p, (size_t)(end - p), "-%s", fitness_names[c->fitness]);
     if (c->gb >= 0 && d->n_gb > 1) p += snprintf(p, (size_t)(end - p), "-b%d", c->gb);
     if (c->gw >= 0 && d->n_gw > 1) p += snprintf(p, (size_t)(end - p), "-w%d", c->gw);
+    if (c->prompts >= 0 && d->n_pp > 1) p += snprintf(p, (size_t)(end - p), "-%s", prompt_names[c->prompts]);
+    if (c->reward_api >= 0 && d->n_ra > 1) p += snprintf(p, (size_t)(end - p), "-api-%s", api_names[c->reward_api]);
     if (c->model >= 0 && d->n_models > 1) {
         char tag[64];
         model_tag(d->models[c->model].name, tag, sizeof tag);
@@ -302,63 +334,90 @@ static int push_cell(cell_list *l, grid_cell c)
 }
 
 /* The fb and full cells of one search method: every feedback, feedback
- * input and, for GoT, reference counts. */
+ * input, fitness and, for GoT, reference counts. */
 static int push_search_cells(cell_list *l, grid_cell c)
 {
     const grid_def *d = l->d;
-    int nfb = d->n_fb ? d->n_fb : 1, nfi = d->n_fbin ? d->n_fbin : 1;
+    int nfb = d->n_fb ? d->n_fb : 1, nfi = d->n_fbin ? d->n_fbin : 1, nfit = d->n_fit ? d->n_fit : 1;
     int got = c.pe == PE_GOT, ngb = got && d->n_gb ? d->n_gb : 1, ngw = got && d->n_gw ? d->n_gw : 1;
     for (int f = 0; f < nfb; f++)
         for (int i = 0; i < nfi; i++)
-            for (int b = 0; b < ngb; b++)
-                for (int w = 0; w < ngw; w++) {
-                    c.fb = d->n_fb ? d->fb[f] : -1;
-                    c.fbin = d->n_fbin ? d->fbin[i] : -1;
-                    c.gb = got && d->n_gb ? d->got_best[b] : -1;
-                    c.gw = got && d->n_gw ? d->got_worst[w] : -1;
-                    if (push_cell(l, c)) return -1;
-                }
+            for (int t = 0; t < nfit; t++)
+                for (int b = 0; b < ngb; b++)
+                    for (int w = 0; w < ngw; w++) {
+                        c.fb = d->n_fb ? d->fb[f] : -1;
+                        c.fbin = d->n_fbin ? d->fbin[i] : -1;
+                        c.fitness = d->n_fit ? d->fitness[t] : -1;
+                        c.gb = got && d->n_gb ? d->got_best[b] : -1;
+                        c.gw = got && d->n_gw ? d->got_worst[w] : -1;
+                        if (push_cell(l, c)) return -1;
+                    }
     return 0;
+}
+
+static int has_ablation(const int *abl, int n, int a)
+{
+    for (int i = 0; i < n; i++)
+        if (abl[i] == a) return 1;
+    return 0;
+}
+
+int grid_column_cells(const int *abl, int n_abl, int column)
+{
+    if (!has_ablation(abl, n_abl, column)) return -1;
+    int from = column == ABL_ZS ? ABL_FB : column == ABL_SA ? ABL_FULL : column;
+    return has_ablation(abl, n_abl, from) ? from : column;
+}
+
+/* The cells of one scenario, given its repeat, model, prompts and reward
+ * API in c: the ablations', then the Human cell.  0 or -1. */
+static int push_scenario_cells(cell_list *l, grid_cell c)
+{
+    const grid_def *d = l->d;
+    c.fb = c.fbin = c.gb = c.gw = c.fitness = -1;
+    for (int a = 0; a < d->n_abl; a++) {
+        c.ablation = d->abl[a];
+        if (c.ablation == ABL_ZS || c.ablation == ABL_SA) {
+            /* one node, before any fitness steers the search: not per fitness */
+            if (grid_column_cells(d->abl, d->n_abl, c.ablation) != c.ablation) continue;
+            c.pe = -1;
+            if (push_cell(l, c)) return -1;
+            continue;
+        }
+        for (int p = 0; p < d->n_pe; p++) {
+            c.pe = d->pe[p];
+            if (push_search_cells(l, c)) return -1;
+        }
+    }
+    if (!d->human[0]) return 0;
+    c.human = 1, c.pe = PE_COT, c.ablation = ABL_FULL;
+    return push_cell(l, c);
 }
 
 int grid_cells(const grid_def *d, grid_cell **cells)
 {
     cell_list l = {d, NULL, 0, 0};
-    int nm = d->n_models ? d->n_models : 1;
+    int nm = d->n_models ? d->n_models : 1, npp = d->n_pp ? d->n_pp : 1, nra = d->n_ra ? d->n_ra : 1;
     for (int r = 0; r < d->repeats; r++)
         for (int m = 0; m < nm; m++)
-            for (int s = 0; s < d->n_scen; s++) {
-                grid_cell c;
-                memset(&c, 0, sizeof c);
-                c.scenario = d->scen[s];
-                c.model = d->n_models ? m : -1;
-                c.repeat = r;
-                c.fb = c.fbin = c.gb = c.gw = -1;
-                for (int a = 0; a < d->n_abl; a++) {
-                    c.ablation = d->abl[a];
-                    if (c.ablation == ABL_ZS || c.ablation == ABL_SA) {
-                        c.pe = -1;
-                        if (push_cell(&l, c)) goto oom;
-                        continue;
+            for (int pp = 0; pp < npp; pp++)
+                for (int ra = 0; ra < nra; ra++)
+                    for (int s = 0; s < d->n_scen; s++) {
+                        grid_cell c;
+                        memset(&c, 0, sizeof c);
+                        c.scenario = d->scen[s];
+                        c.model = d->n_models ? m : -1;
+                        c.prompts = d->n_pp ? d->prompts[pp] : -1;
+                        c.reward_api = d->n_ra ? d->reward_api[ra] : -1;
+                        c.repeat = r;
+                        if (push_scenario_cells(&l, c)) {
+                            free(l.cells);
+                            *cells = NULL;
+                            return -1;
+                        }
                     }
-                    for (int p = 0; p < d->n_pe; p++) {
-                        c.pe = d->pe[p];
-                        if (push_search_cells(&l, c)) goto oom;
-                    }
-                }
-                if (d->human[0]) {
-                    grid_cell h = c;
-                    h.human = 1, h.pe = PE_COT, h.ablation = ABL_FULL;
-                    h.fb = h.fbin = h.gb = h.gw = -1;
-                    if (push_cell(&l, h)) goto oom;
-                }
-            }
     *cells = l.cells;
     return l.n;
-oom:
-    free(l.cells);
-    *cells = NULL;
-    return -1;
 }
 
 const char *grid_cell_model(const grid_def *d, const grid_cell *c)
@@ -417,6 +476,9 @@ int grid_cell_argv(const grid_def *d, const grid_cell *c, const char *dir, int r
         if (c->fbin >= 0) argv[n++] = "--feedback-input", argv[n++] = (char *)run_feedback_input_name(c->fbin);
         if (c->gb >= 0) snprintf(b->gb, sizeof b->gb, "%d", c->gb), argv[n++] = "--got-best", argv[n++] = b->gb;
         if (c->gw >= 0) snprintf(b->gw, sizeof b->gw, "%d", c->gw), argv[n++] = "--got-worst", argv[n++] = b->gw;
+        if (c->fitness >= 0) argv[n++] = "--fitness", argv[n++] = (char *)fitness_names[c->fitness];
+        if (c->prompts >= 0) argv[n++] = "--prompts", argv[n++] = (char *)prompt_names[c->prompts];
+        if (c->reward_api >= 0) argv[n++] = "--reward-api", argv[n++] = (char *)api_names[c->reward_api];
         if (c->human) {
             snprintf(b->human, sizeof b->human, "%s/scenario%d.c", d->human_files[0] ? d->human_files : d->human,
                      c->scenario);
@@ -442,183 +504,6 @@ int grid_cell_argv(const grid_def *d, const grid_cell *c, const char *dir, int r
     return n;
 }
 
-/* ---------------------------------------------------------------- grid.json */
-
-static json_t *int_array(const int *v, int n)
-{
-    json_t *a = json_array();
-    for (int i = 0; i < n; i++) json_array_append_new(a, json_integer(v[i]));
-    return a;
-}
-
-static json_t *name_array(const int *v, int n, const char *(*name)(int))
-{
-    json_t *a = json_array();
-    for (int i = 0; i < n; i++) json_array_append_new(a, json_string(name(v[i])));
-    return a;
-}
-
-char *grid_def_json(const grid_def *d)
-{
-    json_t *o = json_object(), *a;
-    json_object_set_new(o, "format", json_integer(GRID_FORMAT));
-    json_object_set_new(o, "scenarios", int_array(d->scen, d->n_scen));
-    json_object_set_new(o, "models", a = json_array());
-    for (int i = 0; i < d->n_models; i++)
-        json_array_append_new(a, json_pack("{s:s, s:s}", "name", d->models[i].name, "base_url", d->models[i].base_url));
-    json_object_set_new(o, "pe", name_array(d->pe, d->n_pe, graph_pe_name));
-    json_object_set_new(o, "ablations", name_array(d->abl, d->n_abl, run_ablation_name));
-    json_object_set_new(o, "feedbacks", name_array(d->fb, d->n_fb, run_feedback_name));
-    json_object_set_new(o, "feedback_inputs", name_array(d->fbin, d->n_fbin, run_feedback_input_name));
-    json_object_set_new(o, "got_best", int_array(d->got_best, d->n_gb));
-    json_object_set_new(o, "got_worst", int_array(d->got_worst, d->n_gw));
-    json_object_set_new(o, "human", d->human[0] ? json_string(d->human) : json_null());
-    json_object_set_new(o, "repeats", json_integer(d->repeats));
-    json_object_set_new(o, "run_flags", a = json_array());
-    for (int i = 0; i < d->n_run_flags; i++) json_array_append_new(a, json_string(d->run_flags[i]));
-    json_object_set_new(o, "cells", a = json_array());
-    grid_cell *cells;
-    int n = grid_cells(d, &cells);
-    for (int k = 0; k < n; k++)
-        json_array_append_new(a, json_pack("{s:i, s:s, s:I}", "index", k, "name", cells[k].name, "seed",
-                                           (json_int_t)cells[k].seed));
-    free(cells);
-    char *s = json_dumps(o, JSON_INDENT(2));
-    json_decref(o);
-    return s;
-}
-
-/* A JSON array of strings or integers, joined with commas, for the list
- * parsers (which check every item).  An empty array gives "". */
-static int join_items(json_t *arr, char *buf, size_t len)
-{
-    if (!json_is_array(arr)) return -1;
-    size_t k = 0, i;
-    json_t *v;
-    buf[0] = 0;
-    json_array_foreach(arr, i, v) {
-        int n;
-        if (json_is_string(v)) n = snprintf(buf + k, len - k, "%s%s", i ? "," : "", json_string_value(v));
-        else if (json_is_integer(v)) n = snprintf(buf + k, len - k, "%s%lld", i ? "," : "", (long long)json_integer_value(v));
-        else return -1;
-        if (n < 0 || (size_t)n >= len - k) return -1;
-        k += (size_t)n;
-    }
-    return 0;
-}
-
-/* One list of grid.json through its parser; an optional list may be empty
- * (the axis is not varied).  0, or -1 with err naming the key. */
-static int read_list(json_t *o, const char *key, int optional, int (*parse)(const char *, grid_def *, char *, int),
-                     grid_def *d, char *err, int errlen)
-{
-    char buf[1024], why[256];
-    json_t *arr = json_object_get(o, key);
-    if (join_items(arr, buf, sizeof buf) || (!buf[0] && !optional) || (buf[0] && parse(buf, d, why, sizeof why)))
-        return snprintf(err, (size_t)errlen, "'%s' missing or invalid", key), -1;
-    return 0;
-}
-
-static int read_models(json_t *o, grid_def *d, char *err, int errlen)
-{
-    json_t *arr = json_object_get(o, "models"), *m;
-    size_t i;
-    if (!json_is_array(arr) || json_array_size(arr) > GRID_MAX_MODELS)
-        return snprintf(err, (size_t)errlen, "'models' missing or invalid"), -1;
-    json_array_foreach(arr, i, m) {
-        const char *name = json_string_value(json_object_get(m, "name"));
-        const char *url = json_string_value(json_object_get(m, "base_url"));
-        if (!name || !url || !name[0] || strlen(name) >= GRID_MODEL_MAX || strlen(url) >= sizeof d->models[0].base_url)
-            return snprintf(err, (size_t)errlen, "'models' missing or invalid"), -1;
-        if (url[0] && !llm_base_url_ok(url))
-            return snprintf(err, (size_t)errlen, "'models': a base_url must be an http:// or https:// address"), -1;
-        snprintf(d->models[i].name, sizeof d->models[i].name, "%s", name);
-        snprintf(d->models[i].base_url, sizeof d->models[i].base_url, "%s", url);
-    }
-    d->n_models = (int)json_array_size(arr);
-    return 0;
-}
-
-static int read_run_flags(json_t *o, grid_def *d, char *err, int errlen)
-{
-    json_t *flags = json_object_get(o, "run_flags"), *v;
-    char *list[GRID_MAX_RUN_FLAGS], why[256];
-    int n = 0, st, sb;
-    size_t i;
-    if (!json_is_array(flags) || json_array_size(flags) > GRID_MAX_RUN_FLAGS)
-        return snprintf(err, (size_t)errlen, "'run_flags' missing or too long"), -1;
-    json_array_foreach(flags, i, v) {
-        if (!json_is_string(v)) return snprintf(err, (size_t)errlen, "'run_flags' holds something other than strings"), -1;
-        list[n++] = (char *)json_string_value(v);
-    }
-    if (grid_set_run_flags(d, n, list, &st, &sb, why, sizeof why))
-        return snprintf(err, (size_t)errlen, "'run_flags': %s", why), -1;
-    return 0;
-}
-
-int grid_def_from_json(const char *text, grid_def *d, char *err, int errlen)
-{
-    memset(d, 0, sizeof *d);
-    json_error_t je;
-    json_t *o = json_loads(text, 0, &je);
-    if (!json_is_object(o)) {
-        snprintf(err, (size_t)errlen, "not a JSON object (line %d: %s)", je.line, je.text);
-        json_decref(o);
-        return -1;
-    }
-    int rc = -1;
-    json_t *fmt = json_object_get(o, "format"), *rep = json_object_get(o, "repeats"), *hu = json_object_get(o, "human");
-    if (json_is_integer(fmt) && json_integer_value(fmt) == 1) {
-        snprintf(err, (size_t)errlen, "it was written by an earlier version (format 1, before zero-shot and +SA cells "
-                                      "were shared by the search methods)");
-    } else if (!json_is_integer(fmt) || json_integer_value(fmt) != GRID_FORMAT) {
-        snprintf(err, (size_t)errlen, "'format' missing or not %d", GRID_FORMAT);
-    } else if (!read_list(o, "scenarios", 0, grid_parse_scenarios, d, err, errlen) && !read_models(o, d, err, errlen) &&
-               !read_list(o, "pe", 0, grid_parse_pe, d, err, errlen) &&
-               !read_list(o, "ablations", 0, grid_parse_ablations, d, err, errlen) &&
-               !read_list(o, "feedbacks", 1, grid_parse_feedbacks, d, err, errlen) &&
-               !read_list(o, "feedback_inputs", 1, grid_parse_feedback_inputs, d, err, errlen) &&
-               !read_list(o, "got_best", 1, grid_parse_got_best, d, err, errlen) &&
-               !read_list(o, "got_worst", 1, grid_parse_got_worst, d, err, errlen)) {
-        if (!json_is_integer(rep) || json_integer_value(rep) < 1 || json_integer_value(rep) > GRID_MAX_REPEATS)
-            snprintf(err, (size_t)errlen, "'repeats' missing or not 1..%d", GRID_MAX_REPEATS);
-        else if (hu && !json_is_null(hu) && (!json_is_string(hu) || strlen(json_string_value(hu)) >= sizeof d->human))
-            snprintf(err, (size_t)errlen, "'human' must be a directory or null");
-        else {
-            d->repeats = (int)json_integer_value(rep);
-            snprintf(d->human, sizeof d->human, "%s", json_is_string(hu) ? json_string_value(hu) : "");
-            rc = read_run_flags(o, d, err, errlen);
-        }
-    }
-    json_decref(o);
-    if (rc) grid_def_free(d);
-    return rc;
-}
-
-static int same_ints(const int *a, int na, const int *b, int nb)
-{
-    return na == nb && !memcmp(a, b, sizeof(int) * (size_t)na);
-}
-
-int grid_def_equal(const grid_def *a, const grid_def *b)
-{
-    if (a->repeats != b->repeats || a->n_run_flags != b->n_run_flags || a->n_models != b->n_models ||
-        strcmp(a->human, b->human))
-        return 0;
-    if (!same_ints(a->scen, a->n_scen, b->scen, b->n_scen) || !same_ints(a->pe, a->n_pe, b->pe, b->n_pe) ||
-        !same_ints(a->abl, a->n_abl, b->abl, b->n_abl) || !same_ints(a->fb, a->n_fb, b->fb, b->n_fb) ||
-        !same_ints(a->fbin, a->n_fbin, b->fbin, b->n_fbin) ||
-        !same_ints(a->got_best, a->n_gb, b->got_best, b->n_gb) ||
-        !same_ints(a->got_worst, a->n_gw, b->got_worst, b->n_gw))
-        return 0;
-    for (int i = 0; i < a->n_models; i++)
-        if (strcmp(a->models[i].name, b->models[i].name) || strcmp(a->models[i].base_url, b->models[i].base_url))
-            return 0;
-    for (int i = 0; i < a->n_run_flags; i++)
-        if (strcmp(a->run_flags[i], b->run_flags[i])) return 0;
-    return 1;
-}
-
 /* ---------------------------------------------------------------- run states */
 
 static int exists_in(const char *dir, const char *name)
@@ -640,6 +525,8 @@ static void read_config(json_t *cfg, grid_result *r, int *iterations, double *ta
     const char *fb = json_string_value(json_object_get(cfg, "feedback"));
     const char *fbin = json_string_value(json_object_get(cfg, "feedback_input"));
     const char *fit = json_string_value(json_object_get(cfg, "fitness"));
+    const char *pp = json_string_value(json_object_get(cfg, "prompts"));
+    const char *api = json_string_value(json_object_get(cfg, "reward_api"));
     json_t *gb = json_object_get(cfg, "got_best"), *gw = json_object_get(cfg, "got_worst");
     r->offline = author && !strcmp(author, "offline");
     if (r->offline) snprintf(r->author, sizeof r->author, "%s", label ? label : "rule-based offline author");
@@ -648,6 +535,8 @@ static void read_config(json_t *cfg, grid_result *r, int *iterations, double *ta
     snprintf(r->backend, sizeof r->backend, "%s", backend ? backend : "?");
     snprintf(r->feedback, sizeof r->feedback, "%s", fb ? fb : "specific");
     snprintf(r->feedback_input, sizeof r->feedback_input, "%s", fbin ? fbin : "text");
+    snprintf(r->prompts, sizeof r->prompts, "%s", pp ? pp : "paper");
+    snprintf(r->reward_api, sizeof r->reward_api, "%s", api ? api : "minimal");
     r->fitness_llm = fit && !strcmp(fit, "llm");
     r->evaluator_rules = json_is_true(json_object_get(cfg, "evaluator_rules"));
     r->got_best = json_is_integer(gb) ? (int)json_integer_value(gb) : 2;

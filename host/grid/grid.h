@@ -36,6 +36,9 @@ typedef struct {
     int n_fbin, fbin[2];         /* FBIN_TEXT, FBIN_IMAGE */
     int n_gb, got_best[5];       /* GoT references, 0..4 each */
     int n_gw, got_worst[5];
+    int n_pp, prompts[2];        /* prompt profiles (run --prompts): GRID_PROMPTS_* */
+    int n_ra, reward_api[2];     /* reward APIs the prompt lists (run --reward-api): GRID_API_* */
+    int n_fit, fitness[2];       /* what steers the search (run --fitness): FIT_HEURISTIC, FIT_LLM */
     char human[1024];            /* directory of scenarioN.c for the Human row ("" : none) */
     int repeats;
     uint64_t base_seed;          /* --seed of the run flags, 0 if none */
@@ -47,10 +50,12 @@ typedef struct {
                                     (DIR/human), or "" for a grid made before it kept one */
 } grid_def;
 
-/* One cell: one `pcgrllm run`.  The zero-shot and +SA cells do not depend
- * on the search method, the feedback or the references (one node, no
- * feedback), so they run once per scenario, model and repeat (pe == -1)
- * and are reported under every search method. */
+/* One cell: one `pcgrllm run`.  The zero-shot (+SA) column of a search
+ * method is iteration 1 of its own +FB (full) cells, as in the paper's
+ * Table II, when the grid has them.  Only without them are there zero-shot
+ * and +SA cells; those do not depend on the search method, the feedback or
+ * the references (one node, no feedback), so they run once per scenario,
+ * model and repeat (pe == -1) and are reported under every search method. */
 typedef struct {
     int index;
     int scenario, model;         /* model: index into models, -1 without that axis */
@@ -58,14 +63,25 @@ typedef struct {
     int ablation;
     int human;                   /* the Human row: --init-reward, CoT, full */
     int fb, fbin, gb, gw;        /* the axes' values, -1 where not varied or not applying */
+    int prompts, reward_api, fitness;
     int repeat;
     uint64_t seed;
     char name[GRID_NAME_MAX];    /* s1-tot-full-r0, s1-zs-r0, s2-human-r1, ... */
 } grid_cell;
 
+/* The values of the axes a `run` flag takes that the grid names itself:
+ * --prompts paper|rich, --reward-api minimal|full (and --fitness
+ * heuristic|llm, numbered as run's FIT_*). */
+enum { GRID_PROMPTS_PAPER = 0, GRID_PROMPTS_RICH = 1 };
+enum { GRID_API_MINIMAL = 0, GRID_API_FULL = 1 };
+const char *grid_prompts_name(int v);
+const char *grid_reward_api_name(int v);
+const char *grid_fitness_name(int v);
+
 /* Parse "1,2,3" / "cot,tot" / "zs,full" / "specific,none" / "text,image" /
- * "0,1,2" / "gpt-4o,qwen@http://host:8080/v1" into def.  0, or -1 with one
- * line in err (unknown name, duplicate, empty item). */
+ * "0,1,2" / "gpt-4o,qwen@http://host:8080/v1" / "paper,rich" /
+ * "minimal,full" / "heuristic,llm" into def.  0, or -1 with one line in err
+ * (unknown name, duplicate, empty item). */
 int grid_parse_scenarios(const char *s, grid_def *d, char *err, int errlen);
 int grid_parse_pe(const char *s, grid_def *d, char *err, int errlen);
 int grid_parse_ablations(const char *s, grid_def *d, char *err, int errlen);
@@ -74,6 +90,9 @@ int grid_parse_feedback_inputs(const char *s, grid_def *d, char *err, int errlen
 int grid_parse_got_best(const char *s, grid_def *d, char *err, int errlen);
 int grid_parse_got_worst(const char *s, grid_def *d, char *err, int errlen);
 int grid_parse_models(const char *s, grid_def *d, char *err, int errlen);
+int grid_parse_prompt_profiles(const char *s, grid_def *d, char *err, int errlen);
+int grid_parse_reward_apis(const char *s, grid_def *d, char *err, int errlen);
+int grid_parse_fitnesses(const char *s, grid_def *d, char *err, int errlen);
 /* --human DIR: a directory holding scenarioN.c for each scenario of the
  * grid (call after the scenarios are known); kept as an absolute path.
  * 0, or -1 with err. */
@@ -87,9 +106,15 @@ int grid_set_run_flags(grid_def *d, int n, char **flags, int *sets_threads, int 
                        int errlen);
 void grid_def_free(grid_def *d);
 
-/* The cells, in index order: repeats outermost, then models, scenarios,
- * ablations (a shared cell for zs and sa; for fb and full every search
- * method, feedback, feedback input and, for GoT, reference counts), and
+/* The ablation whose cells give column `column` (ABL_*) of a grid with
+ * the ablations abl[0..n-1]: ABL_FB for the zero-shot column and ABL_FULL
+ * for +SA when the grid has them (their iteration 1), else the column's
+ * own; -1 when the column is not in the grid. */
+int grid_column_cells(const int *abl, int n_abl, int column);
+/* The cells, in index order: repeats outermost, then models, prompt
+ * profiles, reward APIs, scenarios, ablations (a shared cell for zs and sa
+ * when they have cells of their own; for fb and full every search method,
+ * feedback, feedback input, fitness and, for GoT, reference counts), and
  * the Human cell last.  *cells is malloc'd; returns the count, -1 when out
  * of memory. */
 int grid_cells(const grid_def *d, grid_cell **cells);
@@ -133,6 +158,7 @@ typedef struct {
     int fitness_llm;           /* --fitness llm: the graph holds the model's scores */
     int evaluator_rules;       /* the prompts stated the evaluator's rules */
     char feedback[16], feedback_input[8];
+    char prompts[8], reward_api[8]; /* config.json's, paper and minimal when it has none */
     int got_best, got_worst;
     char backend[16];
     int gave_up;               /* finished early: the model wrote no reward in nodes in a row */

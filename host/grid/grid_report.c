@@ -24,6 +24,9 @@ static void put_key(json_t *o, const grid_key *k)
     json_object_set_new(o, "feedback_input", json_string(k->feedback_input));
     json_object_set_new(o, "got_best", jref(k->got_best));
     json_object_set_new(o, "got_worst", jref(k->got_worst));
+    json_object_set_new(o, "prompts", json_string(k->prompts));
+    json_object_set_new(o, "reward_api", json_string(k->reward_api));
+    json_object_set_new(o, "search_fitness", json_string(k->search_fitness));
 }
 
 static json_t *row_json(const grid_row *w)
@@ -68,6 +71,14 @@ static int shows_column(const grid_rows *R, const grid_t2_row *e, int a)
     return 0;
 }
 
+/* A Human entry's reward: what its file's marker says in its scenario,
+ * or on the Mean row the scenarios' when they agree (else null). */
+static void human_reward_json(json_t *o, const grid_rows *R, int s)
+{
+    const char *name = grid_human_marker_name(grid_human_kind(R, s));
+    json_object_set_new(o, "human_reward", name ? json_string(name) : json_null());
+}
+
 /* A p-value entry's test: PCGRLLM against column other. */
 static void p_json(json_t *o, const grid_t2_row *e, int other)
 {
@@ -103,6 +114,10 @@ static void table2_json(const grid_rows *R, const grid_tables *T, json_t *t2, js
             json_object_set_new(o, "n", json_integer(e->col[a].n));
             json_object_set_new(o, "too_few_runs", json_boolean(e->col[a].n < GRID_MIN_TEST_N));
             json_object_set_new(o, "best", json_boolean(e->best >> a & 1));
+            json_object_set_new(o, "raw_mean", jnum(e->raw[a].mean));
+            json_object_set_new(o, "raw_std", jnum(e->raw[a].sd));
+            json_object_set_new(o, "raw_n", json_integer(e->raw[a].n));
+            if (!strcmp(e->key.pe, "human")) human_reward_json(o, R, e->scenario);
             json_array_append_new(t2, o);
         }
         for (int v = 0; v < 2; v++) {
@@ -115,7 +130,7 @@ static void table2_json(const grid_rows *R, const grid_tables *T, json_t *t2, js
             json_array_append_new(pv, o);
             p_json(o, e, other);
         }
-        if (!any_llm || !e->llm[ABL_FB].n) continue; /* Table V: +FB nodes the model judged */
+        if (!any_llm || !e->llm[ABL_FB].n) continue; /* the model's scores of the +FB nodes it judged */
         json_t *o = json_object();
         json_object_set_new(o, "scenario", jscen(e->scenario));
         put_key(o, &e->key);
@@ -127,6 +142,50 @@ static void table2_json(const grid_rows *R, const grid_tables *T, json_t *t2, js
         json_object_set_new(o, "llm_delta", jnum(e->llm[ABL_FB].mean - e->llm[ABL_ZS].mean));
         json_array_append_new(t5, o);
     }
+}
+
+static void stat_json(json_t *o, const char *name, const grid_stat *st)
+{
+    char key[64];
+    json_object_set_new(o, name, jnum(st->mean));
+    snprintf(key, sizeof key, "%s_std", name);
+    json_object_set_new(o, key, jnum(st->sd));
+    snprintf(key, sizeof key, "%s_n", name);
+    json_object_set_new(o, key, json_integer(st->n));
+}
+
+/* Table V as the paper's: per method and scenario, +FB steered by the
+ * heuristic and by the model, at iteration 1 (base) and the last (fb). */
+static json_t *table5_json(const grid_tables *T)
+{
+    static const char *const by[2] = {"heuristic", "llm"};
+    json_t *a = json_array();
+    for (int i = 0; i < T->n_t5; i++) {
+        const grid_t5_row *e = &T->t5[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "scenario", jscen(e->scenario));
+        put_key(o, &e->key);
+        json_object_del(o, "search_fitness"); /* the entry holds both */
+        for (int g = 0; g < 2; g++) {
+            char k[64];
+            snprintf(k, sizeof k, "%s_steered_base", by[g]);
+            stat_json(o, k, &e->base[g]);
+            snprintf(k, sizeof k, "%s_steered_fb", by[g]);
+            stat_json(o, k, &e->fb[g]);
+            snprintf(k, sizeof k, "%s_steered_delta", by[g]);
+            json_object_set_new(o, k, jnum(e->fb[g].mean - e->base[g].mean));
+            snprintf(k, sizeof k, "%s_steered_base_raw", by[g]);
+            json_object_set_new(o, k, jnum(e->raw_base[g].mean));
+            snprintf(k, sizeof k, "%s_steered_fb_raw", by[g]);
+            json_object_set_new(o, k, jnum(e->raw_fb[g].mean));
+        }
+        json_object_set_new(o, "p", jnum(e->p));
+        json_object_set_new(o, "too_few_runs", json_boolean(e->few));
+        json_object_set_new(o, "direction", !e->fb[0].n || !e->fb[1].n ? json_null()
+                                            : json_string(e->dir > 0 ? "higher" : e->dir < 0 ? "lower" : "equal"));
+        json_array_append_new(a, o);
+    }
+    return a;
 }
 
 static json_t *table4_json(const grid_tables *T)
@@ -142,6 +201,8 @@ static json_t *table4_json(const grid_tables *T)
             json_object_set_new(o, "mean", jnum(e->it[y].mean));
             json_object_set_new(o, "std", jnum(e->it[y].sd));
             json_object_set_new(o, "n", json_integer(e->it[y].n));
+            json_object_set_new(o, "raw_mean", jnum(e->raw[y].mean));
+            json_object_set_new(o, "raw_std", jnum(e->raw[y].sd));
             json_object_set_new(o, "delta_next_mean", jnum(e->dy[y].mean));
             json_object_set_new(o, "delta_next_std", jnum(e->dy[y].sd));
             json_object_set_new(o, "delta_next_n", json_integer(e->dy[y].n));
@@ -157,7 +218,7 @@ static json_t *table4_json(const grid_tables *T)
 static json_t *varying(json_t *arr, const char *field)
 {
     static const char *const keys[] = {"scenario", "model", "pe", "feedback", "feedback_input", "got_best",
-                                       "got_worst", "ablation", "iteration"};
+                                       "got_worst", "prompts", "reward_api", "search_fitness", "ablation", "iteration"};
     json_t *out = json_array();
     size_t i, j;
     json_t *a, *b;
@@ -219,23 +280,33 @@ static json_t *notes_json(const grid_rows *R, const grid_tables *T)
                                             "null with too_few_runs when a column has fewer than min_test_n seeds"));
     json_object_set_new(n, "marks", json_string("on PCGRLLM: \u2020 p(ZS) < 0.05, \u2217 p(SA) < 0.05; \u2191 PCGRLLM's "
                                                 "mean higher (better) than the column's, \u2193 lower (worse)"));
-    json_object_set_new(n, "shared_cells", json_string("zero-shot and +SA run once per (scenario, model, seed) and "
-                                                       "are reported under each search method"));
+    for (int k = 0; k < 2; k++) {
+        int col = k ? ABL_SA : ABL_ZS, src = grid_column_cells(R->abl, R->n_abl, col);
+        if (src >= 0)
+            json_object_set_new(n, k ? "sa_source" : "zs_source",
+                                json_string(src != col ? (k ? "iteration 1 of each method's own full cells"
+                                                            : "iteration 1 of each method's own fb cells")
+                                                       : "cells of its own, once per (scenario, model, seed), reported "
+                                                         "under each search method"));
+    }
     json_object_set_new(n, "evaluator_rules", json_string(R->rules_on && R->rules_off ? "mixed"
                                                           : R->rules_on               ? "stated in the prompts"
                                                                                       : "not in the prompts"));
     for (int s = 1; s <= 4; s++) {
-        if (!isfinite(T->min[s])) continue;
+        if (!isfinite(T->random_play[s]) || !T->normalised) continue;
         char k[4];
         snprintf(k, sizeof k, "%d", s);
-        json_object_set_new(norm, k, json_pack("{s:f, s:f, s:b}", "min", T->min[s], "max", T->max[s], "spread",
-                                               T->spread[s]));
+        json_object_set_new(norm, k, json_pack("{s:f, s:f}", "zero", T->random_play[s], "one", 1.0));
     }
     json_object_set_new(norm, "applied", json_boolean(T->normalised));
+    json_object_set_new(norm, "formula", json_string("per scenario s: (x - r_s) / (1 - r_s), r_s random play's fitness "
+                                                     "in s (0 = random play, 1 = a perfect score, below 0 = worse than "
+                                                     "random play); fixed bounds, so a value does not change when "
+                                                     "cells are added. The engine's definition: the paper's formula "
+                                                     "cannot be recovered from its numbers"));
     if (!T->normalised)
-        json_object_set_new(norm, "why_not", json_string("one scenario: min-max within it only stretches the grid's own "
-                                                         "range to 0..1; no Mean rows, the values by iteration and the "
-                                                         "studies are raw fitness"));
+        json_object_set_new(norm, "why_not", json_string("one scenario: no Mean rows to average over scenarios; the "
+                                                         "values by iteration and the studies are raw fitness"));
     json_object_set_new(n, "normalisation", norm);
     json_object_set_new(n, "random_play", json_string("fitness of the evaluation levels after one episode of uniformly "
                                                       "random actions on the fixed evaluation maps (pcgrllm levels "
@@ -303,12 +374,23 @@ json_t *grid_summary_json(const grid_rows *R, const grid_tables *T)
     json_object_set_new(o, "min_test_n", json_integer(GRID_MIN_TEST_N));
     json_object_set_new(o, "random_play", random_play_json(R, T));
     json_object_set_new(o, "cells", cells_json(R));
+    if (R->human) {
+        json_t *h = json_object();
+        for (int i = 0; i < R->n_scen; i++) {
+            char k[4];
+            const char *name = grid_human_marker_name(R->human_kind[R->scen[i]]);
+            snprintf(k, sizeof k, "%d", R->scen[i]);
+            json_object_set_new(h, k, name ? json_string(name) : json_null());
+        }
+        json_object_set_new(o, "human_rewards", h);
+    }
     json_object_set_new(o, "notes", notes_json(R, T));
     json_object_set_new(o, "rows", rows);
     json_object_set_new(o, "table2", t2);
     json_object_set_new(o, "p_values", pv);
     json_object_set_new(o, "table4", t4);
-    json_object_set_new(o, "table5", t5);
+    json_object_set_new(o, "table5", table5_json(T));
+    json_object_set_new(o, "model_scores_vs_heuristic", t5);
     json_t *t2mean = varying(t2, "feedback_input");
     json_object_set_new(o, "table9", t2mean);
     json_object_set_new(o, "feedback_study", varying(t4, "feedback"));
@@ -370,19 +452,26 @@ char *grid_csv(json_t *arr, const char *const *columns, int n_columns)
 /* The CSV files: each list of summary.json with its columns. */
 static int write_csvs(const char *out, json_t *sum, char *err, int errlen)
 {
-#define KEY_COLS "model", "pe", "feedback", "feedback_input", "got_best", "got_worst"
+#define KEY_COLS "model", "pe", "feedback", "feedback_input", "got_best", "got_worst", "prompts", "reward_api", "search_fitness"
     static const char *const rows[] = {"scenario", KEY_COLS, "ablation", "seed", "repeat", "iteration", "fitness",
                                        "llm_score", "norm", "best_so_far", "final", "ok", "playable_share",
                                        "mean_solutions", "mean_entropy", "diversity", "playable_wall_share", "wall_s",
                                        "train_s", "threads", "backend", "version", "evaluator_rules", "duplicate",
                                        "cell", "node"};
-    static const char *const t2[] = {"scenario", KEY_COLS, "ablation", "mean", "std", "n", "too_few_runs", "best"};
+    static const char *const t2[] = {"scenario", KEY_COLS, "ablation", "mean", "std", "n", "too_few_runs", "best",
+                                     "raw_mean", "raw_std", "raw_n"};
     static const char *const pv[] = {"scenario", KEY_COLS, "vs", "p", "n_pcgrllm", "n_vs", "too_few_runs",
                                      "significant", "direction", "mark"};
-    static const char *const t4[] = {KEY_COLS, "ablation", "iteration", "mean", "std", "n", "delta_next_mean",
-                                     "delta_next_std", "delta_next_n"};
-    static const char *const t5[] = {"scenario", KEY_COLS, "heuristic_zs", "heuristic_fb", "heuristic_delta", "llm_zs",
+    static const char *const t4[] = {KEY_COLS, "ablation", "iteration", "mean", "std", "n", "raw_mean", "raw_std",
+                                     "delta_next_mean", "delta_next_std", "delta_next_n"};
+    static const char *const ms[] = {"scenario", KEY_COLS, "heuristic_zs", "heuristic_fb", "heuristic_delta", "llm_zs",
                                      "llm_fb", "llm_delta"};
+#define STEERED(by) by "_steered_base", by "_steered_base_std", by "_steered_base_n", by "_steered_fb", \
+                    by "_steered_fb_std", by "_steered_fb_n", by "_steered_delta", by "_steered_base_raw", \
+                    by "_steered_fb_raw"
+    static const char *const t5[] = {"scenario", KEY_COLS, STEERED("heuristic"), STEERED("llm"), "p", "too_few_runs",
+                                     "direction"};
+#undef STEERED
 #undef KEY_COLS
     static const struct {
         const char *file, *list;
@@ -394,6 +483,7 @@ static int write_csvs(const char *out, json_t *sum, char *err, int errlen)
         {"p_values.csv", "p_values", pv, sizeof pv / sizeof *pv},
         {"table4.csv", "table4", t4, sizeof t4 / sizeof *t4},
         {"table5.csv", "table5", t5, sizeof t5 / sizeof *t5},
+        {"model_scores_vs_heuristic.csv", "model_scores_vs_heuristic", ms, sizeof ms / sizeof *ms},
         {"table9.csv", "table9", t2, sizeof t2 / sizeof *t2},
         {"feedback_study.csv", "feedback_study", t4, sizeof t4 / sizeof *t4},
         {"ref_heatmap.csv", "ref_heatmap", t2, sizeof t2 / sizeof *t2},

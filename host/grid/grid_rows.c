@@ -15,17 +15,22 @@ void grid_row_blank(grid_row *row)
 {
     memset(row, 0, sizeof *row);
     row->key.got_best = row->key.got_worst = -1;
+    snprintf(row->key.prompts, sizeof row->key.prompts, "paper");
+    snprintf(row->key.reward_api, sizeof row->key.reward_api, "minimal");
+    snprintf(row->key.search_fitness, sizeof row->key.search_fitness, "heuristic");
     row->scenario = row->ablation = row->repeat = row->iteration = row->node = -1;
     row->fitness = row->llm_score = row->best_so_far = row->llm_best_so_far = NAN;
     row->playable_share = row->mean_solutions = row->mean_entropy = row->diversity = row->playable_wall_share = NAN;
     row->wall_s = row->train_s = NAN;
-    row->norm = row->llm_norm = NAN;
+    row->norm = NAN;
 }
 
 int grid_key_equal(const grid_key *a, const grid_key *b)
 {
     return !strcmp(a->model, b->model) && !strcmp(a->pe, b->pe) && !strcmp(a->feedback, b->feedback) &&
-           !strcmp(a->feedback_input, b->feedback_input) && a->got_best == b->got_best && a->got_worst == b->got_worst;
+           !strcmp(a->feedback_input, b->feedback_input) && a->got_best == b->got_best &&
+           a->got_worst == b->got_worst && !strcmp(a->prompts, b->prompts) && !strcmp(a->reward_api, b->reward_api) &&
+           !strcmp(a->search_fitness, b->search_fitness);
 }
 
 int grid_rows_init(grid_rows *R, const int *scen, int n_scen, int repeats, const int *abl, int n_abl)
@@ -125,9 +130,38 @@ static void read_node(const char *dir, const thought_node *nd, const grid_result
     snprintf(row->version, sizeof row->version, "%s", res->version);
 }
 
+/* The headings of a shared cell under search method pe: k with every
+ * value of the axes the cell does not depend on.  Returns the count. */
+static int method_keys(const grid_def *d, int pe, const grid_result *res, const grid_key *k, grid_key *keys, int max)
+{
+    int n = 0, nfb = d->n_fb ? d->n_fb : 1, nfi = d->n_fbin ? d->n_fbin : 1, nfit = d->n_fit ? d->n_fit : 1;
+    int got = pe == PE_GOT, ngb = got && d->n_gb ? d->n_gb : 1, ngw = got && d->n_gw ? d->n_gw : 1;
+    for (int f = 0; f < nfb; f++)
+        for (int i = 0; i < nfi; i++)
+            for (int t = 0; t < nfit; t++)
+                for (int b = 0; b < ngb; b++)
+                    for (int w = 0; w < ngw && n < max; w++) {
+                        grid_key e = *k;
+                        snprintf(e.pe, sizeof e.pe, "%s", graph_pe_name(pe));
+                        if (d->n_fb) snprintf(e.feedback, sizeof e.feedback, "%s", run_feedback_name(d->fb[f]));
+                        if (d->n_fbin)
+                            snprintf(e.feedback_input, sizeof e.feedback_input, "%s",
+                                     run_feedback_input_name(d->fbin[i]));
+                        if (d->n_fit) snprintf(e.search_fitness, sizeof e.search_fitness, "%s", grid_fitness_name(d->fitness[t]));
+                        if (got) {
+                            e.got_best = d->n_gb ? d->got_best[b] : res->got_best;
+                            e.got_worst = d->n_gw ? d->got_worst[w] : res->got_worst;
+                        }
+                        keys[n++] = e;
+                    }
+    return n;
+}
+
 /* The headings a cell's nodes are reported under: one key for a cell of
  * one search method; every search method of the grid (and every value of
- * the axes it does not depend on) for a shared zero-shot or +SA cell. */
+ * the axes it does not depend on) for a shared zero-shot or +SA cell.  An
+ * axis's value is the grid's where it sets it, else what config.json
+ * says. */
 static int cell_keys(const grid_def *d, const grid_cell *c, const grid_result *res, grid_key *keys, int max)
 {
     grid_key k;
@@ -135,6 +169,10 @@ static int cell_keys(const grid_def *d, const grid_cell *c, const grid_result *r
     snprintf(k.model, sizeof k.model, "%s", c->model >= 0 ? grid_cell_model(d, c) : res->model);
     snprintf(k.feedback, sizeof k.feedback, "%s", res->feedback);
     snprintf(k.feedback_input, sizeof k.feedback_input, "%s", res->feedback_input);
+    snprintf(k.prompts, sizeof k.prompts, "%s", c->prompts >= 0 ? grid_prompts_name(c->prompts) : res->prompts);
+    snprintf(k.reward_api, sizeof k.reward_api, "%s",
+             c->reward_api >= 0 ? grid_reward_api_name(c->reward_api) : res->reward_api);
+    snprintf(k.search_fitness, sizeof k.search_fitness, "%s", grid_fitness_name(res->fitness_llm ? FIT_LLM : FIT_HEURISTIC));
     k.got_best = k.got_worst = -1;
     if (c->pe >= 0 || c->human) {
         snprintf(k.pe, sizeof k.pe, "%s", c->human ? "human" : graph_pe_name(c->pe));
@@ -142,26 +180,8 @@ static int cell_keys(const grid_def *d, const grid_cell *c, const grid_result *r
         keys[0] = k;
         return 1;
     }
-    int n = 0, nfb = d->n_fb ? d->n_fb : 1, nfi = d->n_fbin ? d->n_fbin : 1;
-    for (int p = 0; p < d->n_pe; p++) {
-        int got = d->pe[p] == PE_GOT, ngb = got && d->n_gb ? d->n_gb : 1, ngw = got && d->n_gw ? d->n_gw : 1;
-        for (int f = 0; f < nfb; f++)
-            for (int i = 0; i < nfi; i++)
-                for (int b = 0; b < ngb; b++)
-                    for (int w = 0; w < ngw && n < max; w++) {
-                        grid_key e = k;
-                        snprintf(e.pe, sizeof e.pe, "%s", graph_pe_name(d->pe[p]));
-                        if (d->n_fb) snprintf(e.feedback, sizeof e.feedback, "%s", run_feedback_name(d->fb[f]));
-                        if (d->n_fbin)
-                            snprintf(e.feedback_input, sizeof e.feedback_input, "%s",
-                                     run_feedback_input_name(d->fbin[i]));
-                        if (got) {
-                            e.got_best = d->n_gb ? d->got_best[b] : res->got_best;
-                            e.got_worst = d->n_gw ? d->got_worst[w] : res->got_worst;
-                        }
-                        keys[n++] = e;
-                    }
-    }
+    int n = 0;
+    for (int p = 0; p < d->n_pe; p++) n += method_keys(d, d->pe[p], res, &k, keys + n, max - n);
     return n;
 }
 
@@ -196,6 +216,16 @@ static int note_cell(const char *dir, const grid_cell *c, const grid_result *res
     return grid_rows_add_cell(R, &ci);
 }
 
+/* The column that a cell's first node also gives, or -1: the Human row's
+ * zero-shot value; a method's zero-shot (+SA) value when the grid takes
+ * it from its +FB (full) cells. */
+static int first_column(const grid_def *d, const grid_cell *c)
+{
+    if (c->human) return ABL_ZS;
+    int column = c->ablation == ABL_FB ? ABL_ZS : c->ablation == ABL_FULL ? ABL_SA : -1;
+    return column >= 0 && grid_column_cells(d->abl, d->n_abl, column) == c->ablation ? column : -1;
+}
+
 /* The rows of one cell.  0, or -1 (out of memory). */
 static int read_cell(const char *out, const grid_def *d, const grid_cell *c, grid_rows *R)
 {
@@ -213,11 +243,11 @@ static int read_cell(const char *out, const grid_def *d, const grid_cell *c, gri
     thought_graph g;
     snprintf(path, sizeof path, "%s/graph.json", dir);
     if (graph_load(path, &g, err, sizeof err)) return 0; /* started, nothing finished yet */
-    /* every search method x feedback x input x best x worst references */
-    enum { MAX_HEADINGS = 3 * 3 * 2 * 5 * 5 };
+    /* every search method x feedback x input x fitness x best x worst references */
+    enum { MAX_HEADINGS = 3 * 3 * 2 * 2 * 5 * 5 };
     grid_key *keys = malloc(sizeof *keys * MAX_HEADINGS);
     if (!keys) return graph_free(&g), -1;
-    int nk = cell_keys(d, c, &res, keys, MAX_HEADINGS), rc = 0;
+    int nk = cell_keys(d, c, &res, keys, MAX_HEADINGS), rc = 0, first = first_column(d, c);
     double best = NAN, lbest = NAN;
     for (int i = 0; i < g.n && !rc; i++) {
         const thought_node *nd = &g.nodes[i];
@@ -240,8 +270,8 @@ static int read_cell(const char *out, const grid_def *d, const grid_cell *c, gri
             row.ablation = c->ablation;
             row.duplicate = k > 0;
             rc = grid_rows_add(R, &row);
-            if (!rc && c->human && nd->iteration == 1) { /* the Human row's zero-shot column */
-                row.ablation = ABL_ZS;
+            if (!rc && first >= 0 && nd->iteration == 1) {
+                row.ablation = first;
                 row.duplicate = 1;
                 rc = grid_rows_add(R, &row);
             }
@@ -252,10 +282,49 @@ static int read_cell(const char *out, const grid_def *d, const grid_cell *c, gri
     return rc;
 }
 
+int grid_human_marker(const char *path)
+{
+    char line[128] = "", err[64];
+    int fd = open_regular(path, err, sizeof err); /* not through a link in the grid directory */
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+    if (!f) {
+        if (fd >= 0) close(fd);
+        return GRID_HUMAN_UNMARKED;
+    }
+    if (!fgets(line, sizeof line, f)) line[0] = 0;
+    fclose(f);
+    line[strcspn(line, "\r\n")] = 0;
+    for (int k = GRID_HUMAN_REFERENCE_PORT; k <= GRID_HUMAN_ENGINE_DESIGN; k++) {
+        char want[64];
+        snprintf(want, sizeof want, "/* pcgrllm-human: %s */", grid_human_marker_name(k));
+        if (!strcmp(line, want)) return k;
+    }
+    return GRID_HUMAN_UNMARKED;
+}
+
+const char *grid_human_marker_name(int kind)
+{
+    return kind == GRID_HUMAN_REFERENCE_PORT ? "reference-port" : kind == GRID_HUMAN_ENGINE_DESIGN ? "engine-design"
+                                                                                                 : NULL;
+}
+
+int grid_human_kind(const grid_rows *R, int s)
+{
+    if (s > 0) return s <= 4 ? R->human_kind[s] : GRID_HUMAN_UNMARKED;
+    for (int i = 1; i < R->n_scen; i++)
+        if (R->human_kind[R->scen[i]] != R->human_kind[R->scen[0]]) return GRID_HUMAN_UNMARKED;
+    return R->human_kind[R->scen[0]];
+}
+
 int grid_rows_read(const char *out, const grid_def *d, const grid_cell *cells, int n_cells, grid_rows *R)
 {
     if (grid_rows_init(R, d->scen, d->n_scen, d->repeats, d->abl, d->n_abl)) return -1;
     R->human = d->human[0] != 0;
+    for (int i = 0; R->human && i < d->n_scen; i++) { /* the copy the cells read */
+        char path[1200];
+        snprintf(path, sizeof path, "%s/human/scenario%d.c", out, d->scen[i]);
+        R->human_kind[d->scen[i]] = grid_human_marker(path);
+    }
     R->n_cells = n_cells;
     for (int k = 0; k < n_cells; k++)
         if (read_cell(out, d, &cells[k], R)) return grid_rows_free(R), -1;

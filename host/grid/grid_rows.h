@@ -2,27 +2,34 @@
  *
  * A row is one finished node of one cell, under the headings it is
  * reported under: (scenario, model, search method, ablation, feedback,
- * feedback input, GoT reference counts, seed, iteration).  A zero-shot or
- * +SA cell, run once for every search method, gives one row per search
- * method (the copies marked duplicate); the Human cell's first node is
- * also its zero-shot row.
+ * feedback input, GoT reference counts, prompt profile, reward API, the
+ * fitness that steered the search, seed, iteration).  Where the grid
+ * has +FB (full) cells, the first node of each is also its method's
+ * zero-shot (+SA) row; otherwise a zero-shot or +SA cell, run once for
+ * every search method, gives one row per search method.  The Human cell's
+ * first node is also its zero-shot row.  Copies are marked duplicate.
  *
  * The tables (docs/grid.md states each formula):
  *   - a column's value for one seed: zero-shot and +SA the node of
  *     iteration 1, +FB and PCGRLLM the cell's last node (--value final),
  *     or the best fitness up to that node (--value best);
- *   - normalisation: per scenario, every row of the grid (all models,
- *     methods, ablations, iterations, seeds) mapped to (x - min)/(max - min);
+ *   - normalisation: per scenario s, fixed bounds: 0 is random play's
+ *     fitness r_s (below), 1 a perfect score, so x maps to
+ *     (x - r_s) / (1 - r_s) whatever else the grid holds (below 0: worse
+ *     than random play).  The paper's own formula cannot be recovered from
+ *     its numbers; this is the engine's;
  *   - the Mean row: per seed, the mean of the normalised values of every
- *     scenario of the grid; then mean and sample std over the seeds.  A
- *     grid of one scenario has no Mean row and is not normalised: min-max
- *     within one scenario only stretches the grid's own range to 0..1, so
- *     the values by iteration and the studies use its raw values;
+ *     scenario of the grid; then mean and sample std over the seeds; beside
+ *     it the same of the raw values.  A grid of one scenario has no Mean
+ *     row, and the values by iteration and the studies use its raw values;
  *   - per-scenario rows: the raw values, mean and sample std over seeds;
  *   - p(ZS), p(SA): Welch's t-test of PCGRLLM against ZS and against +SA
  *     over the seeds, only when both columns have GRID_MIN_TEST_N seeds;
  *   - per iteration (Table IV, Table III, Fig. 6): the Mean-row value of
  *     every iteration, and its change from one iteration to the next;
+ *   - Table V: +FB cells steered by the heuristic and by the model's own
+ *     scores, the heuristic fitness of iteration 1 and of the last, and
+ *     Welch's p of the last (model against heuristic);
  *   - random play: the fitness of the cells' evaluation levels after one
  *     episode of uniformly random actions on the fixed evaluation maps
  *     (`pcgrllm levels --policy random --seed EVAL_SEED`), per scenario. */
@@ -43,6 +50,9 @@ typedef struct {
     char feedback[16];           /* specific, generic, none */
     char feedback_input[8];      /* text, image */
     int got_best, got_worst;     /* GoT reference counts; -1 for the other methods */
+    char prompts[8];             /* the prompt profile: paper, rich */
+    char reward_api[8];          /* the reward API the prompt lists: minimal, full */
+    char search_fitness[12];     /* what steered the search (run --fitness): heuristic, llm */
 } grid_key;
 
 typedef struct {
@@ -67,7 +77,7 @@ typedef struct {
     int duplicate;               /* this node again, under another heading */
     int evaluator_rules;         /* the prompts stated the evaluator's rules */
     char cell[GRID_NAME_MAX];
-    double norm, llm_norm;       /* set by grid_tables_compute */
+    double norm;                 /* fitness normalised in its scenario: set by grid_tables_compute */
 } grid_row;
 
 /* A cell of the grid as the summary lists it, with its run's report. */
@@ -100,7 +110,20 @@ typedef struct {
     int levels_read;             /* n_levels and eval_seed came from a cell */
     grid_cell_info *cell_info;   /* every cell, in index order */
     int n_cell_info;
+    int human_kind[5];           /* per scenario, the marker of the grid's copy of its Human reward */
 } grid_rows;
+
+/* What the first line of a Human reward file says it is:
+ *   / * pcgrllm-human: reference-port * /   a port of the reference's reward
+ *   / * pcgrllm-human: engine-design * /    the engine's own design
+ * (without the spaces inside the comment marks). */
+enum { GRID_HUMAN_UNMARKED = 0, GRID_HUMAN_REFERENCE_PORT = 1, GRID_HUMAN_ENGINE_DESIGN = 2 };
+int grid_human_marker(const char *path);
+/* "reference-port", "engine-design", or NULL when unmarked. */
+const char *grid_human_marker_name(int kind);
+/* The kind of the grid's Human reward in scenario s, or for the Mean row
+ * (s == 0) every scenario's when they agree (else unmarked). */
+int grid_human_kind(const grid_rows *R, int s);
 
 /* Read the finished nodes of every cell of DIR.  0, or -1 (out of memory). */
 int grid_rows_read(const char *out, const grid_def *d, const grid_cell *cells, int n_cells, grid_rows *R);
@@ -112,7 +135,9 @@ int grid_rows_add_cell(grid_rows *R, const grid_cell_info *c);
 /* "new", "started", "finished". */
 const char *grid_cell_state_name(int state);
 void grid_rows_free(grid_rows *R);
-/* A row with every field unknown (NAN, -1, "") to fill in. */
+/* A row with every field unknown (NAN, -1, "") to fill in, its key's
+ * prompts, reward API and fitness the runs' defaults (paper, minimal,
+ * heuristic). */
 void grid_row_blank(grid_row *row);
 int grid_key_equal(const grid_key *a, const grid_key *b);
 
@@ -129,7 +154,8 @@ typedef struct {
     grid_key key;
     int scenario;
     grid_stat col[4];            /* by ablation: ZS, +SA, +FB, PCGRLLM */
-    grid_stat llm[4];            /* the same from the model's own scores */
+    grid_stat llm[4];            /* the same from the model's own scores (never normalised) */
+    grid_stat raw[4];            /* the Mean row: per seed the mean of the raw values (else col) */
     double p_zs, p_sa;           /* NAN when undefined, a column is missing or has too few seeds */
     int few_zs, few_sa;          /* both columns have seeds, one fewer than GRID_MIN_TEST_N: not tested */
     int dir_zs, dir_sa;          /* sign of PCGRLLM's mean minus the column's (0: equal or unknown) */
@@ -144,28 +170,49 @@ typedef struct {
     int ablation;
     int n_iter;
     grid_stat it[GRID_MAX_ITER], dy[GRID_MAX_ITER];
+    grid_stat raw[GRID_MAX_ITER];  /* it[] of the raw values, averaged over scenarios */
 } grid_t4_row;
+
+/* Table V as the paper's: for a key (its search_fitness "") in one
+ * scenario (0: the Mean row), the evaluator's fitness of +FB cells at
+ * iteration 1 (Base) and at their last iteration (+FB), of the cells whose
+ * search the heuristic steered ([0]) and of those the model's own scores
+ * steered ([1]).  Base comes before any parent is chosen, so the two
+ * differ there only by run-to-run variation. */
+typedef struct {
+    grid_key key;
+    int scenario;
+    grid_stat base[2], fb[2];
+    grid_stat raw_base[2], raw_fb[2]; /* the Mean row's raw counterpart (scenario rows: the same) */
+    double p;                    /* Welch: fb[1] against fb[0]; NAN when undefined or too few seeds */
+    int few;                     /* both have seeds, one fewer than GRID_MIN_TEST_N: not tested */
+    int dir;                     /* sign of fb[1]'s mean minus fb[0]'s */
+} grid_t5_row;
 
 typedef struct {
     int value;                   /* GRID_VALUE_FINAL or _BEST */
     int normalised;              /* more than one scenario: Mean rows of normalised values */
     int mean_scenario;           /* the summary rows' scenario: 0 (Mean), or the only one */
-    double random_play[5];       /* random play's fitness per scenario (NAN: not in the grid) */
-    double random_play_mean;     /* the same on the Mean rows' scale (mean_scenario's) */
-    double min[5], max[5];       /* the normalisation pool of each scenario (fitness) */
-    int spread[5];               /* 0: every row of that scenario had the same fitness */
-    double lmin[5], lmax[5];     /* the same for the model's scores */
+    double random_play[5];       /* random play's fitness per scenario (NAN: not in the grid):
+                                    the 0 of its normalisation */
+    double random_play_mean;     /* the same on the Mean rows' scale (0 when normalised) */
     grid_t2_row *t2;
     int n_t2;
     grid_t4_row *t4;
     int n_t4;
+    grid_t5_row *t5;
+    int n_t5;
 } grid_tables;
 
-/* Normalise the rows (norm, llm_norm) and compute Table II (scenario rows
- * then the Mean rows, keys in the order the rows first give them) and the
- * per-iteration rows.  0, or -1 (out of memory). */
+/* Normalise the rows (norm) and compute Table II (scenario rows
+ * then the Mean rows, keys in the order the rows first give them), the
+ * per-iteration rows and Table V.  0, or -1 (out of memory). */
 int grid_tables_compute(grid_rows *R, int value, grid_tables *T);
 void grid_tables_free(grid_tables *T);
+/* Fitness x of scenario s normalised as the Mean rows are: (x - r_s) /
+ * (1 - r_s), r_s random play's fitness there.  NAN in a grid of one
+ * scenario (not normalised) or when r_s is unknown. */
+double grid_norm(const grid_tables *T, int scenario, double x);
 /* The statistics of the finite values of x[0..n-1]. */
 grid_stat grid_stat_of(const double *x, int n);
 /* The fitness of n levels made by one episode of uniformly random actions

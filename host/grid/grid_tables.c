@@ -6,6 +6,7 @@
 #include "run.h"
 #include "stats.h"
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,38 +45,30 @@ static int number_keys(table_ctx *x)
     return 0;
 }
 
-/* Per scenario, the lowest and highest value of every row: the pool of
- * the min-max normalisation; then each row's normalised values. */
-static void normalise(grid_rows *R, grid_tables *T)
+double grid_norm(const grid_tables *T, int scenario, double x)
 {
-    double *v = malloc(sizeof *v * (size_t)(R->n + 1)), *o = malloc(sizeof *o * (size_t)(R->n + 1));
-    for (int s = 1; v && o && s <= 4; s++)
-        for (int llm = 0; llm < 2; llm++) {
-            int n = 0;
-            for (int i = 0; i < R->n; i++)
-                if (R->rows[i].scenario == s) v[n++] = llm ? R->rows[i].llm_score : R->rows[i].fitness;
-            double lo, hi;
-            int spread = stats_minmax(v, n, o, &lo, &hi);
-            if (llm) T->lmin[s] = lo, T->lmax[s] = hi;
-            else T->min[s] = lo, T->max[s] = hi, T->spread[s] = spread;
-            for (int i = 0, k = 0; i < R->n; i++)
-                if (R->rows[i].scenario == s)
-                    *(llm ? &R->rows[i].llm_norm : &R->rows[i].norm) = T->normalised ? o[k++] : NAN;
-        }
-    free(v);
-    free(o);
+    if (!T->normalised || scenario < 1 || scenario > 4) return NAN;
+    double r = T->random_play[scenario];
+    return isfinite(r) && r < 1 ? (x - r) / (1 - r) : NAN;
+}
+
+/* Each row's normalised fitness.  The bounds are fixed per scenario, so a
+ * row's value does not depend on the other rows of the grid. */
+static void normalise(grid_rows *R, const grid_tables *T)
+{
+    for (int i = 0; i < R->n; i++) R->rows[i].norm = grid_norm(T, R->rows[i].scenario, R->rows[i].fitness);
 }
 
 /* A row's value: its fitness (or the best so far, with --value best), of
  * the evaluator or the model, raw or normalised within its scenario (raw
- * in a grid of one scenario, which is not normalised). */
+ * in a grid of one scenario, which is not normalised).  The model's scores
+ * are never normalised: their floor is unknown. */
 static double row_value(const grid_tables *T, const grid_row *r, int llm, int norm)
 {
     int best = T->value == GRID_VALUE_BEST;
     double v = llm ? (best ? r->llm_best_so_far : r->llm_score) : (best ? r->best_so_far : r->fitness);
-    if (!norm || !T->normalised || !isfinite(v)) return v;
-    double lo = llm ? T->lmin[r->scenario] : T->min[r->scenario], hi = llm ? T->lmax[r->scenario] : T->max[r->scenario];
-    return hi > lo ? (v - lo) / (hi - lo) : 0;
+    if (llm || !norm || !T->normalised || !isfinite(v)) return v;
+    return grid_norm(T, r->scenario, v);
 }
 
 /* The row of key k, ablation abl, scenario s and repeat r at iteration it,
@@ -91,9 +84,13 @@ static const grid_row *find_row(const table_ctx *x, int k, int abl, int s, int r
     return NULL;
 }
 
-/* out[r] for every repeat: the value in scenario s (raw), or for s == 0 the
- * mean over the grid's scenarios of the normalised values (NAN unless
- * every scenario has one). */
+/* The summary rows' scenarios: the Mean of the normalised values, and
+ * the same mean of the raw ones. */
+enum { SCEN_MEAN = 0, SCEN_MEAN_RAW = -1 };
+
+/* out[r] for every repeat: the value in scenario s (raw), or for SCEN_MEAN
+ * (SCEN_MEAN_RAW) the mean over the grid's scenarios of the normalised
+ * (raw) values (NAN unless every scenario has one). */
 static void repeat_values(const table_ctx *x, int k, int abl, int s, int it, int llm, double *out)
 {
     const grid_rows *R = x->R;
@@ -106,7 +103,7 @@ static void repeat_values(const table_ctx *x, int k, int abl, int s, int it, int
         double sum = 0;
         for (int i = 0; i < R->n_scen && isfinite(sum); i++) {
             const grid_row *w = find_row(x, k, abl, R->scen[i], r, it);
-            sum += w ? row_value(x->T, w, llm, 1) : NAN;
+            sum += w ? row_value(x->T, w, llm, s == SCEN_MEAN) : NAN;
         }
         out[r] = sum / R->n_scen;
     }
@@ -155,14 +152,16 @@ static void t2_row(const table_ctx *x, int k, int s, grid_t2_row *e)
     e->scenario = s;
     double top = -INFINITY;
     for (int a = 0; a < 4; a++) {
-        double l[GRID_MAX_REPEATS];
-        for (int r = 0; r < R; r++) v[a][r] = l[r] = NAN;
+        double l[GRID_MAX_REPEATS], w[GRID_MAX_REPEATS];
+        for (int r = 0; r < R; r++) v[a][r] = l[r] = w[r] = NAN;
         if (has_column(x, k, a)) {
             repeat_values(x, k, a, s, 0, 0, v[a]);
             repeat_values(x, k, a, s, 0, 1, l);
+            if (s == SCEN_MEAN) repeat_values(x, k, a, SCEN_MEAN_RAW, 0, 0, w);
         }
         e->col[a] = grid_stat_of(v[a], R);
         e->llm[a] = grid_stat_of(l, R);
+        e->raw[a] = s == SCEN_MEAN ? grid_stat_of(w, R) : e->col[a];
         if (e->col[a].n && e->col[a].mean > top) top = e->col[a].mean;
     }
     for (int a = 0; a < 4; a++)
@@ -186,9 +185,11 @@ static int t4_row(const table_ctx *x, int k, int abl, grid_t4_row *e)
     e->key = x->keys[k];
     e->ablation = abl;
     e->n_iter = top < GRID_MAX_ITER ? top : GRID_MAX_ITER;
-    double prev[GRID_MAX_REPEATS], cur[GRID_MAX_REPEATS], d[GRID_MAX_REPEATS];
+    double prev[GRID_MAX_REPEATS], cur[GRID_MAX_REPEATS], d[GRID_MAX_REPEATS], raw[GRID_MAX_REPEATS];
     for (int y = 1; y <= e->n_iter; y++) {
-        repeat_values(x, k, abl, 0, y, 0, cur);
+        repeat_values(x, k, abl, SCEN_MEAN_RAW, y, 0, raw);
+        e->raw[y - 1] = grid_stat_of(raw, R);
+        repeat_values(x, k, abl, SCEN_MEAN, y, 0, cur);
         e->it[y - 1] = grid_stat_of(cur, R);
         if (y > 1) {
             for (int r = 0; r < R; r++) d[r] = cur[r] - prev[r];
@@ -198,6 +199,69 @@ static int t4_row(const table_ctx *x, int k, int abl, grid_t4_row *e)
     }
     e->dy[e->n_iter - 1] = grid_stat_of(d, 0);
     return 1;
+}
+
+/* The key that differs from key k only in what steered the search, with
+ * search_fitness fit; -1 when the rows have none. */
+static int with_fitness(const table_ctx *x, int k, const char *fit)
+{
+    grid_key o = x->keys[k];
+    snprintf(o.search_fitness, sizeof o.search_fitness, "%s", fit);
+    for (int i = 0; i < x->n_keys; i++)
+        if (grid_key_equal(&x->keys[i], &o)) return i;
+    return -1;
+}
+
+static int has_rows(const table_ctx *x, int k, int abl)
+{
+    for (int i = 0; i < x->R->n; i++)
+        if (x->key_of[i] == k && x->R->rows[i].ablation == abl) return 1;
+    return 0;
+}
+
+/* Table V in scenario s of the +FB cells of keys kk[0] (steered by the
+ * heuristic) and kk[1] (by the model). */
+static void t5_row(const table_ctx *x, const int kk[2], int s, grid_t5_row *e)
+{
+    int R = x->R->repeats;
+    double last[2][GRID_MAX_REPEATS], v[GRID_MAX_REPEATS];
+    memset(e, 0, sizeof *e);
+    e->key = x->keys[kk[0]];
+    e->key.search_fitness[0] = 0;
+    e->scenario = s;
+    for (int g = 0; g < 2; g++) {
+        repeat_values(x, kk[g], ABL_FB, s, 1, 0, v);
+        e->base[g] = grid_stat_of(v, R);
+        repeat_values(x, kk[g], ABL_FB, s, 0, 0, last[g]);
+        e->fb[g] = grid_stat_of(last[g], R);
+        if (s != SCEN_MEAN) {
+            e->raw_base[g] = e->base[g], e->raw_fb[g] = e->fb[g];
+            continue;
+        }
+        repeat_values(x, kk[g], ABL_FB, SCEN_MEAN_RAW, 1, 0, v);
+        e->raw_base[g] = grid_stat_of(v, R);
+        repeat_values(x, kk[g], ABL_FB, SCEN_MEAN_RAW, 0, 0, v);
+        e->raw_fb[g] = grid_stat_of(v, R);
+    }
+    e->p = compare(&e->fb[1], &e->fb[0], last[1], last[0], R, &e->few, &e->dir);
+}
+
+/* Every pair of keys with +FB rows steered by the heuristic and by the
+ * model, in every scenario and the Mean row.  0 or -1. */
+static int table5(const table_ctx *x, grid_tables *T)
+{
+    int n_rows = x->R->n_scen + T->normalised;
+    T->t5 = calloc((size_t)(x->n_keys * n_rows + 1), sizeof *T->t5);
+    if (!T->t5) return -1;
+    for (int k = 0; k < x->n_keys; k++) {
+        int kk[2] = {k, with_fitness(x, k, "llm")};
+        if (strcmp(x->keys[k].search_fitness, "heuristic") || kk[1] < 0 || !has_rows(x, k, ABL_FB) ||
+            !has_rows(x, kk[1], ABL_FB))
+            continue;
+        for (int i = 0; i < n_rows; i++)
+            t5_row(x, kk, i < x->R->n_scen ? x->R->scen[i] : SCEN_MEAN, &T->t5[T->n_t5++]);
+    }
+    return 0;
 }
 
 double grid_random_play_fitness(int scenario, int n, uint64_t eval_seed)
@@ -216,19 +280,14 @@ double grid_random_play_fitness(int scenario, int n, uint64_t eval_seed)
     return f;
 }
 
-/* Random play per scenario of the grid, and on the Mean rows' scale: the
- * mean over scenarios of its score normalised in each scenario's pool (0
- * in a pool without spread, as the rows of that scenario). */
+/* Random play per scenario of the grid: the floor of its normalisation;
+ * on the Mean rows' scale it is 0 by definition. */
 static void random_play(const grid_rows *R, grid_tables *T)
 {
-    double sum = 0;
     for (int s = 0; s < 5; s++) T->random_play[s] = NAN;
-    for (int i = 0; i < R->n_scen; i++) {
-        int s = R->scen[i];
-        double f = T->random_play[s] = grid_random_play_fitness(s, R->n_levels, R->eval_seed);
-        sum += !T->normalised ? f : T->max[s] > T->min[s] ? (f - T->min[s]) / (T->max[s] - T->min[s]) : 0;
-    }
-    T->random_play_mean = sum / R->n_scen;
+    for (int i = 0; i < R->n_scen; i++)
+        T->random_play[R->scen[i]] = grid_random_play_fitness(R->scen[i], R->n_levels, R->eval_seed);
+    T->random_play_mean = T->normalised ? 0 : T->random_play[R->scen[0]];
 }
 
 int grid_tables_compute(grid_rows *R, int value, grid_tables *T)
@@ -239,8 +298,8 @@ int grid_tables_compute(grid_rows *R, int value, grid_tables *T)
     T->mean_scenario = T->normalised ? 0 : R->scen[0];
     table_ctx x = {R, T, NULL, 0, NULL};
     if (R->repeats > GRID_MAX_REPEATS || number_keys(&x)) goto oom;
-    normalise(R, T);
     random_play(R, T);
+    normalise(R, T);
     int n_t2 = (R->n_scen + T->normalised) * x.n_keys;
     T->t2 = calloc((size_t)(n_t2 + 1), sizeof *T->t2);
     T->t4 = calloc((size_t)(2 * x.n_keys + 1), sizeof *T->t4);
@@ -250,6 +309,7 @@ int grid_tables_compute(grid_rows *R, int value, grid_tables *T)
     for (int k = 0; k < x.n_keys; k++)
         for (int abl = ABL_FB; abl <= ABL_FULL; abl++)
             if (has_column(&x, k, abl)) T->n_t4 += t4_row(&x, k, abl, &T->t4[T->n_t4]);
+    if (table5(&x, T)) goto oom;
     free(x.keys);
     free(x.key_of);
     return 0;
@@ -264,7 +324,9 @@ void grid_tables_free(grid_tables *T)
 {
     free(T->t2);
     free(T->t4);
+    free(T->t5);
     T->t2 = NULL;
     T->t4 = NULL;
-    T->n_t2 = T->n_t4 = 0;
+    T->t5 = NULL;
+    T->n_t2 = T->n_t4 = T->n_t5 = 0;
 }

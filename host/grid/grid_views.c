@@ -1,133 +1,15 @@
 /* The paper's tables and plots of a grid as a document of blocks
  * (host/grid/grid_doc.h); host/grid/grid_pages.c renders it.  See grid_report.h
  * and docs/grid.md. */
-#define _GNU_SOURCE /* vasprintf */
 #include "grid_doc.h"
 #include "grid_report.h"
 #include "plot.h"
 #include "run.h"
 #include "util.h"
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---------------------------------------------------------------- building */
-
-static vblock *add_block(vdoc *d, int kind)
-{
-    if (d->n == d->cap) {
-        int cap = d->cap ? 2 * d->cap : 32;
-        vblock *p = realloc(d->b, sizeof *p * (size_t)cap);
-        if (!p) return NULL;
-        d->b = p;
-        d->cap = cap;
-    }
-    vblock *b = &d->b[d->n++];
-    memset(b, 0, sizeof *b);
-    b->kind = kind;
-    return b;
-}
-
-static void add_text(vdoc *d, int kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void add_text(vdoc *d, int kind, const char *fmt, ...)
-{
-    vblock *b = add_block(d, kind);
-    if (!b) return;
-    va_list ap;
-    va_start(ap, fmt);
-    if (vasprintf(&b->text, fmt, ap) < 0) b->text = NULL;
-    va_end(ap);
-}
-
-static vtable *add_table(vdoc *d, int ncol)
-{
-    vblock *b = add_block(d, B_TABLE);
-    if (!b) return NULL;
-    b->t = calloc(1, sizeof *b->t);
-    if (b->t) b->t->ncol = ncol < VT_MAX_COLS ? ncol : VT_MAX_COLS;
-    return b->t;
-}
-
-/* A new row; its cells, empty, to fill in (NULL when out of memory). */
-static char (*table_row(vtable *t))[VT_CELL]
-{
-    if (!t) return NULL;
-    if (t->nrow == t->cap) {
-        int cap = t->cap ? 2 * t->cap : 16;
-        char(*c)[VT_CELL] = realloc(t->cell, sizeof *c * (size_t)cap * (size_t)t->ncol);
-        unsigned char *b = realloc(t->bold, (size_t)cap * (size_t)t->ncol);
-        if (c) t->cell = c;
-        if (b) t->bold = b;
-        if (!c || !b) return NULL;
-        t->cap = cap;
-    }
-    memset(t->cell[t->nrow * t->ncol], 0, sizeof *t->cell * (size_t)t->ncol);
-    memset(t->bold + t->nrow * t->ncol, 0, (size_t)t->ncol);
-    return &t->cell[t->nrow++ * t->ncol];
-}
-
-static void add_plot(vdoc *d, const char *title, const char *stem, unsigned char *png, size_t len)
-{
-    vblock *b = add_block(d, B_PLOT);
-    if (!b) return free(png);
-    b->text = strdup(title);
-    snprintf(b->name, sizeof b->name, "%s_%d.png", stem, ++d->plots);
-    b->png = png;
-    b->png_len = len;
-}
-
-void grid_doc_free(vdoc *d)
-{
-    for (int i = 0; i < d->n; i++) {
-        free(d->b[i].text);
-        free(d->b[i].png);
-        if (d->b[i].t) free(d->b[i].t->cell), free(d->b[i].t->bold), free(d->b[i].t);
-    }
-    free(d->b);
-}
-
-/* ---------------------------------------------------------------- labels */
-
-static const char *const col_names[4] = {"ZS", "+SA", "+FB", "PCGRLLM"};
-
-void grid_key_label(const grid_key *k, int refs_vary, char *buf, size_t len)
-{
-    const char *pe = !strcmp(k->pe, "cot") ? "CoT" : !strcmp(k->pe, "tot") ? "ToT" : !strcmp(k->pe, "got") ? "GoT"
-                     : !strcmp(k->pe, "human")                          ? "Human"
-                                                                        : k->pe;
-    if (refs_vary && k->got_best >= 0) snprintf(buf, len, "%s (best %d, worst %d)", pe, k->got_best, k->got_worst);
-    else snprintf(buf, len, "%s", pe);
-}
-
-/* mean ± std, with n when fewer seeds than the grid's had a value; few:
- * also with n and "too few" below GRID_MIN_TEST_N (a column that is compared). */
-static void fmt_stat_few(char *buf, const grid_stat *s, int repeats, int few)
-{
-    const char *why = few && s->n < GRID_MIN_TEST_N ? ", too few" : "";
-    if (s->n == 0) snprintf(buf, VT_CELL, "–");
-    else if (!isfinite(s->sd)) snprintf(buf, VT_CELL, "%.3f (n=%d%s)", s->mean, s->n, why);
-    else if (s->n < repeats || *why) snprintf(buf, VT_CELL, "%.3f ± %.3f (n=%d%s)", s->mean, s->sd, s->n, why);
-    else snprintf(buf, VT_CELL, "%.3f ± %.3f", s->mean, s->sd);
-}
-
-static void fmt_stat(char *buf, const grid_stat *s, int repeats) { fmt_stat_few(buf, s, repeats, 0); }
-
-/* "GoT, gpt-4o, specific, text": a method with its model and feedback
- * settings, where a table mixes them. */
-static void full_label(const grid_key *k, int rv, char *buf)
-{
-    char lab[VT_CELL];
-    grid_key_label(k, rv, lab, sizeof lab);
-    snprintf(buf, VT_CELL, "%.24s, %.24s, %.12s, %.6s", lab, k->model, k->feedback, k->feedback_input);
-}
-
-static void fmt_p(char *buf, double p, int few)
-{
-    if (few) snprintf(buf, VT_CELL, "n < %d", GRID_MIN_TEST_N);
-    else snprintf(buf, VT_CELL, isfinite(p) ? "%.3f" : "–", p);
-}
 
 /* The paper's significance marks with their direction: † against ZS, ∗
  * against +SA, each followed by ↑ when PCGRLLM's mean is the higher (the
@@ -139,31 +21,6 @@ static void append_marks(char *buf, const grid_t2_row *e)
     if (e->p_sa < 0.05 && l < VT_CELL) snprintf(buf + l, VT_CELL - l, " ∗%s", e->dir_sa > 0 ? "↑" : "↓");
 }
 
-/* The table group of a key: model, feedback and feedback input (a table
- * holds every method of the group). */
-static int same_group(const grid_key *a, const grid_key *b)
-{
-    return !strcmp(a->model, b->model) && !strcmp(a->feedback, b->feedback) &&
-           !strcmp(a->feedback_input, b->feedback_input);
-}
-
-static void group_title(char *buf, size_t len, const char *table, const grid_key *k)
-{
-    snprintf(buf, len, "%s — %s%s, %s feedback, %s input", table, !strcmp(k->model, "offline") ? "offline author" : "model ",
-             !strcmp(k->model, "offline") ? "" : k->model, k->feedback, k->feedback_input);
-}
-
-/* Whether the grid shows GoT with several reference counts. */
-static int refs_vary(const grid_tables *T)
-{
-    for (int i = 0; i < T->n_t2; i++)
-        for (int j = 0; j < T->n_t2; j++)
-            if (T->t2[i].key.got_best >= 0 && T->t2[j].key.got_best >= 0 &&
-                (T->t2[i].key.got_best != T->t2[j].key.got_best || T->t2[i].key.got_worst != T->t2[j].key.got_worst))
-                return 1;
-    return 0;
-}
-
 /* ---------------------------------------------------------------- Table II */
 
 static int column_shown(const grid_rows *R, int a)
@@ -173,6 +30,16 @@ static int column_shown(const grid_rows *R, int a)
     return R->human && (a == ABL_ZS || a == ABL_FULL);
 }
 
+/* A Table II row's method, in scenario s: the Human row says whose design
+ * its reward is. */
+static void row_label(const grid_rows *R, const grid_key *k, int s, int rv, char *buf)
+{
+    int kind = strcmp(k->pe, "human") ? -1 : grid_human_kind(R, s);
+    if (kind == GRID_HUMAN_REFERENCE_PORT) snprintf(buf, VT_CELL, "Human (reference port)");
+    else if (kind == GRID_HUMAN_ENGINE_DESIGN) snprintf(buf, VT_CELL, "Human (engine's design)");
+    else grid_key_label(k, rv, buf, VT_CELL);
+}
+
 /* One Table II row into row[]: the values (with the caveat where the
  * table compares), the marks on PCGRLLM and the p-values.  Returns 1 when
  * a comparison had too few seeds for a test. */
@@ -180,52 +47,65 @@ static int table2_row(const grid_rows *R, const grid_t2_row *e, const int *cols,
                       char (*row)[VT_CELL], unsigned char *bold)
 {
     snprintf(row[0], VT_CELL, e->scenario ? "%d" : "Mean", e->scenario);
-    grid_key_label(&e->key, rv, row[1], VT_CELL);
+    row_label(R, &e->key, e->scenario, rv, row[1]);
     int human = !strcmp(e->key.pe, "human");
     for (int c = 0; c < nc; c++) {
         int a = cols[c];
         if (human && a != ABL_ZS && a != ABL_FULL) continue;
-        fmt_stat_few(row[2 + c], &e->col[a], R->repeats, pz || ps);
+        vd_stat_few(row[2 + c], &e->col[a], R->repeats, pz || ps);
         if (a == ABL_FULL && e->col[a].n) append_marks(row[2 + c], e);
         bold[2 + c] = (e->best >> a & 1) && e->col[a].n > 0;
     }
     if (human) return 0;
-    if (pz) fmt_p(row[2 + nc], e->p_zs, e->few_zs);
-    if (ps) fmt_p(row[2 + nc + pz], e->p_sa, e->few_sa);
+    if (pz) vd_p(row[2 + nc], e->p_zs, e->few_zs);
+    if (ps) vd_p(row[2 + nc + pz], e->p_sa, e->few_sa);
     return (pz && e->few_zs) || (ps && e->few_sa);
+}
+
+/* Beside a Mean row, the same mean of the raw scores (no test, no bold). */
+static void mean_raw_row(const grid_rows *R, const grid_t2_row *e, const int *cols, int nc, int rv, vtable *t)
+{
+    char(*row)[VT_CELL] = vd_row(t);
+    if (!row) return;
+    snprintf(row[0], VT_CELL, "Mean (raw)");
+    row_label(R, &e->key, 0, rv, row[1]);
+    for (int c = 0; c < nc; c++)
+        if (e->col[cols[c]].n) vd_stat(row[2 + c], &e->raw[cols[c]], R->repeats);
 }
 
 static void table2_group(vdoc *d, const grid_rows *R, const grid_tables *T, const grid_key *g)
 {
     char title[400];
-    int cols[4], nc = 0, rv = refs_vary(T), few = 0;
+    int cols[4], nc = 0, rv = vd_refs_vary(T), few = 0;
     for (int a = 0; a < 4; a++)
         if (column_shown(R, a)) cols[nc++] = a;
     int pz = column_shown(R, ABL_ZS) && column_shown(R, ABL_FULL), ps = column_shown(R, ABL_SA) && column_shown(R, ABL_FULL);
-    group_title(title, sizeof title, "Table II", g);
-    add_text(d, B_H3, "%s", title);
-    vtable *t = add_table(d, 2 + nc + pz + ps);
+    vd_group_title(T, title, sizeof title, "Table II", g);
+    vd_text(d, B_H3, "%s", title);
+    vtable *t = vd_table(d, 2 + nc + pz + ps);
     if (!t) return;
     snprintf(t->head[0], VT_CELL, "Scenario");
     snprintf(t->head[1], VT_CELL, "Method");
-    for (int c = 0; c < nc; c++) snprintf(t->head[2 + c], VT_CELL, "%s", col_names[cols[c]]);
+    for (int c = 0; c < nc; c++) snprintf(t->head[2 + c], VT_CELL, "%s", vd_col_names[cols[c]]);
     if (pz) snprintf(t->head[2 + nc], VT_CELL, "p(ZS)");
     if (ps) snprintf(t->head[2 + nc + pz], VT_CELL, "p(SA)");
     for (int i = 0; i < T->n_t2; i++) {
         const grid_t2_row *e = &T->t2[i];
-        if (!same_group(&e->key, g)) continue;
-        char(*row)[VT_CELL] = table_row(t);
+        if (!vd_same_group(&e->key, g)) continue;
+        char(*row)[VT_CELL] = vd_row(t);
         if (!row) return;
         few |= table2_row(R, e, cols, nc, pz, ps, rv, row, t->bold + (t->nrow - 1) * t->ncol);
     }
+    for (int i = 0; i < T->n_t2; i++)
+        if (T->t2[i].scenario == 0 && vd_same_group(&T->t2[i].key, g)) mean_raw_row(R, &T->t2[i], cols, nc, rv, t);
     if (few)
-        add_text(d, B_PARA, "Too few runs for a test: a value marked \"too few\" is over fewer than %d seeds; a "
-                            "comparison with such a column has no p-value (\"n < %d\") and no significance mark.",
-                 GRID_MIN_TEST_N, GRID_MIN_TEST_N);
+        vd_text(d, B_PARA, "Too few runs for a test: a value marked \"too few\" is over fewer than %d seeds; a "
+                           "comparison with such a column has no p-value (\"n < %d\") and no significance mark.",
+                GRID_MIN_TEST_N, GRID_MIN_TEST_N);
     if (pz || ps)
-        add_text(d, B_PARA, "Marks on PCGRLLM: † p(ZS) < 0.05, ∗ p(SA) < 0.05 (Welch's t-test, at least %d seeds in "
-                            "both columns); ↑ its mean is higher (better) than that column's, ↓ lower (worse).",
-                 GRID_MIN_TEST_N);
+        vd_text(d, B_PARA, "Marks on PCGRLLM: † p(ZS) < 0.05, ∗ p(SA) < 0.05 (Welch's t-test, at least %d seeds in "
+                           "both columns); ↑ its mean is higher (better) than that column's, ↓ lower (worse).",
+                GRID_MIN_TEST_N);
 }
 
 /* Each distinct group of the t2 rows, in order, through fn. */
@@ -234,7 +114,7 @@ static void for_groups(vdoc *d, const grid_rows *R, const grid_tables *T,
 {
     for (int i = 0; i < T->n_t2; i++) {
         int seen = 0;
-        for (int j = 0; j < i && !seen; j++) seen = same_group(&T->t2[j].key, &T->t2[i].key);
+        for (int j = 0; j < i && !seen; j++) seen = vd_same_group(&T->t2[j].key, &T->t2[i].key);
         if (!seen) fn(d, R, T, &T->t2[i].key);
     }
 }
@@ -247,9 +127,10 @@ static void fitness_plot(vdoc *d, const grid_tables *T, const grid_key *g, int a
     double *buf[16] = {0};
     char labels[16][64];
     int ns = 0;
+    double lo = 0; /* normalised values fall below 0 where worse than random play */
     for (int i = 0; i < T->n_t4 && ns < 16; i++) {
         const grid_t4_row *e = &T->t4[i];
-        if (!same_group(&e->key, g) || e->ablation != abl) continue;
+        if (!vd_same_group(&e->key, g) || e->ablation != abl) continue;
         double *v = buf[ns] = malloc(sizeof(double) * 4 * (size_t)e->n_iter);
         if (!v) break;
         for (int y = 0; y < e->n_iter; y++) {
@@ -257,6 +138,7 @@ static void fitness_plot(vdoc *d, const grid_tables *T, const grid_key *g, int a
             v[e->n_iter + y] = e->it[y].mean;
             double sd = isfinite(e->it[y].sd) ? e->it[y].sd : 0;
             v[2 * e->n_iter + y] = e->it[y].mean - sd;
+            if (v[2 * e->n_iter + y] < lo) lo = floor(v[2 * e->n_iter + y] * 10) / 10;
             v[3 * e->n_iter + y] = e->it[y].mean + sd;
         }
         grid_key_label(&e->key, rv, labels[ns], sizeof labels[ns]);
@@ -264,84 +146,120 @@ static void fitness_plot(vdoc *d, const grid_tables *T, const grid_key *g, int a
         ns++;
     }
     char title[400], head[300], ylabel[160], ref[64];
-    group_title(head, sizeof head, "Fitness by iteration", g);
-    snprintf(title, sizeof title, "%s, %s", head, col_names[abl]);
+    vd_group_title(T, head, sizeof head, "Fitness by iteration", g);
+    snprintf(title, sizeof title, "%s, %s", head, vd_col_names[abl]);
     if (T->normalised) snprintf(ylabel, sizeof ylabel, "normalised mean fitness (band: ± std over seeds)");
     else snprintf(ylabel, sizeof ylabel, "fitness, scenario %d, not normalised (band: ± std)", T->mean_scenario);
     snprintf(ref, sizeof ref, "random play (%.3f)", T->random_play_mean);
-    plot_axes ax = {.title = title, .xlabel = "iteration", .ylabel = ylabel, .ymin = 0, .ymax = 1, .width = 860,
+    plot_axes ax = {.title = title, .xlabel = "iteration", .ylabel = ylabel, .ymin = lo, .ymax = 1, .width = 860,
                     .height = 420, .ref_label = ref, .ref_y = T->random_play_mean};
     unsigned char *png = NULL;
     size_t len = 0;
     if (ns && (!d->with_png || plot_lines_png(&ax, s, ns, &png, &len) == 0))
-        add_plot(d, title, "fitness_by_iteration", png, len);
+        vd_plot(d, title, "fitness_by_iteration", png, len);
     for (int k = 0; k < ns; k++) free(buf[k]);
 }
 
 static void table4_group(vdoc *d, const grid_rows *R, const grid_tables *T, const grid_key *g)
 {
-    int top = 0, rv = refs_vary(T), abls = 0;
+    int top = 0, rv = vd_refs_vary(T), abls = 0;
     for (int i = 0; i < T->n_t4; i++)
-        if (same_group(&T->t4[i].key, g)) top = T->t4[i].n_iter > top ? T->t4[i].n_iter : top, abls |= 1 << T->t4[i].ablation;
+        if (vd_same_group(&T->t4[i].key, g)) top = T->t4[i].n_iter > top ? T->t4[i].n_iter : top, abls |= 1 << T->t4[i].ablation;
     if (top == 0) return;
     char title[400];
-    group_title(title, sizeof title, "Table IV", g);
-    add_text(d, B_H3, "%s", title);
-    vtable *t = add_table(d, 2 + top);
+    vd_group_title(T, title, sizeof title, "Table IV", g);
+    vd_text(d, B_H3, "%s", title);
+    vtable *t = vd_table(d, 2 + top);
     if (!t) return;
     snprintf(t->head[0], VT_CELL, "Method");
     snprintf(t->head[1], VT_CELL, "Ablation");
     for (int y = 0; y < top && 2 + y < t->ncol; y++) snprintf(t->head[2 + y], VT_CELL, "y%d", y + 1);
     for (int i = 0; i < T->n_t4; i++) {
         const grid_t4_row *e = &T->t4[i];
-        if (!same_group(&e->key, g)) continue;
-        char(*row)[VT_CELL] = table_row(t);
+        if (!vd_same_group(&e->key, g)) continue;
+        char(*row)[VT_CELL] = vd_row(t);
         if (!row) return;
         grid_key_label(&e->key, rv, row[0], VT_CELL);
-        snprintf(row[1], VT_CELL, "%s", col_names[e->ablation]);
+        snprintf(row[1], VT_CELL, "%s", vd_col_names[e->ablation]);
         int best = -1;
         for (int y = 0; y < e->n_iter && 2 + y < t->ncol; y++) {
-            fmt_stat(row[2 + y], &e->it[y], R->repeats);
+            vd_stat(row[2 + y], &e->it[y], R->repeats);
             if (e->it[y].n && (best < 0 || e->it[y].mean > e->it[best].mean)) best = y;
         }
         if (best >= 0) t->bold[(t->nrow - 1) * t->ncol + 2 + best] = 1;
+        if (!T->normalised || !(row = vd_row(t))) continue;
+        grid_key_label(&e->key, rv, row[0], VT_CELL);
+        snprintf(row[1], VT_CELL, "%s (raw)", vd_col_names[e->ablation]);
+        for (int y = 0; y < e->n_iter && 2 + y < t->ncol; y++) vd_stat(row[2 + y], &e->raw[y], R->repeats);
     }
     for (int abl = ABL_FB; abl <= ABL_FULL; abl++)
         if (abls >> abl & 1) fitness_plot(d, T, g, abl, rv);
 }
 
-/* ---------------------------------------------------------------- Table V */
-
-static void delta(char *buf, double a, double b)
-{
-    snprintf(buf, VT_CELL, isfinite(a) && isfinite(b) ? "%+.3f" : "–", b - a);
-}
-
-static void mean_cell(char *buf, const grid_stat *s) { snprintf(buf, VT_CELL, s->n ? "%.3f" : "–", s->mean); }
-
+/* Table V as the paper's: per method and scenario, the heuristic fitness
+ * at iteration 1 and at the last iteration of +FB cells steered by the
+ * heuristic and by the model's own scores, and the test of the last. */
 static void table5(vdoc *d, const grid_rows *R, const grid_tables *T)
 {
+    if (!T->n_t5) return;
+    vd_text(d, B_H3, "Table V — heuristic fitness of +FB runs whose search the heuristic or the model's own scores "
+                     "steered (%s)", T->normalised ? "Mean rows normalised" : "one scenario, not normalised");
+    vtable *t = vd_table(d, 9);
+    const char *h[] = {"Scenario", "Method", "Heuristic Base", "+FB", "Δ", "LLM Base", "+FB", "Δ", "p(+FB)"};
+    if (!t) return;
+    for (int c = 0; c < 9; c++) snprintf(t->head[c], VT_CELL, "%s", h[c]);
+    int rv = vd_refs_vary(T), few = 0;
+    for (int raw = 0; raw < 2; raw++)
+        for (int i = 0; i < T->n_t5; i++) {
+            const grid_t5_row *e = &T->t5[i];
+            if (raw && e->scenario) continue;
+            char(*row)[VT_CELL] = vd_row(t);
+            if (!row) return;
+            snprintf(row[0], VT_CELL, raw ? "Mean (raw)" : e->scenario ? "%d" : "Mean", e->scenario);
+            vd_full_label(T, &e->key, rv, row[1]);
+            for (int g = 0; g < 2; g++) {
+                const grid_stat *b = raw ? &e->raw_base[g] : &e->base[g], *f = raw ? &e->raw_fb[g] : &e->fb[g];
+                vd_stat(row[2 + 3 * g], b, R->repeats);
+                vd_stat_few(row[3 + 3 * g], f, R->repeats, !raw);
+                vd_delta(row[4 + 3 * g], b->mean, f->mean);
+            }
+            if (!raw) vd_p(row[8], e->p, e->few), few |= e->few;
+        }
+    vd_text(d, B_PARA, "Base: iteration 1 (before any parent is chosen, so the two differ only by run-to-run "
+                       "variation); +FB: the last iteration; Δ = +FB − Base. Both are the evaluator's heuristic fitness: "
+                       "the table measures how the levels turn out when each fitness steers the search. p(+FB): "
+                       "Welch's t-test of the model-steered +FB against the heuristic-steered one%s.",
+           few ? " (\"n < 3\": too few runs for a test)" : "");
+}
+
+/* The model's own scores beside the heuristic fitness of the same nodes
+ * (--fitness llm): how far its judgement follows the evaluator's. */
+static void model_scores(vdoc *d, const grid_rows *R, const grid_tables *T)
+{
     if (!R->fitness_llm) return;
-    add_text(d, B_H3, "Table V — heuristic (oracle) fitness and the model's own judgement of the same nodes");
-    vtable *t = add_table(d, 8);
+    vd_text(d, B_H3, "Model scores vs heuristic — the evaluator's fitness and the model's own scores of the same nodes "
+                     "(not the paper's Table V)");
+    vtable *t = vd_table(d, 8);
     const char *h[] = {"Scenario", "Method", "Heuristic ZS", "+FB", "Δ", "LLM ZS", "+FB", "Δ"};
     if (!t) return;
     for (int c = 0; c < 8; c++) snprintf(t->head[c], VT_CELL, "%s", h[c]);
-    int rv = refs_vary(T);
+    int rv = vd_refs_vary(T);
     for (int i = 0; i < T->n_t2; i++) {
         const grid_t2_row *e = &T->t2[i];
         if (!e->llm[ABL_FB].n) continue; /* its +FB nodes were not judged by the model */
-        char(*row)[VT_CELL] = table_row(t);
+        char(*row)[VT_CELL] = vd_row(t);
         if (!row) return;
         snprintf(row[0], VT_CELL, e->scenario ? "%d" : "Mean", e->scenario);
-        full_label(&e->key, rv, row[1]);
-        mean_cell(row[2], &e->col[ABL_ZS]);
-        mean_cell(row[3], &e->col[ABL_FB]);
-        delta(row[4], e->col[ABL_ZS].mean, e->col[ABL_FB].mean);
-        mean_cell(row[5], &e->llm[ABL_ZS]);
-        mean_cell(row[6], &e->llm[ABL_FB]);
-        delta(row[7], e->llm[ABL_ZS].mean, e->llm[ABL_FB].mean);
+        vd_full_label(T, &e->key, rv, row[1]);
+        vd_mean(row[2], &e->col[ABL_ZS]);
+        vd_mean(row[3], &e->col[ABL_FB]);
+        vd_delta(row[4], e->col[ABL_ZS].mean, e->col[ABL_FB].mean);
+        vd_mean(row[5], &e->llm[ABL_ZS]);
+        vd_mean(row[6], &e->llm[ABL_FB]);
+        vd_delta(row[7], e->llm[ABL_ZS].mean, e->llm[ABL_FB].mean);
     }
+    vd_text(d, B_PARA, "The model's scores are not normalised (their floor is unknown): its Mean rows are the plain "
+                       "mean over scenarios.");
 }
 
 /* ---------------------------------------------------------------- Table IX */
@@ -362,27 +280,27 @@ static const grid_t2_row *with_input(const grid_tables *T, const grid_key *k, co
 static void table9(vdoc *d, const grid_tables *T)
 {
     vtable *t = NULL;
-    int rv = refs_vary(T);
+    int rv = vd_refs_vary(T);
     for (int i = 0; i < T->n_t2; i++) {
         const grid_t2_row *e = &T->t2[i];
         if (e->scenario != T->mean_scenario || strcmp(e->key.feedback_input, "text")) continue;
         const grid_t2_row *img = with_input(T, &e->key, "image");
         if (!img) continue;
         if (!t) {
-            add_text(d, B_H3, "Table IX — feedback on the levels as text or as an image (%s)",
-                     T->normalised ? "Mean rows" : "the only scenario, not normalised");
+            vd_text(d, B_H3, "Table IX — feedback on the levels as text or as an image (%s)",
+                    T->normalised ? "Mean rows" : "the only scenario, not normalised");
             const char *h[] = {"Method", "Text ZS", "+FB", "Δ", "Image ZS", "+FB", "Δ"};
-            if (!(t = add_table(d, 7))) return;
+            if (!(t = vd_table(d, 7))) return;
             for (int c = 0; c < 7; c++) snprintf(t->head[c], VT_CELL, "%s", h[c]);
         }
-        char(*row)[VT_CELL] = table_row(t);
+        char(*row)[VT_CELL] = vd_row(t);
         if (!row) return;
-        full_label(&e->key, rv, row[0]);
+        vd_full_label(T, &e->key, rv, row[0]);
         const grid_t2_row *x[2] = {e, img};
         for (int k = 0; k < 2; k++) {
-            mean_cell(row[1 + 3 * k], &x[k]->col[ABL_ZS]);
-            mean_cell(row[2 + 3 * k], &x[k]->col[ABL_FB]);
-            delta(row[3 + 3 * k], x[k]->col[ABL_ZS].mean, x[k]->col[ABL_FB].mean);
+            vd_mean(row[1 + 3 * k], &x[k]->col[ABL_ZS]);
+            vd_mean(row[2 + 3 * k], &x[k]->col[ABL_FB]);
+            vd_delta(row[3 + 3 * k], x[k]->col[ABL_ZS].mean, x[k]->col[ABL_FB].mean);
         }
     }
 }
@@ -404,25 +322,25 @@ static int study_rows(const grid_tables *T, const grid_t4_row *k, int *out)
 static void feedback_study_one(vdoc *d, const grid_rows *R, const grid_tables *T, const int *rows, int n)
 {
     const grid_t4_row *f = &T->t4[rows[0]];
-    int top = 0, rv = refs_vary(T);
+    int top = 0, rv = vd_refs_vary(T);
     for (int k = 0; k < n; k++) top = T->t4[rows[k]].n_iter > top ? T->t4[rows[k]].n_iter : top;
     char lab[VT_CELL];
     grid_key_label(&f->key, rv, lab, sizeof lab);
-    add_text(d, B_H3, "Feedback types — %s, %s, %s input, %s (Table III, Fig. 6)", lab, f->key.model,
-             f->key.feedback_input, col_names[f->ablation]);
+    vd_text(d, B_H3, "Feedback types — %s, %s, %s input, %s (Table III, Fig. 6)", lab, f->key.model,
+            f->key.feedback_input, vd_col_names[f->ablation]);
     for (int part = 0; part < 2; part++) { /* the values, then their changes */
         int ncol = 1 + (part ? top - 1 : top);
-        vtable *t = add_table(d, ncol);
+        vtable *t = vd_table(d, ncol);
         if (!t) return;
         snprintf(t->head[0], VT_CELL, "Feedback");
         for (int y = 1; y < ncol; y++) snprintf(t->head[y], VT_CELL, part ? "Δy %d→%d" : "y%d", y, y + 1);
         for (int k = 0; k < n; k++) {
             const grid_t4_row *e = &T->t4[rows[k]];
-            char(*row)[VT_CELL] = table_row(t);
+            char(*row)[VT_CELL] = vd_row(t);
             if (!row) return;
             snprintf(row[0], VT_CELL, "%s", e->key.feedback);
             for (int y = 1; y < ncol && y - 1 < e->n_iter; y++)
-                fmt_stat(row[y], part ? &e->dy[y - 1] : &e->it[y - 1], R->repeats);
+                vd_stat(row[y], part ? &e->dy[y - 1] : &e->it[y - 1], R->repeats);
         }
     }
     /* Fig. 6: the changes as bars, one group per step */
@@ -440,13 +358,13 @@ static void feedback_study_one(vdoc *d, const grid_rows *R, const grid_tables *T
     }
     char title[300];
     snprintf(title, sizeof title, "Change of the normalised mean fitness per iteration (%s, %s)", lab,
-             col_names[f->ablation]);
+             vd_col_names[f->ablation]);
     plot_axes ax = {.title = title, .xlabel = "iteration step", .ylabel = "Δy (error bars: ± std over seeds)",
                     .width = 860, .height = 400};
     unsigned char *png = NULL;
     size_t len = 0;
     if (ng > 0 && (!d->with_png || plot_bars_png(&ax, gp, ng, sp, n, v, e, &png, &len) == 0))
-        add_plot(d, title, "feedback_delta", png, len);
+        vd_plot(d, title, "feedback_delta", png, len);
 }
 
 static void feedback_study(vdoc *d, const grid_rows *R, const grid_tables *T)
@@ -473,7 +391,7 @@ static int add_value(int *v, int *n, int x)
 /* A GoT summary row of g's group with a value in column abl. */
 static int heat_cell(const grid_tables *T, const grid_t2_row *e, const grid_key *g, int abl)
 {
-    return e->scenario == T->mean_scenario && !strcmp(e->key.pe, "got") && same_group(&e->key, g) && e->col[abl].n;
+    return e->scenario == T->mean_scenario && !strcmp(e->key.pe, "got") && vd_same_group(&e->key, g) && e->col[abl].n;
 }
 
 /* The GoT summary rows (Mean, or the only scenario's) of g's group, by
@@ -497,15 +415,15 @@ static void heatmap_one(vdoc *d, const grid_tables *T, const grid_key *g, int ab
     }
     char title[400], head[300], rl[5][16], cl[5][16];
     const char *rp[5], *cp[5];
-    group_title(head, sizeof head, "GoT references", g);
-    snprintf(title, sizeof title, "%s, %s (Fig. 7)", head, col_names[abl]);
-    add_text(d, B_H3, "%s", title);
-    vtable *t = add_table(d, 1 + nw);
+    vd_group_title(T, head, sizeof head, "GoT references", g);
+    snprintf(title, sizeof title, "%s, %s (Fig. 7)", head, vd_col_names[abl]);
+    vd_text(d, B_H3, "%s", title);
+    vtable *t = vd_table(d, 1 + nw);
     if (!t) return;
     snprintf(t->head[0], VT_CELL, "best \\ worst");
     for (int c = 0; c < nw; c++) snprintf(t->head[1 + c], VT_CELL, "%d", ws[c]);
     for (int r = 0; r < nb; r++) {
-        char(*row)[VT_CELL] = table_row(t);
+        char(*row)[VT_CELL] = vd_row(t);
         if (!row) return;
         snprintf(row[0], VT_CELL, "%d", bs[r]);
         for (int c = 0; c < nw; c++) snprintf(row[1 + c], VT_CELL, isfinite(v[r * nw + c]) ? "%.3f" : "–", v[r * nw + c]);
@@ -517,7 +435,7 @@ static void heatmap_one(vdoc *d, const grid_tables *T, const grid_key *g, int ab
     unsigned char *png = NULL;
     size_t len = 0;
     if (!d->with_png || plot_heatmap_png(&ax, rp, nb, cp, nw, v, 0, 1, &png, &len) == 0)
-        add_plot(d, title, "ref_heatmap", png, len);
+        vd_plot(d, title, "ref_heatmap", png, len);
 }
 
 static void heatmaps(vdoc *d, const grid_rows *R, const grid_tables *T, const grid_key *g)
@@ -529,64 +447,94 @@ static void heatmaps(vdoc *d, const grid_rows *R, const grid_tables *T, const gr
 
 /* ---------------------------------------------------------------- notes */
 
+/* What the Human row is, and whose design each scenario's reward is (the
+ * marker on the first line of the grid's copy, DIR/human/scenarioN.c). */
+static void human_notes(vdoc *d, const grid_rows *R)
+{
+    char which[3][200] = {"", "", ""};
+    for (int i = 0; i < R->n_scen; i++) {
+        int k = R->human_kind[R->scen[i]];
+        size_t l = strlen(which[k]);
+        snprintf(which[k] + l, sizeof which[k] - l, "%s%d", l ? ", " : "", R->scen[i]);
+    }
+    vd_text(d, B_PARA, "The Human row is the human-written reward trained as it is (ZS) and then refined with CoT "
+                       "(PCGRLLM).%s%s%s%s%s%s%s", which[1][0] ? " Scenario " : "", which[1],
+            which[1][0] ? ": a port of the reference implementation's reward." : "", which[2][0] ? " Scenario " : "",
+            which[2], which[2][0] ? ": the engine's own design." : "",
+            which[0][0] ? " A reward file without a marker of its origin on its first line is labelled Human." : "");
+}
+
+/* Where the ZS and +SA columns come from. */
+static void source_notes(vdoc *d, const grid_rows *R)
+{
+    static const char *const what[2] = {"ZS", "+SA"}, *const from[2] = {"+FB", "full"};
+    for (int k = 0; k < 2; k++) {
+        int col = k ? ABL_SA : ABL_ZS, src = grid_column_cells(R->abl, R->n_abl, col);
+        if (src == col)
+            vd_text(d, B_PARA, "%s runs once per (scenario, model, seed) in cells of its own (the grid has no %s "
+                               "cells), reported under each search method.", what[k], from[k]);
+        else if (src >= 0)
+            vd_text(d, B_PARA, "%s is iteration 1 of each method's own %s cells, as in the paper's Table II: no "
+                               "separate %s cells run.", what[k], from[k], k ? "+SA" : "zero-shot");
+    }
+}
+
 static void notes(vdoc *d, const grid_rows *R, const grid_tables *T, int full)
 {
-    add_text(d, B_H2, "Notes");
-    for (int i = 0; i < R->n_authors; i++) add_text(d, B_PARA, "Author: %s.", R->authors[i]);
-    if (!R->n_authors) add_text(d, B_PARA, "Author: none yet (no finished cell).");
-    add_text(d, B_PARA, "Cells: %d of %d finished; %d seed%s (repeats). Each entry is the mean ± sample standard "
-                        "deviation over seeds (n shown when fewer seeds had a value).",
-             R->n_finished, R->n_cells, R->repeats, R->repeats == 1 ? "" : "s");
+    vd_text(d, B_H2, "Notes");
+    for (int i = 0; i < R->n_authors; i++) vd_text(d, B_PARA, "Author: %s.", R->authors[i]);
+    if (!R->n_authors) vd_text(d, B_PARA, "Author: none yet (no finished cell).");
+    vd_text(d, B_PARA, "Cells: %d of %d finished; %d seed%s (repeats). Each entry is the mean ± sample standard "
+                       "deviation over seeds (n shown when fewer seeds had a value).",
+            R->n_finished, R->n_cells, R->repeats, R->repeats == 1 ? "" : "s");
     if (R->n_halted)
-        add_text(d, B_PARA, "%d cell%s stopped because %s model server failed (not a result: rerun the grid once the "
-                            "server answers; see cells/NAME.log).",
-                 R->n_halted, R->n_halted == 1 ? "" : "s", R->n_halted == 1 ? "its" : "their");
+        vd_text(d, B_PARA, "%d cell%s stopped because %s model server failed (not a result: rerun the grid once the "
+                           "server answers; see cells/NAME.log).",
+                R->n_halted, R->n_halted == 1 ? "" : "s", R->n_halted == 1 ? "its" : "their");
     if (R->n_gave_up)
-        add_text(d, B_PARA, "%d finished cell%s ended early: the model wrote no reward function in two nodes in a "
-                            "row, so the last of those nodes (fitness 0) is the final value.",
-                 R->n_gave_up, R->n_gave_up == 1 ? "" : "s");
-    add_text(d, B_PARA, "%s", T->value == GRID_VALUE_BEST
+        vd_text(d, B_PARA, "%d finished cell%s ended early: the model wrote no reward function in two nodes in a "
+                           "row, so the last of those nodes (fitness 0) is the final value.",
+                R->n_gave_up, R->n_gave_up == 1 ? "" : "s");
+    vd_text(d, B_PARA, "%s", T->value == GRID_VALUE_BEST
                                   ? "Values: --value best: the highest fitness among a cell's nodes up to the "
                                     "column's node (not the paper's measure)."
                                   : "Values (as the paper): ZS = iteration 1 without self-alignment, +SA = iteration 1 "
                                     "with it, +FB = the last iteration without it, PCGRLLM = the last iteration with it.");
-    add_text(d, B_PARA, "ZS and +SA run once per (scenario, model, seed) and are reported under each search method%s.",
-             R->human ? "; the Human row is the human-written reward trained as it is (ZS) and then refined with CoT "
-                        "(PCGRLLM)" : "");
+    source_notes(d, R);
+    if (R->human) human_notes(d, R);
     if (T->normalised) {
-        add_text(d, B_PARA, "Mean rows (the paper's scenario-normalised mean): per scenario every row of the grid (all "
-                            "models, methods, ablations, iterations and seeds) is mapped to (x − min)/(max − min); the "
-                            "normalised scores of the scenarios are averaged per seed, then mean ± std over seeds. "
-                            "Scenario rows are raw scores.");
-        for (int s = 1; s <= 4; s++)
-            if (isfinite(T->min[s]))
-                add_text(d, B_PARA, "Scenario %d: min %.3f, max %.3f%s.", s, T->min[s], T->max[s],
-                         T->spread[s] ? "" : " (no spread: every row of it counts as 0 in the Mean rows)");
+        vd_text(d, B_PARA, "Mean rows (the paper's scenario-wise normalised mean; its formula cannot be recovered from "
+                           "the paper's numbers, so this is the engine's): per scenario s a fitness x maps to (x − r_s) "
+                           "/ (1 − r_s), r_s random play's fitness in s: 0 is random play, 1 a perfect score, below 0 "
+                           "worse than random play. The bounds are fixed, so a value does not change when cells are "
+                           "added. The normalised scores of the scenarios are averaged per seed, then mean ± std over "
+                           "seeds; the Mean (raw) rows average the raw scores the same way. Scenario rows are raw "
+                           "scores.");
     } else {
-        add_text(d, B_PARA, "Not normalised: the grid has one scenario (%d). The paper's Mean row averages min-max "
-                            "normalised scores across scenarios; within one scenario that would only stretch the "
-                            "grid's own range to 0..1 and magnify its differences, so there is no Mean row, and the "
-                            "values by iteration and the studies are raw fitness.", T->mean_scenario);
+        vd_text(d, B_PARA, "Not normalised: the grid has one scenario (%d). The paper's Mean row averages normalised "
+                           "scores across scenarios; with one scenario there is nothing to average, so there is no "
+                           "Mean row, and the values by iteration and the studies are raw fitness.", T->mean_scenario);
     }
     for (int i = 0; i < R->n_scen; i++) {
         int s = R->scen[i];
-        add_text(d, B_PARA, "Random play, scenario %d: %.3f (the %d evaluation levels after one episode of uniformly "
-                            "random actions on the fixed evaluation maps, seed %llu; `pcgrllm levels --policy random`).",
-                 s, T->random_play[s], R->n_levels, (unsigned long long)R->eval_seed);
+        vd_text(d, B_PARA, "Random play, scenario %d: %.3f (the %d evaluation levels after one episode of uniformly "
+                           "random actions on the fixed evaluation maps, seed %llu; `pcgrllm levels --policy random`)%s.",
+                s, T->random_play[s], R->n_levels, (unsigned long long)R->eval_seed,
+                T->normalised ? ": the 0 of its normalisation" : "");
     }
     if (T->normalised)
-        add_text(d, B_PARA, "Random play on the Mean rows' scale: %.3f (the dashed line of the fitness plots).",
-                 T->random_play_mean);
-    add_text(d, B_PARA, "p(ZS), p(SA): Welch's two-sided t-test of PCGRLLM against ZS and +SA over seeds, when both "
-                        "columns have at least %d seeds (else \"n < %d\": too few runs for a test); – undefined (a "
-                        "column missing, or no spread in either and the same mean). † p(ZS) < 0.05, ∗ p(SA) < 0.05, "
-                        "with ↑ where PCGRLLM is higher (better) and ↓ where it is lower (worse). Bold: the best "
-                        "value of the row.", GRID_MIN_TEST_N, GRID_MIN_TEST_N);
-    add_text(d, B_PARA, "Prompts: %s.", R->rules_on && R->rules_off ? "some cells stated the evaluator's rules "
+        vd_text(d, B_PARA, "Random play on the Mean rows' scale: %.3f, by definition (the dashed line of the fitness "
+                           "plots).", T->random_play_mean);
+    vd_text(d, B_PARA, "p(ZS), p(SA): Welch's two-sided t-test of PCGRLLM against ZS and +SA over seeds, when both "
+                       "columns have at least %d seeds (else \"n < %d\": too few runs for a test); – undefined (a "
+                       "column missing, or no spread in either and the same mean). † p(ZS) < 0.05, ∗ p(SA) < 0.05, "
+                       "with ↑ where PCGRLLM is higher (better) and ↓ where it is lower (worse). Bold: the best "
+                       "value of the row.", GRID_MIN_TEST_N, GRID_MIN_TEST_N);
+    vd_text(d, B_PARA, "Prompts: %s.", R->rules_on && R->rules_off ? "some cells stated the evaluator's rules "
                                                                       "(--evaluator-rules) and some did not"
                                         : R->rules_on ? "the evaluator's rules were stated (--evaluator-rules)"
                                                       : "the evaluator's rules were not stated, as in the paper");
-    if (!full) add_text(d, B_PARA, "Every table, the plots and the rows: tables.md, summary.html, summary.json.");
+    if (!full) vd_text(d, B_PARA, "Every table, the plots and the rows: tables.md, summary.html, summary.json.");
 }
 
 /* ---------------------------------------------------------------- the document */
@@ -594,29 +542,30 @@ static void notes(vdoc *d, const grid_rows *R, const grid_tables *T, int full)
 void grid_doc_build(vdoc *d, const grid_rows *R, const grid_tables *T, int full)
 {
     d->R = R;
-    add_text(d, B_H2, "Table II: ablations by search method");
-    if (!T->n_t2) add_text(d, B_PARA, "No node has finished yet.");
+    vd_text(d, B_H2, "Table II: ablations by search method");
+    if (!T->n_t2) vd_text(d, B_PARA, "No node has finished yet.");
     for_groups(d, R, T, table2_group);
     if (!T->normalised && T->n_t2)
-        add_text(d, B_PARA, "No Mean row: a grid of one scenario is not normalised (see the notes).");
+        vd_text(d, B_PARA, "No Mean row: a grid of one scenario is not normalised (see the notes).");
     if (full) {
-        if (T->normalised) add_text(d, B_H2, "Table IV: by iteration (normalised mean)");
-        else add_text(d, B_H2, "Table IV: by iteration (scenario %d, raw fitness: one scenario is not normalised)",
-                      T->mean_scenario);
+        if (T->normalised) vd_text(d, B_H2, "Table IV: by iteration (normalised mean)");
+        else vd_text(d, B_H2, "Table IV: by iteration (scenario %d, raw fitness: one scenario is not normalised)",
+                     T->mean_scenario);
         for_groups(d, R, T, table4_group);
-        add_text(d, B_H2, "Studies");
+        vd_text(d, B_H2, "Studies");
         int before = d->n;
         table5(d, R, T);
+        model_scores(d, R, T);
         table9(d, T);
         feedback_study(d, R, T);
         for_groups(d, R, T, heatmaps);
         if (d->n == before)
-            add_text(d, B_PARA, "None in this grid: --fitness llm gives Table V, --feedback-inputs text,image Table "
-                                "IX, --feedbacks specific,generic,none Table III and Fig. 6, --got-best and "
-                                "--got-worst lists Fig. 7.");
+            vd_text(d, B_PARA, "None in this grid: --fitnesses heuristic,llm gives Table V, --fitness llm the model's "
+                               "scores beside the heuristic, --feedback-inputs text,image Table IX, --feedbacks "
+                               "specific,generic,none Table III and Fig. 6, --got-best and --got-worst lists Fig. 7.");
         if (R->n_cell_info) {
-            add_text(d, B_H2, "Cells");
-            add_block(d, B_CELLS);
+            vd_text(d, B_H2, "Cells");
+            vd_block(d, B_CELLS);
         }
     }
     notes(d, R, T, full);

@@ -37,19 +37,3 @@ double stats_welch_p(const double *a, int na, const double *b, int nb, double *t
     if (df_out) *df_out = df;
     return p;
 }
-
-int stats_minmax(const double *x, int n, double *out, double *min, double *max)
-{
-    double lo = INFINITY, hi = -INFINITY;
-    for (int i = 0; i < n; i++)
-        if (isfinite(x[i])) {
-            if (x[i] < lo) lo = x[i];
-            if (x[i] > hi) hi = x[i];
-        }
-    int spread = hi > lo;
-    for (int i = 0; i < n; i++)
-        out[i] = !isfinite(x[i]) ? NAN : spread ? (x[i] - lo) / (hi - lo) : 0;
-    if (min) *min = lo <= hi ? lo : NAN;
-    if (max) *max = lo <= hi ? hi : NAN;
-    return spread;
-}

@@ -1,6 +1,5 @@
 /* Statistics of experiment summaries: sample mean and standard deviation,
- * Welch's two-sample t-test (the t distribution comes from GSL) and the
- * scenario-wise min-max normalisation of the paper's "Mean" rows.  Every
+ * and Welch's two-sample t-test (the t distribution comes from GSL).  Every
  * function takes plain arrays; none allocates. */
 #ifndef PCG_STATS_H
 #define PCG_STATS_H
@@ -16,11 +15,5 @@ void stats_mean_sd(const double *x, int n, double *mean, double *sd);
  * ttest_ind(equal_var=False) reports them).  *t and *df (either may be
  * NULL) get the statistic and the Welch-Satterthwaite degrees of freedom. */
 double stats_welch_p(const double *a, int na, const double *b, int nb, double *t, double *df);
-
-/* Min-max normalisation of x[0..n-1] into out: (x - min) / (max - min),
- * over the finite values; NAN entries stay NAN.  When every value is the
- * same there is no spread to scale, and every entry maps to 0.  Returns 1
- * when the values had a spread, 0 when not (or no finite value). */
-int stats_minmax(const double *x, int n, double *out, double *min, double *max);
 
 #endif
