@@ -190,9 +190,9 @@ static void grid_one_scenario_not_normalised(void **state)
     assert_int_equal(T.t2[2].scenario, 0);
     /* random play is the 0 of each scenario's normalisation, so of the Mean rows too */
     assert_true(fabs(T.random_play_mean) < 1e-12);
-    for (int i = 0; i < R.n; i++) {
-        double r = T.random_play[R.rows[i].scenario];
-        assert_true(fabs(R.rows[i].norm - (R.rows[i].fitness - r) / (1 - r)) < 1e-12);
+    for (int k = 0; k < R.n; k++) {
+        double r = T.random_play[R.rows[k].scenario];
+        assert_true(fabs(R.rows[k].norm - (R.rows[k].fitness - r) / (1 - r)) < 1e-12);
     }
     grid_tables_free(&T);
     grid_rows_free(&R);
