@@ -140,9 +140,33 @@ static void philox_host(uint64_t seed, uint64_t subseq, uint64_t block, uint32_t
     for (int i = 0; i < 4; i++) out[i] = b.v[i];
 }
 
+#ifdef PCG_SIM
+#include "sim.h"
+#else
+/* A device runs reward modules itself and counts no work. */
+static int device_set_host_reward(pcg_host_reward_fn, void *)
+{
+    pcg_cuda_set_error("host rewards stand in for reward kernels only in the simulation library");
+    return -1;
+}
+
+static const pcg_cuda_work *device_work_counters(int *count)
+{
+    *count = 0;
+    return NULL;
+}
+
+static void device_work_reset(void) {}
+#endif
+
 static const pcg_cuda_api table = {
     PCG_CUDA_ABI_VERSION,
     (int)sizeof(pcg_cuda_api),
+#ifdef PCG_SIM
+    1,
+#else
+    0,
+#endif
     pcg_cuda_last_error,
     device_count,
     device_info,
@@ -188,9 +212,20 @@ static const pcg_cuda_api table = {
     pcg_curand_draws,
     pcg_play_episode,
     pcg_env_set_rules,
+#ifdef PCG_SIM
+    pcg_blas_in_use,
+    pcg_sim_set_host_reward,
+    pcg_sim_work_counters,
+    pcg_sim_work_reset,
+#else
+    pcg_blas_in_use,
+    device_set_host_reward,
+    device_work_counters,
+    device_work_reset,
+#endif
 };
 
-extern "C" __attribute__((visibility("default"))) const pcg_cuda_api *pcg_cuda_backend_v4(void)
+extern "C" __attribute__((visibility("default"))) const pcg_cuda_api *pcg_cuda_backend_v5(void)
 {
     return &table;
 }

@@ -5,6 +5,7 @@
  * mode; only the products inside cuBLAS are rounded. */
 #include "common.cuh"
 #include <cublas_v2.h>
+#include <stdio.h>
 
 static cublasHandle_t handle;
 static int math_mode = PCG_MATH_FP32;
@@ -52,6 +53,16 @@ static cublasHandle_t blas(void)
             return -1;                                                                     \
         }                                                                                  \
     } while (0)
+
+extern "C" const char *pcg_blas_in_use(void)
+{
+    static char line[64];
+    int v = 0;
+    cublasHandle_t h = blas();
+    if (!h || cublasGetVersion(h, &v) != CUBLAS_STATUS_SUCCESS) return "cuBLAS (version unknown)";
+    snprintf(line, sizeof line, "cuBLAS %d.%d.%d", v / 10000, v / 100 % 100, v % 100);
+    return line;
+}
 
 extern "C" int pcg_blas_set_math(int mode)
 {

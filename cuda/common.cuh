@@ -21,6 +21,17 @@ const char *pcg_cuda_last_error(void);
         }                                                                                     \
     } while (0)
 
+/* Every kernel launch of the backend: nvcc sees the real <<<>>> launch; the
+ * simulation build (g++ -DPCG_SIM, cuda/sim/) runs the kernel's blocks on
+ * the CPU, after checking the launch against a device's limits.  A
+ * template kernel goes in parentheses: PCG_LAUNCH((k<true>), g, b, 0, s, x). */
+#ifdef PCG_SIM
+#define PCG_LAUNCH(kernel, grid, block, shmem, stream, ...) \
+    pcg_sim::launch(#kernel, kernel, grid, block, shmem, stream, ##__VA_ARGS__)
+#else
+#define PCG_LAUNCH(kernel, grid, block, shmem, stream, ...) kernel<<<grid, block, shmem, stream>>>(__VA_ARGS__)
+#endif
+
 /* The stream every kernel and copy of the backend runs on. */
 cudaStream_t pcg_cuda_stream(void);
 /* 0 if that stream exists, else -1 (the reason in last_error). */
@@ -58,6 +69,7 @@ int pcg_sgemm_nn(int m, int n, int k, float alpha, const float *A, const float *
 int pcg_sgemm_nt(int m, int n, int k, float alpha, const float *A, const float *B, float beta, float *C);
 int pcg_sgemm_tn(int m, int n, int k, float alpha, const float *A, const float *B, float beta, float *C);
 int pcg_blas_set_math(int mode);
+const char *pcg_blas_in_use(void);
 int pcg_nn_acts_alloc(nn_acts *a, const nn_config *cfg, int cap);
 int pcg_nn_forward(const nn_config *cfg, const size_t *off, const float *P, nn_acts *a, const unsigned char *obs,
                    int B);

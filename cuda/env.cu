@@ -136,10 +136,10 @@ static int launch_reset(pcg_cuda_env *e, bool init_pad)
 {
     env_batch &d = e->d;
     bool thread_obs = e->mapping == PCG_OBS_THREAD;
-    init_kernel<<<blocks(d.n, THREADS), THREADS, 0, pcg_cuda_stream()>>>(d, init_pad, thread_obs);
+    PCG_LAUNCH(init_kernel, blocks(d.n, THREADS), THREADS, 0, pcg_cuda_stream(), d, init_pad, thread_obs);
     PCG_CK(cudaGetLastError(), -1);
     if (!thread_obs) {
-        observe_warp_kernel<<<blocks(d.n * 32, WARP_THREADS), WARP_THREADS, 0, pcg_cuda_stream()>>>(d);
+        PCG_LAUNCH(observe_warp_kernel, blocks(d.n * 32, WARP_THREADS), WARP_THREADS, 0, pcg_cuda_stream(), d);
         PCG_CK(cudaGetLastError(), -1);
     }
     return 0;
@@ -245,7 +245,7 @@ extern "C" int pcg_env_set_rules(pcg_cuda_env *e, const env_rules *rules)
     d.c.rules = *rules;
     /* the observations follow the new centre at once (the warp kernel
      * writes what either mapping would) */
-    observe_warp_kernel<<<blocks(d.n * 32, WARP_THREADS), WARP_THREADS, 0, pcg_cuda_stream()>>>(d);
+    PCG_LAUNCH(observe_warp_kernel, blocks(d.n * 32, WARP_THREADS), WARP_THREADS, 0, pcg_cuda_stream(), d);
     PCG_CK(cudaGetLastError(), -1);
     return 0;
 }
@@ -262,14 +262,14 @@ static int launch_step(pcg_cuda_env *e, bool random, unsigned long long seed, un
     int nb = blocks(d.n, THREADS);
     bool thread_obs = e->mapping == PCG_OBS_THREAD;
     if (!e->reward) {
-        if (random && thread_obs) step_kernel<true, false, true><<<nb, THREADS, 0, s>>>(d, seed, t);
-        else if (random) step_kernel<true, false, false><<<nb, THREADS, 0, s>>>(d, seed, t);
-        else if (thread_obs) step_kernel<false, false, true><<<nb, THREADS, 0, s>>>(d, seed, t);
-        else step_kernel<false, false, false><<<nb, THREADS, 0, s>>>(d, seed, t);
+        if (random && thread_obs) PCG_LAUNCH((step_kernel<true, false, true>), nb, THREADS, 0, s, d, seed, t);
+        else if (random) PCG_LAUNCH((step_kernel<true, false, false>), nb, THREADS, 0, s, d, seed, t);
+        else if (thread_obs) PCG_LAUNCH((step_kernel<false, false, true>), nb, THREADS, 0, s, d, seed, t);
+        else PCG_LAUNCH((step_kernel<false, false, false>), nb, THREADS, 0, s, d, seed, t);
         PCG_CK(cudaGetLastError(), -1);
     } else {
-        if (random) step_kernel<true, true, false><<<nb, THREADS, 0, s>>>(d, seed, t);
-        else step_kernel<false, true, false><<<nb, THREADS, 0, s>>>(d, seed, t);
+        if (random) PCG_LAUNCH((step_kernel<true, true, false>), nb, THREADS, 0, s, d, seed, t);
+        else PCG_LAUNCH((step_kernel<false, true, false>), nb, THREADS, 0, s, d, seed, t);
         PCG_CK(cudaGetLastError(), -1);
         int n = d.n, h = d.c.h, w = d.c.w;
         const unsigned char *prev = d.prev, *curr = d.maps;
@@ -281,12 +281,12 @@ static int launch_step(pcg_cuda_env *e, bool random, unsigned long long seed, un
             pcg_cuda_set_error("reward kernel launch: %s", drv_err(r));
             return -1;
         }
-        if (thread_obs) finish_kernel<true><<<nb, THREADS, 0, s>>>(d);
-        else finish_kernel<false><<<nb, THREADS, 0, s>>>(d);
+        if (thread_obs) PCG_LAUNCH(finish_kernel<true>, nb, THREADS, 0, s, d);
+        else PCG_LAUNCH(finish_kernel<false>, nb, THREADS, 0, s, d);
         PCG_CK(cudaGetLastError(), -1);
     }
     if (!thread_obs) {
-        observe_warp_kernel<<<blocks(d.n * 32, WARP_THREADS), WARP_THREADS, 0, s>>>(d);
+        PCG_LAUNCH(observe_warp_kernel, blocks(d.n * 32, WARP_THREADS), WARP_THREADS, 0, s, d);
         PCG_CK(cudaGetLastError(), -1);
     }
     return 0;
@@ -411,10 +411,10 @@ extern "C" int pcg_env_load(pcg_cuda_env *e, const unsigned char *maps, const un
     PCG_CK(cudaMemsetAsync(d.dones, 0, N, s), -1);
     if (pcg_env_log_clear(e)) return -1;
     bool thread_obs = e->mapping == PCG_OBS_THREAD;
-    rebuild_kernel<<<blocks(d.n, THREADS), THREADS, 0, s>>>(d, thread_obs);
+    PCG_LAUNCH(rebuild_kernel, blocks(d.n, THREADS), THREADS, 0, s, d, thread_obs);
     PCG_CK(cudaGetLastError(), -1);
     if (!thread_obs) {
-        observe_warp_kernel<<<blocks(d.n * 32, WARP_THREADS), WARP_THREADS, 0, s>>>(d);
+        PCG_LAUNCH(observe_warp_kernel, blocks(d.n * 32, WARP_THREADS), WARP_THREADS, 0, s, d);
         PCG_CK(cudaGetLastError(), -1);
     }
     PCG_CK(cudaStreamSynchronize(s), -1);
@@ -457,7 +457,7 @@ extern "C" int pcg_curand_draws(uint64_t seed, uint64_t subseq, uint64_t offset,
     unsigned int *buf = (unsigned int *)pcg_arena_alloc((size_t)count * sizeof(unsigned int));
     if (!buf) return -1;
     cudaStream_t s = pcg_cuda_stream();
-    curand_draws_kernel<<<1, 1, 0, s>>>(seed, subseq, offset, count, buf);
+    PCG_LAUNCH(curand_draws_kernel, 1, 1, 0, s, seed, subseq, offset, count, buf);
     cudaError_t err = cudaGetLastError();
     if (err == cudaSuccess) err = cudaMemcpyAsync(out, buf, (size_t)count * 4, cudaMemcpyDeviceToHost, s);
     if (err == cudaSuccess) err = cudaStreamSynchronize(s);

@@ -72,7 +72,7 @@ __global__ static void add_sums_kernel(float *db, const float *part, int chunks,
 static int relu_forward(float *x, size_t n)
 {
     if (!n) return 0;
-    relu_fwd_kernel<<<grid_for(n), NN_THREADS, 0, pcg_cuda_stream()>>>(x, n);
+    PCG_LAUNCH(relu_fwd_kernel, grid_for(n), NN_THREADS, 0, pcg_cuda_stream(), x, n);
     LAUNCH_CK();
     return 0;
 }
@@ -80,7 +80,7 @@ static int relu_forward(float *x, size_t n)
 static int relu_backward(float *dx, const float *y, size_t n)
 {
     if (!n) return 0;
-    relu_bwd_kernel<<<grid_for(n), NN_THREADS, 0, pcg_cuda_stream()>>>(dx, y, n);
+    PCG_LAUNCH(relu_bwd_kernel, grid_for(n), NN_THREADS, 0, pcg_cuda_stream(), dx, y, n);
     LAUNCH_CK();
     return 0;
 }
@@ -94,8 +94,8 @@ static int add_col_sums(float *db, const float *x, int rows, int O)
     float *part = (float *)pcg_arena_alloc((size_t)chunks * O * sizeof(float));
     if (!part) return -1;
     dim3 g((unsigned)((O + 63) / 64), (unsigned)chunks);
-    col_sums_kernel<<<g, 64, 0, pcg_cuda_stream()>>>(part, x, rows, O, chunk);
-    add_sums_kernel<<<(O + 63) / 64, 64, 0, pcg_cuda_stream()>>>(db, part, chunks, O);
+    PCG_LAUNCH(col_sums_kernel, g, 64, 0, pcg_cuda_stream(), part, x, rows, O, chunk);
+    PCG_LAUNCH(add_sums_kernel, (O + 63) / 64, 64, 0, pcg_cuda_stream(), db, part, chunks, O);
     pcg_arena_release(mark); /* later work on this stream runs after both kernels */
     LAUNCH_CK();
     return 0;
@@ -106,7 +106,7 @@ static int add_col_sums(float *db, const float *x, int rows, int O)
 static int dense_forward(float *out, const float *in, const float *W, const float *b, int B, int In, int O)
 {
     size_t n = (size_t)B * O;
-    bias_rows_kernel<<<grid_for(n), NN_THREADS, 0, pcg_cuda_stream()>>>(out, b, (size_t)B, O);
+    PCG_LAUNCH(bias_rows_kernel, grid_for(n), NN_THREADS, 0, pcg_cuda_stream(), out, b, (size_t)B, O);
     LAUNCH_CK();
     return pcg_sgemm_nn(B, O, In, 1.0f, in, W, 1.0f, out);
 }
@@ -303,8 +303,8 @@ static int conv_onehot_forward(float *out, const unsigned char *obs, const nn_ob
     float *table = (float *)pcg_arena_alloc((size_t)taps * NC * s.O * sizeof(float));
     if (!table) return -1;
     size_t nt = (size_t)taps * (s.C - 1) * s.O, no = (size_t)B * s.OH * s.OW * s.O;
-    onehot_table_kernel<<<grid_for(nt), NN_THREADS, 0, pcg_cuda_stream()>>>(table, W, taps, s.C, s.O);
-    conv_onehot_fwd_kernel<<<grid_for(no), NN_THREADS, 0, pcg_cuda_stream()>>>(out, obs, vw, table, b, B, s);
+    PCG_LAUNCH(onehot_table_kernel, grid_for(nt), NN_THREADS, 0, pcg_cuda_stream(), table, W, taps, s.C, s.O);
+    PCG_LAUNCH(conv_onehot_fwd_kernel, grid_for(no), NN_THREADS, 0, pcg_cuda_stream(), out, obs, vw, table, b, B, s);
     pcg_arena_release(mark);
     LAUNCH_CK();
     return 0;
@@ -319,8 +319,8 @@ static int conv_onehot_backward(float *dW, float *db, const float *dout, const u
     float *part = (float *)pcg_arena_alloc((size_t)chunks * taps * NC * s.O * sizeof(float));
     if (!part) return -1;
     size_t nb = (size_t)chunks * taps * s.O, nf = (size_t)taps * s.O;
-    conv_onehot_bwd_kernel<<<grid_for(nb), NN_THREADS, 0, pcg_cuda_stream()>>>(part, dout, obs, vw, B, s, chunk);
-    conv_onehot_fold_kernel<<<grid_for(nf), NN_THREADS, 0, pcg_cuda_stream()>>>(dW, part, chunks, s);
+    PCG_LAUNCH(conv_onehot_bwd_kernel, grid_for(nb), NN_THREADS, 0, pcg_cuda_stream(), part, dout, obs, vw, B, s, chunk);
+    PCG_LAUNCH(conv_onehot_fold_kernel, grid_for(nf), NN_THREADS, 0, pcg_cuda_stream(), dW, part, chunks, s);
     pcg_arena_release(mark);
     LAUNCH_CK();
     return add_col_sums(db, dout, B * s.OH * s.OW, s.O);
@@ -330,7 +330,7 @@ static int conv_forward(float *out, float *col, const float *in, const float *W,
                         const nn_conv_shape &s)
 {
     size_t n = (size_t)B * s.OH * s.OW * s.k * s.k * s.C;
-    im2col_kernel<<<grid_for(n), NN_THREADS, 0, pcg_cuda_stream()>>>(col, in, B, s);
+    PCG_LAUNCH(im2col_kernel, grid_for(n), NN_THREADS, 0, pcg_cuda_stream(), col, in, B, s);
     LAUNCH_CK();
     return dense_forward(out, col, W, b, B * s.OH * s.OW, s.k * s.k * s.C, s.O);
 }
@@ -343,7 +343,7 @@ static int conv_backward(float *din, float *dW, float *db, const float *dout, fl
     if (!din) return 0;
     if (pcg_sgemm_nt(rows, K, s.O, 1.0f, dout, W, 0.0f, col)) return -1;
     size_t n = (size_t)B * s.H * s.W * s.C;
-    col2im_kernel<<<grid_for(n), NN_THREADS, 0, pcg_cuda_stream()>>>(din, col, B, s);
+    PCG_LAUNCH(col2im_kernel, grid_for(n), NN_THREADS, 0, pcg_cuda_stream(), din, col, B, s);
     LAUNCH_CK();
     return 0;
 }
@@ -408,7 +408,7 @@ extern "C" int pcg_nn_forward(const nn_config *c, const size_t *off, const float
     NN_CK(dense_forward(a->logits, a->a1, P + off[NN_A2W], P + off[NN_A2B], B, c->actor_hidden, c->n_actions));
     /* critic */
     size_t nv = (size_t)B * c->critic_hidden;
-    dense_onehot_fwd_kernel<<<grid_for(nv), NN_THREADS, 0, pcg_cuda_stream()>>>(
+    PCG_LAUNCH(dense_onehot_fwd_kernel, grid_for(nv), NN_THREADS, 0, pcg_cuda_stream(), 
         a->v1, obs, vc, P + off[NN_V1W], P + off[NN_V1B], B, c->in_ch, c->critic_hidden);
     LAUNCH_CK();
     NN_CK(relu_forward(a->v1, nv));
@@ -452,7 +452,7 @@ extern "C" int pcg_nn_backward(const nn_config *c, const size_t *off, const floa
                          c->critic_hidden, c->critic_hidden));
     NN_CK(relu_backward(a->dv1, a->v1, nv));
     size_t nw = (size_t)vc.h * vc.w * c->critic_hidden;
-    dense_onehot_bwd_kernel<<<grid_for(nw), NN_THREADS, 0, pcg_cuda_stream()>>>(G + off[NN_V1W], a->dv1, obs, vc, B,
+    PCG_LAUNCH(dense_onehot_bwd_kernel, grid_for(nw), NN_THREADS, 0, pcg_cuda_stream(), G + off[NN_V1W], a->dv1, obs, vc, B,
                                                                                  c->in_ch, c->critic_hidden);
     LAUNCH_CK();
     return add_col_sums(G + off[NN_V1B], a->dv1, B, c->critic_hidden);
@@ -499,10 +499,10 @@ extern "C" int pcg_nn_ppo_loss(nn_acts *a, int B, int n_actions, const int *act,
     double *terms = (double *)pcg_arena_alloc((size_t)B * 6 * sizeof(double));
     if (!terms) return -1;
     cudaStream_t s = pcg_cuda_stream();
-    ppo_loss_kernel<<<grid_for((size_t)B), NN_THREADS, 0, s>>>(a->logits, a->value, act, old_logp, adv, old_value,
+    PCG_LAUNCH(ppo_loss_kernel, grid_for((size_t)B), NN_THREADS, 0, s, a->logits, a->value, act, old_logp, adv, old_value,
                                                                 ret, B, n_actions, clip_eps, vf_coef, ent_coef,
                                                                 scale, a->dlogits, a->dvalue, terms);
-    ppo_sum_kernel<<<1, 32, 0, s>>>(terms, B, scale, out);
+    PCG_LAUNCH(ppo_sum_kernel, 1, 32, 0, s, terms, B, scale, out);
     pcg_arena_release(mark);
     LAUNCH_CK();
     return 0;

@@ -123,13 +123,13 @@ extern "C" int pcg_play_episode(const nn_config *nc, const size_t *off, size_t n
                     goto fail;
                 }
             }
-            play_sample_kernel<<<grid, PLAY_THREADS, 0, s>>>(logits, A, n, (unsigned long long)action_seed,
+            PCG_LAUNCH(play_sample_kernel, grid, PLAY_THREADS, 0, s, logits, A, n, (unsigned long long)action_seed,
                                                              (unsigned long long)t, act);
             PLAY_KCK("sample kernel");
             if (t < T - 1) {
                 if (pcg_env_step_device(e, act)) goto fail;
             } else {
-                play_last_kernel<<<grid, PLAY_THREADS, 0, s>>>(*d, act);
+                PCG_LAUNCH(play_last_kernel, grid, PLAY_THREADS, 0, s, *d, act);
                 PLAY_KCK("last step kernel");
             }
         }

@@ -151,8 +151,8 @@ static int reduce(F f, size_t n, double div, int accumulate, double *out, double
     if (nb > RED_BLOCKS) nb = RED_BLOCKS;
     if (nb < 1) nb = 1;
     cudaStream_t s = pcg_cuda_stream();
-    reduce_kernel<F><<<nb, RED_THREADS, 0, s>>>(f, n, partial);
-    reduce_final_kernel<<<1, 32, 0, s>>>(partial, nb, div, accumulate, out);
+    PCG_LAUNCH(reduce_kernel<F>, nb, RED_THREADS, 0, s, f, n, partial);
+    PCG_LAUNCH(reduce_final_kernel, 1, 32, 0, s, partial, nb, div, accumulate, out);
     KCK();
     return 0;
 }
@@ -383,7 +383,7 @@ extern "C" int pcg_ppo_rollout(pcg_cuda_ppo *p, ppo_metrics *m)
         PCG_CK(cudaMemcpyAsync(p->obs + base * os, d->obs, (size_t)E * os, cudaMemcpyDeviceToDevice, s), -1);
         if (forward_all(p, d->obs, E, p->logits, p->values + base)) return -1;
         unsigned long long n = (unsigned long long)p->step / (unsigned long long)E + (unsigned long long)t;
-        sample_kernel<<<grid_for((size_t)E, PPO_THREADS), PPO_THREADS, 0, s>>>(p->logits, A, E, c->seed, n,
+        PCG_LAUNCH(sample_kernel, grid_for((size_t)E, PPO_THREADS), PPO_THREADS, 0, s, p->logits, A, E, c->seed, n,
                                                                                p->actions + base, p->logp + base);
         KCK();
         if (pcg_env_step_device(p->env, p->actions + base)) return -1;
@@ -392,7 +392,7 @@ extern "C" int pcg_ppo_rollout(pcg_cuda_ppo *p, ppo_metrics *m)
         PCG_CK(cudaMemcpyAsync(p->dones + base, d->dones, (size_t)E, cudaMemcpyDeviceToDevice, s), -1);
     }
     if (forward_all(p, d->obs, E, NULL, p->last)) return -1;
-    gae_kernel<<<grid_for((size_t)E, PPO_THREADS), PPO_THREADS, 0, s>>>(T, E, p->rewards, p->values, p->dones, p->last,
+    PCG_LAUNCH(gae_kernel, grid_for((size_t)E, PPO_THREADS), PPO_THREADS, 0, s, T, E, p->rewards, p->values, p->dones, p->last,
                                                                         c->gamma, c->gae_lambda, p->adv, p->ret);
     KCK();
     size_t N = (size_t)T * E;
@@ -433,11 +433,11 @@ extern "C" int pcg_ppo_update(pcg_cuda_ppo *p, ppo_metrics *m)
             if (reduce(red_gather{p->adv, idx}, S, (double)S, 0, p->stats + ST_MEAN, p->partial)) return -1;
             if (reduce(red_deviation{p->adv, idx, p->stats + ST_MEAN}, S, (double)S, 0, p->stats + ST_VAR, p->partial))
                 return -1;
-            inv_std_kernel<<<1, 32, 0, s>>>(p->stats);
-            gather_kernel<<<grid_for(S, PPO_THREADS), PPO_THREADS, 0, s>>>(idx, S, p->actions, p->logp, p->adv,
+            PCG_LAUNCH(inv_std_kernel, 1, 32, 0, s, p->stats);
+            PCG_LAUNCH(gather_kernel, grid_for(S, PPO_THREADS), PPO_THREADS, 0, s, idx, S, p->actions, p->logp, p->adv,
                                                                             p->values, p->ret, p->stats, p->mb_act,
                                                                             p->mb_logp, p->mb_adv, p->mb_val, p->mb_ret);
-            gather_obs_kernel<<<grid_for(S * 32, PPO_THREADS), PPO_THREADS, 0, s>>>(idx, S, p->obs, (int)os, p->mb_obs);
+            PCG_LAUNCH(gather_obs_kernel, grid_for(S * 32, PPO_THREADS), PPO_THREADS, 0, s, idx, S, p->obs, (int)os, p->mb_obs);
             KCK();
             PCG_CK(cudaMemsetAsync(p->G, 0, p->n_params * sizeof(float), s), -1);
             for (size_t i0 = 0; i0 < S; i0 += (size_t)p->cap) {
@@ -448,17 +448,17 @@ extern "C" int pcg_ppo_update(pcg_cuda_ppo *p, ppo_metrics *m)
                                     p->mb_val + i0, p->mb_ret + i0, c->clip_eps, c->vf_coef, c->ent_coef,
                                     1.0 / (double)S, p->stats + ST_CHUNK))
                     return -1;
-                add_chunk_kernel<<<1, 32, 0, s>>>(p->stats);
+                PCG_LAUNCH(add_chunk_kernel, 1, 32, 0, s, p->stats);
                 KCK();
                 if (pcg_nn_backward(&p->nc, p->off, p->P, p->G, &p->acts, o, B)) return -1;
             }
             if (reduce(red_square{p->G}, p->n_params, 1.0, 0, p->stats + ST_SUMSQ, p->partial)) return -1;
-            norm_kernel<<<1, 32, 0, s>>>(p->stats);
-            clip_kernel<<<grid_for(p->n_params, PPO_THREADS), PPO_THREADS, 0, s>>>(p->G, p->n_params, p->stats,
+            PCG_LAUNCH(norm_kernel, 1, 32, 0, s, p->stats);
+            PCG_LAUNCH(clip_kernel, grid_for(p->n_params, PPO_THREADS), PPO_THREADS, 0, s, p->G, p->n_params, p->stats,
                                                                                    c->max_grad_norm);
             p->adam_t++;
             double bc1 = 1.0 - pow(c->adam_b1, (double)p->adam_t), bc2 = 1.0 - pow(c->adam_b2, (double)p->adam_t);
-            adam_kernel<<<grid_for(p->n_params, PPO_THREADS), PPO_THREADS, 0, s>>>(
+            PCG_LAUNCH(adam_kernel, grid_for(p->n_params, PPO_THREADS), PPO_THREADS, 0, s, 
                 p->P, p->G, p->M, p->V, p->n_params, c->lr, c->adam_b1, c->adam_b2, c->adam_eps, (float)(1.0 / bc1),
                 (float)(1.0 / bc2));
             KCK();

@@ -52,9 +52,12 @@ const char *backend_cuda_path(void);
 
 /* ---- the ABI of libpcgrllm_cuda.so ---- */
 
-#define PCG_CUDA_ABI_VERSION 4
-#define PCG_CUDA_ENTRY "pcg_cuda_backend_v4"
+#define PCG_CUDA_ABI_VERSION 5
+#define PCG_CUDA_ENTRY "pcg_cuda_backend_v5"
 #define PCG_CUDA_LIB "libpcgrllm_cuda.so"
+/* The same kernels built for the CPU (`make cuda-sim`, docs/cuda.md): the
+ * same table, every launch checked against a device's limits. */
+#define PCG_CUDA_SIM_LIB "libpcgrllm_cuda_sim.so"
 
 /* Reward kernels.  A reward module (a cubin, fatbin or PTX image, e.g. the
  * NVRTC output of reward source + device prelude) must define
@@ -122,9 +125,28 @@ typedef struct {
     double episodes, episode_return, changed;
 } pcg_cuda_env_log;
 
+/* What the simulation counted for one kernel (or one cuBLAS call shape,
+ * named "cublas ..."): global-memory bytes are counted access by access in
+ * the counting build; flops of the hand-written kernels are the per-thread
+ * counts declared in cuda/sim/work.cpp, of cuBLAS calls 2*m*n*k. */
+typedef struct {
+    char name[64];
+    uint64_t launches, threads, bytes_read, bytes_written, flops;
+    uint64_t syncs; /* host synchronisations attributed to the kernel's step */
+} pcg_cuda_work;
+
+/* A reward computed on the host for the simulation (the reward source
+ * compiled for the CPU in the confined worker that trains): rewards[i] for
+ * environment i of n, levels h*w tile ids as the reward kernel's. */
+typedef int (*pcg_host_reward_fn)(void *ctx, int n, int h, int w, const unsigned char *prev,
+                                  const unsigned char *curr, float *rewards);
+
 typedef struct pcg_cuda_api {
     int abi_version; /* PCG_CUDA_ABI_VERSION */
     int size;        /* sizeof(struct pcg_cuda_api) */
+    /* 1 in the simulation library (no device: the kernels run on the CPU,
+     * docs/cuda.md), 0 in the device library */
+    int simulated;
     const char *(*last_error)(void);
 
     /* devices */
@@ -242,6 +264,20 @@ typedef struct pcg_cuda_api {
      * from the next step on, the observations redone under them (env_alloc
      * starts with the reference's) */
     int (*env_set_rules)(pcg_cuda_env *e, const env_rules *rules);
+
+    /* ---- since ABI 5 ---- */
+    /* The sgemm in use, one line: "cuBLAS 13.0", "built-in tiled sgemm
+     * (cuBLAS not found: ...)", "simulated cuBLAS over OpenBLAS" */
+    const char *(*blas_in_use)(void);
+    /* Simulation only (the device library returns -1): the host function
+     * that stands for every reward module's kernel from now on (NULL: none;
+     * a reward module set without one is an error at its first launch). */
+    int (*set_host_reward)(pcg_host_reward_fn fn, void *ctx);
+    /* Simulation only: the work counted since the last reset, one entry per
+     * kernel; count is set to the number of entries (0 in the device
+     * library, which returns NULL). */
+    const pcg_cuda_work *(*work_counters)(int *count);
+    void (*work_reset)(void);
 } pcg_cuda_api;
 
 typedef const pcg_cuda_api *(*pcg_cuda_entry_fn)(void);
