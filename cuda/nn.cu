@@ -48,10 +48,11 @@ __global__ static void bias_rows_kernel(float *out, const float *b, size_t rows,
     if (i < rows * O) out[i] = b[i % O];
 }
 
-/* Column sums in chunks of rows: part[chunk][o]. */
+/* Column sums in chunks of rows: part[chunk][o].  The chunks run along
+ * gridDim.x: a large batch has more than gridDim.y's 65535. */
 __global__ static void col_sums_kernel(float *part, const float *x, int rows, int O, int chunk)
 {
-    int o = blockIdx.x * blockDim.x + threadIdx.x, c = blockIdx.y;
+    int o = blockIdx.y * blockDim.x + threadIdx.x, c = blockIdx.x;
     if (o >= O) return;
     int r0 = c * chunk, r1 = min(rows, r0 + chunk);
     float s = 0;
@@ -93,7 +94,7 @@ static int add_col_sums(float *db, const float *x, int rows, int O)
     size_t mark = pcg_arena_mark();
     float *part = (float *)pcg_arena_alloc((size_t)chunks * O * sizeof(float));
     if (!part) return -1;
-    dim3 g((unsigned)((O + 63) / 64), (unsigned)chunks);
+    dim3 g((unsigned)chunks, (unsigned)((O + 63) / 64));
     PCG_LAUNCH(col_sums_kernel, g, 64, 0, pcg_cuda_stream(), part, x, rows, O, chunk);
     PCG_LAUNCH(add_sums_kernel, (O + 63) / 64, 64, 0, pcg_cuda_stream(), db, part, chunks, O);
     pcg_arena_release(mark); /* later work on this stream runs after both kernels */

@@ -6,7 +6,7 @@
 # PyPI): installed with pip when missing; if that fails the test that needs
 # it skips with one line saying so.
 set -e
-PKGS="gcc make pkg-config python3 libtcc-dev libjansson-dev libcurl4-openssl-dev libopenblas-dev \
+PKGS="gcc g++ make pkg-config python3 libtcc-dev libjansson-dev libcurl4-openssl-dev libopenblas-dev \
 libcairo2-dev libseccomp-dev libcmocka-dev zlib1g-dev libgsl-dev"
 PY_PKGS="NBT==1.5.1"
 

@@ -25,6 +25,11 @@ void pcg_test_register(const struct CMUnitTest *tests, size_t n);
  * a skip would hide a failure: the test fails with the same line instead. */
 void pcg_test_skip(const char *test, const char *why);
 
+/* backend_cuda_devices, except that the simulation library named by
+ * PCGRLLM_CUDA_LIB (docs/cuda.md) counts as one device: the device tests
+ * run against it where there is no GPU. */
+int pcg_test_cuda_devices(char *why, int whylen);
+
 /* Path of a scratch directory unique to this test process (created). */
 const char *pcg_test_tmpdir(void);
 /* Path of the built binary, for end-to-end tests of the CLI. */

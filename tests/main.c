@@ -1,6 +1,7 @@
 /* Runs every registered test in one cmocka group.  An optional argument is a
  * name filter (shell pattern, e.g. "env_*"). */
 #include "harness.h"
+#include "backend.h"
 #include "util.h"
 #include "worker.h"
 #include "worker_roles.h"
@@ -142,6 +143,16 @@ void pcg_test_skip(const char *test, const char *why)
     if (req && *req && strcmp(req, "0")) fail_msg("%s: not skipped, a device is required here: %s", test, why);
     printf("%s: skipped, %s\n", test, why);
     skip();
+}
+
+int pcg_test_cuda_devices(char *why, int whylen)
+{
+    const char *lib = getenv("PCGRLLM_CUDA_LIB");
+    if (lib && *lib) {
+        const pcg_cuda_api *api = backend_cuda_load(why, whylen);
+        if (api && api->simulated) return 1;
+    }
+    return backend_cuda_devices(why, whylen);
 }
 
 static struct CMUnitTest *all;

@@ -3,6 +3,7 @@
  * rewards, cuRAND streams, sgemm), which need a device and skip without one. */
 #include "harness.h"
 #include "backend.h"
+#include "sim_reward.h"
 #include "env.h"
 #include "philox.h"
 #include "reward_sample.h"
@@ -32,7 +33,7 @@ static const pcg_cuda_api *device_or_skip(const char *test)
 {
     char why[300];
     char line[400];
-    if (backend_cuda_devices(why, sizeof why) <= 0) {
+    if (pcg_test_cuda_devices(why, sizeof why) <= 0) {
         snprintf(line, sizeof line, "no CUDA device (%s)", why);
         pcg_test_skip(test, line);
     }
@@ -84,7 +85,7 @@ static void cuda_library_exports(void **state)
                 for (int k = 0; k < 4; k++) assert_int_equal(got[k], want.v[k]);
             }
     char why[300];
-    if (backend_cuda_devices(why, sizeof why) <= 0) {
+    if (pcg_test_cuda_devices(why, sizeof why) <= 0) {
         /* without a device the library says so in one line */
         assert_true(api->device_count() < 0);
         assert_true(one_line(api->last_error()));
@@ -102,7 +103,7 @@ static void cuda_backend_select(void **state)
     assert_true(one_line(err));
     assert_non_null(strstr(err, "gpu"));
     char why[300];
-    int devices = backend_cuda_devices(why, sizeof why);
+    int devices = pcg_test_cuda_devices(why, sizeof why);
     err[0] = 0;
     int cuda = backend_select("cuda", err, sizeof err);
     int autob = backend_select("auto", err, sizeof err);
@@ -116,7 +117,8 @@ static void cuda_backend_select(void **state)
         assert_int_equal(autob, BACKEND_CPU);
     } else if (backend_cuda()) {
         assert_int_equal(cuda, BACKEND_CUDA);
-        assert_int_equal(autob, BACKEND_CUDA);
+        /* auto never takes the simulation: it is for checking, not speed */
+        assert_int_equal(autob, backend_cuda()->simulated ? BACKEND_CPU : BACKEND_CUDA);
     } else {
         /* a device but no library: cuda names the library, auto falls back */
         assert_int_equal(cuda, -1);
@@ -132,7 +134,7 @@ static void cuda_cli_backend_flag(void **state)
     (void)state;
     char out[4096];
     char why[300];
-    int devices = backend_cuda_devices(why, sizeof why);
+    int devices = pcg_test_cuda_devices(why, sizeof why);
     int rc = pcg_test_sh(out, sizeof out, "%s device --backend auto", pcg_test_binary());
     assert_int_equal(rc, 0);
     assert_non_null(strstr(out, "backend: "));
@@ -371,6 +373,7 @@ static void run_differential_fn(const pcg_cuda_api *api, int n, int h, int w, in
     if (!g) fail_msg("%s: env_alloc: %s", what, api->last_error());
     if (api->env_set_rules(g, &rules)) fail_msg("%s: env_set_rules: %s", what, api->last_error());
     if (reward && api->env_set_reward(g, reward)) fail_msg("%s: env_set_reward: %s", what, api->last_error());
+    if (reward && sim_reward_use(api, cpu_fn, cpu_ctx)) fail_msg("%s: host reward: %s", what, api->last_error());
     host_copy hc;
     host_copy_alloc(&hc, &e);
     int *actions = malloc(sizeof(int) * (size_t)n);
@@ -460,9 +463,19 @@ static void *sample_module_or_skip(const char *test)
     char *slash = strrchr(path, '/');
     if (slash) slash[1] = 0;
     else path[0] = 0;
+    size_t dir_len = strlen(path);
     strcat(path, "cuda/reward_sample.fatbin");
     long len;
     void *img = read_all(path, &len);
+    const pcg_cuda_api *api = backend_cuda();
+    if (!img && api && api->simulated) {
+        /* the simulation's folder sits beside make cuda's */
+        path[dir_len] = 0;
+        strcat(path, "../cuda/reward_sample.fatbin");
+        img = read_all(path, &len);
+    }
+    /* the simulation runs the module's kernel as the same reward on the host */
+    if (img && api && sim_reward_use(api, sample_reward_cb, NULL)) fail_msg("%s: %s", test, api->last_error());
     if (!img) {
         char why[PATH_MAX + 128];
         snprintf(why, sizeof why, "%s not built (make cuda)", path);
@@ -1076,7 +1089,7 @@ static void cuda_cli_generate_bench_backend(void **state)
     (void)state;
     const char *bin = pcg_test_binary(), *tmp = pcg_test_tmpdir();
     char out[8192], path[1024], why[300];
-    int devices = backend_cuda_devices(why, sizeof why);
+    int devices = pcg_test_cuda_devices(why, sizeof why);
     snprintf(path, sizeof path, "%s/gen_walls.c", tmp);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
@@ -1167,15 +1180,27 @@ static void cuda_arena_grows(void **state)
 static void cuda_backend_choices(void **state)
 {
     (void)state;
-    device_or_skip("cuda_backend_choices");
+    const pcg_cuda_api *api = device_or_skip("cuda_backend_choices");
     const char *bin = pcg_test_binary(), *tmp = pcg_test_tmpdir();
     char out[8192];
-    int rc = pcg_test_sh(out, sizeof out,
-                         "PCGRLLM_NVRTC=/nonexistent/libnvrtc.so %s train --backend auto --reward "
+    int rc;
+    if (api->simulated) {
+        /* auto never takes the simulation; cuda without NVRTC says so */
+        rc = pcg_test_sh(out, sizeof out,
+                         "PCGRLLM_NVRTC=/nonexistent/libnvrtc.so %s train --backend cuda --reward "
+                         "rewards/human/scenario1.c --scenario 1 --steps 256 --envs 2 --preset small --out %s/sim-nonvrtc "
+                         "2>&1 >/dev/null",
+                         bin, tmp);
+        assert_int_not_equal(rc, 0);
+        assert_true(one_line(out));
+        assert_non_null(strstr(out, "NVRTC"));
+    }
+    rc = pcg_test_sh(out, sizeof out,
+                     "PCGRLLM_NVRTC=/nonexistent/libnvrtc.so %s train --backend auto --reward "
                          "rewards/human/scenario1.c --scenario 1 --steps 256 --envs 2 --preset small --out %s/auto-cpu",
                          bin, tmp);
     if (rc != 0) fail_msg("train --backend auto without NVRTC: %s", out);
-    assert_non_null(strstr(out, "training on the CPU"));
+    assert_non_null(strstr(out, api->simulated ? "cpu backend" : "training on the CPU"));
     assert_non_null(strstr(out, "cpu backend"));
     rc = pcg_test_sh(out, sizeof out, "PCGRLLM_GPU=0 %s device --backend cuda", bin);
     assert_int_equal(rc, 0);

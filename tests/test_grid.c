@@ -808,7 +808,7 @@ static void grid_gpus_needs_a_gpu(void **state)
 {
     (void)state;
     char out[4096], why[256];
-    int n = backend_cuda_devices(why, sizeof why);
+    int n = pcg_test_cuda_devices(why, sizeof why);
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s/grid-gpus", pcg_test_tmpdir());
     int rc = pcg_test_sh(out, sizeof out, "%s grid --out %s --gpus %d", pcg_test_binary(), dir, n + 1);

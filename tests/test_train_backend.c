@@ -61,7 +61,7 @@ static void train_backend_flags(void **state)
     assert_int_equal(rc, 2);
     assert_true(one_line_text(out));
     char why[300];
-    if (backend_cuda_devices(why, sizeof why) > 0) return; /* the rest is for machines without a GPU */
+    if (pcg_test_cuda_devices(why, sizeof why) > 0) return; /* the rest is for machines without a GPU */
     rc = pcg_test_sh(out, sizeof out, "%s train --reward %s " TINY " --steps 64 --backend cuda --out %s/tb1; "
                      "test -e %s/tb1 && echo DIR-CREATED", bin, reward, tmp, tmp);
     assert_true(one_line_text(out));
@@ -102,7 +102,7 @@ static void cuda_train_cli(void **state)
 {
     (void)state;
     char why[300];
-    if (backend_cuda_devices(why, sizeof why) <= 0) {
+    if (pcg_test_cuda_devices(why, sizeof why) <= 0) {
         char line[400];
         snprintf(line, sizeof line, "no CUDA device (%s)", why);
         pcg_test_skip("cuda_train_cli", line);
@@ -113,10 +113,10 @@ static void cuda_train_cli(void **state)
     for (int m = 0; m < 3; m++) {
         int rc = pcg_test_sh(out, sizeof out,
                              "%s train --reward %s " TINY " --steps 192 --backend cuda --save-every 0 --matmul %s "
-                             "--out %s/cu_%s && cat %s/cu_%s/train.json && wc -l < %s/cu_%s/metrics.jsonl",
+                             "--out %s/cu_%s && cat %s/cu_%s/train.json && echo && wc -l < %s/cu_%s/metrics.jsonl",
                              bin, reward, modes[m], tmp, modes[m], tmp, modes[m], tmp, modes[m]);
         if (rc) fail_msg("train --backend cuda --matmul %s: %s", modes[m], out);
-        assert_non_null(strstr(out, "\"backend\":\"cuda\""));
+        assert_non_null(strstr(out, "\"backend\": \"cuda\""));
         assert_non_null(strstr(out, modes[m]));
         assert_non_null(strstr(out, "\n3\n"));
     }

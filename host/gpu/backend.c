@@ -164,12 +164,24 @@ int backend_select(const char *name, char *err, int errlen)
         snprintf(err, (size_t)errlen, "unknown backend '%s' (use cpu, cuda or auto)", name);
         return -1;
     }
-    if (backend_cuda_devices(why, sizeof why) <= 0) {
+    /* the simulation library (PCGRLLM_CUDA_LIB, docs/cuda.md) needs no
+     * driver; "auto" never takes it, it is for checking, not for speed */
+    const char *lib = getenv("PCGRLLM_CUDA_LIB");
+    const pcg_cuda_api *api = NULL;
+    if (want_cuda && lib && *lib) {
+        api = backend_cuda_load(why, sizeof why);
+        if (!api) {
+            snprintf(err, (size_t)errlen, "--backend cuda: %s", why);
+            return -1;
+        }
+        if (!api->simulated) api = NULL;
+    }
+    if (!api && backend_cuda_devices(why, sizeof why) <= 0) {
         if (!want_cuda) return BACKEND_CPU;
         snprintf(err, (size_t)errlen, "--backend cuda: no usable CUDA device: %s (use --backend cpu or auto)", why);
         return -1;
     }
-    const pcg_cuda_api *api = backend_cuda_load(why, sizeof why);
+    if (!api) api = backend_cuda_load(why, sizeof why);
     if (api && api->device_count() <= 0) {
         snprintf(why, sizeof why, "%s", api->last_error());
         api = NULL;

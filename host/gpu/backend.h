@@ -125,14 +125,13 @@ typedef struct {
     double episodes, episode_return, changed;
 } pcg_cuda_env_log;
 
-/* What the simulation counted for one kernel (or one cuBLAS call shape,
- * named "cublas ..."): global-memory bytes are counted access by access in
- * the counting build; flops of the hand-written kernels are the per-thread
- * counts declared in cuda/sim/work.cpp, of cuBLAS calls 2*m*n*k. */
+/* What the simulation counted for one kernel, or one cuBLAS call shape
+ * ("cublas gemm nt MxNxK": flops 2*M*N*K), copies and sets, host rewards,
+ * and "host synchronisations" (launches = how many).  docs/cuda.md says
+ * how each figure is counted. */
 typedef struct {
     char name[64];
     uint64_t launches, threads, bytes_read, bytes_written, flops;
-    uint64_t syncs; /* host synchronisations attributed to the kernel's step */
 } pcg_cuda_work;
 
 /* A reward computed on the host for the simulation (the reward source

@@ -8,6 +8,7 @@
 #include "env.h"
 #include "util.h"
 #include "worker.h"
+#include "sim_reward.h"
 
 #define GJOB_MAGIC 0x474a4f42u
 
@@ -76,8 +77,7 @@ int reward_worker_gpu_rewards(const unsigned char *job, size_t job_len)
     memcpy(src, job + sizeof j, job_len - sizeof j);
     src[job_len - sizeof j] = 0;
     char err[600];
-    if (backend_cuda_devices(err, sizeof err) <= 0) return send_text(GM_NO_DEVICE, "%s%s", err, NULL);
-    /* the library, and the GPU PCGRLLM_GPU names */
+    /* the library (the simulation's too), and the GPU PCGRLLM_GPU names */
     if (backend_select("cuda", err, sizeof err) != BACKEND_CUDA) return send_text(GM_NO_DEVICE, "%s%s", err, NULL);
     const pcg_cuda_api *api = backend_cuda();
     pcg_cuda_device_info info;
@@ -93,6 +93,9 @@ int reward_worker_gpu_rewards(const unsigned char *job, size_t job_len)
     if (reward_compile_nvrtc(src, d.arch, &cubin, &len, err, sizeof err))
         return send_text(GM_ERROR, "the GPU compiler (NVRTC, %s) refuses it: %s", d.arch, err);
     pcg_cuda_env *ge = api->env_alloc(j.n, PCG_DEFAULT_SIDE, PCG_DEFAULT_SIDE, j.variant, j.seed, PCG_OBS_THREAD);
+    reward_prog *host_prog; /* the simulation's stand-in for the kernel, kept to the end */
+    if (ge && sim_reward_confined(api, src, child_fd(), &host_prog, err, sizeof err))
+        return send_text(GM_ERROR, "the simulation's host reward: %s%s", err, NULL);
     /* the check compares the reward itself with the CPU's values on every
      * step, the last included: no step's reward is replaced */
     env_rules every_step = {OBS_CENTRE_LAST, TERMINAL_REWARD_DESIGNED, FINAL_LEVEL_767};

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "backend.h"
+#include "sim_reward.h"
 #include "checkpoint.h"
 #include "child.h"
 #include "confine.h"
@@ -164,7 +165,7 @@ static pcg_cuda_ppo_state device_view(checkpoint_state *st)
 
 /* The device trainer with a compiled reward kernel.  0, or SETUP_TRAINER
  * after a TM_DEVICE_ERROR message. */
-static int open_cuda(trainer *t, const unsigned char *ckpt, size_t ckpt_len, const void *cubin)
+static int open_cuda(trainer *t, const char *src, const unsigned char *ckpt, size_t ckpt_len, const void *cubin)
 {
     char why[600];
     t->cuda = 1;
@@ -192,6 +193,10 @@ static int open_cuda(trainer *t, const unsigned char *ckpt, size_t ckpt_len, con
     } else {
         t->st.last_episode_reward = NAN;
     }
+    /* the simulation runs the reward module's kernel as this source on
+     * the CPU, confined from here on */
+    if (sim_reward_confined(t->api, src, child_fd(), &t->prog, why, sizeof why))
+        return send_device_error("reward", why), SETUP_TRAINER;
     return 0;
 }
 
@@ -317,7 +322,7 @@ int train_worker_main(const unsigned char *job, size_t job_len)
     trainer t;
     memset(&t, 0, sizeof t);
     t.s = &j.s;
-    int rc = j.s.use_cuda ? open_cuda(&t, p + j.src_len, j.ckpt_len, p + j.src_len + j.ckpt_len)
+    int rc = j.s.use_cuda ? open_cuda(&t, src, p + j.src_len, j.ckpt_len, p + j.src_len + j.ckpt_len)
                           : open_cpu(&t, src, p + j.src_len, j.ckpt_len);
     if (rc) {
         send_code(TM_SETUP, rc);
