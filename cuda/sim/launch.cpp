@@ -1,5 +1,5 @@
 /* Simulated kernel launches: the limits of a device checked first, then the
- * grid's blocks spread over CPU threads (OpenMP) and each block's threads
+ * grid's blocks spread over CPU threads (cuda/sim/pool.cpp) and each block's threads
  * run one after another on its CPU thread.
  *
  * Most kernels never reach a barrier, and running their threads as plain
@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <ucontext.h>
+#include <atomic>
 #include <vector>
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -324,24 +325,38 @@ static bool run_block(const char *name, dim3 b, void (*body)(void *), void *ctx)
     return ok;
 }
 
+struct grid_run {
+    const char *name;
+    dim3 g, b;
+    void (*body)(void *);
+    void *ctx;
+    std::atomic<int> failed;
+    char detail[512];
+};
+
+static void run_block_at(void *c, long long k)
+{
+    grid_run *r = (grid_run *)c;
+    pcg_sim::here.grid_dim = r->g;
+    pcg_sim::here.block_dim = r->b;
+    pcg_sim::here.block = uint3{(unsigned)(k % r->g.x), (unsigned)(k / r->g.x % r->g.y),
+                                (unsigned)(k / ((long long)r->g.x * r->g.y))};
+    if (!run_block(r->name, r->b, r->body, r->ctx) && !r->failed.exchange(1))
+        snprintf(r->detail, sizeof r->detail, "%s", pcg_sim_launch_detail());
+}
+
 void pcg_sim::run_grid(const char *name, dim3 g, dim3 b, void (*body)(void *), void *ctx)
 {
     long long blocks = (long long)g.x * g.y * g.z;
     pcg_sim_work_launch(name, (uint64_t)blocks * b.x * b.y * b.z);
-    int failed = 0;
-    char detail[512] = "";
-#pragma omp parallel for schedule(dynamic, 4) if (blocks > 4)
-    for (long long k = 0; k < blocks; k++) {
-        here.grid_dim = g;
-        here.block_dim = b;
-        here.block = uint3{(unsigned)(k % g.x), (unsigned)(k / g.x % g.y), (unsigned)(k / ((long long)g.x * g.y))};
-        if (!run_block(name, b, body, ctx)) {
-#pragma omp critical(pcg_sim_fail)
-            if (!failed) {
-                failed = 1;
-                snprintf(detail, sizeof detail, "%s", pcg_sim_launch_detail());
-            }
-        }
-    }
-    if (failed) pcg_sim_set_launch_error(cudaErrorLaunchFailure, "%s", detail);
+    grid_run r;
+    r.name = name;
+    r.g = g;
+    r.b = b;
+    r.body = body;
+    r.ctx = ctx;
+    r.failed = 0;
+    r.detail[0] = 0;
+    pcg_sim_pool_run(blocks, run_block_at, &r);
+    if (r.failed) pcg_sim_set_launch_error(cudaErrorLaunchFailure, "%s", r.detail);
 }

@@ -63,6 +63,7 @@ struct pcg_sim_stream {
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned)
 {
     static pcg_sim_stream one;
+    pcg_sim_pool_start(); /* every device object starts with the stream */
     *s = &one;
     return cudaSuccess;
 }

@@ -18,6 +18,11 @@ void pcg_sim_work_add(const char *name, uint64_t threads, uint64_t bytes_read, u
 /* One host synchronisation (a stream synchronise, a copy to the host). */
 void pcg_sim_work_sync(void);
 
+/* The threads blocks run on: made once (the first stream), then
+ * fn(ctx, k) for every k < n across them and the calling thread. */
+void pcg_sim_pool_start(void);
+void pcg_sim_pool_run(long long n, void (*fn)(void *ctx, long long k), void *ctx);
+
 /* The device's limits every launch is checked against (an H200's). */
 typedef struct {
     unsigned max_threads_per_block, max_block[3], max_grid[3];

@@ -40,11 +40,6 @@ int sim_reward_confined(const pcg_cuda_api *api, const char *src, int fd, reward
 {
     *prog = NULL;
     if (!api->simulated) return 0;
-    /* the simulation's OpenMP threads exist before the run stage forbids
-     * new ones */
-#pragma omp parallel
-    {
-    }
     if (confine_seccomp(CONFINE_COMPILE, fd, 1))
         return snprintf(err, (size_t)errlen, "the reward's confinement could not be set up"), -1;
     if (!(*prog = reward_compile_cpu(src, err, errlen))) return -1;

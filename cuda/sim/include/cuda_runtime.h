@@ -2,7 +2,7 @@
  * (`make cuda-sim`: g++ -x c++ -DPCG_SIM, docs/cuda.md).  "Device" memory is
  * host memory, the one stream runs everything at once (a launch returns
  * when its grid is done), and a launch is a loop over the grid's blocks
- * (OpenMP) and each block's threads (cuda/sim/launch.cpp), after checking
+ * (cuda/sim/pool.cpp) and each block's threads (cuda/sim/launch.cpp), after checking
  * it against the limits of a device.  Only what the backend's kernels and
  * host code use is here. */
 #ifndef PCG_SIM_CUDA_RUNTIME_H
