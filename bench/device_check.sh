@@ -28,8 +28,9 @@
 #                steps; the reward compiled by NVRTC) + generate + eval
 # A stage is recorded as passed, failed, timed-out, "skipped: no NVRTC"
 # (it needs NVRTC and there is none), "skipped: deadline" (less than 15 s
-# of the deadline left) or "skipped: no device".  Without cuBLAS every
-# sgemm runs the library's built-in kernel and nothing is skipped.
+# of the deadline left), "skipped: no device" or "skipped: device failed".
+# Without cuBLAS every sgemm runs the library's built-in kernel and
+# nothing is skipped.
 #
 # PCGRLLM_CUDA_LIB chooses the backend library (default: the kit's);
 # PCGRLLM_CUDA_LIB_PATH, when set, is the only place cuBLAS and NVRTC are
