@@ -26,15 +26,23 @@ CUDA_LIB := $(BUILD)/libpcgrllm_cuda.so
 CUDA_SAMPLE := $(BUILD)/cuda/reward_sample.fatbin
 CUDA_HOME ?= /usr/local/cuda
 HAVE_NVCC := $(shell command -v $(NVCC) 2>/dev/null)
-# the cuBLAS soname the CUDA library links (the toolkit's major version),
-# which the binary preloads where the loader would not find it
+# the human rewards as reward modules (below)
+HUMAN_REWARDS := $(wildcard rewards/human/*.c)
+HUMAN_MODULES := $(HUMAN_REWARDS:rewards/human/%.c=$(BUILD)/cuda/human/%.fatbin)
+REWARD_ARCHS := 75 86 89 90  # REWARD_GPU_ARCHS of reward_jit/reward_jit.h
+FATBINARY ?= $(dir $(HAVE_NVCC))fatbinary
+# the cuBLAS soname the CUDA library loads at run time (the toolkit's major
+# version); without it the library's own tiled sgemm stands in
 CUDA_MAJOR := $(or $(shell $(NVCC) --version 2>/dev/null | sed -n 's/.*release \([0-9]*\)\..*/\1/p'),13)
-PKG_CFLAGS += -DPCG_CUBLAS_MAJOR='"$(CUDA_MAJOR)"'
+# device --libraries looks for the same soname
+$(BUILD)/host/gpu/device_libs.o: PKG_CFLAGS += -DPCG_CUBLAS_MAJOR='"$(CUDA_MAJOR)"'
 # PTX of the newest listed architecture too, so newer GPUs JIT-compile it
 CUDA_PTX ?= -gencode arch=compute_90,code=compute_90
 NVCCFLAGS ?= -O3
 NVCCFLAGS += -std=c++17 $(addprefix -I,$(HOST_DIRS)) -Ireward_jit $(CUDA_ARCHS) $(CUDA_PTX) -Xcompiler -fPIC,-fvisibility=hidden,-Wall \
-             -Xcompiler -Wno-unused-parameter -MMD -MP
+             -Xcompiler -Wno-unused-parameter -MMD -MP -DPCG_CUBLAS_MAJOR='"$(CUDA_MAJOR)"'
+# host C the library shares with the binary: the search for NVIDIA's libraries
+CUDA_HOST_OBJS := $(BUILD)/cuda/host/cuda_libs.o
 CUDA_ARCHS ?= -gencode arch=compute_75,code=sm_75 -gencode arch=compute_86,code=sm_86 \
               -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90,code=sm_90
 
@@ -108,12 +116,18 @@ ifeq ($(HAVE_NVCC),)
 cuda:
 	@echo "cuda: nvcc not found, CUDA backend not built"
 else
-cuda: $(CUDA_LIB) $(CUDA_SAMPLE)
+cuda: $(CUDA_LIB) $(CUDA_SAMPLE) $(HUMAN_MODULES)
 	@echo "cuda: built $(CUDA_LIB)"
 endif
 
-$(CUDA_LIB): $(CUDA_OBJS)
-	$(NVCC) -shared $(CUDA_ARCHS) $(CUDA_PTX) -o $@ $^ -cudart static -lcublas -Xlinker -rpath,$(CUDA_HOME)/lib64
+# cuBLAS is not linked: cuda/blas.cu loads it when it is there (the rpath
+# lets it find the toolkit's)
+$(CUDA_LIB): $(CUDA_OBJS) $(CUDA_HOST_OBJS)
+	$(NVCC) -shared $(CUDA_ARCHS) $(CUDA_PTX) -o $@ $^ -cudart static -ldl -Xlinker -rpath,$(CUDA_HOME)/lib64
+
+$(BUILD)/cuda/host/%.o: host/sys/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
 
 $(BUILD)/cuda/%.o: cuda/%.cu
 	@mkdir -p $(dir $@)
@@ -138,14 +152,29 @@ $(SIM_DIR)/sim/%.o: cuda/sim/%.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(SIM_CXXFLAGS) -c -o $@ $<
 
+# The human rewards as reward modules built ahead of time, for a GPU machine
+# without NVRTC: NVRTC here, through the binary (check-reward --save-cubins:
+# the same wrapper and options as on the device), one cubin per
+# architecture, packed into one fatbin the driver picks from.
+# (rebuilt when the reward, the wrapper or the headers it compiles against
+# change, not whenever the binary relinks)
+$(BUILD)/cuda/human/%.fatbin: rewards/human/%.c reward_jit/nvrtc.c host/core/level.h host/core/hd.h \
+                              reward_jit/reward_api.h | $(BIN)
+	@rm -rf $(BUILD)/cuda/human/$*.cubins
+	$(call run_path,$(BIN)) check-reward --backend cuda --save-cubins $(BUILD)/cuda/human/$*.cubins $< >/dev/null
+	$(FATBINARY) -64 --create=$@ $(foreach a,$(REWARD_ARCHS),--image3=kind=elf,sm=$(a),file=$(BUILD)/cuda/human/$*.cubins/sm_$(a).cubin)
+	@rm -rf $(BUILD)/cuda/human/$*.cubins
+
 # The device kit: everything a bare GPU machine needs to run the device
 # check with no build step -- the binary, the test binary, the CUDA library
 # and reward module, the shared libraries they need beyond the base system,
 # the data the checks read, and bench/device_check.sh (docs/cuda.md).
 DEVKIT ?= devkit
 DEVKIT_BUILD := $(BUILD)/devkit
-# the kit's binaries look for their libraries in lib/ beside themselves
-ORIGIN_RPATH := -Wl,-rpath,'$$ORIGIN/lib'
+# the kit's binaries look for their libraries in lib/ beside themselves; an
+# RPATH (not a RUNPATH) also serves the libraries' own dependencies, so the
+# carried libraries find each other without LD_LIBRARY_PATH
+ORIGIN_RPATH := -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/lib'
 devkit:
 	$(MAKE) BUILD=$(DEVKIT_BUILD) BIN=$(DEVKIT_BUILD)/pcgrllm KIT_LINK=1 \
 		$(DEVKIT_BUILD)/pcgrllm $(DEVKIT_BUILD)/pcgrllm_tests cuda
@@ -161,4 +190,5 @@ test-deps:
 clean:
 	rm -rf $(BUILD) $(BIN) $(DEVKIT)
 
--include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BUILD)/host/cli/main.d $(CUDA_OBJS:.o=.d) $(SIM_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BUILD)/host/cli/main.d $(CUDA_OBJS:.o=.d) $(CUDA_HOST_OBJS:.o=.d) \
+         $(SIM_OBJS:.o=.d)

@@ -46,6 +46,13 @@ void pcg_arena_stats(size_t *used, size_t *capacity);
 /* The fixed block for cuBLAS's workspace (allocates the arena if needed). */
 void *pcg_arena_blas_workspace(size_t *bytes);
 
+/* The built-in sgemm (cuda/sgemm_tiled.cu), used when cuBLAS is not
+ * loaded: row-major C[m,n] = alpha op(A) op(B) + beta C, A m x k (trans_a:
+ * stored k x m), B k x n (trans_b: stored n x k), operands rounded as
+ * PCG_MATH_* mode math would round them.  0, or -1 (last_error). */
+int pcg_sgemm_tiled(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *A, const float *B,
+                    float beta, float *C, int math);
+
 /* Sizes, for reserving the arena up front. */
 size_t pcg_nn_acts_bytes(const nn_config *c, int cap);
 size_t pcg_env_bytes(int n, int h, int w);

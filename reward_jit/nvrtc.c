@@ -23,6 +23,7 @@ static struct {
     void *lib;
     char why[256];
     char version[16];
+    char path[4096]; /* the file it came from */
     const char *(*GetErrorString)(nvrtcResult);
     nvrtcResult (*Version)(int *, int *);
     nvrtcResult (*CreateProgram)(nvrtcProgram *, const char *, const char *, int, const char *const *,
@@ -39,23 +40,29 @@ static pthread_once_t nv_once = PTHREAD_ONCE_INIT;
 static void nv_load(void)
 {
     const char *env = getenv("PCGRLLM_NVRTC");
-    const char *names[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2",
-                           "/usr/local/cuda/lib64/libnvrtc.so"};
+    char why[600] = "";
+    if (env && !strcmp(env, "off")) {
+        snprintf(nv.why, sizeof nv.why, "NVRTC not available (turned off by PCGRLLM_NVRTC=off)");
+        return;
+    }
     if (env && *env) {
         nv.lib = dlopen(env, RTLD_NOW | RTLD_LOCAL);
+        snprintf(nv.path, sizeof nv.path, "%s", env);
     } else {
-        for (size_t i = 0; i < sizeof names / sizeof names[0] && !nv.lib; i++)
-            nv.lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-        /* a toolkit off the loader's path, or the one a Python framework brought */
+        /* the loader's path, then a toolkit off it or the one a Python
+         * framework brought (or only PCGRLLM_CUDA_LIB_PATH's folders) */
+        static const char *const names[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2",
+                                            "/usr/local/cuda/lib64/libnvrtc.so", NULL};
         static const char *const parts[] = {"cuda_nvrtc", NULL};
-        char found[4096];
-        if (!nv.lib && cuda_find_library("libnvrtc.so.[0-9]*", parts, found, sizeof found) == 0)
-            nv.lib = dlopen(found, RTLD_NOW | RTLD_LOCAL);
+        nv.lib = cuda_open_library(names, "libnvrtc.so.[0-9]*", parts, nv.path, sizeof nv.path, why, sizeof why);
     }
     if (!nv.lib) {
-        snprintf(nv.why, sizeof nv.why,
-                 "NVRTC not available (libnvrtc.so not found in the loader's path, the CUDA toolkit's lib64 "
-                 "or a Python environment's nvidia packages; install the CUDA toolkit or set PCGRLLM_NVRTC)");
+        if (getenv("PCGRLLM_CUDA_LIB_PATH") && !(env && *env))
+            snprintf(nv.why, sizeof nv.why, "NVRTC not available (%.200s)", why);
+        else
+            snprintf(nv.why, sizeof nv.why,
+                     "NVRTC not available (libnvrtc.so not found in the loader's path, the CUDA toolkit's lib64 "
+                     "or a Python environment's nvidia packages; install the CUDA toolkit or set PCGRLLM_NVRTC)");
         return;
     }
 #define NV_SYM(f)                                                                  \
@@ -93,6 +100,12 @@ const char *reward_nvrtc_version(void)
 {
     pthread_once(&nv_once, nv_load);
     return nv.lib ? nv.version : "";
+}
+
+const char *reward_nvrtc_path(void)
+{
+    pthread_once(&nv_once, nv_load);
+    return nv.lib ? nv.path : "";
 }
 
 /* Device prelude: the level core and the API on top of it; the reward's

@@ -65,6 +65,10 @@ int reward_compile_nvrtc_ex(const char *src, const char *arch, int max_side, cha
 int reward_nvrtc_available(char *err, int errlen);
 /* NVRTC version as "13.0", or "" if not available. */
 const char *reward_nvrtc_version(void);
+/* The file libnvrtc was loaded from, or "" if not available.  PCGRLLM_NVRTC
+ * names it (off: none); else PCGRLLM_CUDA_LIB_PATH's folders or the
+ * search of cuda_libs.h. */
+const char *reward_nvrtc_path(void);
 
 /* ---- validation and statistics ---- */
 

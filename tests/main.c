@@ -1,5 +1,6 @@
 /* Runs every registered test in one cmocka group.  An optional argument is a
- * name filter (shell pattern, e.g. "env_*"). */
+ * name filter (shell pattern, e.g. "env_*"); a second one names the tests
+ * among those to leave out ("*nvrtc*"). */
 #include "harness.h"
 #include "backend.h"
 #include "util.h"
@@ -218,6 +219,7 @@ int main(int argc, char **argv)
     int w = worker_dispatch(argc, argv);
     if (w >= 0) return w;
     if (argc > 1) cmocka_set_test_filter(argv[1]);
+    if (argc > 2) cmocka_set_skip_filter(argv[2]);
     int failed = _cmocka_run_group_tests("pcgrllm", all, n_all, NULL, NULL);
     if (tmpdir[0]) {
         char cmd[300];

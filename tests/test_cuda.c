@@ -4,6 +4,7 @@
 #include "harness.h"
 #include "backend.h"
 #include "sim_reward.h"
+#include "cuda_check.h"
 #include "env.h"
 #include "philox.h"
 #include "reward_sample.h"
@@ -19,45 +20,12 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The backend library, or skip (with one line) when it is not built. */
-static const pcg_cuda_api *library_or_skip(const char *test)
-{
-    char err[600];
-    const pcg_cuda_api *api = backend_cuda_load(err, sizeof err);
-    if (!api) pcg_test_skip(test, err);
-    return api;
-}
-
-/* The library with a usable device, or skip with one line. */
-static const pcg_cuda_api *device_or_skip(const char *test)
-{
-    char why[300];
-    char line[400];
-    if (pcg_test_cuda_devices(why, sizeof why) <= 0) {
-        snprintf(line, sizeof line, "no CUDA device (%s)", why);
-        pcg_test_skip(test, line);
-    }
-    const pcg_cuda_api *api = library_or_skip(test);
-    if (api->device_count() <= 0) {
-        snprintf(line, sizeof line, "no CUDA device (%s)", api->last_error());
-        pcg_test_skip(test, line);
-    }
-    return api;
-}
-
-static int one_line(const char *s)
-{
-    size_t n = strlen(s);
-    while (n && s[n - 1] == '\n') n--;
-    return n > 0 && memchr(s, '\n', n) == NULL;
-}
-
 /* The built library exports the entry point, its table is complete and its
  * host-side Philox (nvcc's host pass) equals gcc's. */
 static void cuda_library_exports(void **state)
 {
     (void)state;
-    const pcg_cuda_api *api = library_or_skip("cuda_library_exports");
+    const pcg_cuda_api *api = cuda_library_or_skip("cuda_library_exports");
     void *h = dlopen(backend_cuda_path(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
     assert_non_null(h);
     pcg_cuda_entry_fn entry = (pcg_cuda_entry_fn)dlsym(h, PCG_CUDA_ENTRY);
@@ -88,7 +56,7 @@ static void cuda_library_exports(void **state)
     if (pcg_test_cuda_devices(why, sizeof why) <= 0) {
         /* without a device the library says so in one line */
         assert_true(api->device_count() < 0);
-        assert_true(one_line(api->last_error()));
+        assert_true(cuda_one_line(api->last_error()));
     }
 }
 
@@ -100,7 +68,7 @@ static void cuda_backend_select(void **state)
     char err[600] = "";
     assert_int_equal(backend_select("cpu", err, sizeof err), BACKEND_CPU);
     assert_int_equal(backend_select("gpu", err, sizeof err), -1);
-    assert_true(one_line(err));
+    assert_true(cuda_one_line(err));
     assert_non_null(strstr(err, "gpu"));
     char why[300];
     int devices = pcg_test_cuda_devices(why, sizeof why);
@@ -109,10 +77,10 @@ static void cuda_backend_select(void **state)
     int autob = backend_select("auto", err, sizeof err);
     if (devices <= 0) {
         assert_int_equal(cuda, -1);
-        assert_true(one_line(err) || !err[0]);
+        assert_true(cuda_one_line(err) || !err[0]);
         err[0] = 0;
         assert_int_equal(backend_select("cuda", err, sizeof err), -1);
-        assert_true(one_line(err));
+        assert_true(cuda_one_line(err));
         assert_non_null(strstr(err, "CUDA"));
         assert_int_equal(autob, BACKEND_CPU);
     } else if (backend_cuda()) {
@@ -141,19 +109,19 @@ static void cuda_cli_backend_flag(void **state)
     rc = pcg_test_sh(out, sizeof out, "%s device --backend cuda 2>&1 >/dev/null", pcg_test_binary());
     if (devices <= 0) {
         assert_int_equal(rc, 1);
-        assert_true(one_line(out));
+        assert_true(cuda_one_line(out));
         assert_non_null(strstr(out, "no usable CUDA device"));
     }
     rc = pcg_test_sh(out, sizeof out, "%s device --backend tpu", pcg_test_binary());
     assert_int_not_equal(rc, 0);
-    assert_true(one_line(out));
+    assert_true(cuda_one_line(out));
 }
 
 /* cuRAND's Philox draws equal host/core/philox.h's from any subsequence/offset. */
 static void cuda_curand_matches_philox(void **state)
 {
     (void)state;
-    const pcg_cuda_api *api = device_or_skip("cuda_curand_matches_philox");
+    const pcg_cuda_api *api = cuda_device_or_skip("cuda_curand_matches_philox");
     uint64_t seeds[] = {1, 3, 0x123456789abcdefull};
     uint64_t subs[] = {0, 1, 599, 65535, (1ull << 32), (1ull << 32) + 4095, 0xfffffffffull};
     uint64_t offs[] = {0, 1, 2, 3, 4, 5, 767, 1000003, (1ull << 40) + 7};
@@ -430,7 +398,7 @@ static void run_differential(const pcg_cuda_api *api, int n, int h, int w, int v
 static void cuda_env_matches_cpu(void **state)
 {
     (void)state;
-    const pcg_cuda_api *api = device_or_skip("cuda_env_matches_cpu");
+    const pcg_cuda_api *api = cuda_device_or_skip("cuda_env_matches_cpu");
     int counts[] = {1, 37, 600, 4096};
     for (int c = 0; c < 4; c++)
         for (int m = 0; m < 2; m++)
@@ -439,48 +407,13 @@ static void cuda_env_matches_cpu(void **state)
     run_differential(api, 129, 7, 5, VARIANT_DUNGEON, PCG_OBS_THREAD, 0, NULL, 3 * 7 * 5 * 2 + 3, 0);
 }
 
-static void *read_all(const char *path, long *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    *len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    void *buf = malloc((size_t)*len + 1);
-    if (buf && fread(buf, 1, (size_t)*len, f) != (size_t)*len) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    return buf;
-}
-
-/* The prebuilt sample reward module (make cuda), beside the library. */
+/* The prebuilt sample reward module (make cuda); the simulation runs
+ * its kernel as the same reward on the host. */
 static void *sample_module_or_skip(const char *test)
 {
-    char path[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s", backend_cuda_path());
-    char *slash = strrchr(path, '/');
-    if (slash) slash[1] = 0;
-    else path[0] = 0;
-    size_t dir_len = strlen(path);
-    strcat(path, "cuda/reward_sample.fatbin");
-    long len;
-    void *img = read_all(path, &len);
+    void *img = cuda_prebuilt_module_or_skip(test, "cuda/reward_sample.fatbin");
     const pcg_cuda_api *api = backend_cuda();
-    if (!img && api && api->simulated) {
-        /* the simulation's folder sits beside make cuda's */
-        path[dir_len] = 0;
-        strcat(path, "../cuda/reward_sample.fatbin");
-        img = read_all(path, &len);
-    }
-    /* the simulation runs the module's kernel as the same reward on the host */
-    if (img && api && sim_reward_use(api, sample_reward_cb, NULL)) fail_msg("%s: %s", test, api->last_error());
-    if (!img) {
-        char why[PATH_MAX + 128];
-        snprintf(why, sizeof why, "%s not built (make cuda)", path);
-        pcg_test_skip(test, why);
-    }
+    if (api && sim_reward_use(api, sample_reward_cb, NULL)) fail_msg("%s: %s", test, api->last_error());
     return img;
 }
 
@@ -489,7 +422,7 @@ static void *sample_module_or_skip(const char *test)
 static void cuda_env_reward_matches_cpu(void **state)
 {
     (void)state;
-    const pcg_cuda_api *api = device_or_skip("cuda_env_reward_matches_cpu");
+    const pcg_cuda_api *api = cuda_device_or_skip("cuda_env_reward_matches_cpu");
     void *img = sample_module_or_skip("cuda_env_reward_matches_cpu");
     for (int k = 0; k < 4; k++) /* the last step's reward both ways, each centre */
         run_differential(api, k < 2 ? 600 : 257, 16, 16, VARIANT_DUNGEON, k < 2 ? PCG_OBS_THREAD : PCG_OBS_WARP,
@@ -500,10 +433,29 @@ static void cuda_env_reward_matches_cpu(void **state)
     assert_non_null(g);
     static const char junk[] = "not a module";
     assert_int_equal(api->env_set_reward(g, junk), -1);
-    assert_true(one_line(api->last_error()));
+    assert_true(cuda_one_line(api->last_error()));
     api->env_free(g);
     api->arena_release(mark);
     free(img);
+}
+
+/* The reward at path (rewards/<dir>/scenarioN.c) run on the device from
+ * module and by libtcc on the host: the same rewards on 51,200 transitions
+ * (64 environments x 800 steps, across an auto-reset; the designed reward
+ * on every step, the last of an episode included), the state bit-identical. */
+static void reward_module_matches_libtcc(const pcg_cuda_api *api, const char *path, int sc, const void *module)
+{
+    char err[600];
+    long len;
+    char *src = cuda_read_all(path, &len);
+    if (!src) fail_msg("cannot read %s (run from the source tree)", path);
+    reward_prog *prog = reward_compile_cpu(src, err, sizeof err);
+    if (!prog) fail_msg("%s: libtcc: %s", path, err);
+    int variant = sc >= 3 ? VARIANT_TREASURE : VARIANT_DUNGEON;
+    run_differential_fn(api, 64, 16, 16, variant, sc & 1, sc & 1, module, reward_prog_call, prog, 800, path,
+                        rules_number(2 + (sc & 1)));
+    reward_prog_free(prog);
+    free(src);
 }
 
 /* The human rewards compiled by NVRTC for this device and by libtcc give
@@ -512,7 +464,7 @@ static void cuda_human_rewards_nvrtc_match_libtcc(void **state)
 {
     (void)state;
     const char *test = "cuda_human_rewards_nvrtc_match_libtcc";
-    const pcg_cuda_api *api = device_or_skip(test);
+    const pcg_cuda_api *api = cuda_device_or_skip(test);
     char err[600];
     if (!reward_nvrtc_available(err, sizeof err)) {
         pcg_test_skip(test, err);
@@ -528,23 +480,33 @@ static void cuda_human_rewards_nvrtc_match_libtcc(void **state)
         char path[64];
         snprintf(path, sizeof path, "rewards/%s/scenario%d.c", k < 4 ? "engine" : "human", sc);
         long len;
-        char *src = read_all(path, &len);
+        char *src = cuda_read_all(path, &len), *cubin = NULL;
         if (!src) fail_msg("%s: cannot read %s (run from the source tree)", test, path);
-        src[len] = 0;
-        reward_prog *prog = reward_compile_cpu(src, err, sizeof err);
-        if (!prog) fail_msg("%s: libtcc: %s", path, err);
-        char *cubin = NULL;
         size_t cubin_len = 0;
         if (reward_compile_nvrtc(src, arch, &cubin, &cubin_len, err, sizeof err))
             fail_msg("%s: NVRTC for %s: %s", path, arch, err);
-        int variant = sc >= 3 ? VARIANT_TREASURE : VARIANT_DUNGEON;
-        /* 64 envs x 800 steps: 51200 transitions, across an auto-reset; the
-         * designed reward on every step, the last of an episode included */
-        run_differential_fn(api, 64, 16, 16, variant, sc & 1, sc & 1, cubin, reward_prog_call, prog, 800, path,
-                            rules_number(2 + (sc & 1)));
+        reward_module_matches_libtcc(api, path, sc, cubin);
         free(cubin);
-        reward_prog_free(prog);
         free(src);
+    }
+}
+
+/* The human rewards as the modules make cuda builds ahead of time (NVRTC
+ * on the build machine, one cubin per architecture in a fatbin), which is
+ * how a GPU machine without NVRTC runs them: the device loads the cubin
+ * for itself and gives libtcc's rewards. */
+static void cuda_human_rewards_prebuilt_match_libtcc(void **state)
+{
+    (void)state;
+    const char *test = "cuda_human_rewards_prebuilt_match_libtcc";
+    const pcg_cuda_api *api = cuda_device_or_skip(test);
+    for (int sc = 1; sc <= 4; sc++) {
+        char path[64], rel[64];
+        snprintf(path, sizeof path, "rewards/human/scenario%d.c", sc);
+        snprintf(rel, sizeof rel, "cuda/human/scenario%d.fatbin", sc);
+        void *module = cuda_prebuilt_module_or_skip(test, rel);
+        reward_module_matches_libtcc(api, path, sc, module);
+        free(module);
     }
 }
 
@@ -582,7 +544,7 @@ static void expect_close(const pcg_cuda_api *api, const float *dev, const float 
 static void cuda_nn_matches_cpu(void **state)
 {
     (void)state;
-    const pcg_cuda_api *api = device_or_skip("cuda_nn_matches_cpu");
+    const pcg_cuda_api *api = cuda_device_or_skip("cuda_nn_matches_cpu");
     const char *presets[] = {"small", "paper", "tiny"};
     const int B = 130;
     for (int p = 0; p < 3; p++) {
@@ -694,7 +656,7 @@ static void cuda_ppo_matches_cpu(void **state)
 {
     (void)state;
     const char *test = "cuda_ppo_matches_cpu";
-    const pcg_cuda_api *api = device_or_skip(test);
+    const pcg_cuda_api *api = cuda_device_or_skip(test);
     void *img = sample_module_or_skip(test);
     ppo_config cfg;
     ppo_config_default(&cfg);
@@ -776,7 +738,7 @@ static void cuda_ppo_resume_from_cpu_state(void **state)
 {
     (void)state;
     const char *test = "cuda_ppo_resume_from_cpu_state";
-    const pcg_cuda_api *api = device_or_skip(test);
+    const pcg_cuda_api *api = cuda_device_or_skip(test);
     void *img = sample_module_or_skip(test);
     ppo_config cfg;
     ppo_config_default(&cfg);
@@ -827,76 +789,6 @@ static void cuda_ppo_resume_from_cpu_state(void **state)
     api->arena_release(mark);
     ppo_free(&cp);
     free(img);
-}
-
-static double max_rel_err(const float *got, const double *want, size_t n)
-{
-    double scale = 0, worst = 0;
-    for (size_t i = 0; i < n; i++) scale = fmax(scale, fabs(want[i]));
-    for (size_t i = 0; i < n; i++) worst = fmax(worst, fabs(got[i] - want[i]) / (scale > 0 ? scale : 1));
-    return worst;
-}
-
-/* The three row-major wrappers against a double-precision loop, in fp32
- * and in TF32. */
-static void cuda_sgemm_matches_cpu(void **state)
-{
-    (void)state;
-    const pcg_cuda_api *api = device_or_skip("cuda_sgemm_matches_cpu");
-    int shapes[][3] = {{1, 1, 1}, {37, 53, 129}, {64, 600, 4096}, {128, 9, 31}};
-    for (int s = 0; s < 4; s++) {
-        int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
-        size_t sa = (size_t)m * k, sb = (size_t)k * n, sc = (size_t)m * n;
-        float *A = malloc(sa * 4), *B = malloc(sb * 4), *C = malloc(sc * 4);
-        double *W = malloc(sc * 8);
-        assert_true(A && B && C && W);
-        philox_stream r;
-        philox_stream_init(&r, 5, (uint64_t)s, 0);
-        for (size_t i = 0; i < sa; i++) A[i] = philox_unit(philox_next(&r)) * 2 - 1;
-        for (size_t i = 0; i < sb; i++) B[i] = philox_unit(philox_next(&r)) * 2 - 1;
-        for (size_t i = 0; i < sc; i++) C[i] = philox_unit(philox_next(&r)) * 2 - 1;
-        size_t mark = api->arena_mark();
-        float *dA = api->arena_alloc(sa * 4), *dB = api->arena_alloc(sb * 4), *dC = api->arena_alloc(sc * 4);
-        assert_true(dA && dB && dC);
-        for (int variant = 0; variant < 3; variant++)
-            for (int mode = PCG_MATH_FP32; mode <= PCG_MATH_BF16; mode++) {
-                /* variant 0: A m x k, B k x n; 1: B stored n x k; 2: A stored k x m.  The
-                 * same buffers are reinterpreted, so the reference reads them the same way. */
-                for (int i = 0; i < m; i++)
-                    for (int j = 0; j < n; j++) {
-                        double acc = 0;
-                        for (int q = 0; q < k; q++) {
-                            double a = variant == 2 ? A[(size_t)q * m + i] : A[(size_t)i * k + q];
-                            double b = variant == 1 ? B[(size_t)j * k + q] : B[(size_t)q * n + j];
-                            acc += a * b;
-                        }
-                        W[(size_t)i * n + j] = 0.5 * acc - 2.0 * C[(size_t)i * n + j];
-                    }
-                assert_int_equal(api->copy_to_device(dA, A, sa * 4), 0);
-                assert_int_equal(api->copy_to_device(dB, B, sb * 4), 0);
-                assert_int_equal(api->copy_to_device(dC, C, sc * 4), 0);
-                assert_int_equal(api->blas_set_math(mode), 0);
-                int rc = variant == 0   ? api->sgemm_nn(m, n, k, 0.5f, dA, dB, -2.0f, dC)
-                         : variant == 1 ? api->sgemm_nt(m, n, k, 0.5f, dA, dB, -2.0f, dC)
-                                        : api->sgemm_tn(m, n, k, 0.5f, dA, dB, -2.0f, dC);
-                if (rc) fail_msg("sgemm: %s", api->last_error());
-                float *G = malloc(sc * 4);
-                assert_non_null(G);
-                assert_int_equal(api->copy_to_host(G, dC, sc * 4), 0);
-                /* products rounded to 10 (TF32) or 7 (bf16) mantissa bits */
-                double err = max_rel_err(G, W, sc), tol = mode == PCG_MATH_BF16 ? 5e-2 : mode == PCG_MATH_TF32 ? 1e-2 : 1e-4;
-                if (err > tol)
-                    fail_msg("sgemm %s %dx%dx%d %s: relative error %.3g > %.0g", variant == 0 ? "nn" : variant == 1 ? "nt" : "tn",
-                             m, n, k, mode == PCG_MATH_BF16 ? "bf16" : mode == PCG_MATH_TF32 ? "tf32" : "fp32", err, tol);
-                free(G);
-            }
-        api->blas_set_math(PCG_MATH_FP32);
-        api->arena_release(mark);
-        free(A);
-        free(B);
-        free(C);
-        free(W);
-    }
 }
 
 /* cuda/play.cu's episode with the kernels' per-environment code run on the
@@ -1004,7 +896,7 @@ static void cuda_generate_matches_cpu(void **state)
 {
     (void)state;
     const char *test = "cuda_generate_matches_cpu";
-    const pcg_cuda_api *api = device_or_skip(test);
+    const pcg_cuda_api *api = cuda_device_or_skip(test);
     enum { N = 30 };
     const int h = 16, w = 16;
     const uint64_t seed = PPO_EVAL_SEED, action_seed = 5;
@@ -1069,7 +961,7 @@ static void cuda_generate_matches_cpu(void **state)
     bad.n_actions = A + 1;
     assert_int_equal(api->play_episode(&bad, nn.off, nn.n_params, nn.params, N, h, w, VARIANT_DUNGEON, seed,
                                        action_seed, NULL, gpu), -1);
-    assert_true(one_line(api->last_error()));
+    assert_true(cuda_one_line(api->last_error()));
     assert_int_equal(api->arena_mark(), mark);
     nn_acts_free(&a);
     nn_free(&nn);
@@ -1111,7 +1003,7 @@ static void cuda_cli_generate_bench_backend(void **state)
                      tmp);
     if (devices <= 0) {
         assert_int_equal(rc, 1);
-        assert_true(one_line(out));
+        assert_true(cuda_one_line(out));
         assert_non_null(strstr(out, "no usable CUDA device"));
     } else {
         if (rc) print_error("%s\n", out);
@@ -1129,7 +1021,7 @@ static void cuda_cli_generate_bench_backend(void **state)
     }
     rc = pcg_test_sh(out, sizeof out, "%s generate --policy %s/gen_run --out %s/gen_x --backend tpu", bin, tmp, tmp);
     assert_int_equal(rc, 2);
-    assert_true(one_line(out));
+    assert_true(cuda_one_line(out));
     /* bench: its help names the flag; cuda without a device is one line;
      * auto without one is the CPU (the env table's help: nothing measured) */
     assert_int_equal(pcg_test_sh(out, sizeof out, "%s bench --help", bin), 0);
@@ -1137,7 +1029,7 @@ static void cuda_cli_generate_bench_backend(void **state)
     if (devices <= 0) {
         rc = pcg_test_sh(out, sizeof out, "%s bench env --backend cuda", bin);
         assert_int_equal(rc, 1);
-        assert_true(one_line(out));
+        assert_true(cuda_one_line(out));
         assert_non_null(strstr(out, "no usable CUDA device"));
         rc = pcg_test_sh(out, sizeof out, "%s bench env --backend auto --help", bin);
         assert_int_equal(rc, 0);
@@ -1146,7 +1038,7 @@ static void cuda_cli_generate_bench_backend(void **state)
     }
     rc = pcg_test_sh(out, sizeof out, "%s bench train --backend=tpu", bin);
     assert_int_equal(rc, 2);
-    assert_true(one_line(out));
+    assert_true(cuda_one_line(out));
 }
 
 /* The arena grows: a small first use does not pin it, an allocation past
@@ -1155,7 +1047,7 @@ static void cuda_cli_generate_bench_backend(void **state)
 static void cuda_arena_grows(void **state)
 {
     (void)state;
-    const pcg_cuda_api *api = device_or_skip("cuda_arena_grows");
+    const pcg_cuda_api *api = cuda_device_or_skip("cuda_arena_grows");
     size_t mark = api->arena_mark(), used0, cap0, used1, cap1, cap2;
     void *small = api->arena_alloc(4096);
     assert_non_null(small);
@@ -1180,7 +1072,7 @@ static void cuda_arena_grows(void **state)
 static void cuda_backend_choices(void **state)
 {
     (void)state;
-    const pcg_cuda_api *api = device_or_skip("cuda_backend_choices");
+    const pcg_cuda_api *api = cuda_device_or_skip("cuda_backend_choices");
     const char *bin = pcg_test_binary(), *tmp = pcg_test_tmpdir();
     char out[8192];
     int rc;
@@ -1192,7 +1084,7 @@ static void cuda_backend_choices(void **state)
                          "2>&1 >/dev/null",
                          bin, tmp);
         assert_int_not_equal(rc, 0);
-        assert_true(one_line(out));
+        assert_true(cuda_one_line(out));
         assert_non_null(strstr(out, "NVRTC"));
     }
     rc = pcg_test_sh(out, sizeof out,
@@ -1207,7 +1099,7 @@ static void cuda_backend_choices(void **state)
     assert_non_null(strstr(out, "device: GPU 0, "));
     rc = pcg_test_sh(out, sizeof out, "PCGRLLM_GPU=999 %s device --backend cuda", bin);
     assert_int_not_equal(rc, 0);
-    assert_true(one_line(out));
+    assert_true(cuda_one_line(out));
     assert_non_null(strstr(out, "PCGRLLM_GPU=999: not a device index"));
 }
 
@@ -1216,7 +1108,8 @@ PCG_TESTS(cuda, cmocka_unit_test(cuda_library_exports), cmocka_unit_test(cuda_ba
           cmocka_unit_test(cuda_curand_matches_philox),
           cmocka_unit_test(cuda_env_matches_cpu), cmocka_unit_test(cuda_env_reward_matches_cpu),
           cmocka_unit_test(cuda_human_rewards_nvrtc_match_libtcc),
-          cmocka_unit_test(cuda_sgemm_matches_cpu), cmocka_unit_test(cuda_nn_matches_cpu),
+          cmocka_unit_test(cuda_human_rewards_prebuilt_match_libtcc),
+          cmocka_unit_test(cuda_nn_matches_cpu),
           cmocka_unit_test(cuda_ppo_matches_cpu), cmocka_unit_test(cuda_ppo_resume_from_cpu_state),
           cmocka_unit_test(cuda_generate_rules_on_host), cmocka_unit_test(cuda_generate_matches_cpu),
           cmocka_unit_test(cuda_cli_generate_bench_backend), cmocka_unit_test(cuda_arena_grows),

@@ -1,7 +1,9 @@
 /* The device kit and what makes a device run trustworthy without a device
- * here: CUDA's libraries found inside a Python environment, skips that
- * turn into failures where a device is required, and the kit run from a
- * copy outside the source tree (docs/cuda.md). */
+ * here: CUDA's libraries found inside a Python environment or only where
+ * PCGRLLM_CUDA_LIB_PATH says, the libraries `device --libraries` reports,
+ * skips that turn into failures where a device is required, and the kit
+ * run from a copy outside the source tree: its library lines, its
+ * deadline, cuBLAS and NVRTC hidden (docs/cuda.md). */
 #define _GNU_SOURCE
 #include "harness.h"
 #include <limits.h>
@@ -20,14 +22,16 @@ static void touch(const char *path)
 }
 
 /* NVRTC and cuBLAS as a pip-installed CUDA lays them out: the newest
- * version in the active environment's nvidia/ folders is found. */
-static void cuda_libs_found_in_python_env(void **state)
+ * version in the active environment's nvidia/ folders is found, each
+ * library on its own (a CUDA 12 wheel layout keeps cuBLAS and NVRTC in
+ * separate folders, neither holding the other). */
+static void device_kit_libs_in_python_env(void **state)
 {
     (void)state;
-    char venv[PATH_MAX], dir[PATH_MAX + 128], path[PATH_MAX + 160], found[4096];
+    char venv[PATH_MAX], dir[PATH_MAX + 128], path[PATH_MAX + 160], found[4096], blas[4096];
     snprintf(venv, sizeof venv, "%s/venv", pcg_test_tmpdir());
     const char *parts[] = {"nvidia", "nvidia/cu13", "nvidia/cu13/lib", "nvidia/cuda_nvrtc",
-                           "nvidia/cuda_nvrtc/lib"};
+                           "nvidia/cuda_nvrtc/lib", "nvidia/cublas", "nvidia/cublas/lib"};
     char base[PATH_MAX + 64];
     snprintf(base, sizeof base, "%s/lib/python3.11/site-packages", venv);
     assert_int_equal(pcg_test_sh(NULL, 0, "mkdir -p '%s'", base), 0);
@@ -35,27 +39,83 @@ static void cuda_libs_found_in_python_env(void **state)
         snprintf(dir, sizeof dir, "%s/%s", base, parts[i]);
         mkdir(dir, 0755);
     }
-    snprintf(path, sizeof path, "%s/nvidia/cu13/lib/libnvrtc.so.98", base);
-    touch(path);
-    snprintf(path, sizeof path, "%s/nvidia/cuda_nvrtc/lib/libnvrtc.so.99", base);
-    touch(path);
+    static const char *const files[] = {"cu13/lib/libnvrtc.so.98", "cuda_nvrtc/lib/libnvrtc.so.99",
+                                        "cublas/lib/libcublas.so.12"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/nvidia/%s", base, files[i]);
+        touch(path);
+    }
     const char *old = getenv("VIRTUAL_ENV");
     char *saved = old ? strdup(old) : NULL;
     setenv("VIRTUAL_ENV", venv, 1);
-    static const char *const nvrtc_parts[] = {"cuda_nvrtc", NULL};
+    static const char *const nvrtc_parts[] = {"cuda_nvrtc", NULL}, *const blas_parts[] = {"cublas", NULL};
     int rc = cuda_find_library("libnvrtc.so.[0-9]*", nvrtc_parts, found, sizeof found);
+    int rc_blas = cuda_find_library("libcublas.so.12", blas_parts, blas, sizeof blas);
     int none = cuda_find_library("libnvrtc.so.nothing*", nvrtc_parts, dir, sizeof dir);
     if (saved) setenv("VIRTUAL_ENV", saved, 1);
     else unsetenv("VIRTUAL_ENV");
     free(saved);
     assert_int_equal(rc, 0);
     if (!strstr(found, "/nvidia/cuda_nvrtc/lib/libnvrtc.so.99")) fail_msg("found %s", found);
+    assert_int_equal(rc_blas, 0);
+    if (!strstr(blas, "/nvidia/cublas/lib/libcublas.so.12")) fail_msg("found %s", blas);
     assert_int_equal(none, -1);
+}
+
+/* PCGRLLM_CUDA_LIB_PATH is the only place looked in when it is set: a
+ * file there is the one opened (an empty file: the loader's reason names
+ * it), and set empty it hides the library, with one line saying so. */
+static void device_kit_lib_path_searched_alone(void **state)
+{
+    (void)state;
+    char dir[PATH_MAX], path[PATH_MAX + 64], got[4096], why[700];
+    snprintf(dir, sizeof dir, "%s/libpath", pcg_test_tmpdir());
+    mkdir(dir, 0755);
+    snprintf(path, sizeof path, "%s/libcublas.so.77", dir);
+    touch(path);
+    static const char *const names[] = {"libc.so.6", NULL}; /* the loader would find this one */
+    char list[PATH_MAX + 32];
+    snprintf(list, sizeof list, "/nonexistent:%s", dir);
+    setenv("PCGRLLM_CUDA_LIB_PATH", list, 1);
+    void *h = cuda_open_library(names, "libcublas.so.[0-9]*", NULL, got, sizeof got, why, sizeof why);
+    assert_null(h);
+    if (!strstr(why, path)) fail_msg("want the loader's reason for %s, got: %s", path, why);
+    setenv("PCGRLLM_CUDA_LIB_PATH", "", 1);
+    h = cuda_open_library(names, "libcublas.so.[0-9]*", NULL, got, sizeof got, why, sizeof why);
+    unsetenv("PCGRLLM_CUDA_LIB_PATH");
+    assert_null(h);
+    assert_string_equal(why, "no libcublas.so.[0-9]* in PCGRLLM_CUDA_LIB_PATH (set empty)");
+    /* unset: the loader's own search */
+    h = cuda_open_library(names, "libcublas.so.[0-9]*", NULL, got, sizeof got, why, sizeof why);
+    assert_non_null(h);
+    assert_non_null(strstr(got, "libc.so.6"));
+}
+
+/* device --libraries: glibc's version and one line per library, each the
+ * file it comes from or why there is none; PCGRLLM_CUBLAS=off and
+ * PCGRLLM_NVRTC=off, or an empty PCGRLLM_CUDA_LIB_PATH, take them away. */
+static void device_kit_libraries_lines(void **state)
+{
+    (void)state;
+    char out[8192];
+    const char *bin = pcg_test_binary();
+    assert_int_equal(pcg_test_sh(out, sizeof out, "%s device --libraries", bin), 0);
+    static const char *const heads[] = {"glibc: ", "driver: ", "backend: ", "cuBLAS: ", "NVRTC: "};
+    const char *p = out;
+    for (int i = 0; i < 5; i++, p = strchr(p, '\n') + 1)
+        if (strncmp(p, heads[i], strlen(heads[i])) || !strchr(p, '\n')) fail_msg("line %d is not '%s...': %s", i + 1, heads[i], out);
+    assert_int_equal(*p, 0);
+    assert_int_equal(pcg_test_sh(out, sizeof out, "PCGRLLM_CUBLAS=off PCGRLLM_NVRTC=off %s device --libraries", bin), 0);
+    assert_non_null(strstr(out, "\ncuBLAS: not found: turned off by PCGRLLM_CUBLAS=off; the built-in tiled sgemm stands in\n"));
+    assert_non_null(strstr(out, "\nNVRTC: not found: NVRTC not available (turned off by PCGRLLM_NVRTC=off)\n"));
+    assert_int_equal(pcg_test_sh(out, sizeof out, "PCGRLLM_CUDA_LIB_PATH= %s device --libraries", bin), 0);
+    assert_non_null(strstr(out, "\ncuBLAS: not found: no libcublas.so."));
+    assert_non_null(strstr(out, "\nNVRTC: not found: NVRTC not available (no libnvrtc.so.[0-9]* in PCGRLLM_CUDA_LIB_PATH (set empty))\n"));
 }
 
 /* With PCGRLLM_REQUIRE_DEVICE set (as the device check runs the tests), a
  * device test that cannot run fails with its reason instead of skipping. */
-static void device_required_turns_skips_into_failures(void **state)
+static void device_kit_skips_fail_where_required(void **state)
 {
     (void)state;
     char self[PATH_MAX], out[8192];
@@ -72,16 +132,52 @@ static void device_required_turns_skips_into_failures(void **state)
     if (!strstr(out, "cuda_env_matches_cpu: not skipped, a device is required here: ")) fail_msg("got: %s", out);
 }
 
+/* The kit copied away from the source tree (once per test process), or
+ * skip when it is not built; its path in copy. */
+static void kit_copy_or_skip(const char *test, char *copy, size_t len)
+{
+    static int copied;
+    if (!pcg_test_exists("devkit/device_check.sh")) pcg_test_skip(test, "devkit/ not built (make devkit)");
+    snprintf(copy, len, "%s/kit-copy", pcg_test_tmpdir());
+    char out[4096];
+    if (!copied && pcg_test_sh(out, sizeof out, "rm -rf '%s' && cp -r devkit '%s'", copy, copy))
+        fail_msg("cannot copy the kit: %s", out);
+    copied = 1;
+}
+
+/* The check's JSON summary as "STATUS stage:status,stage:status,...". */
+static void summary_of(const char *copy, char *out, size_t len)
+{
+    char cmd[PATH_MAX + 400];
+    snprintf(cmd, sizeof cmd, "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d[\"status\"], "
+             "\",\".join(s[\"name\"] + \":\" + s[\"status\"] for s in d[\"stages\"]))' '%s/out/device_check.json'", copy);
+    assert_int_equal(pcg_test_sh(out, len, "%s", cmd), 0);
+}
+
+/* The lines before the first stage: glibc (with what the kit needs), the
+ * driver, the backend library, cuBLAS and NVRTC, the kit's libraries. */
+static const char *after_library_lines(const char *out)
+{
+    static const char *const heads[] = {"device_check: glibc: ", "device_check: driver: ", "device_check: backend: ",
+                                        "device_check: cuBLAS: ", "device_check: NVRTC: ", "device_check: kit: "};
+    const char *p = out;
+    for (int i = 0; i < 6; i++) {
+        if (strncmp(p, heads[i], strlen(heads[i])) || !strchr(p, '\n'))
+            fail_msg("line %d is not '%s...': %s", i + 1, heads[i], out);
+        p = strchr(p, '\n') + 1;
+    }
+    if (!strstr(out, "(the kit needs 2.")) fail_msg("no glibc version the kit needs: %s", out);
+    return p;
+}
+
 /* The kit, copied away from the source tree and run with a bare
  * environment, finds its own libraries and, with no GPU, says so in one
- * line with exit status 3 and a JSON summary. */
-static void devkit_runs_outside_tree(void **state)
+ * line with exit status 3 and a JSON summary naming every stage. */
+static void device_kit_runs_outside_tree(void **state)
 {
     (void)state;
-    if (!pcg_test_exists("devkit/device_check.sh")) pcg_test_skip("devkit_runs_outside_tree", "devkit/ not built (make devkit)");
     char copy[PATH_MAX], out[8192];
-    snprintf(copy, sizeof copy, "%s/kit-copy", pcg_test_tmpdir());
-    assert_int_equal(pcg_test_sh(out, sizeof out, "rm -rf '%s' && cp -r devkit '%s'", copy, copy), 0);
+    kit_copy_or_skip("device_kit_runs_outside_tree", copy, sizeof copy);
     int rc = pcg_test_sh(out, sizeof out, "cd / && env -i PATH=/usr/bin:/bin HOME=/tmp bash '%s/device_check.sh' '%s/out'",
                          copy, copy);
     if (rc == 0) {
@@ -90,19 +186,55 @@ static void devkit_runs_outside_tree(void **state)
         return;
     }
     assert_int_equal(rc, 3);
-    if (strncmp(out, "device_check: no CUDA device: ", 30) || strchr(out, '\n') != out + strlen(out) - 1)
-        fail_msg("want one line 'device_check: no CUDA device: ...', got: %s", out);
-    char json[PATH_MAX + 64];
-    snprintf(json, sizeof json, "%s/out/device_check.json", copy);
-    assert_int_equal(pcg_test_sh(out, sizeof out, "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
-                                                  "print(d[\"status\"], d[\"stages\"][0][\"name\"])' '%s'", json),
-                     0);
-    assert_string_equal(out, "no-device device\n");
-    /* its libraries come from the kit, not from this machine */
-    assert_int_equal(pcg_test_sh(out, sizeof out, "env -i ldd '%s/pcgrllm' | grep -c '%s/lib/'", copy, copy), 0);
-    assert_true(atoi(out) >= 5);
+    const char *last = after_library_lines(out);
+    if (strncmp(last, "device_check: no CUDA device: ", 30) || strchr(last, '\n') != last + strlen(last) - 1)
+        fail_msg("want one line 'device_check: no CUDA device: ...' after the libraries, got: %s", out);
+    summary_of(copy, out, sizeof out);
+    assert_string_equal(out, "no-device device:failed,tests:skipped: no device,nvrtc-tests:skipped: no device,"
+                             "env:skipped: no device,train:skipped: no device,e2e:skipped: no device\n");
+    /* its libraries come from the kit, not from this machine, without
+     * LD_LIBRARY_PATH: the binaries' RPATH serves the libraries' own
+     * dependencies too */
+    assert_int_equal(pcg_test_sh(out, sizeof out, "env -i ldd '%s/pcgrllm' | grep -c '%s/.*lib/'", copy, copy), 0);
+    assert_true(atoi(out) >= 15);
+    assert_int_not_equal(pcg_test_sh(out, sizeof out, "env -i ldd '%s/pcgrllm' '%s/pcgrllm_tests' | grep 'not found'",
+                                     copy, copy), 0);
     assert_int_equal(pcg_test_sh(out, sizeof out, "env -i '%s/pcgrllm' --version", copy), 0);
 }
 
-PCG_TESTS(device_kit, cmocka_unit_test(cuda_libs_found_in_python_env),
-          cmocka_unit_test(device_required_turns_skips_into_failures), cmocka_unit_test(devkit_runs_outside_tree))
+/* One deadline for the whole check: with none left, every stage is
+ * recorded as skipped for it (exit 4, nothing was checked).  With cuBLAS
+ * and NVRTC hidden (an empty PCGRLLM_CUDA_LIB_PATH), the library lines say
+ * so and the stages that need NVRTC are skipped for that, whatever else
+ * happens, never failed. */
+static void device_kit_deadline_and_hidden_libraries(void **state)
+{
+    (void)state;
+    char copy[PATH_MAX], out[8192];
+    kit_copy_or_skip("device_kit_deadline_and_hidden_libraries", copy, sizeof copy);
+    int rc = pcg_test_sh(out, sizeof out, "cd / && env -i PATH=/usr/bin:/bin HOME=/tmp DEVICE_CHECK_DEADLINE=0 "
+                         "bash '%s/device_check.sh' '%s/out'", copy, copy);
+    assert_int_equal(rc, 4);
+    const char *rest = after_library_lines(out);
+    static const char want[] = "device_check: device: skipped: deadline\n"
+                               "device_check: deadline: 0 s were not enough to reach the device stage; ";
+    if (strncmp(rest, want, sizeof want - 1) || pcg_test_count_lines(rest) != 2)
+        fail_msg("want the device stage skipped and the deadline line, got: %s", rest);
+    summary_of(copy, out, sizeof out);
+    assert_string_equal(out, "deadline device:skipped: deadline,tests:skipped: deadline,nvrtc-tests:skipped: deadline,"
+                             "env:skipped: deadline,train:skipped: deadline,e2e:skipped: deadline\n");
+    /* hidden libraries, and again no time: quick and the same with a GPU */
+    rc = pcg_test_sh(out, sizeof out, "cd / && env -i PATH=/usr/bin:/bin HOME=/tmp PCGRLLM_CUDA_LIB_PATH= "
+                     "DEVICE_CHECK_DEADLINE=0 bash '%s/device_check.sh' '%s/out'", copy, copy);
+    assert_int_equal(rc, 4);
+    after_library_lines(out);
+    assert_non_null(strstr(out, "\ndevice_check: cuBLAS: not found: "));
+    assert_non_null(strstr(out, "\ndevice_check: NVRTC: not found: "));
+    summary_of(copy, out, sizeof out);
+    assert_string_equal(out, "deadline device:skipped: deadline,tests:skipped: deadline,nvrtc-tests:skipped: no NVRTC,"
+                             "env:skipped: deadline,train:skipped: deadline,e2e:skipped: no NVRTC\n");
+}
+
+PCG_TESTS(device_kit, cmocka_unit_test(device_kit_libs_in_python_env), cmocka_unit_test(device_kit_lib_path_searched_alone),
+          cmocka_unit_test(device_kit_libraries_lines), cmocka_unit_test(device_kit_skips_fail_where_required),
+          cmocka_unit_test(device_kit_runs_outside_tree), cmocka_unit_test(device_kit_deadline_and_hidden_libraries))

@@ -794,6 +794,36 @@ static void jit_nvrtc_missing_library(void **state)
     if (!strstr(out, "gpu: not checked: NVRTC not available")) fail_msg("got: %s", out);
 }
 
+/* check-reward --backend cuda --save-cubins DIR leaves one cubin per
+ * architecture, each the reward kernel's module (what make cuda packs for a
+ * machine without NVRTC); the flag alone is a usage error. */
+static void jit_nvrtc_save_cubins(void **state)
+{
+    (void)state;
+    need_nvrtc("jit_nvrtc_save_cubins");
+    char out[4096], dir[600], path[700];
+    const char *bin = pcg_test_binary();
+    snprintf(dir, sizeof dir, "%s/cubins", pcg_test_tmpdir());
+    int rc = pcg_test_sh(out, sizeof out, "%s check-reward --save-cubins %s rewards/human/scenario1.c", bin, dir);
+    assert_int_equal(rc, 2);
+    if (!strstr(out, "--save-cubins needs --backend cuda")) fail_msg("got: %s", out);
+    assert_false(pcg_test_exists(dir));
+    rc = pcg_test_sh(out, sizeof out, "%s check-reward --backend cuda --envs 2 --save-cubins %s rewards/human/scenario1.c",
+                     bin, dir);
+    if (rc) fail_msg("check-reward --save-cubins: %s", out);
+    static const char *archs[] = REWARD_GPU_ARCHS;
+    for (size_t a = 0; a < sizeof archs / sizeof archs[0]; a++) {
+        snprintf(path, sizeof path, "%s/%s.cubin", dir, archs[a]);
+        long len = 0;
+        char err[256], *cubin = read_file(path, 1 << 26, &len, err, sizeof err);
+        if (!cubin) fail_msg("%s: %s", path, err);
+        assert_true(len > 1000);
+        assert_memory_equal(cubin, "\177ELF", 4);
+        assert_non_null(memmem(cubin, (size_t)len, REWARD_KERNEL_NAME, strlen(REWARD_KERNEL_NAME)));
+        free(cubin);
+    }
+}
+
 PCG_TESTS(reward_jit, cmocka_unit_test(jit_scan_refuses), cmocka_unit_test(jit_scan_accepts),
           cmocka_unit_test(jit_scan_directive_spellings_refused), cmocka_unit_test(jit_scan_preprocessor_accepted),
           cmocka_unit_test(jit_api_matches_level_core), cmocka_unit_test(jit_math_matches_libm),
@@ -801,4 +831,5 @@ PCG_TESTS(reward_jit, cmocka_unit_test(jit_scan_refuses), cmocka_unit_test(jit_s
           cmocka_unit_test(jit_signature_checked), cmocka_unit_test(jit_missing_semicolon_line),
           cmocka_unit_test(jit_human_rewards_match_gcc), cmocka_unit_test(jit_in_env_step_threads),
           cmocka_unit_test(jit_image_protected), cmocka_unit_test(jit_nvrtc_human_rewards_all_archs),
-          cmocka_unit_test(jit_nvrtc_errors), cmocka_unit_test(jit_nvrtc_missing_library))
+          cmocka_unit_test(jit_nvrtc_errors), cmocka_unit_test(jit_nvrtc_missing_library),
+          cmocka_unit_test(jit_nvrtc_save_cubins))

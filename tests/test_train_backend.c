@@ -98,14 +98,14 @@ static float *checkpoint_params(const char *dir, size_t *n, int64_t *step)
  * CPU adds in another order than the device, and cuBLAS may pick other
  * kernels in another process);
  * generate and eval read it. */
-static void cuda_train_cli(void **state)
+static void cuda_train_cli_nvrtc(void **state)
 {
     (void)state;
     char why[300];
     if (pcg_test_cuda_devices(why, sizeof why) <= 0) {
         char line[400];
         snprintf(line, sizeof line, "no CUDA device (%s)", why);
-        pcg_test_skip("cuda_train_cli", line);
+        pcg_test_skip("cuda_train_cli_nvrtc", line);
     }
     const char *bin = pcg_test_binary(), *tmp = pcg_test_tmpdir(), *reward = walls_reward();
     char out[8192];
@@ -203,5 +203,5 @@ static void train_nonfinite_keeps_levels(void **state)
     reward_prog_free(p);
 }
 
-PCG_TESTS(train_backend, cmocka_unit_test(train_backend_flags), cmocka_unit_test(cuda_train_cli),
+PCG_TESTS(train_backend, cmocka_unit_test(train_backend_flags), cmocka_unit_test(cuda_train_cli_nvrtc),
           cmocka_unit_test(train_nonfinite_keeps_levels))

@@ -14,7 +14,7 @@ static void check_usage(FILE *f)
 {
     fprintf(f,
             "usage: pcgrllm check-reward [--scenario N | --variant dungeon|treasure] [--envs N] [--seed S]\n"
-            "                            [--timeout SECONDS] [--backend cpu|cuda] [--json] FILE\n"
+            "                            [--timeout SECONDS] [--backend cpu|cuda [--save-cubins DIR]] [--json] FILE\n"
             "  Compiles the reward in FILE (C, the reward API of docs/reward-api.md), runs it in a sandbox\n"
             "  on one episode of random play on every environment and prints its statistics.\n"
             "  --scenario N     1-2 use the dungeon variant, 3-4 the treasure variant\n"
@@ -26,6 +26,8 @@ static void check_usage(FILE *f)
             "  --backend cuda   also compile with NVRTC for sm_75, sm_86, sm_89 and sm_90 (needs NVRTC) and,\n"
             "                   on a machine with a CUDA device and libpcgrllm_cuda.so, run one episode on the\n"
             "                   device beside the CPU and compare every reward\n"
+            "  --save-cubins DIR  with --backend cuda: write each architecture's cubin as DIR/ARCH.cubin, a\n"
+            "                   reward module for a GPU machine without NVRTC (pcgrllm device --reward)\n"
             "  --json           print one JSON object on stdout\n"
             "  A check that runs long says so on stderr every 5 s; a call that has not returned after 2 s\n"
             "  (or half the timeout) is refused.\n"
@@ -55,7 +57,7 @@ static int parse_check_flags(int argc, char **argv, reward_check_opts *o, int *j
         {"envs", required_argument, 0, 'n'},     {"seed", required_argument, 0, 's'},
         {"timeout", required_argument, 0, 't'},  {"backend", required_argument, 0, 'b'},
         {"json", no_argument, 0, 'j'},           {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+        {"save-cubins", required_argument, 0, 'c'}, {0, 0, 0, 0}};
     long envs = 64, scenario = 0;
     int have_variant = 0, c;
     optind = 1;
@@ -87,6 +89,7 @@ static int parse_check_flags(int argc, char **argv, reward_check_opts *o, int *j
             else return die_msg("check-reward: --backend must be cpu or cuda"), 2;
             break;
         case 'j': *json = 1; break;
+        case 'c': o->cubin_dir = optarg; break;
         case 'h': check_usage(stdout); return 0;
         default: check_usage(stderr); return 2;
         }
@@ -99,6 +102,7 @@ static int parse_check_flags(int argc, char **argv, reward_check_opts *o, int *j
     if (optind + 1 < argc) return die_msg("check-reward: unexpected argument '%s'", argv[optind + 1]), 2;
     if (scenario && have_variant)
         return die_msg("check-reward: give --scenario or --variant, not both"), 2;
+    if (o->cubin_dir && !o->cuda) return die_msg("check-reward: --save-cubins needs --backend cuda"), 2;
     if (scenario) o->variant = scenario >= 3 ? VARIANT_TREASURE : VARIANT_DUNGEON;
     return -1;
 }
@@ -180,7 +184,7 @@ static void print_text(const char *path, const reward_check_opts *o, const rewar
 
 int cmd_check_reward(int argc, char **argv)
 {
-    reward_check_opts o = {VARIANT_DUNGEON, 64, 0, 60.0, 0};
+    reward_check_opts o = {VARIANT_DUNGEON, 64, 0, 60.0, 0, NULL};
     int json = 0;
     int rc = parse_check_flags(argc, argv, &o, &json);
     if (rc >= 0) return rc;

@@ -16,7 +16,7 @@ static void device_usage(FILE *f)
     fprintf(f,
             "usage: pcgrllm device [--backend cpu|cuda|auto] [--bench] [--envs N,N,...] [--mapping thread|warp|both]\n"
             "                      [--reward MODULE] [--seconds S] [--seed S] [--sgemm] [--train]\n"
-            "                      [--compare-math SCENARIO [--steps N] [--seeds K]]\n"
+            "                      [--compare-math SCENARIO [--steps N] [--seeds K]] [--libraries]\n"
             "  Prints the backend --backend selects and its device.  --bench measures device\n"
             "  environment steps/s with random actions (compact observation every step) for\n"
             "  each environment count and observation thread mapping; --reward adds a reward\n"
@@ -30,6 +30,8 @@ static void device_usage(FILE *f)
             "  --compare-math trains the paper preset (600 envs, human reward of the\n"
             "  scenario) with fp32, TF32 and bf16 matmuls for K seeds and compares the\n"
             "  fitness of the generated levels (defaults --steps 2000000 --seeds 2).\n"
+            "  --libraries prints glibc's version and the file of each library the CUDA backend\n"
+            "  would use here (driver, backend library, cuBLAS, NVRTC), or why there is none.\n"
             "  defaults: --backend auto --envs 600,4096,65536 --mapping both --seconds 0.5\n");
 }
 
@@ -120,9 +122,9 @@ int cmd_device(int argc, char **argv)
                                          {"compare-math", required_argument, 0, 'C'},
                                          {"compare-tf32", required_argument, 0, 'C'},
                                          {"steps", required_argument, 0, 'S'},  {"seeds", required_argument, 0, 'K'},
-                                         {0, 0, 0, 0}};
+                                         {"libraries", no_argument, 0, 'L'},    {0, 0, 0, 0}};
     optind = 1;
-    int c;
+    int c, libraries = 0;
     while ((c = getopt_full(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'b': o.backend = optarg; break;
@@ -131,6 +133,7 @@ int cmd_device(int argc, char **argv)
         case 'r': o.reward_path = optarg; break;
         case 'g': o.sgemm = 1; break;
         case 'T': o.train = 1; break;
+        case 'L': libraries = 1; break;
         case 'h': device_usage(stdout); return 0;
         default: {
             int rc = value_flag(c, &o);
@@ -140,5 +143,6 @@ int cmd_device(int argc, char **argv)
         }
     }
     if (set_mappings(mapping_name, &o)) return EXIT_USAGE;
+    if (libraries) return device_libraries();
     return device_bench_run(&o);
 }

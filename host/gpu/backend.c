@@ -2,7 +2,6 @@
  * backend library at run time, fall back to the CPU for "auto". */
 #include "backend.h"
 #include "child.h"
-#include "cuda_libs.h"
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
@@ -78,21 +77,6 @@ static void exe_dir(char *dir, size_t len)
     if (slash) *slash = 0;
 }
 
-/* The library needs libcublas.so.N; where the loader would not find it
- * (a toolkit off its path, or only a pip-installed CUDA), load cuBLAS
- * from where it is first, so that the dependency is already satisfied. */
-static void preload_cublas(void)
-{
-    void *h = dlopen("libcublas.so." PCG_CUBLAS_MAJOR, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
-    if (h || (h = dlopen("libcublas.so." PCG_CUBLAS_MAJOR, RTLD_NOW | RTLD_GLOBAL))) return;
-    static const char *const parts[] = {"cublas", NULL};
-    char lt[4096], blas[4096];
-    if (cuda_find_library("libcublasLt.so." PCG_CUBLAS_MAJOR, parts, lt, sizeof lt) == 0)
-        dlopen(lt, RTLD_NOW | RTLD_GLOBAL);
-    if (cuda_find_library("libcublas.so." PCG_CUBLAS_MAJOR, parts, blas, sizeof blas) == 0)
-        dlopen(blas, RTLD_NOW | RTLD_GLOBAL);
-}
-
 const pcg_cuda_api *backend_cuda_load(char *err, int errlen)
 {
     if (cuda_api) return cuda_api;
@@ -108,7 +92,6 @@ const pcg_cuda_api *backend_cuda_load(char *err, int errlen)
         snprintf(cand[nc++], sizeof cand[0], "%s", PCG_CUDA_LIB);
     }
     char first_err[512] = "";
-    preload_cublas();
     for (int i = 0; i < nc; i++) {
         /* a candidate that exists but fails to load is the error to report */
         int is_path = strchr(cand[i], '/') != NULL;

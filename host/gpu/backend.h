@@ -265,8 +265,10 @@ typedef struct pcg_cuda_api {
     int (*env_set_rules)(pcg_cuda_env *e, const env_rules *rules);
 
     /* ---- since ABI 5 ---- */
-    /* The sgemm in use, one line: "cuBLAS 13.0", "built-in tiled sgemm
-     * (cuBLAS not found: ...)", "simulated cuBLAS over OpenBLAS" */
+    /* The sgemm in use, one line: "cuBLAS X.Y.Z", "built-in tiled sgemm
+     * (cuBLAS not loaded: REASON)" (cuBLAS is loaded at run time; without
+     * it, or with PCGRLLM_CUBLAS=off, the library's own kernel does every
+     * sgemm), "simulated cuBLAS over OpenBLAS" */
     const char *(*blas_in_use)(void);
     /* Simulation only (the device library returns -1): the host function
      * that stands for every reward module's kernel from now on (NULL: none;

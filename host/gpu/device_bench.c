@@ -304,6 +304,7 @@ static int describe_device(const pcg_cuda_api *api, pcg_cuda_device_info *info)
     printf("driver: CUDA %d.%d, runtime %d.%d, library %s\n", info->driver_version / 1000,
            info->driver_version % 1000 / 10, info->runtime_version / 1000, info->runtime_version % 1000 / 10,
            backend_cuda_path());
+    printf("sgemm: %s\n", api->blas_in_use());
     return 0;
 }
 

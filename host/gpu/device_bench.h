@@ -28,4 +28,9 @@ typedef struct {
  * measurement). */
 int device_bench_run(const device_bench_opts *o);
 
+/* --libraries: glibc's version and the file of each library the CUDA
+ * backend would use (driver, backend library, cuBLAS, NVRTC) or why there
+ * is none, one line each, on stdout.  Needs no device.  Returns 0. */
+int device_libraries(void);
+
 #endif

@@ -8,9 +8,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* With cuda: every GPU architecture the engine builds for.  0, or -1 with
- * the reason. */
-static int compile_every_arch(const char *src, reward_check_result *r)
+/* The cubin into dir/ARCH.cubin.  0, or -1 with the reason. */
+static int save_cubin(const char *dir, const char *arch, const char *cubin, size_t len, reward_check_result *r)
+{
+    char path[4200], err[600];
+    snprintf(path, sizeof path, "%.4000s/%s.cubin", dir, arch);
+    if (make_dirs_msg(dir, err, sizeof err) || write_file_atomic_msg(path, cubin, len, err, sizeof err)) {
+        snprintf(r->reason, sizeof r->reason, "cannot write %.900s: %.500s", path, err);
+        return -1;
+    }
+    return 0;
+}
+
+/* With cuda: every GPU architecture the engine builds for, each cubin
+ * saved into cubin_dir when given.  0, or -1 with the reason. */
+static int compile_every_arch(const char *src, const char *cubin_dir, reward_check_result *r)
 {
     static const char *archs[] = REWARD_GPU_ARCHS;
     char err[1024];
@@ -18,12 +30,17 @@ static int compile_every_arch(const char *src, reward_check_result *r)
     for (int a = 0; a < r->n_archs; a++) r->archs[a] = archs[a];
     for (int a = 0; a < r->n_archs; a++) {
         double ta = now_seconds();
-        int rc = reward_compile_nvrtc(src, archs[a], NULL, NULL, err, sizeof err);
+        char *cubin = NULL;
+        size_t len = 0;
+        int rc = reward_compile_nvrtc(src, archs[a], cubin_dir ? &cubin : NULL, &len, err, sizeof err);
         r->arch_s[a] = now_seconds() - ta;
         if (rc) {
             snprintf(r->reason, sizeof r->reason, "the GPU compiler (NVRTC, %s) refuses it: %s", archs[a], err);
             return -1;
         }
+        rc = cubin ? save_cubin(cubin_dir, archs[a], cubin, len, r) : 0;
+        free(cubin);
+        if (rc) return -1;
     }
     return 0;
 }
@@ -67,7 +84,7 @@ int reward_check(const char *src, const reward_check_opts *o, reward_check_resul
                                   r->reason, sizeof r->reason);
     }
     r->check_s = now_seconds() - t0;
-    if (rc == 0 && o->cuda) rc = compile_every_arch(src, r);
+    if (rc == 0 && o->cuda) rc = compile_every_arch(src, o->cubin_dir, r);
     if (rc == 0 && o->cuda) rc = compare_device(src, o, cpu_values, r);
     free(cpu_values);
     return rc ? -1 : 0;

@@ -15,6 +15,10 @@ typedef struct {
     uint64_t seed;
     double timeout_s;
     int cuda; /* every architecture, and the device beside the CPU */
+    /* with cuda: where to write each architecture's cubin as ARCH.cubin
+     * (a module built ahead of time, for a GPU machine without NVRTC);
+     * NULL: nowhere */
+    const char *cubin_dir;
 } reward_check_opts;
 
 #define REWARD_CHECK_MAX_ARCHS 8

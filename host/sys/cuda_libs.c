@@ -1,5 +1,8 @@
+#define _GNU_SOURCE
 #include "cuda_libs.h"
+#include <dlfcn.h>
 #include <glob.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,30 +27,13 @@ static int site_dirs(char out[][512], int max)
     return n;
 }
 
-int cuda_find_library(const char *pattern, const char *const *parts, char *path, size_t len)
+/* The newest of the files g holds: the longest version suffix, then the
+ * greatest name.  0 and its path, or -1. */
+static int newest(const glob_t *g, char *path, size_t len)
 {
-    char sites[12][512], pat[1600];
-    int n_sites = site_dirs(sites, 12);
-    glob_t g;
-    memset(&g, 0, sizeof g);
-    int flags = 0;
-    const char *toolkit[] = {"/usr/local/cuda/lib64", "/usr/local/cuda-*/lib64", "/usr/lib/x86_64-linux-gnu"};
-    for (size_t i = 0; i < sizeof toolkit / sizeof toolkit[0]; i++) {
-        snprintf(pat, sizeof pat, "%s/%.200s", toolkit[i], pattern);
-        if (glob(pat, flags, NULL, &g) == 0) flags = GLOB_APPEND;
-    }
-    for (int s = 0; s < n_sites; s++) {
-        for (int p = 0; parts && parts[p]; p++) {
-            snprintf(pat, sizeof pat, "%.511s/nvidia/%.100s/lib/%.200s", sites[s], parts[p], pattern);
-            if (glob(pat, flags, NULL, &g) == 0) flags = GLOB_APPEND;
-        }
-        snprintf(pat, sizeof pat, "%.511s/nvidia/cu[0-9]*/lib/%.200s", sites[s], pattern);
-        if (glob(pat, flags, NULL, &g) == 0) flags = GLOB_APPEND;
-    }
     int found = -1;
-    /* the newest: the longest version suffix, then the greatest name */
-    for (size_t i = 0; i < g.gl_pathc; i++) {
-        const char *c = g.gl_pathv[i], *base = strrchr(c, '/');
+    for (size_t i = 0; i < g->gl_pathc; i++) {
+        const char *c = g->gl_pathv[i], *base = strrchr(c, '/');
         base = base ? base + 1 : c;
         if (strlen(c) >= len) continue;
         if (found >= 0) {
@@ -58,6 +44,110 @@ int cuda_find_library(const char *pattern, const char *const *parts, char *path,
         snprintf(path, len, "%s", c);
         found = 0;
     }
+    return found;
+}
+
+/* glob one pattern into g, appending after the first match. */
+static void add_matches(glob_t *g, int *flags, const char *pat)
+{
+    if (glob(pat, *flags, NULL, g) == 0) *flags = GLOB_APPEND;
+}
+
+int cuda_find_library(const char *pattern, const char *const *parts, char *path, size_t len)
+{
+    char sites[12][512], pat[1600];
+    int n_sites = site_dirs(sites, 12);
+    glob_t g;
+    memset(&g, 0, sizeof g);
+    int flags = 0;
+    const char *toolkit[] = {"/usr/local/cuda/lib64", "/usr/local/cuda-*/lib64", "/usr/lib/x86_64-linux-gnu"};
+    for (size_t i = 0; i < sizeof toolkit / sizeof toolkit[0]; i++) {
+        snprintf(pat, sizeof pat, "%s/%.200s", toolkit[i], pattern);
+        add_matches(&g, &flags, pat);
+    }
+    for (int s = 0; s < n_sites; s++) {
+        for (int p = 0; parts && parts[p]; p++) {
+            snprintf(pat, sizeof pat, "%.511s/nvidia/%.100s/lib/%.200s", sites[s], parts[p], pattern);
+            add_matches(&g, &flags, pat);
+        }
+        snprintf(pat, sizeof pat, "%.511s/nvidia/cu[0-9]*/lib/%.200s", sites[s], pattern);
+        add_matches(&g, &flags, pat);
+    }
+    int found = newest(&g, path, len);
     globfree(&g);
     return found;
+}
+
+/* The newest file like pattern in the folders of a ':'-separated list. */
+static int find_in_dirs(const char *dirs, const char *pattern, char *path, size_t len)
+{
+    glob_t g;
+    memset(&g, 0, sizeof g);
+    int flags = 0;
+    char pat[1600];
+    for (const char *d = dirs; *d;) {
+        size_t n = strcspn(d, ":");
+        if (n > 0 && n < 1000) {
+            snprintf(pat, sizeof pat, "%.*s/%.200s", (int)n, d, pattern);
+            add_matches(&g, &flags, pat);
+        }
+        d += n;
+        if (*d == ':') d++;
+    }
+    int found = newest(&g, path, len);
+    globfree(&g);
+    return found;
+}
+
+void *cuda_open_file(const char *file, char *path, size_t len, char *why, size_t whylen)
+{
+    void *h = dlopen(file, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        snprintf(why, whylen, "%s", e ? e : file);
+        return NULL;
+    }
+    struct link_map *lm = NULL;
+    if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && lm->l_name[0])
+        snprintf(path, len, "%s", lm->l_name);
+    else
+        snprintf(path, len, "%s", file);
+    return h;
+}
+
+void *cuda_open_library(const char *const *names, const char *pattern, const char *const *parts, char *path,
+                        size_t len, char *why, size_t whylen)
+{
+    char found[4096];
+    const char *dirs = getenv("PCGRLLM_CUDA_LIB_PATH");
+    if (dirs) {
+        if (find_in_dirs(dirs, pattern, found, sizeof found) == 0) return cuda_open_file(found, path, len, why, whylen);
+        snprintf(why, whylen, "no %s in PCGRLLM_CUDA_LIB_PATH (%.300s)", pattern, *dirs ? dirs : "set empty");
+        return NULL;
+    }
+    /* the first name's reason is the one to report: the soname asked for */
+    char first[512] = "";
+    for (int i = 0; names[i]; i++) {
+        void *h = cuda_open_file(names[i], path, len, why, whylen);
+        if (h) return h;
+        if (!first[0]) snprintf(first, sizeof first, "%.500s", why);
+    }
+    if (cuda_find_library(pattern, parts, found, sizeof found) == 0) return cuda_open_file(found, path, len, why, whylen);
+    snprintf(why, whylen, "%s", first);
+    return NULL;
+}
+
+void *cuda_open_cublas(const char *major, char *path, size_t len, char *why, size_t whylen)
+{
+    const char *env = getenv("PCGRLLM_CUBLAS");
+    if (env && !strcmp(env, "off")) {
+        snprintf(why, whylen, "turned off by PCGRLLM_CUBLAS=off");
+        return NULL;
+    }
+    if (env && *env) return cuda_open_file(env, path, len, why, whylen);
+    char soname[64];
+    snprintf(soname, sizeof soname, "libcublas.so.%.20s", major);
+    const char *const names[] = {soname, NULL};
+    static const char *const parts[] = {"cublas", NULL};
+    return cuda_open_library(names, soname, parts, path, len, why, whylen);
 }

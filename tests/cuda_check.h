@@ -1,0 +1,21 @@
+/* What the device tests of the CUDA backend share: the library or the
+ * device, else a skip with one line; reward modules built ahead of time;
+ * the one-line check of error messages. */
+#ifndef PCG_TEST_CUDA_CHECK_H
+#define PCG_TEST_CUDA_CHECK_H
+#include "backend.h"
+
+/* The backend library, or skip (with one line) when it is not built. */
+const pcg_cuda_api *cuda_library_or_skip(const char *test);
+/* The library with a usable device, or skip with one line. */
+const pcg_cuda_api *cuda_device_or_skip(const char *test);
+/* 1 if s is one non-empty line (trailing newlines aside). */
+int cuda_one_line(const char *s);
+/* A whole file, NUL-terminated (malloc'd; its length in *len), or NULL. */
+void *cuda_read_all(const char *path, long *len);
+/* A module make cuda builds (rel: "cuda/reward_sample.fatbin"), looked
+ * for beside the loaded library, then beside the test binary (the kit and
+ * the build folder hold both), or skip with one line. */
+void *cuda_prebuilt_module_or_skip(const char *test, const char *rel);
+
+#endif
