@@ -96,7 +96,9 @@ run_path = $(if $(filter /%,$(1)),$(1),./$(1))
 # Then the device tests (cuda_*) once more against the simulation library,
 # where a skip is a failure (docs/cuda.md); SAN=1 takes the sanitizer build.
 SIM_TESTS ?= cuda_*
-# the host-only cuda_* tests (the kernels' code run on the host) ran already
+# the host-only cuda_* tests (the kernels' code run on the host) ran already;
+# the CPU reference's OpenMP threads sleep between regions rather than spin
+# against the simulation's threads
 SIM_SKIP ?= *_on_host
 test: $(BIN) $(BUILD)/pcgrllm_tests $(SIM_LIB) $(SIM_DIR)/sim_plants
 	PCGRLLM_BIN=$(call run_path,$(BIN)) $(call run_path,$(BUILD)/pcgrllm_tests) $(TESTS)
@@ -104,6 +106,7 @@ test: $(BIN) $(BUILD)/pcgrllm_tests $(SIM_LIB) $(SIM_DIR)/sim_plants
 
 test-sim: $(BIN) $(BUILD)/pcgrllm_tests $(SIM_LIB) $(SIM_DIR)/sim_plants
 	PCGRLLM_BIN=$(call run_path,$(BIN)) PCGRLLM_CUDA_LIB=$(abspath $(SIM_LIB)) PCGRLLM_REQUIRE_DEVICE=1 \
+		OMP_WAIT_POLICY=passive \
 		$(call run_path,$(BUILD)/pcgrllm_tests) '$(SIM_TESTS)' '$(SIM_SKIP)'
 
 # End to end against a real local model server (llama.cpp's, from PyPI, with a

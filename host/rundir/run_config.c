@@ -253,30 +253,11 @@ json_t *run_config_to_json(const run_config *given)
         dst = i_;                                                                              \
     } while (0)
 
-/* Read a stored config back (resume).  The LLM settings other than those
- * stored (timeouts, retries) keep the values of c. */
-int run_config_from_json(json_t *o, run_config *c, char *err, int errlen)
+/* The author and its model server (the key's variable is never read from
+ * a stored file: host/llm/trust.h). */
+static int author_from_json(json_t *o, run_config *c, char *err, int errlen)
 {
-    static const char *const pe_names[] = {"cot", "tot", "got"};
     static const char *const author_names[] = {"openai", "offline"};
-    long long v;
-    double d;
-    GET_INT("format", v, RUN_FORMAT, RUN_FORMAT);
-    GET_INT("scenario", v, 0, 4);
-    c->scenario = (int)v;
-    json_t *s = json_object_get(o, "story");
-    if (!json_is_string(s) || strlen(json_string_value(s)) > STORY_MAX_LEN) {
-        snprintf(err, (size_t)errlen, "config.json: 'story' missing or too long");
-        return -1;
-    }
-    snprintf(c->story, sizeof c->story, "%s", json_string_value(s));
-    json_t *ir = json_object_get(o, "init_reward"); /* absent in runs made before the option */
-    if (ir && !json_is_null(ir) && (!json_is_string(ir) || !json_string_value(ir)[0] ||
-                                    strlen(json_string_value(ir)) >= sizeof c->init_reward)) {
-        snprintf(err, (size_t)errlen, "config.json: 'init_reward' must be a path or null");
-        return -1;
-    }
-    snprintf(c->init_reward, sizeof c->init_reward, "%s", json_is_string(ir) ? json_string_value(ir) : "");
     GET_NAME("author", author_names, 2, c->offline);
     if (!c->offline) {
         json_t *l = json_object_get(o, "llm");
@@ -292,6 +273,14 @@ int run_config_from_json(json_t *o, run_config *c, char *err, int errlen)
         if (json_is_string(mo)) snprintf(c->llm.model, sizeof c->llm.model, "%s", json_string_value(mo));
         if (json_is_number(te)) c->llm.temperature = json_number_value(te);
     }
+    return 0;
+}
+
+/* The search: method, iterations, references, prompts, ablation, feedback. */
+static int search_from_json(json_t *o, run_config *c, char *err, int errlen)
+{
+    static const char *const pe_names[] = {"cot", "tot", "got"};
+    long long v;
     GET_NAME("pe", pe_names, 3, c->pe);
     GET_INT("iterations", v, 1, RUN_ITERATIONS_MAX);
     c->iterations = (int)v;
@@ -323,6 +312,14 @@ int run_config_from_json(json_t *o, run_config *c, char *err, int errlen)
     if (json_is_number(nt) && json_number_value(nt) >= 0) c->node_time = json_number_value(nt);
     c->evaluator_rules = json_is_true(json_object_get(o, "evaluator_rules")); /* absent before the option: off */
     GET_REAL("target_fitness", c->target_fitness, -1, 1); /* -1: none */
+    return 0;
+}
+
+/* Training and evaluation of each node. */
+static int training_from_json(json_t *o, run_config *c, char *err, int errlen)
+{
+    long long v;
+    double d;
     GET_INT("steps", v, 1, (long long)1 << 50);
     c->steps = v;
     GET_INT("envs", v, 1, 1 << 24);
@@ -361,5 +358,32 @@ int run_config_from_json(json_t *o, run_config *c, char *err, int errlen)
     GET_INT("check_envs", v, 1, RUN_CHECK_ENVS_MAX);
     c->check_envs = (int)v;
     GET_REAL("check_timeout", c->check_timeout, RUN_CHECK_TIMEOUT_MIN, RUN_CHECK_TIMEOUT_MAX);
+    return 0;
+}
+
+/* Read a stored config back (resume).  The LLM settings other than those
+ * stored (timeouts, retries) keep the values of c. */
+int run_config_from_json(json_t *o, run_config *c, char *err, int errlen)
+{
+    long long v;
+    GET_INT("format", v, RUN_FORMAT, RUN_FORMAT);
+    GET_INT("scenario", v, 0, 4);
+    c->scenario = (int)v;
+    json_t *s = json_object_get(o, "story");
+    if (!json_is_string(s) || strlen(json_string_value(s)) > STORY_MAX_LEN) {
+        snprintf(err, (size_t)errlen, "config.json: 'story' missing or too long");
+        return -1;
+    }
+    snprintf(c->story, sizeof c->story, "%s", json_string_value(s));
+    json_t *ir = json_object_get(o, "init_reward"); /* absent in runs made before the option */
+    if (ir && !json_is_null(ir) && (!json_is_string(ir) || !json_string_value(ir)[0] ||
+                                    strlen(json_string_value(ir)) >= sizeof c->init_reward)) {
+        snprintf(err, (size_t)errlen, "config.json: 'init_reward' must be a path or null");
+        return -1;
+    }
+    snprintf(c->init_reward, sizeof c->init_reward, "%s", json_is_string(ir) ? json_string_value(ir) : "");
+    if (author_from_json(o, c, err, errlen) || search_from_json(o, c, err, errlen) ||
+        training_from_json(o, c, err, errlen))
+        return -1;
     return details_from_json(o, c, err, errlen);
 }
