@@ -235,6 +235,32 @@ static void device_kit_deadline_and_hidden_libraries(void **state)
                              "env:skipped: deadline,train:skipped: deadline,e2e:skipped: no NVRTC\n");
 }
 
+/* The kit from a copy outside the tree with cuBLAS and NVRTC hidden,
+ * against the simulation library instead of a GPU: the library loads (the
+ * device stage passes), the stages that need NVRTC say so, and no stage
+ * fails (a stage the deadline cuts short is timed out or skipped). */
+static void device_kit_hidden_libraries_on_the_simulation(void **state)
+{
+    (void)state;
+    char copy[PATH_MAX], out[8192];
+    kit_copy_or_skip("device_kit_hidden_libraries_on_the_simulation", copy, sizeof copy);
+    if (!pcg_test_exists("build/sim/libpcgrllm_cuda_sim.so"))
+        fail_msg("build/sim/libpcgrllm_cuda_sim.so not built (make cuda-sim)");
+    assert_int_equal(pcg_test_sh(out, sizeof out, "cp build/sim/libpcgrllm_cuda_sim.so '%s/'", copy), 0);
+    pcg_test_sh(out, sizeof out,
+                "cd / && env -i PATH=/usr/bin:/bin HOME=/tmp PCGRLLM_CUDA_LIB_PATH= "
+                "PCGRLLM_CUDA_LIB='%s/libpcgrllm_cuda_sim.so' DEVICE_CHECK_DEADLINE=40 "
+                "bash '%s/device_check.sh' '%s/out'",
+                copy, copy, copy);
+    assert_non_null(strstr(out, "\ndevice_check: cuBLAS: not found: "));
+    assert_non_null(strstr(out, "\ndevice_check: NVRTC: not found: "));
+    summary_of(copy, out, sizeof out);
+    if (!strstr(out, "device:passed,") || !strstr(out, "nvrtc-tests:skipped: no NVRTC") ||
+        !strstr(out, "e2e:skipped: no NVRTC") || strstr(out, ":failed"))
+        fail_msg("want the device stage passed, the NVRTC stages skipped for it and no stage failed: %s", out);
+}
+
 PCG_TESTS(device_kit, cmocka_unit_test(device_kit_libs_in_python_env), cmocka_unit_test(device_kit_lib_path_searched_alone),
           cmocka_unit_test(device_kit_libraries_lines), cmocka_unit_test(device_kit_skips_fail_where_required),
-          cmocka_unit_test(device_kit_runs_outside_tree), cmocka_unit_test(device_kit_deadline_and_hidden_libraries))
+          cmocka_unit_test(device_kit_runs_outside_tree), cmocka_unit_test(device_kit_deadline_and_hidden_libraries),
+          cmocka_unit_test(device_kit_hidden_libraries_on_the_simulation))
