@@ -286,8 +286,9 @@ static bool run_rounds(block_run *r, std::vector<fiber> &fs)
     }
 }
 
-static bool run_block(const char *name, dim3 b, void (*body)(void *), void *ctx)
+static bool run_block(const char *name, dim3 b, void (*body)(void *), void *ctx, pcg_sim_bytes *bytes)
 {
+    pcg_sim_count_begin();
     unsigned n = b.x * b.y * b.z;
     bool rev = reverse_order();
     block_run r = {};
@@ -317,6 +318,7 @@ static bool run_block(const char *name, dim3 b, void (*body)(void *), void *ctx)
         for (unsigned j = 1; j < n; j++) switch_into(&r, &fs[j]);
         ok = run_rounds(&r, fs);
     }
+    pcg_sim_count_end(bytes);
     running = NULL;
     if (!ok)
         pcg_sim_set_launch_error(cudaErrorLaunchFailure,
@@ -324,10 +326,10 @@ static bool run_block(const char *name, dim3 b, void (*body)(void *), void *ctx)
     return ok;
 }
 
-void pcg_sim::run_grid(const char *name, dim3 g, dim3 b, void (*body)(void *), void *ctx)
+void pcg_sim::run_grid(const char *name, dim3 g, dim3 b, void (*body)(void *), void *ctx, const launch_args &args)
 {
     long long blocks = (long long)g.x * g.y * g.z;
-    pcg_sim_work_launch(name, (uint64_t)blocks * b.x * b.y * b.z);
+    pcg_sim_bytes bytes;
     int failed = 0;
     char detail[512] = "";
 #pragma omp parallel for schedule(dynamic, 4) if (blocks > 4)
@@ -335,7 +337,7 @@ void pcg_sim::run_grid(const char *name, dim3 g, dim3 b, void (*body)(void *), v
         here.grid_dim = g;
         here.block_dim = b;
         here.block = uint3{(unsigned)(k % g.x), (unsigned)(k / g.x % g.y), (unsigned)(k / ((long long)g.x * g.y))};
-        if (!run_block(name, b, body, ctx)) {
+        if (!run_block(name, b, body, ctx, &bytes)) {
 #pragma omp critical(pcg_sim_fail)
             if (!failed) {
                 failed = 1;
@@ -343,5 +345,6 @@ void pcg_sim::run_grid(const char *name, dim3 g, dim3 b, void (*body)(void *), v
             }
         }
     }
+    pcg_sim_work_launch(name, g, b, bytes, args);
     if (failed) pcg_sim_set_launch_error(cudaErrorLaunchFailure, "%s", detail);
 }

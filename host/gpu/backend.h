@@ -133,6 +133,14 @@ typedef struct {
     char name[64];
     uint64_t launches, threads, bytes_read, bytes_written, flops;
 } pcg_cuda_work;
+/* The names of the entries that are not a hand-written kernel: a cuBLAS
+ * call shape begins with PCG_WORK_BLAS; a note (all counts 0) says what
+ * this build or a kernel's FLOP row leaves uncounted. */
+#define PCG_WORK_BLAS "cublas "
+#define PCG_WORK_COPY "cudaMemcpy device to device"
+#define PCG_WORK_SET "cudaMemset"
+#define PCG_WORK_SYNC "host synchronisations"
+#define PCG_WORK_NOTE "note: "
 
 /* A reward computed on the host for the simulation (the reward source
  * compiled for the CPU in the confined worker that trains): rewards[i] for
