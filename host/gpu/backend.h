@@ -45,6 +45,12 @@ int backend_cuda_devices(char *why, int whylen);
  * in err.  Search order: $PCGRLLM_CUDA_LIB, the binary's directory, the
  * binary's directory + "/build", then the dynamic loader's path. */
 const struct pcg_cuda_api *backend_cuda_load(char *err, int errlen);
+/* The simulation library (`make cuda-sim`, docs/cuda.md) for the work
+ * model: $PCGRLLM_CUDA_LIB, else the counting variant build/sim-count/
+ * beside the binary (then sim-count/, the binary's directory, build/sim/,
+ * sim/).  NULL with one line in err, also when what loads is the device
+ * library. */
+const struct pcg_cuda_api *backend_sim_load(char *err, int errlen);
 /* The table loaded by backend_select / backend_cuda_load, or NULL. */
 const struct pcg_cuda_api *backend_cuda(void);
 /* Path the library was loaded from ("" before). */
