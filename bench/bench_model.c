@@ -4,11 +4,11 @@
  * host/gpu/device_model.h.  Nothing here is a device measurement: every
  * modelled line says so.
  *
- * One paper rollout (600 environments x 128 steps) takes about 25 minutes
- * in the counting build on a 2-core machine and one paper update (10 epochs
- * x 4 minibatches of 19,200 samples) hours, so by default the phases are
- * put together from pieces counted at the paper's own shapes, scaled only
- * by how many times the trainer repeats them:
+ * One paper rollout (600 environments x 128 steps) takes a quarter of an
+ * hour or more in the counting build on a 2-core machine and one paper
+ * update (10 epochs x 4 minibatches of 19,200 samples) hours, so by default
+ * the phases are put together from pieces counted at the paper's own
+ * shapes, scaled only by how many times the trainer repeats them:
  *
  *  - the rollout: counted for R and 2R steps of the paper's 600
  *    environments; every step repeats the same launches, so the rollout of
