@@ -49,15 +49,32 @@ CUDA_ARCHS ?= -gencode arch=compute_75,code=sm_75 -gencode arch=compute_86,code=
 # The simulation: the same cuda/*.cu built for the CPU by the host C++
 # compiler, with cuda/sim/ standing in for the CUDA runtime, cuBLAS and
 # cuRAND (docs/cuda.md).  SAN=1 builds it with AddressSanitizer and UBSan
-# into its own folder.
+# into its own folder.  COUNT=1 builds the counting variant (build/sim-count):
+# the kernels' loads and stores instrumented by gcc's ThreadSanitizer pass
+# without its runtime, every access tallied by cuda/sim/count.cpp, for
+# `pcgrllm bench train --backend cuda-sim` (docs/cuda.md, "Work counters
+# and the H200 model").  The two instrumentations do not combine.
 CXX ?= g++
-SIM_DIR := $(BUILD)/$(if $(SAN),sim-san,sim)
+ifneq ($(SAN),)
+ifneq ($(COUNT),)
+$(error COUNT=1 and SAN=1 do not combine: ThreadSanitizer's instrumentation cannot share objects with AddressSanitizer's)
+endif
+endif
+SIM_DIR := $(BUILD)/$(if $(SAN),sim-san,$(if $(COUNT),sim-count,sim))
 SIM_LIB := $(SIM_DIR)/libpcgrllm_cuda_sim.so
 SIM_SRCS := $(wildcard cuda/sim/*.cpp)
 SIM_OBJS := $(CUDA_SRCS:cuda/%.cu=$(SIM_DIR)/%.o) $(SIM_SRCS:cuda/sim/%.cpp=$(SIM_DIR)/sim/%.o)
 SIM_SAN_FLAGS := $(if $(SAN),-fsanitize=address -fsanitize=undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
 SIM_CXXFLAGS := -std=c++17 -O2 -g -DPCG_SIM -fopenmp -fPIC -fvisibility=hidden -Wall -Wno-unused-parameter \
-                -Icuda/sim/include -Icuda/sim -Icuda $(addprefix -I,$(HOST_DIRS)) -Ireward_jit -MMD -MP $(SIM_SAN_FLAGS)
+                -Icuda/sim/include -Icuda/sim -Icuda $(addprefix -I,$(HOST_DIRS)) -Ireward_jit -MMD -MP $(SIM_SAN_FLAGS) \
+                $(if $(COUNT),-DPCG_SIM_COUNT)
+# only cuda/*.cu is instrumented; a loop turned into a memcpy call would
+# escape the hooks, so that transformation is off there
+SIM_COUNT_FLAGS := $(if $(COUNT),-fsanitize=thread --param=tsan-instrument-func-entry-exit=0 \
+                   -fno-tree-loop-distribute-patterns)
+ifneq ($(COUNT),)
+SIM_LDFLAGS := -Wl,-z,defs
+endif
 
 .PHONY: all test test-sim test-llama bench cuda cuda-sim deps test-deps clean devkit FORCE
 all: $(BIN)
@@ -154,12 +171,14 @@ $(SIM_DIR)/tests/%.o: tests/sim/%.cu
 	@mkdir -p $(dir $@)
 	$(CXX) -x c++ $(SIM_CXXFLAGS) -c -o $@ $<
 
+# -z defs: a hook the instrumented objects call and count.cpp lacks is a
+# link error, not a failure when the library is loaded
 $(SIM_LIB): $(SIM_OBJS)
-	$(CXX) -shared -fopenmp $(SIM_SAN_FLAGS) -o $@ $^ -lopenblas -lm
+	$(CXX) -shared -fopenmp $(SIM_SAN_FLAGS) $(SIM_LDFLAGS) -o $@ $^ -lopenblas -lm
 
 $(SIM_DIR)/%.o: cuda/%.cu
 	@mkdir -p $(dir $@)
-	$(CXX) -x c++ $(SIM_CXXFLAGS) -c -o $@ $<
+	$(CXX) -x c++ $(SIM_CXXFLAGS) $(SIM_COUNT_FLAGS) -c -o $@ $<
 
 $(SIM_DIR)/sim/%.o: cuda/sim/%.cpp
 	@mkdir -p $(dir $@)
@@ -204,4 +223,4 @@ clean:
 	rm -rf $(BUILD) $(BIN) $(DEVKIT)
 
 -include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BUILD)/host/cli/main.d $(CUDA_OBJS:.o=.d) $(CUDA_HOST_OBJS:.o=.d) \
-         $(SIM_OBJS:.o=.d)
+         $(SIM_OBJS:.o=.d) $(SIM_DIR)/tests/plants.d

@@ -3,7 +3,8 @@
  * bench/; the CUDA backend prints the device's environment and training
  * tables instead, measured by `pcgrllm device` (host/gpu/device_bench.c:
  * device env steps/s, sgemm rate, device trainer steps/s), while eval and reward
- * measure work that runs on the host with every backend and stay the CPU's. */
+ * measure work that runs on the host with every backend and stay the CPU's.
+ * train --backend cuda-sim is the work model of bench/bench_model.c. */
 #include "backend.h"
 #include "bench.h"
 #include "commands.h"
@@ -103,7 +104,8 @@ static void bench_usage(void)
            "  steps/s), train is `pcgrllm device --sgemm --train` (sgemm rate, device trainer steps/s);\n"
            "  they take device's --seconds, --envs, --mapping, --reward and --seed.  eval and reward run\n"
            "  on the host with every backend and print their CPU tables.  auto without a device measures\n"
-           "  the CPU.\n");
+           "  the CPU.  train --backend cuda-sim counts the device trainer's work in the simulation\n"
+           "  library and models one H200's time for it (a model, not a measurement; docs/cuda.md).\n");
     printf("  pcgrllm bench NAME --help shows a benchmark's options.\n");
 }
 
@@ -147,6 +149,14 @@ int cmd_bench(int argc, char **argv)
     if (!found) {
         die_msg("bench: unknown benchmark '%s' (pcgrllm bench --help)", what);
         return 2;
+    }
+    /* the simulation's counters and the device model: train only */
+    if (backend_arg && !strcmp(backend_arg, "cuda-sim")) {
+        if (strcmp(what, "train")) {
+            die_msg("bench: --backend cuda-sim models the trainer only: pcgrllm bench train --backend cuda-sim");
+            return 2;
+        }
+        return bench_train_model(argc - shift, argv + shift);
     }
     int backend;
     if ((rc = bench_backend(backend_arg, selected, &backend)) >= 0) return rc;

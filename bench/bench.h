@@ -5,6 +5,9 @@
 int bench_env(int argc, char **argv);
 int bench_eval(int argc, char **argv);
 int bench_train(int argc, char **argv);
+/* bench train --backend cuda-sim: the simulation's work counters and the
+ * H200 model (bench/bench_model.c) */
+int bench_train_model(int argc, char **argv);
 int bench_confine(int argc, char **argv);
 
 #endif

@@ -31,6 +31,16 @@ const char *pcg_cuda_last_error(void);
 #else
 #define PCG_LAUNCH(kernel, grid, block, shmem, stream, ...) kernel<<<grid, block, shmem, stream>>>(__VA_ARGS__)
 #endif
+/* The same, named for the simulation's work counters where the kernel's
+ * spelling is not its instantiation (a template launched inside a template:
+ * reduce_kernel<F>, one kernel per functor on a device). */
+#ifdef PCG_SIM
+#define PCG_LAUNCH_AS(name, kernel, grid, block, shmem, stream, ...) \
+    pcg_sim::launch(name, kernel, grid, block, shmem, stream, ##__VA_ARGS__)
+#else
+#define PCG_LAUNCH_AS(name, kernel, grid, block, shmem, stream, ...) \
+    kernel<<<grid, block, shmem, stream>>>(__VA_ARGS__)
+#endif
 
 /* The stream every kernel and copy of the backend runs on. */
 cudaStream_t pcg_cuda_stream(void);

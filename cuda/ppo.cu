@@ -92,10 +92,12 @@ static double now_s(void)
 /* ---- fixed-order reductions in double ---- */
 
 struct red_float {
+    static constexpr const char *kernel = "reduce_kernel<red_float>";
     const float *x;
     __device__ double operator()(size_t i) const { return x[i]; }
 };
 struct red_square {
+    static constexpr const char *kernel = "reduce_kernel<red_square>";
     const float *x;
     __device__ double operator()(size_t i) const
     {
@@ -104,11 +106,13 @@ struct red_square {
     }
 };
 struct red_gather {
+    static constexpr const char *kernel = "reduce_kernel<red_gather>";
     const float *x;
     const uint32_t *idx;
     __device__ double operator()(size_t i) const { return x[idx[i]]; }
 };
 struct red_deviation {
+    static constexpr const char *kernel = "reduce_kernel<red_deviation>";
     const float *x;
     const uint32_t *idx;
     const double *mean;
@@ -151,7 +155,7 @@ static int reduce(F f, size_t n, double div, int accumulate, double *out, double
     if (nb > RED_BLOCKS) nb = RED_BLOCKS;
     if (nb < 1) nb = 1;
     cudaStream_t s = pcg_cuda_stream();
-    PCG_LAUNCH(reduce_kernel<F>, nb, RED_THREADS, 0, s, f, n, partial);
+    PCG_LAUNCH_AS(F::kernel, reduce_kernel<F>, nb, RED_THREADS, 0, s, f, n, partial);
     PCG_LAUNCH(reduce_final_kernel, 1, 32, 0, s, partial, nb, div, accumulate, out);
     KCK();
     return 0;

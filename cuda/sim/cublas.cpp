@@ -108,7 +108,7 @@ static cublasStatus_t gemm(cublasOperation_t ta, cublasOperation_t tb, int m, in
     cblas_sgemm(CblasColMajor, ta == CUBLAS_OP_N ? CblasNoTrans : CblasTrans,
                 tb == CUBLAS_OP_N ? CblasNoTrans : CblasTrans, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     char name[64];
-    snprintf(name, sizeof name, "cublas gemm %c%c %dx%dx%d", ta == CUBLAS_OP_N ? 'n' : 't',
+    snprintf(name, sizeof name, PCG_WORK_BLAS "gemm %c%c %dx%dx%d", ta == CUBLAS_OP_N ? 'n' : 't',
              tb == CUBLAS_OP_N ? 'n' : 't', m, n, k);
     uint64_t rd = 4ull * ((uint64_t)m * k + (uint64_t)k * n + (beta != 0.0f ? (uint64_t)m * n : 0));
     pcg_sim_work_add(name, 0, rd, 4ull * m * n, 2ull * m * n * k);

@@ -287,8 +287,9 @@ static bool run_rounds(block_run *r, std::vector<fiber> &fs)
     }
 }
 
-static bool run_block(const char *name, dim3 b, void (*body)(void *), void *ctx)
+static bool run_block(const char *name, dim3 b, void (*body)(void *), void *ctx, pcg_sim_bytes *bytes)
 {
+    pcg_sim_count_begin();
     unsigned n = b.x * b.y * b.z;
     bool rev = reverse_order();
     block_run r = {};
@@ -318,6 +319,7 @@ static bool run_block(const char *name, dim3 b, void (*body)(void *), void *ctx)
         for (unsigned j = 1; j < n; j++) switch_into(&r, &fs[j]);
         ok = run_rounds(&r, fs);
     }
+    pcg_sim_count_end(bytes);
     running = NULL;
     if (!ok)
         pcg_sim_set_launch_error(cudaErrorLaunchFailure,
@@ -330,6 +332,7 @@ struct grid_run {
     dim3 g, b;
     void (*body)(void *);
     void *ctx;
+    pcg_sim_bytes bytes;
     std::atomic<int> failed;
     char detail[512];
 };
@@ -341,14 +344,13 @@ static void run_block_at(void *c, long long k)
     pcg_sim::here.block_dim = r->b;
     pcg_sim::here.block = uint3{(unsigned)(k % r->g.x), (unsigned)(k / r->g.x % r->g.y),
                                 (unsigned)(k / ((long long)r->g.x * r->g.y))};
-    if (!run_block(r->name, r->b, r->body, r->ctx) && !r->failed.exchange(1))
+    if (!run_block(r->name, r->b, r->body, r->ctx, &r->bytes) && !r->failed.exchange(1))
         snprintf(r->detail, sizeof r->detail, "%s", pcg_sim_launch_detail());
 }
 
-void pcg_sim::run_grid(const char *name, dim3 g, dim3 b, void (*body)(void *), void *ctx)
+void pcg_sim::run_grid(const char *name, dim3 g, dim3 b, void (*body)(void *), void *ctx, const launch_args &args)
 {
     long long blocks = (long long)g.x * g.y * g.z;
-    pcg_sim_work_launch(name, (uint64_t)blocks * b.x * b.y * b.z);
     grid_run r;
     r.name = name;
     r.g = g;
@@ -358,5 +360,6 @@ void pcg_sim::run_grid(const char *name, dim3 g, dim3 b, void (*body)(void *), v
     r.failed = 0;
     r.detail[0] = 0;
     pcg_sim_pool_run(blocks, run_block_at, &r);
+    pcg_sim_work_launch(name, g, b, r.bytes, args);
     if (r.failed) pcg_sim_set_launch_error(cudaErrorLaunchFailure, "%s", r.detail);
 }

@@ -23,11 +23,13 @@ cudaError_t cudaMalloc(void **p, size_t bytes)
         *p = NULL;
         return cudaErrorMemoryAllocation;
     }
+    pcg_sim_count_alloc(*p, bytes);
     return cudaSuccess;
 }
 
 cudaError_t cudaFree(void *p)
 {
+    pcg_sim_count_free(p);
     free(p);
     return cudaSuccess;
 }
@@ -36,7 +38,7 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpy
 {
     if (bytes && (!dst || !src)) return cudaErrorInvalidValue;
     if (bytes) memmove(dst, src, bytes);
-    if (kind == cudaMemcpyDeviceToDevice) pcg_sim_work_add("cudaMemcpy device to device", 0, bytes, bytes, 0);
+    if (kind == cudaMemcpyDeviceToDevice) pcg_sim_work_add(PCG_WORK_COPY, 0, bytes, bytes, 0);
     return cudaSuccess;
 }
 
@@ -50,7 +52,7 @@ cudaError_t cudaMemsetAsync(void *dst, int value, size_t bytes, cudaStream_t)
 {
     if (bytes && !dst) return cudaErrorInvalidValue;
     if (bytes) memset(dst, value, bytes);
-    pcg_sim_work_add("cudaMemset", 0, 0, bytes, 0);
+    pcg_sim_work_add(PCG_WORK_SET, 0, 0, bytes, 0);
     return cudaSuccess;
 }
 

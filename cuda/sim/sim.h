@@ -3,15 +3,34 @@
  * cuBLAS stand-in and the host synchronisations feed. */
 #ifndef PCG_SIM_H
 #define PCG_SIM_H
+#include <atomic>
 #include <stdint.h>
 #include "backend.h"
+#include "cuda_runtime.h"
 
 int pcg_sim_set_host_reward(pcg_host_reward_fn fn, void *ctx);
 const pcg_cuda_work *pcg_sim_work_counters(int *count);
 void pcg_sim_work_reset(void);
 
-/* One launch of kernel name with this many threads (cuda/sim/launch.cpp). */
-void pcg_sim_work_launch(const char *name, uint64_t threads);
+/* The global-memory bytes one launch's blocks read and wrote
+ * (cuda/sim/count.cpp), added up across CPU threads. */
+struct pcg_sim_bytes {
+    std::atomic<uint64_t> read{0}, written{0};
+};
+/* Device allocations, the only addresses counted (cuda/sim/runtime.cpp). */
+void pcg_sim_count_alloc(void *p, size_t bytes);
+void pcg_sim_count_free(void *p);
+/* Around the blocks a CPU thread runs (cuda/sim/launch.cpp): count this
+ * thread's accesses, then add them to the launch's. */
+void pcg_sim_count_begin(void);
+void pcg_sim_count_end(pcg_sim_bytes *launch);
+/* NULL when this build counts kernel bytes, else the reason it does not. */
+const char *pcg_sim_count_enabled(void);
+
+/* One launch of kernel name over grid x block, after its blocks ran: the
+ * bytes they moved and the FLOPs its arguments give (cuda/sim/work.cpp). */
+void pcg_sim_work_launch(const char *name, dim3 grid, dim3 block, const pcg_sim_bytes &bytes,
+                         const pcg_sim::launch_args &args);
 /* Work of a call that is not a hand-written kernel (cuBLAS, host rewards). */
 void pcg_sim_work_add(const char *name, uint64_t threads, uint64_t bytes_read, uint64_t bytes_written,
                       uint64_t flops);

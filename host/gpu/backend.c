@@ -77,34 +77,25 @@ static void exe_dir(char *dir, size_t len)
     if (slash) *slash = 0;
 }
 
-const pcg_cuda_api *backend_cuda_load(char *err, int errlen)
+/* The first of nc candidates (paths, or a bare name for the loader's path)
+ * that loads and has this binary's ABI; NULL with the first failure in
+ * first_err ("" when none of them exists). */
+static const pcg_cuda_api *load_first(char (*cand)[PATH_MAX + 64], int nc, char *first_err, size_t errlen)
 {
-    if (cuda_api) return cuda_api;
-    char dir[PATH_MAX], cand[4][PATH_MAX + 64];
-    int nc = 0;
-    const char *env = getenv("PCGRLLM_CUDA_LIB");
-    if (env && *env) {
-        snprintf(cand[nc++], sizeof cand[0], "%s", env);
-    } else {
-        exe_dir(dir, sizeof dir);
-        snprintf(cand[nc++], sizeof cand[0], "%s/%s", dir, PCG_CUDA_LIB);
-        snprintf(cand[nc++], sizeof cand[0], "%s/build/%s", dir, PCG_CUDA_LIB);
-        snprintf(cand[nc++], sizeof cand[0], "%s", PCG_CUDA_LIB);
-    }
-    char first_err[512] = "";
+    first_err[0] = 0;
     for (int i = 0; i < nc; i++) {
         /* a candidate that exists but fails to load is the error to report */
         int is_path = strchr(cand[i], '/') != NULL;
         if (is_path && access(cand[i], F_OK) != 0) continue;
         void *h = dlopen(cand[i], RTLD_NOW | RTLD_LOCAL);
         if (!h) {
-            if (!first_err[0] && (is_path || nc == 1)) snprintf(first_err, sizeof first_err, "%.400s", dlerror());
+            if (!first_err[0] && (is_path || nc == 1)) snprintf(first_err, errlen, "%.400s", dlerror());
             continue;
         }
         pcg_cuda_entry_fn entry = (pcg_cuda_entry_fn)dlsym(h, PCG_CUDA_ENTRY);
         const pcg_cuda_api *api = entry ? entry() : NULL;
         if (!api || api->abi_version != PCG_CUDA_ABI_VERSION || api->size != (int)sizeof(pcg_cuda_api)) {
-            snprintf(first_err, sizeof first_err, "%.300s is not a matching CUDA backend (ABI %d expected)", cand[i],
+            snprintf(first_err, errlen, "%.300s is not a matching CUDA backend (ABI %d expected)", cand[i],
                      PCG_CUDA_ABI_VERSION);
             dlclose(h);
             continue;
@@ -113,16 +104,77 @@ const pcg_cuda_api *backend_cuda_load(char *err, int errlen)
         snprintf(cuda_path, sizeof cuda_path, "%.4100s", cand[i]);
         return api;
     }
-    if (first_err[0])
-        snprintf(err, (size_t)errlen, "CUDA backend library could not be loaded: %s", first_err);
-    else if (env && *env)
-        snprintf(err, (size_t)errlen, "CUDA backend library %.300s (PCGRLLM_CUDA_LIB) does not exist", env);
-    else
-        snprintf(err, (size_t)errlen,
-                 "CUDA backend library %s not found beside the binary (build it with `make cuda`, "
-                 "or set PCGRLLM_CUDA_LIB)",
-                 PCG_CUDA_LIB);
     return NULL;
+}
+
+/* Where to look for lib: $PCGRLLM_CUDA_LIB alone (*env), else the binary's
+ * directory + each of under, then (bare) the loader's path.  Their number. */
+static int candidates(char (*cand)[PATH_MAX + 64], const char *const *under, int n_under, const char *lib, int bare,
+                      const char **env)
+{
+    int nc = 0;
+    *env = getenv("PCGRLLM_CUDA_LIB");
+    if (*env && **env) {
+        snprintf(cand[nc++], sizeof cand[0], "%s", *env);
+        return nc;
+    }
+    char dir[PATH_MAX];
+    exe_dir(dir, sizeof dir);
+    for (int i = 0; i < n_under; i++) snprintf(cand[nc++], sizeof cand[0], "%s/%s%s", dir, under[i], lib);
+    if (bare) snprintf(cand[nc++], sizeof cand[0], "%s", lib);
+    return nc;
+}
+
+/* Why no candidate loaded: the first failure, a PCGRLLM_CUDA_LIB that does
+ * not exist, or not_found. */
+static void load_error(char *err, int errlen, const char *what, const char *first_err, const char *env,
+                       const char *not_found)
+{
+    if (first_err[0]) snprintf(err, (size_t)errlen, "%s could not be loaded: %s", what, first_err);
+    else if (env && *env) snprintf(err, (size_t)errlen, "%s %.300s (PCGRLLM_CUDA_LIB) does not exist", what, env);
+    else snprintf(err, (size_t)errlen, "%s", not_found);
+}
+
+const pcg_cuda_api *backend_cuda_load(char *err, int errlen)
+{
+    if (cuda_api) return cuda_api;
+    static const char *const under[] = {"", "build/"};
+    char cand[4][PATH_MAX + 64];
+    const char *env;
+    int nc = candidates(cand, under, 2, PCG_CUDA_LIB, 1, &env);
+    char first_err[512];
+    const pcg_cuda_api *api = load_first(cand, nc, first_err, sizeof first_err);
+    if (!api)
+        load_error(err, errlen, "CUDA backend library", first_err, env,
+                   "CUDA backend library " PCG_CUDA_LIB " not found beside the binary (build it with `make cuda`, "
+                   "or set PCGRLLM_CUDA_LIB)");
+    return api;
+}
+
+const pcg_cuda_api *backend_sim_load(char *err, int errlen)
+{
+    if (cuda_api && cuda_api->simulated) return cuda_api;
+    if (cuda_api) {
+        snprintf(err, (size_t)errlen, "%.300s, already loaded, is the device library", cuda_path);
+        return NULL;
+    }
+    /* the counting variant first, the plain one so that its lack of byte
+     * counts is the error rather than "not found" */
+    static const char *const under[] = {"build/sim-count/", "sim-count/", "", "build/sim/", "sim/"};
+    char cand[5][PATH_MAX + 64];
+    const char *env;
+    int nc = candidates(cand, under, 5, PCG_CUDA_SIM_LIB, 0, &env);
+    char first_err[512];
+    const pcg_cuda_api *api = load_first(cand, nc, first_err, sizeof first_err);
+    if (api && !api->simulated) {
+        snprintf(err, (size_t)errlen, "%.300s is the device library, not the simulation", cuda_path);
+        return NULL;
+    }
+    if (!api)
+        load_error(err, errlen, "the simulation library", first_err, env,
+                   "the simulation library " PCG_CUDA_SIM_LIB " not found under build/sim-count/ beside the binary "
+                   "(build it with `make cuda-sim COUNT=1`, or set PCGRLLM_CUDA_LIB)");
+    return api;
 }
 
 const pcg_cuda_api *backend_cuda(void)

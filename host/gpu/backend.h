@@ -45,6 +45,12 @@ int backend_cuda_devices(char *why, int whylen);
  * in err.  Search order: $PCGRLLM_CUDA_LIB, the binary's directory, the
  * binary's directory + "/build", then the dynamic loader's path. */
 const struct pcg_cuda_api *backend_cuda_load(char *err, int errlen);
+/* The simulation library (`make cuda-sim`, docs/cuda.md) for the work
+ * model: $PCGRLLM_CUDA_LIB, else the counting variant build/sim-count/
+ * beside the binary (then sim-count/, the binary's directory, build/sim/,
+ * sim/).  NULL with one line in err, also when what loads is the device
+ * library. */
+const struct pcg_cuda_api *backend_sim_load(char *err, int errlen);
 /* The table loaded by backend_select / backend_cuda_load, or NULL. */
 const struct pcg_cuda_api *backend_cuda(void);
 /* Path the library was loaded from ("" before). */
@@ -133,6 +139,14 @@ typedef struct {
     char name[64];
     uint64_t launches, threads, bytes_read, bytes_written, flops;
 } pcg_cuda_work;
+/* The names of the entries that are not a hand-written kernel: a cuBLAS
+ * call shape begins with PCG_WORK_BLAS; a note (all counts 0) says what
+ * this build or a kernel's FLOP row leaves uncounted. */
+#define PCG_WORK_BLAS "cublas "
+#define PCG_WORK_COPY "cudaMemcpy device to device"
+#define PCG_WORK_SET "cudaMemset"
+#define PCG_WORK_SYNC "host synchronisations"
+#define PCG_WORK_NOTE "note: "
 
 /* A reward computed on the host for the simulation (the reward source
  * compiled for the CPU in the confined worker that trains): rewards[i] for

@@ -114,11 +114,32 @@ extern thread_local thread_place here;
 
 void syncthreads(void);
 
+/* A launch's arguments as the work counters read them (the FLOPs each
+ * kernel declares, cuda/sim/work.cpp): numbers by value, every argument
+ * by address and size. */
+struct launch_args {
+    enum { MAX = 16 };
+    int n;
+    double num[MAX];
+    const void *bytes[MAX];
+    size_t size[MAX];
+};
+
+template <class T> void take_arg(launch_args &L, const T &v)
+{
+    if (L.n >= launch_args::MAX) return;
+    L.num[L.n] = 0;
+    if constexpr (std::is_arithmetic<T>::value) L.num[L.n] = (double)v;
+    L.bytes[L.n] = &v;
+    L.size[L.n] = sizeof(T);
+    L.n++;
+}
+
 /* Check the launch against the device's limits (an error to
  * cudaGetLastError, as a device reports it, and false), then run body once
  * per simulated thread of every block. */
 bool launch_ok(const char *name, dim3 grid, dim3 block, size_t shmem);
-void run_grid(const char *name, dim3 grid, dim3 block, void (*body)(void *), void *ctx);
+void run_grid(const char *name, dim3 grid, dim3 block, void (*body)(void *), void *ctx, const launch_args &args);
 
 /* kernel<<<grid, block, shmem, stream>>>(args...): the arguments are
  * converted to the kernel's parameter types once, as a launch copies them,
@@ -138,7 +159,9 @@ void launch(const char *name, void (*kernel)(P...), dim3 grid, dim3 block, size_
             std::apply(k->kernel, mine);
         }
     } c = {kernel, &params};
-    run_grid(name, grid, block, call::run, &c);
+    launch_args seen = {};
+    std::apply([&seen](const auto &...x) { (take_arg(seen, x), ...); }, params);
+    run_grid(name, grid, block, call::run, &c, seen);
 }
 
 } // namespace pcg_sim

@@ -1,0 +1,152 @@
+/* Work sets and their tables: see bench_work.h. */
+#include "bench_work.h"
+#include "device_model.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MODEL_TAG "model, not a measurement"
+
+static work_row *row_for(work_set *d, const char *name)
+{
+    for (int i = 0; i < d->n; i++)
+        if (!strcmp(d->r[i].name, name)) return &d->r[i];
+    if (d->n == d->cap) {
+        int cap = d->cap ? 2 * d->cap : 64;
+        work_row *r = realloc(d->r, sizeof *r * (size_t)cap);
+        if (!r) return NULL;
+        d->r = r, d->cap = cap;
+    }
+    work_row *r = &d->r[d->n++];
+    memset(r, 0, sizeof *r);
+    snprintf(r->name, sizeof r->name, "%s", name);
+    return r;
+}
+
+static int add_row(work_set *d, const work_row *s, double f)
+{
+    work_row *r = row_for(d, s->name);
+    if (!r) return -1;
+    r->launches += f * s->launches;
+    r->threads += f * s->threads;
+    r->read += f * s->read;
+    r->written += f * s->written;
+    r->flops += f * s->flops;
+    return 0;
+}
+
+int work_set_take(work_set *d, const pcg_cuda_api *api, double f)
+{
+    int n = 0;
+    const pcg_cuda_work *w = api->work_counters(&n);
+    for (int i = 0; i < n; i++) {
+        work_row r;
+        snprintf(r.name, sizeof r.name, "%s", w[i].name);
+        r.launches = (double)w[i].launches, r.threads = (double)w[i].threads;
+        r.read = (double)w[i].bytes_read, r.written = (double)w[i].bytes_written, r.flops = (double)w[i].flops;
+        if (add_row(d, &r, f)) return -1;
+    }
+    return 0;
+}
+
+int work_set_add(work_set *d, const work_set *s, double f)
+{
+    for (int i = 0; i < s->n; i++)
+        if (add_row(d, &s->r[i], f)) return -1;
+    return 0;
+}
+
+const work_row *work_set_find(const work_set *s, const char *name)
+{
+    for (int i = 0; i < s->n; i++)
+        if (!strcmp(s->r[i].name, name)) return &s->r[i];
+    return NULL;
+}
+
+int work_set_without(work_set *d, const work_set *s, const work_set *drop)
+{
+    for (int i = 0; i < s->n; i++)
+        if (!work_set_find(drop, s->r[i].name) && add_row(d, &s->r[i], 1)) return -1;
+    return 0;
+}
+
+void work_set_free(work_set *s)
+{
+    free(s->r);
+    memset(s, 0, sizeof *s);
+}
+
+const work_row *work_set_negative(const work_set *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        const work_row *r = &s->r[i];
+        /* a difference of equal counts may leave a rounding residue */
+        if (r->launches < -0.5 || r->threads < -0.5 || r->read < -0.5 || r->written < -0.5 || r->flops < -0.5)
+            return r;
+    }
+    return NULL;
+}
+
+static uint64_t count(double x)
+{
+    return x > 0 ? (uint64_t)llround(x) : 0;
+}
+
+pcg_cuda_work *work_set_counters(const work_set *s, int *n)
+{
+    pcg_cuda_work *w = calloc((size_t)(s->n > 0 ? s->n : 1), sizeof *w);
+    *n = 0;
+    if (!w) return NULL;
+    for (int i = 0; i < s->n; i++) {
+        const work_row *r = &s->r[i];
+        /* an entry all of whose counts cancelled is not work */
+        if (!count(r->launches) && strncmp(r->name, PCG_WORK_NOTE, strlen(PCG_WORK_NOTE))) continue;
+        pcg_cuda_work *o = &w[(*n)++];
+        snprintf(o->name, sizeof o->name, "%s", r->name);
+        o->launches = count(r->launches), o->threads = count(r->threads);
+        o->bytes_read = count(r->read), o->bytes_written = count(r->written), o->flops = count(r->flops);
+    }
+    return w;
+}
+
+/* the largest modelled fp32 time first, notes last */
+static int by_time(const void *a, const void *b)
+{
+    const pcg_cuda_work *x = a, *y = b;
+    const device_model *m = &device_model_h200;
+    int nx = device_model_kind(x) == WORK_NOTE, ny = device_model_kind(y) == WORK_NOTE;
+    if (nx != ny) return nx - ny;
+    double tx = device_model_seconds(m, x, PCG_MATH_FP32), ty = device_model_seconds(m, y, PCG_MATH_FP32);
+    return tx < ty ? 1 : tx > ty ? -1 : strcmp(x->name, y->name);
+}
+
+void work_set_print(const char *title, const work_set *s, double total_s[3])
+{
+    const device_model *m = &device_model_h200;
+    int n = 0;
+    pcg_cuda_work *w = work_set_counters(s, &n);
+    if (!w) return;
+    qsort(w, (size_t)n, sizeof *w, by_time);
+    printf("\n%s\ntimes on %s: %s\n", title, m->device, MODEL_TAG);
+    printf("%-34s %9s %13s %12s %12s %12s %9s %9s %9s\n", "kernel", "launches", "threads", "MB read", "MB written",
+           "GFLOP", "fp32 ms", "tf32 ms", "bf16 ms");
+    for (int i = 0; i < n; i++) {
+        if (device_model_kind(&w[i]) == WORK_NOTE) {
+            printf("%s\n", w[i].name);
+            continue;
+        }
+        printf("%-34.34s %9llu %13llu %12.1f %12.1f %12.2f", w[i].name, (unsigned long long)w[i].launches,
+               (unsigned long long)w[i].threads, w[i].bytes_read / 1e6, w[i].bytes_written / 1e6, w[i].flops / 1e9);
+        for (int k = 0; k < 3; k++) printf(" %9.3f", device_model_seconds(m, &w[i], k) * 1e3);
+        printf("\n");
+    }
+    uint64_t launches = 0;
+    for (int k = 0; k < 3; k++) total_s[k] = device_model_total(m, w, n, k, &launches);
+    printf("%-34s %9llu %13s %12s %12s %12s %9.1f %9.1f %9.1f  (%s)\n", "total", (unsigned long long)launches, "", "",
+           "", "", total_s[0] * 1e3, total_s[1] * 1e3, total_s[2] * 1e3, MODEL_TAG);
+    printf("of which launches %.1f ms at %.0f us each (%.1f ms at %.0f us inside a CUDA graph, not built)  (%s)\n",
+           (double)launches * m->launch_s * 1e3, m->launch_s * 1e6, (double)launches * m->graph_launch_s * 1e3,
+           m->graph_launch_s * 1e6, MODEL_TAG);
+    free(w);
+}

@@ -1,0 +1,203 @@
+/* The simulation library's work counters (backend.h, pcg_cuda_work; docs/cuda.md,
+ * "Work counters and the H200 model"), the H200 model over them, and the
+ * errors of `bench train --backend cuda-sim`. */
+#include "harness.h"
+#include "backend.h"
+#include "device_model.h"
+#include "dungeon.h"
+#include "nn.h"
+#include "ppo.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const pcg_cuda_work *find(const pcg_cuda_api *api, const char *name)
+{
+    int n = 0;
+    const pcg_cuda_work *w = api->work_counters(&n);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(w[i].name, name)) return &w[i];
+    return NULL;
+}
+
+static int n_entries(const pcg_cuda_api *api)
+{
+    int n = -1;
+    api->work_counters(&n);
+    return n;
+}
+
+/* "note: kernel bytes not counted: ..." in a build without the hooks */
+static int bytes_counted(const pcg_cuda_api *api)
+{
+    int n = 0;
+    const pcg_cuda_work *w = api->work_counters(&n);
+    for (int i = 0; i < n; i++)
+        if (strstr(w[i].name, "kernel bytes not counted")) return 0;
+    return 1;
+}
+
+/* One step of n environments with random actions: the fused step kernel,
+ * one thread per environment in blocks of 128, the observation (a crop of
+ * the padded map) read and written per environment. */
+static void check_env_step(const pcg_cuda_api *api)
+{
+    const int n = 37, side = 16;
+    pcg_cuda_env *e = api->env_alloc(n, side, side, VARIANT_DUNGEON, 5, PCG_OBS_THREAD);
+    assert_non_null(e);
+    api->work_reset();
+    assert_int_equal(n_entries(api), 0);
+    assert_int_equal(api->env_step_random(e, 9, 0, 1), 0);
+    const pcg_cuda_work *w = find(api, "(step_kernel<true, false, true>)");
+    assert_non_null(w);
+    assert_int_equal(w->launches, 1);
+    assert_int_equal(w->threads, 128); /* one block covers the 37 */
+    assert_int_equal(w->flops, n);     /* the declared add of the reward into the return */
+    uint64_t obs = (uint64_t)(2 * side - 1) * (2 * side - 1), cells = (uint64_t)side * side;
+    uint64_t pad = (uint64_t)(3 * side - 2) * (3 * side - 2);
+    if (bytes_counted(api)) {
+        assert_true(w->bytes_read >= n * obs && w->bytes_read >= n * cells);
+        assert_true(w->bytes_written >= n * obs);
+        /* no more than the whole state of each environment, and a little */
+        assert_true(w->bytes_read <= n * (pad + 3 * cells + 256));
+        assert_true(w->bytes_written <= n * (pad + 3 * cells + 256));
+    } else {
+        assert_int_equal(w->bytes_read, 0);
+        assert_int_equal(w->bytes_written, 0);
+    }
+    api->env_free(e);
+}
+
+/* A row-major m x k by k x n product: cuBLAS's column-major n x m x k,
+ * 2mnk FLOPs exactly. */
+static void check_sgemm(const pcg_cuda_api *api)
+{
+    const int m = 48, n = 20, k = 36;
+    size_t mark = api->arena_mark();
+    float *A = api->arena_alloc(sizeof(float) * m * k), *B = api->arena_alloc(sizeof(float) * k * n),
+          *C = api->arena_alloc(sizeof(float) * m * n);
+    assert_true(A && B && C);
+    api->work_reset();
+    assert_int_equal(api->sgemm_nn(m, n, k, 1.0f, A, B, 0.0f, C), 0);
+    char name[64];
+    snprintf(name, sizeof name, PCG_WORK_BLAS "gemm nn %dx%dx%d", n, m, k);
+    const pcg_cuda_work *w = find(api, name);
+    assert_non_null(w);
+    assert_int_equal(w->launches, 1);
+    assert_int_equal(w->flops, 2ull * m * n * k);
+    assert_int_equal(w->bytes_read, 4ull * (m * k + k * n));
+    assert_int_equal(w->bytes_written, 4ull * m * n);
+    api->arena_release(mark);
+}
+
+/* A small trainer's rollout and update launch every kernel of the trainer
+ * but the reward split: each has a FLOP row that fits its arguments. */
+static void check_flop_rows(const pcg_cuda_api *api)
+{
+    ppo_config cfg;
+    ppo_config_default(&cfg);
+    cfg.n_envs = 4, cfg.n_steps = 8, cfg.n_epochs = 1, cfg.n_minibatches = 1;
+    snprintf(cfg.preset, sizeof cfg.preset, "tiny");
+    nn_config nc;
+    nn_t nn;
+    assert_int_equal(nn_preset_config("tiny", 2 * cfg.map_h - 1, 2 * cfg.map_w - 1, 6, &nc), 0);
+    assert_int_equal(nn_alloc(&nn, &nc), 0);
+    nn_init(&nn, 1, cfg.conv_init);
+    pcg_cuda_ppo *p = api->ppo_init(&cfg, &nc, nn.off, nn.n_params, nn.params, NULL);
+    assert_non_null(p);
+    api->work_reset();
+    ppo_metrics m;
+    assert_int_equal(api->ppo_train_update(p, &m), 0);
+    int n = 0, kernels = 0;
+    const pcg_cuda_work *w = api->work_counters(&n);
+    for (int i = 0; i < n; i++) {
+        if (strstr(w[i].name, "FLOP row")) fail_msg("%s", w[i].name);
+        kernels += device_model_kind(&w[i]) == WORK_KERNEL && w[i].flops > 0;
+    }
+    assert_true(kernels >= 10);
+    const pcg_cuda_work *adam = find(api, "adam_kernel");
+    assert_non_null(adam);
+    assert_int_equal(adam->flops, 16 * nn.n_params);
+    api->ppo_free(p);
+    nn_free(&nn);
+}
+
+static void cuda_work_counters(void **state)
+{
+    (void)state;
+    char why[600] = "", line[700];
+    int devices = pcg_test_cuda_devices(why, sizeof why);
+    const pcg_cuda_api *api = devices > 0 ? backend_cuda_load(why, sizeof why) : NULL;
+    if (!api) {
+        snprintf(line, sizeof line, devices > 0 ? "%s" : "no CUDA device (%s)", why);
+        pcg_test_skip("cuda_work_counters", line);
+    }
+    if (!api->simulated) {
+        /* a device counts nothing */
+        int n = -1;
+        assert_null(api->work_counters(&n));
+        assert_int_equal(n, 0);
+        return;
+    }
+    check_env_step(api);
+    check_sgemm(api);
+    check_flop_rows(api);
+    api->work_reset();
+    assert_int_equal(n_entries(api), 0);
+}
+
+/* The model's time of an entry from its counts and the table's constants. */
+static void device_model_roofline(void **state)
+{
+    (void)state;
+    const device_model *m = &device_model_h200;
+    pcg_cuda_work k = {"some_kernel", 3, 1000, 1500000000ull, 500000000ull, 10};
+    double bw = m->copy_bytes_s * m->kernel_share;
+    assert_true(fabs(device_model_seconds(m, &k, PCG_MATH_BF16) - (2e9 / bw + 3 * m->launch_s)) < 1e-12);
+    /* a large product is bound by its mode's rate, the bytes by the copy rate */
+    pcg_cuda_work g = {PCG_WORK_BLAS "gemm nn 4096x4096x4096", 1, 0, 0, 0, 2ull * 4096 * 4096 * 4096};
+    for (int math = 0; math < 3; math++) {
+        double want = (double)g.flops / (m->gemm_flop_s[math] * m->blas_share) + m->launch_s;
+        assert_true(fabs(device_model_seconds(m, &g, math) - want) < 1e-12);
+    }
+    pcg_cuda_work c = {PCG_WORK_COPY, 2, 0, 43000000000ull, 43000000000ull, 0};
+    assert_true(fabs(device_model_seconds(m, &c, 0) - (86e9 / m->copy_bytes_s + 2 * m->launch_s)) < 1e-12);
+    pcg_cuda_work s = {PCG_WORK_SYNC, 7, 0, 0, 0, 0}, note = {PCG_WORK_NOTE "no FLOP row for x", 5, 5, 5, 5, 5};
+    assert_true(fabs(device_model_seconds(m, &s, 0) - 7 * m->sync_s) < 1e-12);
+    assert_true(device_model_seconds(m, &note, 0) == 0);
+    pcg_cuda_work all[4] = {k, g, c, s};
+    uint64_t launches = 0;
+    double t = device_model_total(m, all, 4, PCG_MATH_TF32, &launches);
+    assert_int_equal(launches, 6); /* kernels, products and copies; not synchronisations */
+    double sum = 0;
+    for (int i = 0; i < 4; i++) sum += device_model_seconds(m, &all[i], PCG_MATH_TF32);
+    assert_true(fabs(t - sum) < 1e-12);
+}
+
+/* bench train --backend cuda-sim: only for train, only with the counting
+ * library; each refusal is one line and an exit status. */
+static void cuda_work_bench_errors(void **state)
+{
+    (void)state;
+    const char *bin = pcg_test_binary();
+    char out[4096];
+    int rc = pcg_test_sh(out, sizeof out, "%s bench env --backend cuda-sim", bin);
+    assert_int_equal(rc, 2);
+    assert_int_equal(pcg_test_count_lines(out), 1);
+    assert_non_null(strstr(out, "models the trainer only"));
+    rc = pcg_test_sh(out, sizeof out, "PCGRLLM_CUDA_LIB=%s/none.so %s bench train --backend cuda-sim",
+                     pcg_test_tmpdir(), bin);
+    assert_int_equal(rc, 1);
+    assert_int_equal(pcg_test_count_lines(out), 1);
+    assert_non_null(strstr(out, "does not exist"));
+    /* the plain simulation library does not count kernel bytes */
+    const char *lib = getenv("PCGRLLM_CUDA_LIB");
+    if (!lib || !*lib || !strstr(lib, "/sim/")) return;
+    rc = pcg_test_sh(out, sizeof out, "%s bench train --backend cuda-sim", bin);
+    if (rc != 1 || pcg_test_count_lines(out) != 1 || !strstr(out, "not counted") || !strstr(out, "COUNT=1"))
+        fail_msg("bench train --backend cuda-sim with %s: exit %d: %s", lib, rc, out);
+}
+
+PCG_TESTS(cuda_work, cmocka_unit_test(cuda_work_counters), cmocka_unit_test(device_model_roofline),
+          cmocka_unit_test(cuda_work_bench_errors))
