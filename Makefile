@@ -110,20 +110,28 @@ $(BUILD)/pcgrllm_tests: $(TEST_OBJS) $(BUILD)/libpcgrllm.a
 run_path = $(if $(filter /%,$(1)),$(1),./$(1))
 
 # The whole suite; TESTS=pattern runs the tests whose names match it.
-# Then the device tests (cuda_*) once more against the simulation library,
-# where a skip is a failure (docs/cuda.md); SAN=1 takes the sanitizer build.
+# Then the device tests (cuda_*) once more against the simulation library's
+# sanitizer build, where a skip is a failure (docs/cuda.md); `make test-sim`
+# alone takes the plain build, SAN=1 the sanitizer's.
 SIM_TESTS ?= cuda_*
 # the host-only cuda_* tests (the kernels' code run on the host) ran already;
 # the CPU reference's OpenMP threads sleep between regions rather than spin
 # against the simulation's threads
 SIM_SKIP ?= *_on_host
-test: $(BIN) $(BUILD)/pcgrllm_tests $(SIM_LIB) $(SIM_DIR)/sim_plants
+# An uninstrumented binary loading the sanitizer build needs the runtime
+# first in the process and in the engine's workers (host/sys/worker.c
+# passes it on).  Leaks are not
+# checked: the simulation's synchronisation objects live as long as the
+# process by design.
+SIM_RUNTIME := $(if $(SAN),LD_PRELOAD=$(shell $(CXX) -print-file-name=libasan.so) \
+               ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1)
+test: $(BIN) $(BUILD)/pcgrllm_tests $(BUILD)/sim/libpcgrllm_cuda_sim.so $(BUILD)/sim/sim_plants
 	PCGRLLM_BIN=$(call run_path,$(BIN)) $(call run_path,$(BUILD)/pcgrllm_tests) $(TESTS)
-	$(if $(TESTS),,$(MAKE) --no-print-directory test-sim)
+	$(if $(TESTS),,$(MAKE) --no-print-directory test-sim SAN=1)
 
 test-sim: $(BIN) $(BUILD)/pcgrllm_tests $(SIM_LIB) $(SIM_DIR)/sim_plants
 	PCGRLLM_BIN=$(call run_path,$(BIN)) PCGRLLM_CUDA_LIB=$(abspath $(SIM_LIB)) PCGRLLM_REQUIRE_DEVICE=1 \
-		OMP_WAIT_POLICY=passive \
+		OMP_WAIT_POLICY=passive $(SIM_RUNTIME) \
 		$(call run_path,$(BUILD)/pcgrllm_tests) '$(SIM_TESTS)' '$(SIM_SKIP)'
 
 # End to end against a real local model server (llama.cpp's, from PyPI, with a

@@ -47,6 +47,9 @@ static const int plain_calls[] = {
     SCMP_SYS(gettid), SCMP_SYS(set_robust_list), SCMP_SYS(rseq), SCMP_SYS(sched_getaffinity),
     /* NUMA placement of the process's own memory (OpenBLAS's buffers) */
     SCMP_SYS(mbind), SCMP_SYS(get_mempolicy), SCMP_SYS(set_mempolicy),
+    /* a thread's own signal stack, which a sanitizer's runtime sets up and
+     * takes down with every thread (the simulation's sanitizer build) */
+    SCMP_SYS(sigaltstack),
 };
 
 static int add_rules(scmp_filter_ctx ctx, int stage, int out_fd)
@@ -74,13 +77,16 @@ static int add_rules(scmp_filter_ctx ctx, int stage, int out_fd)
         /* a compiler that looks for a file is told it cannot have it */
         static const int lookups[] = {SCMP_SYS(open),    SCMP_SYS(openat), SCMP_SYS(stat),     SCMP_SYS(lstat),
                                       SCMP_SYS(newfstatat), SCMP_SYS(statx), SCMP_SYS(access), SCMP_SYS(faccessat),
-                                      SCMP_SYS(faccessat2), SCMP_SYS(readlink), SCMP_SYS(readlinkat),
-                                      SCMP_SYS(getcwd)};
+                                      SCMP_SYS(faccessat2), SCMP_SYS(readlink), SCMP_SYS(readlinkat)};
         for (size_t i = 0; i < sizeof lookups / sizeof lookups[0] && rc == 0; i++)
             rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), lookups[i], 0);
-        /* questions about itself the compiler asks while it works */
-        static const int queries[] = {SCMP_SYS(fstat), SCMP_SYS(close),    SCMP_SYS(lseek),  SCMP_SYS(getrlimit),
-                                      SCMP_SYS(getrusage), SCMP_SYS(uname), SCMP_SYS(getuid), SCMP_SYS(geteuid)};
+        /* questions about itself the compiler asks while it works; getcwd
+         * answers "/" (the worker moved there): when getcwd fails, NVRTC
+         * runs strlen past the end of its buffer (seen with
+         * AddressSanitizer, CUDA 13) */
+        static const int queries[] = {SCMP_SYS(fstat),  SCMP_SYS(close),  SCMP_SYS(lseek),  SCMP_SYS(getrlimit),
+                                      SCMP_SYS(getrusage), SCMP_SYS(uname), SCMP_SYS(getuid), SCMP_SYS(geteuid),
+                                      SCMP_SYS(getcwd)};
         for (size_t i = 0; i < sizeof queries / sizeof queries[0] && rc == 0; i++)
             rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, queries[i], 0);
         /* prlimit64 only to read a limit; raising one (NVRTC asks for an

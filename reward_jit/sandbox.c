@@ -118,7 +118,8 @@ int reward_worker_compile_cuda(const unsigned char *job, size_t job_len)
         return 2;
     }
     confine_limits(j.timeout_s, NVRTC_EXTRA_BYTES, 0);
-    if (confine_seccomp(CONFINE_NVRTC, child_fd(), 1)) {
+    /* the one directory name the confined compiler may learn (confine.c) */
+    if (chdir("/") || confine_seccomp(CONFINE_NVRTC, child_fd(), 1)) {
         child_fail("sandbox: the GPU compiler process could not confine itself");
         return 1;
     }

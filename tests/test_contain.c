@@ -270,7 +270,30 @@ static void contain_run_hostile_model(void **state)
     if (!hit[0]) fail_msg("no file of the run names the stopped training; output: %s", out);
 }
 
+/* A preloaded runtime (the simulation's sanitizer build) reaches the
+ * workers, the worker that trains and loads the library among them. */
+static void contain_preload_reaches_workers(void **state)
+{
+    (void)state;
+    const char *old = getenv("LD_PRELOAD");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("LD_PRELOAD", "/nonexistent/libpreloaded.so", 1);
+    setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
+    int preload = 0, options = 0;
+    for (char *const *e = worker_environment(); *e; e++) {
+        preload += !strcmp(*e, "LD_PRELOAD=/nonexistent/libpreloaded.so");
+        options += !strcmp(*e, "ASAN_OPTIONS=detect_leaks=0");
+    }
+    if (saved) setenv("LD_PRELOAD", saved, 1);
+    else unsetenv("LD_PRELOAD");
+    free(saved);
+    unsetenv("ASAN_OPTIONS");
+    assert_int_equal(preload, 1);
+    assert_int_equal(options, 1);
+}
+
 PCG_TESTS(contain, cmocka_unit_test(contain_syscall_in_training), cmocka_unit_test(contain_forged_heartbeats), cmocka_unit_test(contain_non_finite_training),
-          cmocka_unit_test(contain_key_not_in_workers), cmocka_unit_test(contain_forged_verdict),
+          cmocka_unit_test(contain_key_not_in_workers),
+          cmocka_unit_test(contain_preload_reaches_workers), cmocka_unit_test(contain_forged_verdict),
           cmocka_unit_test(contain_setsid_grandchild_killed), cmocka_unit_test(contain_nvrtc_opens_no_file),
           cmocka_unit_test(contain_run_hostile_model))
