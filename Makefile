@@ -111,8 +111,9 @@ run_path = $(if $(filter /%,$(1)),$(1),./$(1))
 
 # The whole suite; TESTS=pattern runs the tests whose names match it.
 # Then the device tests (cuda_*) once more against the simulation library's
-# sanitizer build, where a skip is a failure (docs/cuda.md); `make test-sim`
-# alone takes the plain build, SAN=1 the sanitizer's.
+# sanitizer build, where a skip is a failure (docs/cuda.md), and the work
+# counters' tests against the counting build; `make test-sim` alone takes
+# the plain build, SAN=1 the sanitizer's, COUNT=1 the counting one.
 SIM_TESTS ?= cuda_*
 # the host-only cuda_* tests (the kernels' code run on the host) ran already;
 # the CPU reference's OpenMP threads sleep between regions rather than spin
@@ -120,14 +121,14 @@ SIM_TESTS ?= cuda_*
 SIM_SKIP ?= *_on_host
 # An uninstrumented binary loading the sanitizer build needs the runtime
 # first in the process and in the engine's workers (host/sys/worker.c
-# passes it on).  Leaks are not
-# checked: the simulation's synchronisation objects live as long as the
-# process by design.
+# passes it on).  Leaks are not checked: the simulation's synchronisation
+# objects live as long as the process by design.
 SIM_RUNTIME := $(if $(SAN),LD_PRELOAD=$(shell $(CXX) -print-file-name=libasan.so) \
                ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1)
 test: $(BIN) $(BUILD)/pcgrllm_tests $(BUILD)/sim/libpcgrllm_cuda_sim.so $(BUILD)/sim/sim_plants
 	PCGRLLM_BIN=$(call run_path,$(BIN)) $(call run_path,$(BUILD)/pcgrllm_tests) $(TESTS)
 	$(if $(TESTS),,$(MAKE) --no-print-directory test-sim SAN=1)
+	$(if $(TESTS),,$(MAKE) --no-print-directory test-sim COUNT=1 SIM_TESTS='cuda_work_*')
 
 test-sim: $(BIN) $(BUILD)/pcgrllm_tests $(SIM_LIB) $(SIM_DIR)/sim_plants
 	PCGRLLM_BIN=$(call run_path,$(BIN)) PCGRLLM_CUDA_LIB=$(abspath $(SIM_LIB)) PCGRLLM_REQUIRE_DEVICE=1 \
