@@ -58,4 +58,31 @@ static void sim_plants_caught(void **state)
     }
 }
 
-PCG_TESTS(cuda_sim, cmocka_unit_test(sim_plants_caught))
+/* The simulation's own variables take only what docs/cuda.md names: any
+ * other value is refused with one line where the device is counted,
+ * rather than quietly taking the default. */
+static void sim_env_values_refused(void **state)
+{
+    (void)state;
+    char lib[PATH_MAX + 64], out[4096];
+    if (!plants("sim", lib, sizeof lib)) fail_msg("sim_env_values_refused: %s not built (make cuda-sim)", lib);
+    strcpy(strrchr(lib, '/'), "/libpcgrllm_cuda_sim.so");
+    static const char *const bad[] = {"PCGRLLM_SIM_THREADS=abc", "PCGRLLM_SIM_THREADS=0", "PCGRLLM_SIM_THREADS=-2",
+                                      "PCGRLLM_SIM_THREADS=4x", "PCGRLLM_SIM_THREADS=257",
+                                      "PCGRLLM_SIM_THREADS=99999999999999999999", "PCGRLLM_SIM_ORDER=revers"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = pcg_test_sh(out, sizeof out, "%s PCGRLLM_CUDA_LIB=%s %s device --backend cuda", bad[i], lib,
+                             pcg_test_binary());
+        if (rc != 1 || pcg_test_count_lines(out) != 1 || !strstr(out, bad[i]))
+            fail_msg("%s: exit %d: %s", bad[i], rc, out);
+    }
+    static const char *const good[] = {"PCGRLLM_SIM_THREADS=3", "PCGRLLM_SIM_THREADS=", "PCGRLLM_SIM_ORDER=reverse",
+                                       "PCGRLLM_SIM_ORDER=forward"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        int rc = pcg_test_sh(out, sizeof out, "%s PCGRLLM_CUDA_LIB=%s %s device --backend cuda", good[i], lib,
+                             pcg_test_binary());
+        if (rc != 0 || !strstr(out, "simulated device")) fail_msg("%s: exit %d: %s", good[i], rc, out);
+    }
+}
+
+PCG_TESTS(cuda_sim, cmocka_unit_test(sim_plants_caught), cmocka_unit_test(sim_env_values_refused))
