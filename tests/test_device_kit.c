@@ -272,6 +272,35 @@ static void device_kit_deadline_and_hidden_libraries(void **state)
                              "env:skipped: deadline,train:skipped: deadline,e2e:skipped: no NVRTC\n");
 }
 
+/* DEVICE_CHECK_DEADLINE is read in base 10 (08 is eight seconds, not an
+ * octal error) and refused, one line and exit 1, when it is not a whole
+ * number or has more digits than the arithmetic should carry.  The script
+ * from the tree, not the kit: all of this happens before a stage runs. */
+static void device_kit_deadline_values(void **state)
+{
+    (void)state;
+    char out[8192];
+    const char *tmp = pcg_test_tmpdir();
+    static const char *const bad[] = {"-5", "1e3", " 5", "9999999", "99999999999999999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = pcg_test_sh(out, sizeof out, "DEVICE_CHECK_DEADLINE='%s' bash bench/device_check.sh '%s/dl-out' 2>&1",
+                             bad[i], tmp);
+        if (rc != 1 || pcg_test_count_lines(out) != 1 || !strstr(out, "DEVICE_CHECK_DEADLINE must be a whole number"))
+            fail_msg("DEVICE_CHECK_DEADLINE='%s': exit %d: %s", bad[i], rc, out);
+    }
+    int rc = pcg_test_sh(out, sizeof out, "DEVICE_CHECK_DEADLINE=08 bash bench/device_check.sh '%s/dl-out' 2>&1", tmp);
+    if (rc != 4 || !strstr(out, "deadline: 8 s were not enough") || strstr(out, "octal"))
+        fail_msg("DEVICE_CHECK_DEADLINE=08: exit %d: %s", rc, out);
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/dl-out/device_check.json", tmp);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t n = fread(out, 1, sizeof out - 1, f);
+    fclose(f);
+    out[n] = 0;
+    if (!strstr(out, "\"deadline_s\": 8,")) fail_msg("the summary's deadline: %s", out);
+}
+
 /* The kit from a copy outside the tree with cuBLAS and NVRTC hidden,
  * against the simulation library instead of a GPU: the library loads (the
  * device stage passes), the stages that need NVRTC say so, and no stage
@@ -301,4 +330,5 @@ PCG_TESTS(device_kit, cmocka_unit_test(device_kit_libs_in_python_env), cmocka_un
           cmocka_unit_test(device_kit_libraries_lines), cmocka_unit_test(device_kit_library_not_a_file),
           cmocka_unit_test(device_kit_skips_fail_where_required),
           cmocka_unit_test(device_kit_runs_outside_tree), cmocka_unit_test(device_kit_deadline_and_hidden_libraries),
+          cmocka_unit_test(device_kit_deadline_values),
           cmocka_unit_test(device_kit_hidden_libraries_on_the_simulation))
