@@ -5,7 +5,9 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <unistd.h>
+#include "worker.h"
 
 /* BUILD/DIR/sim_plants beside the test binary, or NULL. */
 static const char *plants(const char *dir, char *path, size_t len)
@@ -60,7 +62,7 @@ static void sim_plants_caught(void **state)
 
 /* The simulation's own variables take only what docs/cuda.md names: any
  * other value is refused with one line where the device is counted,
- * rather than quietly taking the default. */
+ * rather than quietly taking the default, and workers are given both. */
 static void sim_env_values_refused(void **state)
 {
     (void)state;
@@ -83,6 +85,15 @@ static void sim_env_values_refused(void **state)
                              pcg_test_binary());
         if (rc != 0 || !strstr(out, "simulated device")) fail_msg("%s: exit %d: %s", good[i], rc, out);
     }
+    /* the worker that trains or checks loads the library: it gets both */
+    setenv("PCGRLLM_SIM_ORDER", "reverse", 1);
+    setenv("PCGRLLM_SIM_THREADS", "3", 1);
+    int seen = 0;
+    for (char *const *e = worker_environment(); *e; e++)
+        seen += !strcmp(*e, "PCGRLLM_SIM_ORDER=reverse") + !strcmp(*e, "PCGRLLM_SIM_THREADS=3");
+    unsetenv("PCGRLLM_SIM_ORDER");
+    unsetenv("PCGRLLM_SIM_THREADS");
+    assert_int_equal(seen, 2);
 }
 
 PCG_TESTS(cuda_sim, cmocka_unit_test(sim_plants_caught), cmocka_unit_test(sim_env_values_refused))
