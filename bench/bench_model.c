@@ -281,6 +281,8 @@ static const pcg_cuda_api *counting_library(void)
     char err[800];
     const pcg_cuda_api *api = backend_sim_load(err, sizeof err);
     if (!api) return die_msg("bench train --backend cuda-sim: %s", err), NULL;
+    /* counting the device is where the simulation refuses its variables' odd values */
+    if (api->device_count() <= 0) return die_msg("bench train --backend cuda-sim: %s", api->last_error()), NULL;
     /* one environment's reset shows whether the kernels' bytes are counted */
     api->work_reset();
     pcg_cuda_env *e = api->env_alloc(1, PCG_DEFAULT_SIDE, PCG_DEFAULT_SIDE, VARIANT_DUNGEON, 1, PCG_OBS_THREAD);

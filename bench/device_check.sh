@@ -45,11 +45,14 @@
 set -uo pipefail
 START=$(date +%s)
 DEADLINE=${DEVICE_CHECK_DEADLINE:-270}
-case $DEADLINE in '' | *[!0-9]*)
-    echo "device_check: DEVICE_CHECK_DEADLINE must be a whole number of seconds, got '$DEADLINE'" >&2
+# at most 6 digits (11 days), so the arithmetic cannot overflow; base 10,
+# so 010 is ten seconds and 08 is not an octal error
+case $DEADLINE in '' | *[!0-9]* | ???????*)
+    echo "device_check: DEVICE_CHECK_DEADLINE must be a whole number of seconds (at most 999999), got '$DEADLINE'" >&2
     exit 1
     ;;
 esac
+DEADLINE=$((10#$DEADLINE))
 MIN_STAGE=15
 KIT=$(cd "$(dirname "$0")" && pwd)
 OUTDIR=${1:-${OUT:-$PWD/device-check-out}}

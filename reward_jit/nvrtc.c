@@ -46,8 +46,7 @@ static void nv_load(void)
         return;
     }
     if (env && *env) {
-        nv.lib = dlopen(env, RTLD_NOW | RTLD_LOCAL);
-        snprintf(nv.path, sizeof nv.path, "%s", env);
+        nv.lib = cuda_open_file(env, nv.path, sizeof nv.path, why, sizeof why);
     } else {
         /* the loader's path, then a toolkit off it or the one a Python
          * framework brought (or only PCGRLLM_CUDA_LIB_PATH's folders) */
@@ -57,7 +56,9 @@ static void nv_load(void)
         nv.lib = cuda_open_library(names, "libnvrtc.so.[0-9]*", parts, nv.path, sizeof nv.path, why, sizeof why);
     }
     if (!nv.lib) {
-        if (getenv("PCGRLLM_CUDA_LIB_PATH") && !(env && *env))
+        if (env && *env)
+            snprintf(nv.why, sizeof nv.why, "NVRTC not available (PCGRLLM_NVRTC: %.200s)", why);
+        else if (getenv("PCGRLLM_CUDA_LIB_PATH"))
             snprintf(nv.why, sizeof nv.why, "NVRTC not available (%.200s)", why);
         else
             snprintf(nv.why, sizeof nv.why,

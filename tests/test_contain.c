@@ -41,6 +41,28 @@ static void contain_syscall_in_training(void **state)
     if (!strstr(out, "the reward made a forbidden system call during training")) fail_msg("got: %s", out);
 }
 
+/* The simulation runs check-reward's device pass on the host, inside a
+ * step where no device timeout can reach: a reward that hangs only there
+ * is stopped by --timeout's CPU budget, not after the worker's 2T + 180 s. */
+static void contain_sim_check_hang(void **state)
+{
+    (void)state;
+    char out[4096], nv[256];
+    if (!reward_nvrtc_available(nv, sizeof nv)) {
+        pcg_test_skip("contain_sim_check_hang", nv);
+        return;
+    }
+    if (!pcg_test_exists("build/sim/libpcgrllm_cuda_sim.so")) fail_msg("build/sim/libpcgrllm_cuda_sim.so not built (make cuda-sim)");
+    double t0 = now_seconds();
+    int rc = pcg_test_sh(out, sizeof out,
+                         "PCGRLLM_CUDA_LIB=build/sim/libpcgrllm_cuda_sim.so timeout 100 %s check-reward --backend cuda "
+                         "--envs 2 --timeout 2 tests/hostile/hang_after_validation.c 2>&1",
+                         pcg_test_binary());
+    assert_int_equal(rc, 1);
+    if (!strstr(out, "error: the GPU check crashed with SIGXCPU (CPU time limit exceeded)\n")) fail_msg("got: %s", out);
+    assert_true(now_seconds() - t0 < 60);
+}
+
 /* A reward that never returns in training but writes heartbeat frames to
  * the message pipe (found from its own argv) does not keep training alive:
  * the watchdog believes only progress the train command can check. */
@@ -292,7 +314,8 @@ static void contain_preload_reaches_workers(void **state)
     assert_int_equal(options, 1);
 }
 
-PCG_TESTS(contain, cmocka_unit_test(contain_syscall_in_training), cmocka_unit_test(contain_forged_heartbeats), cmocka_unit_test(contain_non_finite_training),
+PCG_TESTS(contain, cmocka_unit_test(contain_syscall_in_training), cmocka_unit_test(contain_sim_check_hang),
+          cmocka_unit_test(contain_forged_heartbeats), cmocka_unit_test(contain_non_finite_training),
           cmocka_unit_test(contain_key_not_in_workers),
           cmocka_unit_test(contain_preload_reaches_workers), cmocka_unit_test(contain_forged_verdict),
           cmocka_unit_test(contain_setsid_grandchild_killed), cmocka_unit_test(contain_nvrtc_opens_no_file),

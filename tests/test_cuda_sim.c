@@ -5,7 +5,9 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <unistd.h>
+#include "worker.h"
 
 /* BUILD/DIR/sim_plants beside the test binary, or NULL. */
 static const char *plants(const char *dir, char *path, size_t len)
@@ -58,4 +60,40 @@ static void sim_plants_caught(void **state)
     }
 }
 
-PCG_TESTS(cuda_sim, cmocka_unit_test(sim_plants_caught))
+/* The simulation's own variables take only what docs/cuda.md names: any
+ * other value is refused with one line where the device is counted,
+ * rather than quietly taking the default, and workers are given both. */
+static void sim_env_values_refused(void **state)
+{
+    (void)state;
+    char lib[PATH_MAX + 64], out[4096];
+    if (!plants("sim", lib, sizeof lib)) fail_msg("sim_env_values_refused: %s not built (make cuda-sim)", lib);
+    strcpy(strrchr(lib, '/'), "/libpcgrllm_cuda_sim.so");
+    static const char *const bad[] = {"PCGRLLM_SIM_THREADS=abc", "PCGRLLM_SIM_THREADS=0", "PCGRLLM_SIM_THREADS=-2",
+                                      "PCGRLLM_SIM_THREADS=4x", "PCGRLLM_SIM_THREADS=257",
+                                      "PCGRLLM_SIM_THREADS=99999999999999999999", "PCGRLLM_SIM_ORDER=revers"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = pcg_test_sh(out, sizeof out, "%s PCGRLLM_CUDA_LIB=%s %s device --backend cuda", bad[i], lib,
+                             pcg_test_binary());
+        if (rc != 1 || pcg_test_count_lines(out) != 1 || !strstr(out, bad[i]))
+            fail_msg("%s: exit %d: %s", bad[i], rc, out);
+    }
+    static const char *const good[] = {"PCGRLLM_SIM_THREADS=3", "PCGRLLM_SIM_THREADS=", "PCGRLLM_SIM_ORDER=reverse",
+                                       "PCGRLLM_SIM_ORDER=forward"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        int rc = pcg_test_sh(out, sizeof out, "%s PCGRLLM_CUDA_LIB=%s %s device --backend cuda", good[i], lib,
+                             pcg_test_binary());
+        if (rc != 0 || !strstr(out, "simulated device")) fail_msg("%s: exit %d: %s", good[i], rc, out);
+    }
+    /* the worker that trains or checks loads the library: it gets both */
+    setenv("PCGRLLM_SIM_ORDER", "reverse", 1);
+    setenv("PCGRLLM_SIM_THREADS", "3", 1);
+    int seen = 0;
+    for (char *const *e = worker_environment(); *e; e++)
+        seen += !strcmp(*e, "PCGRLLM_SIM_ORDER=reverse") + !strcmp(*e, "PCGRLLM_SIM_THREADS=3");
+    unsetenv("PCGRLLM_SIM_ORDER");
+    unsetenv("PCGRLLM_SIM_THREADS");
+    assert_int_equal(seen, 2);
+}
+
+PCG_TESTS(cuda_sim, cmocka_unit_test(sim_plants_caught), cmocka_unit_test(sim_env_values_refused))

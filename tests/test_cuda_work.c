@@ -191,6 +191,11 @@ static void cuda_work_bench_errors(void **state)
     assert_int_equal(rc, 1);
     assert_int_equal(pcg_test_count_lines(out), 1);
     assert_non_null(strstr(out, "does not exist"));
+    /* the simulation's own variables are checked here too (either build) */
+    rc = pcg_test_sh(out, sizeof out, "PCGRLLM_SIM_THREADS=abc %s bench train --backend cuda-sim", bin);
+    assert_int_equal(rc, 1);
+    assert_int_equal(pcg_test_count_lines(out), 1);
+    if (!strstr(out, "PCGRLLM_SIM_THREADS=abc: not a number of threads")) fail_msg("got: %s", out);
     /* the plain simulation library does not count kernel bytes */
     const char *lib = getenv("PCGRLLM_CUDA_LIB");
     if (!lib || !*lib || !strstr(lib, "/sim/")) return;

@@ -91,6 +91,43 @@ static void device_kit_lib_path_searched_alone(void **state)
     assert_non_null(strstr(got, "libc.so.6"));
 }
 
+/* A library named by a variable must be a plain file: a FIFO (which the
+ * loader would wait on forever), a directory or a loop of links is one
+ * line naming it, for the backend library, NVRTC and cuBLAS alike. */
+static void device_kit_library_not_a_file(void **state)
+{
+    (void)state;
+    char fifo[PATH_MAX], loop[PATH_MAX], loop2[PATH_MAX], why[700], got[4096], out[8192];
+    const char *tmp = pcg_test_tmpdir(), *bin = pcg_test_binary();
+    snprintf(fifo, sizeof fifo, "%s/lib-fifo.so", tmp);
+    snprintf(loop, sizeof loop, "%s/lib-loop.so", tmp);
+    snprintf(loop2, sizeof loop2, "%s/lib-loop2.so", tmp);
+    unlink(fifo), unlink(loop), unlink(loop2);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(symlink(loop2, loop), 0);
+    assert_int_equal(symlink(loop, loop2), 0);
+    assert_null(cuda_open_file(fifo, got, sizeof got, why, sizeof why));
+    if (!strstr(why, "lib-fifo.so: not a regular file")) fail_msg("FIFO: %s", why);
+    assert_null(cuda_open_file(tmp, got, sizeof got, why, sizeof why));
+    if (!strstr(why, ": not a regular file")) fail_msg("directory: %s", why);
+    assert_null(cuda_open_file(loop, got, sizeof got, why, sizeof why));
+    if (!strstr(why, "lib-loop.so: Too many levels of symbolic links")) fail_msg("loop: %s", why);
+    const char *files[] = {fifo, loop};
+    for (int i = 0; i < 2; i++) {
+        int rc = pcg_test_sh(out, sizeof out, "PCGRLLM_CUDA_LIB=%s timeout 30 %s device --backend cuda", files[i], bin);
+        if (rc != 1 || pcg_test_count_lines(out) != 1 || !strstr(out, files[i]))
+            fail_msg("PCGRLLM_CUDA_LIB=%s: exit %d: %s", files[i], rc, out);
+    }
+    assert_int_equal(pcg_test_sh(out, sizeof out, "PCGRLLM_NVRTC=%s PCGRLLM_CUBLAS=%s timeout 30 %s device --libraries",
+                                 fifo, fifo, bin),
+                     0);
+    if (!strstr(out, "NVRTC: not found: NVRTC not available (PCGRLLM_NVRTC: ") || !strstr(out, "lib-fifo.so: not a regular file)"))
+        fail_msg("NVRTC from a FIFO: %s", out);
+    assert_non_null(strstr(out, "\ncuBLAS: not found: "));
+    assert_non_null(strstr(out, "lib-fifo.so: not a regular file; the built-in tiled sgemm stands in\n"));
+    unlink(fifo), unlink(loop), unlink(loop2);
+}
+
 /* device --libraries: glibc's version and one line per library, each the
  * file it comes from or why there is none; PCGRLLM_CUBLAS=off and
  * PCGRLLM_NVRTC=off, or an empty PCGRLLM_CUDA_LIB_PATH, take them away. */
@@ -235,6 +272,35 @@ static void device_kit_deadline_and_hidden_libraries(void **state)
                              "env:skipped: deadline,train:skipped: deadline,e2e:skipped: no NVRTC\n");
 }
 
+/* DEVICE_CHECK_DEADLINE is read in base 10 (08 is eight seconds, not an
+ * octal error) and refused, one line and exit 1, when it is not a whole
+ * number or has more digits than the arithmetic should carry.  The script
+ * from the tree, not the kit: all of this happens before a stage runs. */
+static void device_kit_deadline_values(void **state)
+{
+    (void)state;
+    char out[8192];
+    const char *tmp = pcg_test_tmpdir();
+    static const char *const bad[] = {"-5", "1e3", " 5", "9999999", "99999999999999999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = pcg_test_sh(out, sizeof out, "DEVICE_CHECK_DEADLINE='%s' bash bench/device_check.sh '%s/dl-out' 2>&1",
+                             bad[i], tmp);
+        if (rc != 1 || pcg_test_count_lines(out) != 1 || !strstr(out, "DEVICE_CHECK_DEADLINE must be a whole number"))
+            fail_msg("DEVICE_CHECK_DEADLINE='%s': exit %d: %s", bad[i], rc, out);
+    }
+    int rc = pcg_test_sh(out, sizeof out, "DEVICE_CHECK_DEADLINE=08 bash bench/device_check.sh '%s/dl-out' 2>&1", tmp);
+    if (rc != 4 || !strstr(out, "deadline: 8 s were not enough") || strstr(out, "octal"))
+        fail_msg("DEVICE_CHECK_DEADLINE=08: exit %d: %s", rc, out);
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/dl-out/device_check.json", tmp);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t n = fread(out, 1, sizeof out - 1, f);
+    fclose(f);
+    out[n] = 0;
+    if (!strstr(out, "\"deadline_s\": 8,")) fail_msg("the summary's deadline: %s", out);
+}
+
 /* The kit from a copy outside the tree with cuBLAS and NVRTC hidden,
  * against the simulation library instead of a GPU: the library loads (the
  * device stage passes), the stages that need NVRTC say so, and no stage
@@ -261,6 +327,8 @@ static void device_kit_hidden_libraries_on_the_simulation(void **state)
 }
 
 PCG_TESTS(device_kit, cmocka_unit_test(device_kit_libs_in_python_env), cmocka_unit_test(device_kit_lib_path_searched_alone),
-          cmocka_unit_test(device_kit_libraries_lines), cmocka_unit_test(device_kit_skips_fail_where_required),
+          cmocka_unit_test(device_kit_libraries_lines), cmocka_unit_test(device_kit_library_not_a_file),
+          cmocka_unit_test(device_kit_skips_fail_where_required),
           cmocka_unit_test(device_kit_runs_outside_tree), cmocka_unit_test(device_kit_deadline_and_hidden_libraries),
+          cmocka_unit_test(device_kit_deadline_values),
           cmocka_unit_test(device_kit_hidden_libraries_on_the_simulation))

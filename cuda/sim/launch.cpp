@@ -258,13 +258,17 @@ void pcg_sim::syncthreads(void)
 
 /* ---- blocks ---- */
 
+int pcg_sim_order_env(void)
+{
+    const char *o = getenv("PCGRLLM_SIM_ORDER");
+    if (!o || !*o || !strcmp(o, "forward")) return 0;
+    return !strcmp(o, "reverse") ? 1 : -1;
+}
+
 static bool reverse_order(void)
 {
     static int rev = -1;
-    if (rev < 0) {
-        const char *o = getenv("PCGRLLM_SIM_ORDER");
-        rev = o && !strcmp(o, "reverse");
-    }
+    if (rev < 0) rev = pcg_sim_order_env() == 1;
     return rev;
 }
 

@@ -5,6 +5,7 @@
 #include "sim.h"
 #include <atomic>
 #include <condition_variable>
+#include <errno.h>
 #include <mutex>
 #include <omp.h>
 #include <stdlib.h>
@@ -64,15 +65,25 @@ void worker_main(void)
 
 } // namespace
 
+int pcg_sim_threads_env(void)
+{
+    const char *env = getenv("PCGRLLM_SIM_THREADS");
+    if (!env || !*env) return 0;
+    char *end;
+    errno = 0;
+    long n = strtol(env, &end, 10);
+    return *end || errno || n < 1 || n > PCG_SIM_MAX_THREADS ? -1 : (int)n;
+}
+
 void pcg_sim_pool_start(void)
 {
     std::lock_guard<std::mutex> g(lock);
     if (!workers.empty()) return;
     /* the training's thread count (omp_set_num_threads) when set, else
      * PCGRLLM_SIM_THREADS, else the CPUs this process may use */
-    const char *env = getenv("PCGRLLM_SIM_THREADS");
-    int n = env && atoi(env) > 0 ? atoi(env) : omp_get_max_threads();
-    if (n > 256) n = 256;
+    int n = pcg_sim_threads_env();
+    if (n <= 0) n = omp_get_max_threads();
+    if (n > PCG_SIM_MAX_THREADS) n = PCG_SIM_MAX_THREADS;
     for (int i = 1; i < n; i++) workers.emplace_back(worker_main);
     for (std::thread &t : workers) t.detach();
 }

@@ -113,11 +113,29 @@ static const char *plain_error_string(cudaError_t e)
     return "unknown error";
 }
 
+/* The simulation's variables, checked where a device would be counted:
+ * NULL when both are usable, else the line saying which is not. */
+static const char *env_error(void)
+{
+    static char line[200];
+    if (pcg_sim_threads_env() < 0)
+        snprintf(line, sizeof line, "PCGRLLM_SIM_THREADS=%.40s: not a number of threads (a whole number, 1 to %d)",
+                 getenv("PCGRLLM_SIM_THREADS"), (int)PCG_SIM_MAX_THREADS);
+    else if (pcg_sim_order_env() < 0)
+        snprintf(line, sizeof line, "PCGRLLM_SIM_ORDER=%.40s: not an order (forward or reverse)",
+                 getenv("PCGRLLM_SIM_ORDER"));
+    else
+        return NULL;
+    return line;
+}
+
 /* A launch error's string carries what the simulation found (which kernel,
  * which limit), where a device would say only the first half. */
 const char *cudaGetErrorString(cudaError_t e)
 {
     static thread_local char line[640];
+    const char *env = e == cudaErrorNoDevice ? env_error() : NULL;
+    if (env) return env;
     const char *detail = pcg_sim_launch_detail();
     if ((e == cudaErrorInvalidConfiguration || e == cudaErrorLaunchFailure) && *detail) {
         snprintf(line, sizeof line, "%s (simulated %s)", plain_error_string(e), detail);
@@ -130,8 +148,8 @@ const char *cudaGetErrorString(cudaError_t e)
 
 cudaError_t cudaGetDeviceCount(int *n)
 {
-    *n = 1;
-    return cudaSuccess;
+    *n = env_error() ? 0 : 1;
+    return *n ? cudaSuccess : cudaErrorNoDevice;
 }
 
 cudaError_t cudaGetDevice(int *dev)

@@ -40,6 +40,14 @@ void pcg_sim_work_sync(void);
 /* The threads blocks run on: made once (the first stream), then
  * fn(ctx, k) for every k < n across them and the calling thread. */
 void pcg_sim_pool_start(void);
+/* PCGRLLM_SIM_THREADS: 0 unset or empty (the default), 1..MAX as given,
+ * -1 anything else.  PCGRLLM_SIM_ORDER: 0 unset, empty or forward,
+ * 1 reverse, -1 anything else.  A -1 is refused where the device is
+ * counted (cudaGetDeviceCount), so a mistyped value is one line, not a
+ * silent default. */
+enum { PCG_SIM_MAX_THREADS = 256 };
+int pcg_sim_threads_env(void);
+int pcg_sim_order_env(void);
 void pcg_sim_pool_run(long long n, void (*fn)(void *ctx, long long k), void *ctx);
 
 /* The device's limits every launch is checked against (an H200's). */

@@ -2,7 +2,9 @@
  * backend library at run time, fall back to the CPU for "auto". */
 #include "backend.h"
 #include "child.h"
+#include "cuda_libs.h"
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,7 +88,12 @@ static const pcg_cuda_api *load_first(char (*cand)[PATH_MAX + 64], int nc, char 
     for (int i = 0; i < nc; i++) {
         /* a candidate that exists but fails to load is the error to report */
         int is_path = strchr(cand[i], '/') != NULL;
-        if (is_path && access(cand[i], F_OK) != 0) continue;
+        if (is_path && access(cand[i], F_OK) != 0 && errno == ENOENT) continue;
+        char why[400];
+        if (cuda_lib_file_ok(cand[i], why, sizeof why)) {
+            if (!first_err[0]) snprintf(first_err, errlen, "%s", why);
+            continue;
+        }
         void *h = dlopen(cand[i], RTLD_NOW | RTLD_LOCAL);
         if (!h) {
             if (!first_err[0] && (is_path || nc == 1)) snprintf(first_err, errlen, "%.400s", dlerror());

@@ -3,8 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include "backend.h"
 #include "child.h"
+#include "confine.h"
 #include "env.h"
 #include "util.h"
 #include "worker.h"
@@ -66,6 +68,19 @@ static int run_episode(const gjob *j, const pcg_cuda_api *api, pcg_cuda_env *ge)
     return 0;
 }
 
+/* The simulation calls the reward on this thread inside each step, where
+ * sync_timeout cannot stop it: a reward that never returns would last the
+ * caller's whole timeout (2T + 180 s).  So, as the CPU validation does, the
+ * reward calls get T seconds of CPU from here (SIGXCPU past them). */
+static void sim_cpu_budget(double timeout_s)
+{
+    struct rusage u;
+    double used = 0;
+    if (getrusage(RUSAGE_SELF, &u) == 0)
+        used = (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+    confine_limits(used + timeout_s, 0, 0);
+}
+
 int reward_worker_gpu_rewards(const unsigned char *job, size_t job_len)
 {
     gjob j;
@@ -94,6 +109,7 @@ int reward_worker_gpu_rewards(const unsigned char *job, size_t job_len)
         return send_text(GM_ERROR, "the GPU compiler (NVRTC, %s) refuses it: %s", d.arch, err);
     pcg_cuda_env *ge = api->env_alloc(j.n, PCG_DEFAULT_SIDE, PCG_DEFAULT_SIDE, j.variant, j.seed, PCG_OBS_THREAD);
     reward_prog *host_prog; /* the simulation's stand-in for the kernel, kept to the end */
+    if (ge && api->simulated) sim_cpu_budget(j.timeout_s);
     if (ge && sim_reward_confined(api, src, child_fd(), &host_prog, err, sizeof err))
         return send_text(GM_ERROR, "the simulation's host reward: %s%s", err, NULL);
     /* the check compares the reward itself with the CPU's values on every

@@ -5,7 +5,9 @@
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Python library folders: system, /usr/local, virtual environments under
  * /opt (the usual home of a framework's venv), the user's own, and the
@@ -99,8 +101,20 @@ static int find_in_dirs(const char *dirs, const char *pattern, char *path, size_
     return found;
 }
 
+int cuda_lib_file_ok(const char *file, char *why, size_t whylen)
+{
+    struct stat st;
+    if (!strchr(file, '/')) return 0;
+    if (stat(file, &st) != 0) return snprintf(why, whylen, "%.300s: %s", file, strerror(errno)), -1;
+    /* the loader would block forever opening a FIFO and fail obscurely on
+     * a device: only a plain file can be a library */
+    if (!S_ISREG(st.st_mode)) return snprintf(why, whylen, "%.300s: not a regular file", file), -1;
+    return 0;
+}
+
 void *cuda_open_file(const char *file, char *path, size_t len, char *why, size_t whylen)
 {
+    if (cuda_lib_file_ok(file, why, whylen)) return NULL;
     void *h = dlopen(file, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         const char *e = dlerror();

@@ -23,7 +23,11 @@ int cuda_find_library(const char *pattern, const char *const *parts, char *path,
 void *cuda_open_library(const char *const *names, const char *pattern, const char *const *parts, char *path,
                         size_t len, char *why, size_t whylen);
 
-/* dlopen file itself; the path the loader took it from in path.  NULL
+/* A file name with a '/' must name a regular file (following links) for
+ * the loader to be given it.  0, or -1 with one line in why. */
+int cuda_lib_file_ok(const char *file, char *why, size_t whylen);
+
+/* dlopen file itself (after cuda_lib_file_ok); the path the loader took it from in path.  NULL
  * with dlerror's line in why. */
 void *cuda_open_file(const char *file, char *path, size_t len, char *why, size_t whylen);
 
