@@ -259,39 +259,44 @@ __global__ static void conv_onehot_fold_kernel(float *dW, const float *part, int
 
 /* ---- general convolution: im2col + sgemm ---- */
 
+/* One thread per (output position, channel) of one tap (grid y): 32-bit
+ * index arithmetic, and consecutive threads copy consecutive channels. */
 __global__ static void im2col_kernel(float *col, const float *in, int B, nn_conv_shape s)
 {
-    int K = s.k * s.k * s.C;
-    size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (idx >= (size_t)B * s.OH * s.OW * K) return;
-    int e = (int)(idx % K);
-    size_t row = idx / K;
-    int ox = (int)(row % s.OW), oy = (int)(row / s.OW % s.OH), n = (int)(row / s.OW / s.OH);
-    int c = e % s.C, tap = e / s.C, ky = tap / s.k, kx = tap % s.k;
-    int iy = oy * s.stride - s.pad + ky, ix = ox * s.stride - s.pad + kx;
-    col[idx] = (iy < 0 || iy >= s.H || ix < 0 || ix >= s.W) ? 0.0f
-                                                             : in[(((size_t)n * s.H + iy) * s.W + ix) * s.C + c];
+    int K = s.k * s.k * s.C, tap = blockIdx.y;
+    unsigned idx = blockIdx.x * blockDim.x + threadIdx.x, rows = (unsigned)B * s.OH * s.OW;
+    if (idx >= rows * s.C) return;
+    unsigned row = idx / s.C, c = idx % s.C, per = (unsigned)s.OH * s.OW;
+    unsigned n = row / per, p = row % per;
+    int oy = (int)(p / s.OW), ox = (int)(p % s.OW);
+    int iy = oy * s.stride - s.pad + tap / s.k, ix = ox * s.stride - s.pad + tap % s.k;
+    float *dst = col + (size_t)row * K + tap * s.C + c;
+    *dst = (iy < 0 || iy >= s.H || ix < 0 || ix >= s.W) ? 0.0f : in[(((size_t)n * s.H + iy) * s.W + ix) * s.C + c];
+}
+
+/* First output index o >= 0 whose window o*stride - pad + [0, k) holds i. */
+__device__ static int first_window(int i, const nn_conv_shape &s)
+{
+    int t = i + s.pad - s.k + 1;
+    return t <= 0 ? 0 : (t + s.stride - 1) / s.stride;
 }
 
 /* din[n][iy][ix][c] = the col entries of that input, in the CPU's order
- * (output positions row-major). */
+ * (output positions row-major), visiting only the windows that hold it. */
 __global__ static void col2im_kernel(float *din, const float *col, int B, nn_conv_shape s)
 {
     int K = s.k * s.k * s.C;
-    size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (idx >= (size_t)B * s.H * s.W * s.C) return;
-    int c = (int)(idx % s.C);
-    size_t pix = idx / s.C;
-    int ix = (int)(pix % s.W), iy = (int)(pix / s.W % s.H), n = (int)(pix / s.W / s.H);
+    unsigned idx = blockIdx.x * blockDim.x + threadIdx.x, per = (unsigned)s.H * s.W;
+    if (idx >= (unsigned)B * per * s.C) return;
+    unsigned pix = idx / s.C, c = idx % s.C, n = pix / per, p = pix % per;
+    int iy = (int)(p / s.W), ix = (int)(p % s.W);
+    int oy1 = min(s.OH - 1, (iy + s.pad) / s.stride), ox1 = min(s.OW - 1, (ix + s.pad) / s.stride);
+    int ox0 = first_window(ix, s);
     float acc = 0;
-    for (int oy = 0; oy < s.OH; oy++) {
+    for (int oy = first_window(iy, s); oy <= oy1; oy++) {
         int ky = iy - oy * s.stride + s.pad;
-        if (ky < 0 || ky >= s.k) continue;
-        for (int ox = 0; ox < s.OW; ox++) {
-            int kx = ix - ox * s.stride + s.pad;
-            if (kx < 0 || kx >= s.k) continue;
-            acc += col[(((size_t)n * s.OH + oy) * s.OW + ox) * K + (ky * s.k + kx) * s.C + c];
-        }
+        const float *r = col + ((size_t)n * s.OH + oy) * s.OW * K + c;
+        for (int ox = ox0; ox <= ox1; ox++) acc += r[(size_t)ox * K + (ky * s.k + ix - ox * s.stride + s.pad) * s.C];
     }
     din[idx] = acc;
 }
@@ -327,11 +332,21 @@ static int conv_onehot_backward(float *dW, float *db, const float *dout, const u
     return add_col_sums(db, dout, B * s.OH * s.OW, s.O);
 }
 
+/* The im2col and col2im kernels index in 32 bits. */
+static int conv_fits_32(int B, const nn_conv_shape &s)
+{
+    size_t big = (size_t)B * s.C * (s.H * s.W > s.OH * s.OW ? s.H * s.W : s.OH * s.OW);
+    if (big <= 0xffffffffu) return 0;
+    pcg_cuda_set_error("conv: batch %d of %dx%dx%d inputs is past the kernels' 32-bit indices", B, s.H, s.W, s.C);
+    return -1;
+}
+
 static int conv_forward(float *out, float *col, const float *in, const float *W, const float *b, int B,
                         const nn_conv_shape &s)
 {
-    size_t n = (size_t)B * s.OH * s.OW * s.k * s.k * s.C;
-    PCG_LAUNCH(im2col_kernel, grid_for(n), NN_THREADS, 0, pcg_cuda_stream(), col, in, B, s);
+    if (conv_fits_32(B, s)) return -1;
+    dim3 g(grid_for((size_t)B * s.OH * s.OW * s.C), (unsigned)(s.k * s.k));
+    PCG_LAUNCH(im2col_kernel, g, NN_THREADS, 0, pcg_cuda_stream(), col, in, B, s);
     LAUNCH_CK();
     return dense_forward(out, col, W, b, B * s.OH * s.OW, s.k * s.k * s.C, s.O);
 }
@@ -342,6 +357,7 @@ static int conv_backward(float *din, float *dW, float *db, const float *dout, fl
     int rows = B * s.OH * s.OW, K = s.k * s.k * s.C;
     if (dense_backward(NULL, dW, db, dout, col, W, rows, K, s.O)) return -1;
     if (!din) return 0;
+    if (conv_fits_32(B, s)) return -1;
     if (pcg_sgemm_nt(rows, K, s.O, 1.0f, dout, W, 0.0f, col)) return -1;
     size_t n = (size_t)B * s.H * s.W * s.C;
     PCG_LAUNCH(col2im_kernel, grid_for(n), NN_THREADS, 0, pcg_cuda_stream(), din, col, B, s);
