@@ -224,7 +224,8 @@ typedef struct pcg_cuda_api {
      * array are device pointers.  nn_acts_alloc takes the arrays for up to
      * cap samples from the arena.  Forward and backward follow nn_forward and
      * nn_backward layer by layer (the one-hot layers as gathers, conv 2 as
-     * im2col + sgemm); backward adds into G and overwrites a->col. */
+     * conv_forward/conv_backward's PCG_CONV_AUTO); backward adds into G and
+     * overwrites a->col. */
     int (*nn_acts_alloc)(nn_acts *a, const nn_config *cfg, int cap);
     int (*nn_forward)(const nn_config *cfg, const size_t *off, const float *P, nn_acts *a,
                       const unsigned char *obs, int B);
