@@ -3,10 +3,11 @@
  * activations HWC, one sample per row.  Dense layers go through the
  * row-major sgemm wrappers, conv 2 through the implicit GEMMs of
  * cuda/conv.cu (or, where cuBLAS's tensor cores multiply, im2col +
- * sgemm); the layers on the one-hot observation (or on the window of it that the config names) are
- * gathers.  Where a kernel adds in the CPU's order (the gathers, col2im,
- * the one-hot dense backward) the result is bit-identical to the CPU's;
- * the sgemms and the chunked sums agree within float rounding. */
+ * sgemm); the layers on the one-hot observation (or on the window of it
+ * that the config names) are gathers.  Where a kernel adds in the CPU's
+ * order (the gathers, col2im, the one-hot dense backward) the result is
+ * bit-identical to the CPU's; the sgemms, the implicit GEMMs and the
+ * chunked sums agree within float rounding. */
 #include "common.cuh"
 #include "dungeon.h"
 #include "nn_shapes.h"
