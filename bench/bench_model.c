@@ -22,6 +22,10 @@
  *    which separate what happens once per update, per epoch and per
  *    minibatch.
  *
+ * The kernels differ by matmul mode (conv 2 is implicit GEMMs in fp32,
+ * im2col + cuBLAS where the tensor cores multiply), so both phases are
+ * counted twice, in fp32 and in TF32 (whose kernels bf16 runs too).
+ *
  * What this does not make exact is said in docs/cuda.md; --full counts one
  * real rollout and one real update instead (on a machine that can wait). */
 #include "backend.h"
@@ -83,6 +87,8 @@ static int keep_samples(model_run *r, pcg_cuda_ppo *p, size_t n)
 {
     size_t os = (size_t)r->nc.crop_h * r->nc.crop_w;
     r->n_samples = n;
+    void *old[] = {r->obs, r->act, r->logp, r->val, r->adv, r->ret}; /* the last family's */
+    for (size_t i = 0; i < sizeof old / sizeof old[0]; i++) free(old[i]);
     r->obs = malloc(n * os);
     r->act = malloc(n * sizeof(int));
     float **f[4] = {&r->logp, &r->val, &r->adv, &r->ret};
@@ -340,11 +346,20 @@ static int model_parse(int argc, char **argv, model_opts *o)
     return -1;
 }
 
-/* The two phases' counts; 0, or -1 after the message. */
-static int count_phases(model_run *r, const model_opts *o, work_set *roll, work_set *upd)
+/* The kernels differ by matmul mode (conv 2 runs im2col + cuBLAS where
+ * the tensor cores multiply, implicit GEMMs in fp32), so each phase is
+ * counted in fp32 and in TF32; bf16 runs TF32's kernels (its cuBLAS
+ * calls are priced at the bf16 rate). */
+enum { FAMILY_FP32, FAMILY_TENSOR, FAMILIES };
+static const int family_mode[FAMILIES] = {PCG_MATH_FP32, PCG_MATH_TF32};
+
+/* The two phases' counts in matmul mode math; 0, or -1 after the
+ * message. */
+static int count_phases(model_run *r, const model_opts *o, int math, work_set *roll, work_set *upd)
 {
     const ppo_config *c = &r->cfg;
     double t0 = now_seconds();
+    if (r->api->blas_set_math(math)) return sim_fail(r);
     if (o->full) {
         if (count_rollout(r, c->n_envs, c->n_steps, 0, roll, 1) ||
             count_update(r, c->n_envs, c->n_steps, c->n_epochs, c->n_minibatches, upd))
@@ -352,31 +367,44 @@ static int count_phases(model_run *r, const model_opts *o, work_set *roll, work_
     } else if (model_rollout(r, (int)o->rollout_steps, roll) || model_update(r, upd)) {
         return -1;
     }
-    printf("counted in %.0f s on this machine\n", now_seconds() - t0);
+    printf("counted in %s mode in %.0f s on this machine\n", backend_math_name(math), now_seconds() - t0);
     return 0;
+}
+
+/* One family's two tables, in the modes first..last; their totals into
+ * t_roll and t_upd. */
+static void print_family(const model_run *r, const model_opts *o, int first, int last, const work_set *roll,
+                         const work_set *upd, double t_roll[3], double t_upd[3])
+{
+    const ppo_config *c = &r->cfg;
+    char title[500], counted[80];
+    snprintf(counted, sizeof counted, "counted in %s mode%s", backend_math_name(first),
+             last > first ? " (bf16 runs the same kernels)" : "");
+    if (o->full)
+        snprintf(title, sizeof title, "one rollout: %d environments x %d steps, counted whole, %s", c->n_envs,
+                 c->n_steps, counted);
+    else
+        snprintf(title, sizeof title, "one rollout: %d environments x %d steps, from %ld and %ld steps %s", c->n_envs,
+                 c->n_steps, o->rollout_steps, 2 * o->rollout_steps, counted);
+    work_set_print(title, roll, first, last, t_roll);
+    int S = c->n_envs * c->n_steps / c->n_minibatches;
+    if (o->full)
+        snprintf(title, sizeof title, "one update: %d epochs x %d minibatches of %d samples, counted whole, %s",
+                 c->n_epochs, c->n_minibatches, S, counted);
+    else
+        snprintf(title, sizeof title,
+                 "one update: %d epochs x %d minibatches of %d samples, from passes of %d and %d samples and "
+                 "minibatches of %d %s",
+                 c->n_epochs, c->n_minibatches, S, UPDATE_CHUNK, S % UPDATE_CHUNK, SMALL_S, counted);
+    work_set_print(title, upd, first, last, t_upd);
 }
 
 static void print_phases(const model_run *r, const model_opts *o, const work_set *roll, const work_set *upd)
 {
     const ppo_config *c = &r->cfg;
-    char title[400];
     double t_roll[3], t_upd[3];
-    if (o->full)
-        snprintf(title, sizeof title, "one rollout: %d environments x %d steps, counted whole", c->n_envs, c->n_steps);
-    else
-        snprintf(title, sizeof title, "one rollout: %d environments x %d steps, from %ld and %ld steps counted",
-                 c->n_envs, c->n_steps, o->rollout_steps, 2 * o->rollout_steps);
-    work_set_print(title, roll, t_roll);
-    int S = c->n_envs * c->n_steps / c->n_minibatches;
-    if (o->full)
-        snprintf(title, sizeof title, "one update: %d epochs x %d minibatches of %d samples, counted whole",
-                 c->n_epochs, c->n_minibatches, S);
-    else
-        snprintf(title, sizeof title,
-                 "one update: %d epochs x %d minibatches of %d samples, from passes of %d and %d samples and "
-                 "minibatches of %d counted",
-                 c->n_epochs, c->n_minibatches, S, UPDATE_CHUNK, S % UPDATE_CHUNK, SMALL_S);
-    work_set_print(title, upd, t_upd);
+    print_family(r, o, PCG_MATH_FP32, PCG_MATH_FP32, &roll[FAMILY_FP32], &upd[FAMILY_FP32], t_roll, t_upd);
+    print_family(r, o, PCG_MATH_TF32, PCG_MATH_BF16, &roll[FAMILY_TENSOR], &upd[FAMILY_TENSOR], t_roll, t_upd);
     double per = (double)c->n_envs * c->n_steps, updates = ceil(50e6 / per);
     printf("\n50M steps of the paper preset on one H200 (%.0f updates of %.0f steps; model, not a measurement):\n",
            updates, per);
@@ -407,11 +435,11 @@ int bench_train_model(int argc, char **argv)
            reward);
     bench_print_machine(stdout);
     fflush(stdout);
-    work_set roll = {0}, upd = {0};
-    rc = count_phases(&r, &o, &roll, &upd) ? 1 : 0;
-    if (!rc) print_phases(&r, &o, &roll, &upd);
-    work_set_free(&roll);
-    work_set_free(&upd);
+    work_set roll[FAMILIES] = {{0}}, upd[FAMILIES] = {{0}};
+    rc = 0;
+    for (int f = 0; f < FAMILIES && !rc; f++) rc = count_phases(&r, &o, family_mode[f], &roll[f], &upd[f]) ? 1 : 0;
+    if (!rc) print_phases(&r, &o, roll, upd);
+    for (int f = 0; f < FAMILIES; f++) work_set_free(&roll[f]), work_set_free(&upd[f]);
     void *owned[] = {r.cubin, r.obs, r.act, r.logp, r.val, r.adv, r.ret};
     for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++) free(owned[i]);
     if (r.prog) reward_prog_free(r.prog);

@@ -110,27 +110,32 @@ pcg_cuda_work *work_set_counters(const work_set *s, int *n)
     return w;
 }
 
-/* the largest modelled fp32 time first, notes last */
+/* the mode by_time sorts by (qsort passes no context) */
+static int sort_mode = PCG_MATH_FP32;
+
+/* the largest modelled time in sort_mode first, notes last */
 static int by_time(const void *a, const void *b)
 {
     const pcg_cuda_work *x = a, *y = b;
     const device_model *m = &device_model_h200;
     int nx = device_model_kind(x) == WORK_NOTE, ny = device_model_kind(y) == WORK_NOTE;
     if (nx != ny) return nx - ny;
-    double tx = device_model_seconds(m, x, PCG_MATH_FP32), ty = device_model_seconds(m, y, PCG_MATH_FP32);
+    double tx = device_model_seconds(m, x, sort_mode), ty = device_model_seconds(m, y, sort_mode);
     return tx < ty ? 1 : tx > ty ? -1 : strcmp(x->name, y->name);
 }
 
-void work_set_print(const char *title, const work_set *s, double total_s[3])
+void work_set_print(const char *title, const work_set *s, int first, int last, double total_s[3])
 {
     const device_model *m = &device_model_h200;
     int n = 0;
     pcg_cuda_work *w = work_set_counters(s, &n);
     if (!w) return;
+    sort_mode = first;
     qsort(w, (size_t)n, sizeof *w, by_time);
     printf("\n%s\ntimes on %s: %s\n", title, m->device, MODEL_TAG);
-    printf("%-34s %9s %13s %12s %12s %12s %9s %9s %9s\n", "kernel", "launches", "threads", "MB read", "MB written",
-           "GFLOP", "fp32 ms", "tf32 ms", "bf16 ms");
+    printf("%-34s %9s %13s %12s %12s %12s", "kernel", "launches", "threads", "MB read", "MB written", "GFLOP");
+    for (int k = first; k <= last; k++) printf(" %6s ms", backend_math_name(k));
+    printf("\n");
     for (int i = 0; i < n; i++) {
         if (device_model_kind(&w[i]) == WORK_NOTE) {
             printf("%s\n", w[i].name);
@@ -138,13 +143,14 @@ void work_set_print(const char *title, const work_set *s, double total_s[3])
         }
         printf("%-34.34s %9llu %13llu %12.1f %12.1f %12.2f", w[i].name, (unsigned long long)w[i].launches,
                (unsigned long long)w[i].threads, w[i].bytes_read / 1e6, w[i].bytes_written / 1e6, w[i].flops / 1e9);
-        for (int k = 0; k < 3; k++) printf(" %9.3f", device_model_seconds(m, &w[i], k) * 1e3);
+        for (int k = first; k <= last; k++) printf(" %9.3f", device_model_seconds(m, &w[i], k) * 1e3);
         printf("\n");
     }
     uint64_t launches = 0;
-    for (int k = 0; k < 3; k++) total_s[k] = device_model_total(m, w, n, k, &launches);
-    printf("%-34s %9llu %13s %12s %12s %12s %9.1f %9.1f %9.1f  (%s)\n", "total", (unsigned long long)launches, "", "",
-           "", "", total_s[0] * 1e3, total_s[1] * 1e3, total_s[2] * 1e3, MODEL_TAG);
+    for (int k = first; k <= last; k++) total_s[k] = device_model_total(m, w, n, k, &launches);
+    printf("%-34s %9llu %13s %12s %12s %12s", "total", (unsigned long long)launches, "", "", "", "");
+    for (int k = first; k <= last; k++) printf(" %9.1f", total_s[k] * 1e3);
+    printf("  (%s)\n", MODEL_TAG);
     printf("of which launches %.1f ms at %.0f us each (%.1f ms at %.0f us inside a CUDA graph, not built)  (%s)\n",
            (double)launches * m->launch_s * 1e3, m->launch_s * 1e6, (double)launches * m->graph_launch_s * 1e3,
            m->graph_launch_s * 1e6, MODEL_TAG);

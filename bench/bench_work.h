@@ -33,9 +33,9 @@ const work_row *work_set_negative(const work_set *s);
 /* The set as counters (counts rounded), for the model; malloc'd, *n set. */
 pcg_cuda_work *work_set_counters(const work_set *s, int *n);
 
-/* One table: every entry's counts and its time on one H200 in each matmul
- * mode by host/gpu/device_model.h, the total, and the launches' share;
- * the totals per mode into total_s[3]. */
-void work_set_print(const char *title, const work_set *s, double total_s[3]);
+/* One table: every entry's counts and its time on one H200 in the matmul
+ * modes first..last (PCG_MATH_*) by host/gpu/device_model.h, the total,
+ * and the launches' share; those modes' totals into total_s[mode]. */
+void work_set_print(const char *title, const work_set *s, int first, int last, double total_s[3]);
 
 #endif

@@ -223,6 +223,8 @@ static const pcg_cuda_api table = {
     device_work_counters,
     device_work_reset,
 #endif
+    pcg_conv_forward,
+    pcg_conv_backward,
 };
 
 extern "C" __attribute__((visibility("default"))) const pcg_cuda_api *pcg_cuda_backend_v5(void)

@@ -180,6 +180,12 @@ extern "C" int pcg_blas_set_math(int mode)
     return 0;
 }
 
+int pcg_blas_math(int *cublas)
+{
+    if (cublas) *cublas = cublas_fns() != NULL;
+    return math_mode;
+}
+
 /* Row-major C[m,n] = alpha op(A) op(B) + beta C in the current mode, A
  * m x k (trans_a: stored k x m), B k x n (trans_b: stored n x k).  With
  * cuBLAS: cublasSgemm for fp32 and TF32 (the handle's math mode),

@@ -4,6 +4,7 @@
 #define PCG_CUDA_COMMON_CUH
 #include <cuda_runtime.h>
 #include <stddef.h>
+#include <string.h>
 #include "backend.h"
 
 /* One line describing the last failure (thread-local). */
@@ -63,6 +64,36 @@ void *pcg_arena_blas_workspace(size_t *bytes);
 int pcg_sgemm_tiled(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *A, const float *B,
                     float beta, float *C, int math);
 
+/* An fp32 operand as the matmul mode's tensor cores would take it (TF32:
+ * 10 mantissa bits, to nearest with ties away from zero, as
+ * cvt.rna.tf32.f32; bf16: 7 bits, to nearest even); inf and NaN as they
+ * are. */
+__device__ static inline float pcg_round_operand(float x, int math)
+{
+    if (math == PCG_MATH_FP32) return x;
+    unsigned u;
+    memcpy(&u, &x, 4);
+    if ((u & 0x7f800000u) == 0x7f800000u) return x;
+    if (math == PCG_MATH_TF32) u = (u + 0x1000u) & 0xffffe000u;
+    else u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+    memcpy(&x, &u, 4);
+    return x;
+}
+
+/* The matmul mode (PCG_MATH_*); *cublas: 1 when cuBLAS does the sgemms. */
+int pcg_blas_math(int *cublas);
+
+/* Conv 2 as implicit GEMMs (cuda/conv.cu), operands rounded per math.
+ * Forward writes out = conv(in) + b.  The weight gradient's rows are cut
+ * into `splits` spans of `span` (grid z): one span adds into dst (dW);
+ * more write their partial sums to dst + z*k*k*C*O for the caller to add
+ * in order.  The input gradient overwrites din.  0, or -1 (last_error). */
+int pcg_conv_implicit_forward(float *out, const float *in, const float *W, const float *b, int B,
+                              const nn_conv_shape &s, int math);
+int pcg_conv_implicit_wgrad(float *dst, int splits, int span, const float *dout, const float *in, int B,
+                            const nn_conv_shape &s, int math);
+int pcg_conv_implicit_dgrad(float *din, const float *dout, const float *W, int B, const nn_conv_shape &s, int math);
+
 /* Sizes, for reserving the arena up front. */
 size_t pcg_nn_acts_bytes(const nn_config *c, int cap);
 size_t pcg_env_bytes(int n, int h, int w);
@@ -109,6 +140,10 @@ int pcg_play_episode(const nn_config *nc, const size_t *off, size_t n_params, co
                      int w, int variant, uint64_t seed, uint64_t action_seed, const env_rules *rules,
                      unsigned char *final_maps);
 int pcg_env_set_rules(pcg_cuda_env *e, const env_rules *rules);
+int pcg_conv_forward(float *out, float *col, const float *in, const float *W, const float *b, int B,
+                     const nn_conv_shape *s, int path);
+int pcg_conv_backward(float *din, float *dW, float *db, const float *dout, const float *in, float *col,
+                      const float *W, int B, const nn_conv_shape *s, int path);
 }
 
 #endif

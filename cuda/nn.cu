@@ -1,11 +1,13 @@
 /* The network of host/learn/nn.h on the device, one function per layer pass as in
  * host/learn/nn_layers.h, with the same layouts: weights [fan_in][fan_out],
- * activations HWC, one sample per row.  Dense layers and conv 2 (im2col)
- * go through the row-major sgemm wrappers; the layers on the one-hot
- * observation (or on the window of it that the config names) are
- * gathers.  Where a kernel adds in the CPU's order (the gathers, col2im,
- * the one-hot dense backward) the result is bit-identical to the CPU's;
- * the sgemms and the chunked sums agree within float rounding. */
+ * activations HWC, one sample per row.  Dense layers go through the
+ * row-major sgemm wrappers, conv 2 through the implicit GEMMs of
+ * cuda/conv.cu (or, where cuBLAS's tensor cores multiply, im2col +
+ * sgemm); the layers on the one-hot observation (or on the window of it
+ * that the config names) are gathers.  Where a kernel adds in the CPU's
+ * order (the gathers, col2im, the one-hot dense backward) the result is
+ * bit-identical to the CPU's; the sgemms, the implicit GEMMs and the
+ * chunked sums agree within float rounding. */
 #include "common.cuh"
 #include "dungeon.h"
 #include "nn_shapes.h"
@@ -259,39 +261,44 @@ __global__ static void conv_onehot_fold_kernel(float *dW, const float *part, int
 
 /* ---- general convolution: im2col + sgemm ---- */
 
+/* One thread per (output position, channel) of one tap (grid y): 32-bit
+ * index arithmetic, and consecutive threads copy consecutive channels. */
 __global__ static void im2col_kernel(float *col, const float *in, int B, nn_conv_shape s)
 {
-    int K = s.k * s.k * s.C;
-    size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (idx >= (size_t)B * s.OH * s.OW * K) return;
-    int e = (int)(idx % K);
-    size_t row = idx / K;
-    int ox = (int)(row % s.OW), oy = (int)(row / s.OW % s.OH), n = (int)(row / s.OW / s.OH);
-    int c = e % s.C, tap = e / s.C, ky = tap / s.k, kx = tap % s.k;
-    int iy = oy * s.stride - s.pad + ky, ix = ox * s.stride - s.pad + kx;
-    col[idx] = (iy < 0 || iy >= s.H || ix < 0 || ix >= s.W) ? 0.0f
-                                                             : in[(((size_t)n * s.H + iy) * s.W + ix) * s.C + c];
+    int K = s.k * s.k * s.C, tap = blockIdx.y;
+    unsigned idx = blockIdx.x * blockDim.x + threadIdx.x, rows = (unsigned)B * s.OH * s.OW;
+    if (idx >= rows * s.C) return;
+    unsigned row = idx / s.C, c = idx % s.C, per = (unsigned)s.OH * s.OW;
+    unsigned n = row / per, p = row % per;
+    int oy = (int)(p / s.OW), ox = (int)(p % s.OW);
+    int iy = oy * s.stride - s.pad + tap / s.k, ix = ox * s.stride - s.pad + tap % s.k;
+    float *dst = col + (size_t)row * K + tap * s.C + c;
+    *dst = (iy < 0 || iy >= s.H || ix < 0 || ix >= s.W) ? 0.0f : in[(((size_t)n * s.H + iy) * s.W + ix) * s.C + c];
+}
+
+/* First output index o >= 0 whose window o*stride - pad + [0, k) holds i. */
+__device__ static int first_window(int i, const nn_conv_shape &s)
+{
+    int t = i + s.pad - s.k + 1;
+    return t <= 0 ? 0 : (t + s.stride - 1) / s.stride;
 }
 
 /* din[n][iy][ix][c] = the col entries of that input, in the CPU's order
- * (output positions row-major). */
+ * (output positions row-major), visiting only the windows that hold it. */
 __global__ static void col2im_kernel(float *din, const float *col, int B, nn_conv_shape s)
 {
     int K = s.k * s.k * s.C;
-    size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (idx >= (size_t)B * s.H * s.W * s.C) return;
-    int c = (int)(idx % s.C);
-    size_t pix = idx / s.C;
-    int ix = (int)(pix % s.W), iy = (int)(pix / s.W % s.H), n = (int)(pix / s.W / s.H);
+    unsigned idx = blockIdx.x * blockDim.x + threadIdx.x, per = (unsigned)s.H * s.W;
+    if (idx >= (unsigned)B * per * s.C) return;
+    unsigned pix = idx / s.C, c = idx % s.C, n = pix / per, p = pix % per;
+    int iy = (int)(p / s.W), ix = (int)(p % s.W);
+    int oy1 = min(s.OH - 1, (iy + s.pad) / s.stride), ox1 = min(s.OW - 1, (ix + s.pad) / s.stride);
+    int ox0 = first_window(ix, s);
     float acc = 0;
-    for (int oy = 0; oy < s.OH; oy++) {
+    for (int oy = first_window(iy, s); oy <= oy1; oy++) {
         int ky = iy - oy * s.stride + s.pad;
-        if (ky < 0 || ky >= s.k) continue;
-        for (int ox = 0; ox < s.OW; ox++) {
-            int kx = ix - ox * s.stride + s.pad;
-            if (kx < 0 || kx >= s.k) continue;
-            acc += col[(((size_t)n * s.OH + oy) * s.OW + ox) * K + (ky * s.k + kx) * s.C + c];
-        }
+        const float *r = col + ((size_t)n * s.OH + oy) * s.OW * K + c;
+        for (int ox = ox0; ox <= ox1; ox++) acc += r[(size_t)ox * K + (ky * s.k + ix - ox * s.stride + s.pad) * s.C];
     }
     din[idx] = acc;
 }
@@ -327,26 +334,98 @@ static int conv_onehot_backward(float *dW, float *db, const float *dout, const u
     return add_col_sums(db, dout, B * s.OH * s.OW, s.O);
 }
 
-static int conv_forward(float *out, float *col, const float *in, const float *W, const float *b, int B,
-                        const nn_conv_shape &s)
+/* The im2col and col2im kernels index in 32 bits. */
+static int conv_fits_32(int B, const nn_conv_shape &s)
 {
-    size_t n = (size_t)B * s.OH * s.OW * s.k * s.k * s.C;
-    PCG_LAUNCH(im2col_kernel, grid_for(n), NN_THREADS, 0, pcg_cuda_stream(), col, in, B, s);
+    size_t big = (size_t)B * s.C * (s.H * s.W > s.OH * s.OW ? s.H * s.W : s.OH * s.OW);
+    if (big <= 0xffffffffu) return 0;
+    pcg_cuda_set_error("conv: batch %d of %dx%dx%d inputs is past the kernels' 32-bit indices", B, s.H, s.W, s.C);
+    return -1;
+}
+
+/* The implicit GEMMs unless cuBLAS's tensor cores do the products: their
+ * rate outruns the implicit kernels' fp32 FMA by more than im2col's
+ * traffic costs (a tensor-core implicit GEMM is not written). */
+static int conv_path(int path, int *math)
+{
+    int cublas = 0;
+    *math = pcg_blas_math(&cublas);
+    if (path != PCG_CONV_AUTO) return path;
+    return cublas && *math != PCG_MATH_FP32 ? PCG_CONV_IM2COL : PCG_CONV_IMPLICIT;
+}
+
+static int conv_forward(float *out, float *col, const float *in, const float *W, const float *b, int B,
+                        const nn_conv_shape &s, int path = PCG_CONV_AUTO)
+{
+    int math;
+    if (conv_path(path, &math) == PCG_CONV_IMPLICIT) return pcg_conv_implicit_forward(out, in, W, b, B, s, math);
+    if (conv_fits_32(B, s)) return -1;
+    dim3 g(grid_for((size_t)B * s.OH * s.OW * s.C), (unsigned)(s.k * s.k));
+    PCG_LAUNCH(im2col_kernel, g, NN_THREADS, 0, pcg_cuda_stream(), col, in, B, s);
     LAUNCH_CK();
     return dense_forward(out, col, W, b, B * s.OH * s.OW, s.k * s.k * s.C, s.O);
 }
 
-static int conv_backward(float *din, float *dW, float *db, const float *dout, float *col, const float *W, int B,
-                         const nn_conv_shape &s)
+/* Rows of the reduction per span of the implicit weight gradient: spans
+ * enough for the device's blocks, partial sums (spans x k*k*C x O) a small
+ * part of the products' traffic. */
+#define WGRAD_SPAN 4096
+
+/* The implicit weight gradient: one span adds into dW; more put their
+ * partial sums in col (which holds spans x k*k*C x O when spans*O <= rows)
+ * and add them into dW in span order. */
+static int conv_wgrad(float *dW, float *col, const float *dout, const float *in, int B, const nn_conv_shape &s,
+                      int math)
 {
     int rows = B * s.OH * s.OW, K = s.k * s.k * s.C;
+    int spans = (rows + WGRAD_SPAN - 1) / WGRAD_SPAN;
+    if (spans == 1 || (size_t)spans * s.O > (size_t)rows)
+        return pcg_conv_implicit_wgrad(dW, 1, rows, dout, in, B, s, math);
+    if (pcg_conv_implicit_wgrad(col, spans, WGRAD_SPAN, dout, in, B, s, math)) return -1;
+    int n = K * s.O;
+    PCG_LAUNCH(add_sums_kernel, (n + 63) / 64, 64, 0, pcg_cuda_stream(), dW, col, spans, n);
+    LAUNCH_CK();
+    return 0;
+}
+
+static int conv_backward(float *din, float *dW, float *db, const float *dout, const float *in, float *col,
+                         const float *W, int B, const nn_conv_shape &s, int path = PCG_CONV_AUTO)
+{
+    int rows = B * s.OH * s.OW, K = s.k * s.k * s.C, math;
+    if (conv_path(path, &math) == PCG_CONV_IMPLICIT) {
+        if (conv_wgrad(dW, col, dout, in, B, s, math)) return -1;
+        if (add_col_sums(db, dout, rows, s.O)) return -1;
+        return din ? pcg_conv_implicit_dgrad(din, dout, W, B, s, math) : 0;
+    }
     if (dense_backward(NULL, dW, db, dout, col, W, rows, K, s.O)) return -1;
     if (!din) return 0;
+    if (conv_fits_32(B, s)) return -1;
     if (pcg_sgemm_nt(rows, K, s.O, 1.0f, dout, W, 0.0f, col)) return -1;
     size_t n = (size_t)B * s.H * s.W * s.C;
     PCG_LAUNCH(col2im_kernel, grid_for(n), NN_THREADS, 0, pcg_cuda_stream(), din, col, B, s);
     LAUNCH_CK();
     return 0;
+}
+
+static int conv_path_known(int path)
+{
+    if (path == PCG_CONV_AUTO || path == PCG_CONV_IM2COL || path == PCG_CONV_IMPLICIT) return 0;
+    pcg_cuda_set_error("conv: unknown path %d", path);
+    return -1;
+}
+
+extern "C" int pcg_conv_forward(float *out, float *col, const float *in, const float *W, const float *b, int B,
+                                const nn_conv_shape *s, int path)
+{
+    if (conv_path_known(path)) return -1;
+    return B > 0 ? conv_forward(out, col, in, W, b, B, *s, path) : 0;
+}
+
+extern "C" int pcg_conv_backward(float *din, float *dW, float *db, const float *dout, const float *in, float *col,
+                                 const float *W, int B, const nn_conv_shape *s, int path)
+{
+    if (conv_path_known(path)) return -1;
+    return B > 0 ? conv_backward(din, dW, db, dout, in, col, W, B, *s, path) : 0;
 }
 
 /* ---- the network ---- */
@@ -441,7 +520,7 @@ extern "C" int pcg_nn_backward(const nn_config *c, const size_t *off, const floa
     NN_CK(dense_backward(a->dc2, G + off[NN_A1W], G + off[NN_A1B], a->da1, a->c2, P + off[NN_A1W], B, feat,
                          c->actor_hidden));
     NN_CK(relu_backward(a->dc2, a->c2, (size_t)B * feat));
-    NN_CK(conv_backward(a->dc1, G + off[NN_C2W], G + off[NN_C2B], a->dc2, a->col, P + off[NN_C2W], B, s2));
+    NN_CK(conv_backward(a->dc1, G + off[NN_C2W], G + off[NN_C2B], a->dc2, a->c1, a->col, P + off[NN_C2W], B, s2));
     NN_CK(relu_backward(a->dc1, a->c1, (size_t)B * c->h1 * c->w1 * c->c1));
     NN_CK(conv_onehot_backward(G + off[NN_C1W], G + off[NN_C1B], a->dc1, obs, va, B, s1));
     /* critic */

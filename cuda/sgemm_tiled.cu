@@ -14,12 +14,7 @@
  * cvt.rna.tf32.f32; bf16: 7 bits, to nearest even), so a run without
  * cuBLAS sees the same precision as one with it, not better. */
 #include "common.cuh"
-#include <string.h>
-
-#define TILE 64   /* rows and columns of C per block */
-#define SLICE 16  /* k per trip through shared memory */
-#define SIDE 16   /* threads per block side */
-#define COMB 4    /* TILE / SIDE: outputs per thread per side */
+#include "tile.cuh"
 
 struct tiled_args {
     int m, n, k, math;
@@ -31,57 +26,21 @@ struct tiled_args {
     float *C;        /* row-major m x n */
 };
 
-__device__ static float round_operand(float x, int math)
-{
-    if (math == PCG_MATH_FP32) return x;
-    unsigned u;
-    memcpy(&u, &x, 4);
-    if ((u & 0x7f800000u) == 0x7f800000u) return x; /* inf and NaN as they are */
-    if (math == PCG_MATH_TF32) u = (u + 0x1000u) & 0xffffe000u;
-    else u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
-    memcpy(&x, &u, 4);
-    return x;
-}
-
-/* One operand's slice into shared memory: s[q][r] = X(r0 + r, k0 + q) for
- * r < TILE, q < SLICE, with X(r, q) at X[r * sr + q * sq] (0 outside
- * rows x k).  Consecutive threads walk the index whose stride is 1. */
-__device__ static void load_slice(float (*s)[TILE + 1], const float *X, size_t sr, size_t sq, int rows, int k,
-                                  int r0, int k0, int math, int t)
-{
-    for (int e = t; e < TILE * SLICE; e += SIDE * SIDE) {
-        int r, q;
-        if (sq == 1) r = e / SLICE, q = e % SLICE;
-        else r = e % TILE, q = e / TILE;
-        int gr = r0 + r, gq = k0 + q;
-        float v = gr < rows && gq < k ? X[(size_t)gr * sr + (size_t)gq * sq] : 0.0f;
-        s[q][r] = round_operand(v, math);
-    }
-}
+/* X(r, q) = X[r * sr + q * sq] */
+struct strided {
+    const float *X;
+    size_t sr, sq;
+    __device__ float operator()(int r, int q) const { return X[(size_t)r * sr + (size_t)q * sq]; }
+};
 
 __global__ static void sgemm_tiled_kernel(tiled_args g)
 {
-    __shared__ float As[SLICE][TILE + 1];
-    __shared__ float Bs[SLICE][TILE + 1];
-    int tx = threadIdx.x, ty = threadIdx.y, t = ty * SIDE + tx;
+    __shared__ tile_slice As, Bs;
     /* m can be millions of rows (im2col of a minibatch): rows on grid x */
-    int i0 = blockIdx.x * TILE, j0 = blockIdx.y * TILE;
     float acc[COMB][COMB];
-    for (int a = 0; a < COMB; a++)
-        for (int b = 0; b < COMB; b++) acc[a][b] = 0.0f;
-    for (int k0 = 0; k0 < g.k; k0 += SLICE) {
-        load_slice(As, g.A, g.a_i, g.a_q, g.m, g.k, i0, k0, g.math, t);
-        load_slice(Bs, g.B, g.b_j, g.b_q, g.n, g.k, j0, k0, g.math, t);
-        __syncthreads();
-        for (int q = 0; q < SLICE; q++) {
-            float av[COMB], bv[COMB];
-            for (int a = 0; a < COMB; a++) av[a] = As[q][ty + SIDE * a];
-            for (int b = 0; b < COMB; b++) bv[b] = Bs[q][tx + SIDE * b];
-            for (int a = 0; a < COMB; a++)
-                for (int b = 0; b < COMB; b++) acc[a][b] += av[a] * bv[b];
-        }
-        __syncthreads();
-    }
+    tile_product(acc, strided{g.A, g.a_i, g.a_q}, strided{g.B, g.b_j, g.b_q}, g.m, g.n, g.k, g.a_q == 1, g.b_q == 1,
+                 g.math, As, Bs);
+    int i0 = blockIdx.x * TILE, j0 = blockIdx.y * TILE, tx = threadIdx.x, ty = threadIdx.y;
     for (int a = 0; a < COMB; a++)
         for (int b = 0; b < COMB; b++) {
             int i = i0 + ty + SIDE * a, j = j0 + tx + SIDE * b;

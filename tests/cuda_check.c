@@ -1,6 +1,7 @@
 #include "harness.h"
 #include "cuda_check.h"
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,4 +79,32 @@ void *cuda_prebuilt_module_or_skip(const char *test, const char *rel)
         pcg_test_skip(test, why);
     }
     return img;
+}
+
+/* Largest |got - want| over the largest |want| of a tensor. */
+double cuda_tensor_err(const float *got, const float *want, size_t n)
+{
+    double scale = 0, worst = 0;
+    for (size_t i = 0; i < n; i++) scale = fmax(scale, fabs(want[i]));
+    for (size_t i = 0; i < n; i++) worst = fmax(worst, fabs((double)got[i] - want[i]));
+    return scale > 0 ? worst / scale : worst;
+}
+
+void *cuda_to_device(const pcg_cuda_api *api, const void *src, size_t bytes)
+{
+    void *d = api->arena_alloc(bytes);
+    assert_non_null(d);
+    assert_int_equal(api->copy_to_device(d, src, bytes), 0);
+    return d;
+}
+
+void cuda_expect_close(const pcg_cuda_api *api, const float *dev, const float *host, size_t n, double tol,
+                       const char *what)
+{
+    float *got = malloc(n * sizeof(float));
+    assert_non_null(got);
+    assert_int_equal(api->copy_to_host(got, dev, n * sizeof(float)), 0);
+    double err = cuda_tensor_err(got, host, n);
+    free(got);
+    if (!(err <= tol)) fail_msg("%s: relative error %.3g > %.0g", what, err, tol);
 }

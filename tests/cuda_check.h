@@ -17,5 +17,13 @@ void *cuda_read_all(const char *path, long *len);
  * for beside the loaded library, then beside the test binary (the kit and
  * the build folder hold both), or skip with one line. */
 void *cuda_prebuilt_module_or_skip(const char *test, const char *rel);
+/* Largest |got - want| over the largest |want| of a tensor (host arrays). */
+double cuda_tensor_err(const float *got, const float *want, size_t n);
+/* An arena copy of host bytes (fails the test when it cannot). */
+void *cuda_to_device(const pcg_cuda_api *api, const void *src, size_t bytes);
+/* Fails the test, naming what, unless the device tensor is within tol of
+ * the host one by cuda_tensor_err. */
+void cuda_expect_close(const pcg_cuda_api *api, const float *dev, const float *host, size_t n, double tol,
+                       const char *what);
 
 #endif

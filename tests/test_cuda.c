@@ -513,34 +513,6 @@ static void cuda_human_rewards_prebuilt_match_libtcc(void **state)
     }
 }
 
-/* Largest |got - want| over the largest |want| of a tensor. */
-static double tensor_err(const float *got, const float *want, size_t n)
-{
-    double scale = 0, worst = 0;
-    for (size_t i = 0; i < n; i++) scale = fmax(scale, fabs(want[i]));
-    for (size_t i = 0; i < n; i++) worst = fmax(worst, fabs((double)got[i] - want[i]));
-    return scale > 0 ? worst / scale : worst;
-}
-
-static void *to_device(const pcg_cuda_api *api, const void *src, size_t bytes)
-{
-    void *d = api->arena_alloc(bytes);
-    assert_non_null(d);
-    assert_int_equal(api->copy_to_device(d, src, bytes), 0);
-    return d;
-}
-
-static void expect_close(const pcg_cuda_api *api, const float *dev, const float *host, size_t n, double tol,
-                         const char *what)
-{
-    float *got = malloc(n * sizeof(float));
-    assert_non_null(got);
-    assert_int_equal(api->copy_to_host(got, dev, n * sizeof(float)), 0);
-    double err = tensor_err(got, host, n);
-    free(got);
-    if (!(err <= tol)) fail_msg("%s: relative error %.3g > %.0g", what, err, tol);
-}
-
 /* Every layer's forward and backward of the three presets (tiny: its
  * layers read a window of the observation), and the PPO loss, on the
  * device against host/learn/nn.c (relative error under 1e-4 in fp32). */
@@ -574,10 +546,10 @@ static void cuda_nn_matches_cpu(void **state)
         nn_forward(&nn, &a, e.obs, B);
 
         size_t mark = api->arena_mark();
-        float *dP = to_device(api, nn.params, nn.n_params * sizeof(float));
+        float *dP = cuda_to_device(api, nn.params, nn.n_params * sizeof(float));
         nn_zero_grad(&nn);
-        float *dG = to_device(api, nn.grads, nn.n_params * sizeof(float));
-        unsigned char *dobs = to_device(api, e.obs, (size_t)B * e.obs_size);
+        float *dG = cuda_to_device(api, nn.grads, nn.n_params * sizeof(float));
+        unsigned char *dobs = cuda_to_device(api, e.obs, (size_t)B * e.obs_size);
         nn_acts da;
         if (api->nn_acts_alloc(&da, &cfg, B)) fail_msg("nn_acts_alloc: %s", api->last_error());
         if (api->nn_forward(&cfg, nn.off, dP, &da, dobs, B)) fail_msg("nn_forward: %s", api->last_error());
@@ -585,7 +557,7 @@ static void cuda_nn_matches_cpu(void **state)
         char what[96];
 #define CLOSE(dev, host, n, tol, name)                                              \
         snprintf(what, sizeof what, "%s preset: %s", presets[p], name);              \
-        expect_close(api, dev, host, n, tol, what)
+        cuda_expect_close(api, dev, host, n, tol, what)
         CLOSE(da.c1, a.c1, n1, 1e-5, "conv1 forward");
         CLOSE(da.c2, a.c2, n2, 1e-4, "conv2 forward");
         CLOSE(da.a1, a.a1, (size_t)B * cfg.actor_hidden, 1e-4, "actor dense forward");
@@ -611,8 +583,8 @@ static void cuda_nn_matches_cpu(void **state)
                                   1.0 / B, &st);
         assert_int_equal(api->copy_to_device(da.logits, a.logits, sizeof(float) * B * cfg.n_actions), 0);
         assert_int_equal(api->copy_to_device(da.value, a.value, sizeof(float) * B), 0);
-        int *dact = to_device(api, act, sizeof(int) * B);
-        float *dext = to_device(api, old_logp, sizeof(float) * B * 4);
+        int *dact = cuda_to_device(api, act, sizeof(int) * B);
+        float *dext = cuda_to_device(api, old_logp, sizeof(float) * B * 4);
         double *dout = api->arena_alloc(6 * sizeof(double)), got[6];
         assert_non_null(dout);
         if (api->nn_ppo_loss(&da, B, cfg.n_actions, dact, dext, dext + B, dext + 2 * B, dext + 3 * B, 0.2, 0.5,
@@ -693,11 +665,11 @@ static void cuda_ppo_matches_cpu(void **state)
                      "boundary, or the streams differ)", i, i / cfg.n_envs, i % cfg.n_envs, actions[i], cp.actions[i]);
     assert_memory_equal(obs, cp.obs, N * os);
     assert_memory_equal(dones, cp.dones, N);
-    assert_true(tensor_err(ro.logp, cp.logp, N) < 1e-4);
-    assert_true(tensor_err(ro.values, cp.values, N) < 1e-4);
-    assert_true(tensor_err(ro.rewards, cp.rewards, N) < 1e-5);
-    assert_true(tensor_err(ro.adv, cp.adv, N) < 1e-3);
-    assert_true(tensor_err(ro.ret, cp.ret, N) < 1e-3);
+    assert_true(cuda_tensor_err(ro.logp, cp.logp, N) < 1e-4);
+    assert_true(cuda_tensor_err(ro.values, cp.values, N) < 1e-4);
+    assert_true(cuda_tensor_err(ro.rewards, cp.rewards, N) < 1e-5);
+    assert_true(cuda_tensor_err(ro.adv, cp.adv, N) < 1e-3);
+    assert_true(cuda_tensor_err(ro.ret, cp.ret, N) < 1e-3);
     assert_true(mg.episodes == mc.episodes);
     expect_near(mg.step_reward, mc.step_reward, 1e-5, "mean step reward");
 
@@ -929,7 +901,7 @@ static void cuda_generate_matches_cpu(void **state)
     nn_acts a, da;
     assert_int_equal(nn_acts_alloc(&a, &cfg, N), 0);
     size_t mark = api->arena_mark();
-    float *dP = to_device(api, nn.params, nn.n_params * sizeof(float));
+    float *dP = cuda_to_device(api, nn.params, nn.n_params * sizeof(float));
     unsigned char *dobs = api->arena_alloc(N * os);
     assert_non_null(dobs);
     if (api->nn_acts_alloc(&da, &cfg, N)) fail_msg("nn_acts_alloc: %s", api->last_error());

@@ -82,6 +82,20 @@ double conv_adds(const nn_conv_shape &s)
     return taps_inside(s.OH, s.H, s.k, s.stride, s.pad) * taps_inside(s.OW, s.W, s.k, s.stride, s.pad);
 }
 
+/* The implicit input gradient's pixel-tap pairs along one axis: per phase
+ * p < stride, the inputs p + stride*i times the taps ky = p + pad (mod
+ * stride); padding taps included, as the kernel multiplies them. */
+double phase_pairs(int in, int k, int stride, int pad)
+{
+    double n = 0;
+    for (int p = 0; p < stride; p++) {
+        int ky0 = (p + pad) % stride;
+        int pixels = p < in ? (in - p + stride - 1) / stride : 0, taps = ky0 < k ? (k - ky0 + stride - 1) / stride : 0;
+        n += (double)pixels * taps;
+    }
+    return n;
+}
+
 /* ppo_stream_sample (host/learn/ppo_streams.h) on A logits, the inverse-CDF
  * loop counted to its end (an upper bound: it stops at the sampled action),
  * plus philox_unit's multiply: max 1 per logit after the first, sum 3 per
@@ -168,6 +182,26 @@ const flop_row flop_table[] = {
      [](const view &v) {
          const nn_conv_shape &s = v.as<nn_conv_shape>(3);
          return v.num(2) * s.C * conv_adds(s);
+     }},
+    /* cuda/conv.cu: a multiply and an add per product term, padding taps
+     * included; the bias add (forward), the add into dW (one span) */
+    {"conv_fwd_kernel",
+     [](const view &v) {
+         const nn_conv_shape &s = v.as<nn_conv_shape>(5);
+         double outs = v.num(4) * s.OH * s.OW * s.O;
+         return outs * (2.0 * s.k * s.k * s.C + 1);
+     }},
+    {"conv_wgrad_kernel",
+     [](const view &v) {
+         const nn_conv_shape &s = v.as<nn_conv_shape>(4);
+         double w = (double)s.k * s.k * s.C * s.O;
+         return w * (2.0 * v.num(3) * s.OH * s.OW + v.num(7));
+     }},
+    {"conv_dgrad_kernel",
+     [](const view &v) {
+         const nn_conv_shape &s = v.as<nn_conv_shape>(4);
+         return 2.0 * v.num(3) * s.C * s.O * phase_pairs(s.H, s.k, s.stride, s.pad) *
+                phase_pairs(s.W, s.k, s.stride, s.pad);
      }},
     {"ppo_loss_kernel", [](const view &v) { return v.num(7) * loss_flops(v.num(8)); }},
     /* six threads add B terms each; one scales */

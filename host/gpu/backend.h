@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "nn.h"
+#include "nn_shapes.h"
 #include "ppo.h"
 
 #ifdef __cplusplus
@@ -85,6 +86,10 @@ enum { PCG_OBS_THREAD = 0, PCG_OBS_WARP = 1 };
 /* Matmul modes of the device sgemm: fp32 (default), TF32 tensor cores
  * (10-bit mantissa products), bf16 tensor cores (8-bit mantissa products). */
 enum { PCG_MATH_FP32 = 0, PCG_MATH_TF32 = 1, PCG_MATH_BF16 = 2 };
+/* How conv 2 runs on the device: AUTO as the network does (the implicit
+ * GEMMs unless cuBLAS's tensor cores do the products, in TF32 and bf16),
+ * or one of the two by name. */
+enum { PCG_CONV_AUTO = 0, PCG_CONV_IM2COL = 1, PCG_CONV_IMPLICIT = 2 };
 
 typedef struct pcg_cuda_env pcg_cuda_env; /* opaque, device-resident */
 typedef struct pcg_cuda_ppo pcg_cuda_ppo; /* opaque, device-resident */
@@ -219,7 +224,8 @@ typedef struct pcg_cuda_api {
      * array are device pointers.  nn_acts_alloc takes the arrays for up to
      * cap samples from the arena.  Forward and backward follow nn_forward and
      * nn_backward layer by layer (the one-hot layers as gathers, conv 2 as
-     * im2col + sgemm); backward adds into G and overwrites a->col. */
+     * conv_forward/conv_backward's PCG_CONV_AUTO); backward adds into G and
+     * overwrites a->col. */
     int (*nn_acts_alloc)(nn_acts *a, const nn_config *cfg, int cap);
     int (*nn_forward)(const nn_config *cfg, const size_t *off, const float *P, nn_acts *a,
                       const unsigned char *obs, int B);
@@ -293,6 +299,16 @@ typedef struct pcg_cuda_api {
      * library, which returns NULL). */
     const pcg_cuda_work *(*work_counters)(int *count);
     void (*work_reset)(void);
+    /* Conv 2's passes on device memory, by path (PCG_CONV_*), in the
+     * current matmul mode: forward writes out = conv(in) + b; backward adds
+     * the weight and bias gradients into dW and db and writes din (NULL:
+     * not).  col is scratch of B*OH*OW x k*k*C floats; the im2col path
+     * leaves im2col(in) there in forward for the backward (the same path
+     * and mode must run both). */
+    int (*conv_forward)(float *out, float *col, const float *in, const float *W, const float *b, int B,
+                        const nn_conv_shape *s, int path);
+    int (*conv_backward)(float *din, float *dW, float *db, const float *dout, const float *in, float *col,
+                         const float *W, int B, const nn_conv_shape *s, int path);
 } pcg_cuda_api;
 
 typedef const pcg_cuda_api *(*pcg_cuda_entry_fn)(void);

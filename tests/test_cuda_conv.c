@@ -1,0 +1,255 @@
+/* Conv 2 on the device, both of its paths (im2col + sgemm, the implicit
+ * GEMMs of cuda/conv.cu) in every matmul mode, against the CPU network's
+ * convolution (host/learn/nn_layers.h): forward, input gradient, weight
+ * and bias gradients, at the presets' shapes and at random ones. */
+#include "harness.h"
+#include "backend.h"
+#include "cuda_check.h"
+#include "philox.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NN_REAL float
+#define NN_FN(name) name##_cpu
+#define NN_GEMM cblas_sgemm
+#define NN_ACTS nn_acts
+#include "nn_layers.h"
+
+/* One case's host arrays: inputs, and the CPU's results. */
+typedef struct {
+    int B;
+    nn_conv_shape s;
+    size_t n_in, n_w, n_out, n_col;
+    float *in, *W, *b, *dout, *dW0, *db0; /* dW0, db0: what the gradients start from */
+    float *out, *din, *dW, *db, *col;     /* the CPU's */
+} conv_case;
+
+/* Device results of one path and mode, copied back. */
+typedef struct {
+    float *out, *din, *dW, *db;
+} conv_result;
+
+static float *random_array(philox_stream *r, size_t n, float scale)
+{
+    float *x = malloc(n * sizeof(float));
+    assert_non_null(x);
+    for (size_t i = 0; i < n; i++) x[i] = (philox_unit(philox_next(r)) * 2 - 1) * scale;
+    return x;
+}
+
+static float *copy_array(const float *x, size_t n)
+{
+    float *y = malloc(n * sizeof(float));
+    assert_non_null(y);
+    memcpy(y, x, n * sizeof(float));
+    return y;
+}
+
+static void case_init(conv_case *c, int B, nn_conv_shape s, uint64_t seed)
+{
+    memset(c, 0, sizeof *c);
+    c->B = B, c->s = s;
+    int K = s.k * s.k * s.C;
+    c->n_in = (size_t)B * s.H * s.W * s.C, c->n_w = (size_t)K * s.O, c->n_out = (size_t)B * s.OH * s.OW * s.O;
+    c->n_col = (size_t)B * s.OH * s.OW * K;
+    philox_stream r;
+    philox_stream_init(&r, 23, seed, 0);
+    /* conv 1's output is a ReLU's: non-negative, about a third zero */
+    c->in = random_array(&r, c->n_in, 1.0f);
+    for (size_t i = 0; i < c->n_in; i++) c->in[i] = c->in[i] < -0.3f ? 0.0f : c->in[i] + 0.3f;
+    c->W = random_array(&r, c->n_w, 1.0f / sqrtf((float)K));
+    c->b = random_array(&r, (size_t)s.O, 0.1f);
+    c->dout = random_array(&r, c->n_out, 1.0f);
+    c->dW0 = random_array(&r, c->n_w, 0.5f);
+    c->db0 = random_array(&r, (size_t)s.O, 0.5f);
+    c->out = malloc(c->n_out * sizeof(float));
+    c->din = malloc(c->n_in * sizeof(float));
+    c->col = malloc(c->n_col * sizeof(float));
+    assert_true(c->out && c->din && c->col);
+    c->dW = copy_array(c->dW0, c->n_w);
+    c->db = copy_array(c->db0, (size_t)s.O);
+    conv_forward_cpu(c->out, c->col, c->in, c->W, c->b, B, &c->s);
+    conv_backward_cpu(c->din, c->dW, c->db, c->dout, c->col, c->W, B, &c->s);
+}
+
+static void case_free(conv_case *c)
+{
+    float *all[] = {c->in, c->W, c->b, c->dout, c->dW0, c->db0, c->out, c->din, c->dW, c->db, c->col};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
+}
+
+static float *to_host(const pcg_cuda_api *api, const float *dev, size_t n)
+{
+    float *x = malloc(n * sizeof(float));
+    assert_non_null(x);
+    assert_int_equal(api->copy_to_host(x, dev, n * sizeof(float)), 0);
+    return x;
+}
+
+/* Forward and backward of one path in the current mode; din starts as
+ * NaNs (it must be overwritten), dW and db as dW0 and db0 (added into). */
+static conv_result run_path(const pcg_cuda_api *api, const conv_case *c, int path)
+{
+    size_t mark = api->arena_mark();
+    float *in = cuda_to_device(api, c->in, c->n_in * 4), *W = cuda_to_device(api, c->W, c->n_w * 4);
+    float *b = cuda_to_device(api, c->b, (size_t)c->s.O * 4), *dout = cuda_to_device(api, c->dout, c->n_out * 4);
+    float *dW = cuda_to_device(api, c->dW0, c->n_w * 4), *db = cuda_to_device(api, c->db0, (size_t)c->s.O * 4);
+    float *out = api->arena_alloc(c->n_out * 4), *din = api->arena_alloc(c->n_in * 4);
+    float *col = api->arena_alloc(c->n_col * 4);
+    assert_true(out && din && col);
+    float *nan = malloc(c->n_in * 4);
+    assert_non_null(nan);
+    memset(nan, 0xff, c->n_in * 4);
+    assert_int_equal(api->copy_to_device(din, nan, c->n_in * 4), 0);
+    free(nan);
+    if (api->conv_forward(out, col, in, W, b, c->B, &c->s, path)) fail_msg("conv_forward: %s", api->last_error());
+    if (api->conv_backward(din, dW, db, dout, in, col, W, c->B, &c->s, path))
+        fail_msg("conv_backward: %s", api->last_error());
+    conv_result r = {to_host(api, out, c->n_out), to_host(api, din, c->n_in), to_host(api, dW, c->n_w),
+                     to_host(api, db, (size_t)c->s.O)};
+    api->arena_release(mark);
+    return r;
+}
+
+static void result_free(conv_result *r)
+{
+    free(r->out), free(r->din), free(r->dW), free(r->db);
+}
+
+/* Each tensor of got against want; the largest error. */
+static double compare(const conv_result *got, const float *out, const float *din, const float *dW, const float *db,
+                      const conv_case *c, double tol, const char *what)
+{
+    const char *names[] = {"forward", "input gradient", "weight gradient", "bias gradient"};
+    const float *g[] = {got->out, got->din, got->dW, got->db}, *w[] = {out, din, dW, db};
+    size_t n[] = {c->n_out, c->n_in, c->n_w, (size_t)c->s.O};
+    double worst = 0;
+    for (int t = 0; t < 4; t++) {
+        double e = cuda_tensor_err(g[t], w[t], n[t]);
+        if (!(e <= tol))
+            fail_msg("conv B=%d %dx%dx%d k%d s%d p%d -> %dx%dx%d, %s, %s: relative error %.3g > %.0g", c->B, c->s.H,
+                     c->s.W, c->s.C, c->s.k, c->s.stride, c->s.pad, c->s.OH, c->s.OW, c->s.O, what, names[t], e, tol);
+        worst = fmax(worst, e);
+    }
+    return worst;
+}
+
+/* x as the mode's tensor cores take it, written independently of the
+ * kernels' bit operations: TF32 keeps 11 significant bits, ties away from
+ * zero (cvt.rna); bf16 8, ties to even (the default rounding of
+ * nearbyintf). */
+static float mode_round(float x, int mode)
+{
+    if (mode == PCG_MATH_FP32 || !isfinite(x) || x == 0) return x;
+    int e, bits = mode == PCG_MATH_TF32 ? 11 : 8;
+    float m = ldexpf(frexpf(x, &e), bits);
+    return ldexpf(mode == PCG_MATH_TF32 ? roundf(m) : nearbyintf(m), e - bits);
+}
+
+/* The CPU's convolution on operands rounded as the mode rounds them: what
+ * the implicit kernels compute, but for the order of fp32 additions.  The
+ * bias gradient sums dout unrounded (no product), so it is the fp32
+ * one. */
+static conv_result rounded_reference(const conv_case *c, int mode)
+{
+    float *in = copy_array(c->in, c->n_in), *W = copy_array(c->W, c->n_w), *dout = copy_array(c->dout, c->n_out);
+    for (size_t i = 0; i < c->n_in; i++) in[i] = mode_round(in[i], mode);
+    for (size_t i = 0; i < c->n_w; i++) W[i] = mode_round(W[i], mode);
+    for (size_t i = 0; i < c->n_out; i++) dout[i] = mode_round(dout[i], mode);
+    conv_result r = {malloc(c->n_out * 4), malloc(c->n_in * 4), copy_array(c->dW0, c->n_w),
+                     copy_array(c->db0, (size_t)c->s.O)};
+    float *col = malloc(c->n_col * 4);
+    assert_true(r.out && r.din && col);
+    conv_forward_cpu(r.out, col, in, W, c->b, c->B, &c->s);
+    conv_backward_cpu(r.din, r.dW, r.db, dout, col, W, c->B, &c->s);
+    memcpy(r.db, c->db, (size_t)c->s.O * 4);
+    free(in), free(W), free(dout), free(col);
+    return r;
+}
+
+/* Both paths in the three modes against the CPU's fp32 convolution (the
+ * sgemm test's tolerances per mode), and the implicit GEMM against the
+ * CPU's on the mode's rounded operands within fp32 rounding: that the
+ * kernels round every operand, and as the mode does.  err: the implicit
+ * GEMM's largest error against the fp32 CPU per mode; gap: against the
+ * rounded one. */
+static void check_case(const pcg_cuda_api *api, const conv_case *c, double err[3], double gap[3])
+{
+    static const char *const modes[] = {"fp32", "tf32", "bf16"};
+    for (int mode = PCG_MATH_FP32; mode <= PCG_MATH_BF16; mode++) {
+        assert_int_equal(api->blas_set_math(mode), 0);
+        double tol = mode == PCG_MATH_BF16 ? 5e-2 : mode == PCG_MATH_TF32 ? 1e-2 : 1e-4;
+        conv_result im = run_path(api, c, PCG_CONV_IM2COL), ig = run_path(api, c, PCG_CONV_IMPLICIT);
+        conv_result ref = rounded_reference(c, mode);
+        char what[64];
+        snprintf(what, sizeof what, "im2col path, %s", modes[mode]);
+        compare(&im, c->out, c->din, c->dW, c->db, c, tol, what);
+        snprintf(what, sizeof what, "implicit GEMM, %s", modes[mode]);
+        err[mode] = fmax(err[mode], compare(&ig, c->out, c->din, c->dW, c->db, c, tol, what));
+        snprintf(what, sizeof what, "implicit GEMM against rounded operands, %s", modes[mode]);
+        gap[mode] = fmax(gap[mode], compare(&ig, ref.out, ref.din, ref.dW, ref.db, c, 1e-5, what));
+        result_free(&im);
+        result_free(&ig);
+        result_free(&ref);
+    }
+    assert_int_equal(api->blas_set_math(PCG_MATH_FP32), 0);
+}
+
+/* A shape like the trainer's conv 2 (odd sizes, strides 1 to 3, kernels
+ * 1 to 7, padding below the kernel), its batch, from stream r. */
+static nn_conv_shape random_shape(philox_stream *r, int *B)
+{
+    static const int ks[] = {1, 2, 3, 5, 7};
+    nn_conv_shape s;
+    do {
+        s.k = ks[philox_next(r) % 5];
+        s.stride = 1 + (int)(philox_next(r) % 3);
+        s.pad = (int)(philox_next(r) % (unsigned)s.k);
+        s.H = 2 + (int)(philox_next(r) % 11), s.W = 2 + (int)(philox_next(r) % 11);
+        s.C = 1 + (int)(philox_next(r) % 40), s.O = 1 + (int)(philox_next(r) % 70);
+        s.OH = (s.H + 2 * s.pad - s.k) / s.stride + 1, s.OW = (s.W + 2 * s.pad - s.k) / s.stride + 1;
+    } while (s.H + 2 * s.pad < s.k || s.W + 2 * s.pad < s.k);
+    *B = 1 + (int)(philox_next(r) % 6);
+    return s;
+}
+
+static void cuda_conv_matches_cpu(void **state)
+{
+    (void)state;
+    const pcg_cuda_api *api = cuda_device_or_skip("cuda_conv_matches_cpu");
+    const char *presets[] = {"paper", "small", "tiny"};
+    const int batch[] = {2, 5, 7};
+    double err[3] = {0, 0, 0}, gap[3] = {0, 0, 0};
+    for (int p = 0; p < 3; p++) {
+        nn_config cfg;
+        assert_int_equal(nn_preset_config(presets[p], 31, 31, 6, &cfg), 0);
+        nn_conv_shape s1, s2;
+        nn_conv_shapes(&cfg, &s1, &s2);
+        conv_case c;
+        case_init(&c, batch[p], s2, (uint64_t)p);
+        check_case(api, &c, err, gap);
+        case_free(&c);
+    }
+    /* rows past one span of the weight gradient: its partial sums */
+    nn_conv_shape many = {8, 8, 4, 3, 1, 1, 8, 8, 8};
+    conv_case c;
+    case_init(&c, 130, many, 7);
+    check_case(api, &c, err, gap);
+    case_free(&c);
+    philox_stream r;
+    philox_stream_init(&r, 29, 0, 0);
+    for (int t = 0; t < 12; t++) {
+        int B;
+        nn_conv_shape s = random_shape(&r, &B);
+        case_init(&c, B, s, 100 + (uint64_t)t);
+        check_case(api, &c, err, gap);
+        case_free(&c);
+    }
+    printf("cuda_conv_matches_cpu: implicit GEMM's largest relative error against the CPU: fp32 %.2g, tf32 %.2g, "
+           "bf16 %.2g; against the CPU on rounded operands: fp32 %.2g, tf32 %.2g, bf16 %.2g\n",
+           err[0], err[1], err[2], gap[0], gap[1], gap[2]);
+}
+
+PCG_TESTS(cuda_conv, cmocka_unit_test(cuda_conv_matches_cpu))
