@@ -227,7 +227,7 @@ static const pcg_cuda_api table = {
     pcg_conv_backward,
 };
 
-extern "C" __attribute__((visibility("default"))) const pcg_cuda_api *pcg_cuda_backend_v5(void)
+extern "C" __attribute__((visibility("default"))) const pcg_cuda_api *pcg_cuda_backend_v6(void)
 {
     return &table;
 }

@@ -59,8 +59,8 @@ const char *backend_cuda_path(void);
 
 /* ---- the ABI of libpcgrllm_cuda.so ---- */
 
-#define PCG_CUDA_ABI_VERSION 5
-#define PCG_CUDA_ENTRY "pcg_cuda_backend_v5"
+#define PCG_CUDA_ABI_VERSION 6
+#define PCG_CUDA_ENTRY "pcg_cuda_backend_v6"
 #define PCG_CUDA_LIB "libpcgrllm_cuda.so"
 /* The same kernels built for the CPU (`make cuda-sim`, docs/cuda.md): the
  * same table, every launch checked against a device's limits. */
@@ -299,6 +299,7 @@ typedef struct pcg_cuda_api {
      * library, which returns NULL). */
     const pcg_cuda_work *(*work_counters)(int *count);
     void (*work_reset)(void);
+    /* ---- since ABI 6 ---- */
     /* Conv 2's passes on device memory, by path (PCG_CONV_*), in the
      * current matmul mode: forward writes out = conv(in) + b; backward adds
      * the weight and bias gradients into dW and db and writes din (NULL:
