@@ -49,9 +49,7 @@ PCG_HD int lv_get(const level_t *l, int r, int c)
 
 PCG_HD int lv_count(const level_t *l, int tile)
 {
-    int n = 0, cells = l->h * l->w;
-    for (int i = 0; i < cells; i++) n += l->t[i] == tile;
-    return n;
+    return br_count(l->t, l->h * l->w, tile);
 }
 
 /* Row-major positions of a tile: returns the total count, fills up to max. */
@@ -195,10 +193,10 @@ PCG_HD int lv_rows_fit(const level_t *l)
  * (enough for lv_path to stop).  Returns the number of cells reached. */
 PCG_HD int lv_bfs_rows(const level_t *l, int src, pcg_u32 block_mask, int allow, int stop, short *dist, short *queue)
 {
-    pcg_u64 pass[PCG_MAX_SIDE];
+    br_mask pass;
     if (!lv_rows_fit(l)) return lv_bfs(l, src, block_mask, allow, dist, queue);
-    br_passable(l->h, l->w, l->t, ~block_mask, allow, pass);
-    return br_bfs(l->h, l->w, pass, src, stop, dist);
+    br_mask_init(&pass, l->t, l->w, ~block_mask, allow);
+    return br_bfs(l->h, l->w, &pass, src, stop, dist);
 }
 
 /* Steps of a shortest 4-connected path between two cells through the
@@ -211,9 +209,9 @@ PCG_HD int lv_path_through(const level_t *l, int r0, int c0, int r1, int c1, pcg
     int s = r0 * l->w + c0, t = r1 * l->w + c1;
     if (!lv_tile_in(passable, l->t[s]) || !lv_tile_in(passable, l->t[t])) return -1;
     if (!lv_rows_fit(l)) return lv_path_through_queue(l, s, t, passable);
-    pcg_u64 pass[PCG_MAX_SIDE];
-    br_passable(l->h, l->w, l->t, passable, -1, pass);
-    return br_distance(l->h, l->w, pass, s, t);
+    br_mask pass;
+    br_mask_init(&pass, l->t, l->w, passable, -1);
+    return br_distance(l->h, l->w, &pass, s, t);
 }
 
 /* Steps of a shortest 4-connected path (WALL/BORDER blocking) between two
@@ -229,19 +227,19 @@ PCG_HD int lv_nearest(const level_t *l, int r, int c, int tile)
 {
     if (!lv_in(l, r, c) || ((PCG_BLOCK_DEFAULT >> l->t[r * l->w + c]) & 1u)) return -1;
     if (!lv_rows_fit(l)) return lv_nearest_queue(l, r * l->w + c, tile);
-    pcg_u64 pass[PCG_MAX_SIDE], target[PCG_MAX_SIDE];
-    br_passable(l->h, l->w, l->t, ~PCG_BLOCK_DEFAULT, -1, pass);
-    br_tile_rows(l->h, l->w, l->t, tile, target);
-    return br_nearest(l->h, l->w, pass, r * l->w + c, target);
+    br_mask pass, target;
+    br_mask_init(&pass, l->t, l->w, ~PCG_BLOCK_DEFAULT, -1);
+    br_mask_tile(&target, l->t, l->w, tile);
+    return br_nearest(l->h, l->w, &pass, r * l->w + c, &target);
 }
 
 /* Number of 4-connected regions of passable (non-wall) cells. */
 PCG_HD int lv_regions(const level_t *l)
 {
     if (!lv_rows_fit(l)) return lv_regions_queue(l);
-    pcg_u64 pass[PCG_MAX_SIDE];
-    br_passable(l->h, l->w, l->t, ~PCG_BLOCK_DEFAULT, -1, pass);
-    return br_regions(l->h, pass);
+    br_mask pass;
+    br_mask_init(&pass, l->t, l->w, ~PCG_BLOCK_DEFAULT, -1);
+    return br_regions(l->h, &pass);
 }
 
 #endif
