@@ -184,7 +184,13 @@ PCG_HD int lv_regions_queue(const level_t *l)
  * PCG_MAX_SIDE); a larger side with few enough cells takes the queue BFS. */
 PCG_HD int lv_rows_fit(const level_t *l)
 {
+#if defined(__CUDA_ARCH__)
+    /* kernels take levels of at most PCG_MAX_SIDE a side (reward_jit.h):
+     * without the queue BFS their frames drop its arrays */
+    return 1;
+#else
     return l->h <= PCG_MAX_SIDE && l->w <= PCG_MAX_SIDE;
+#endif
 }
 
 /* lv_bfs's dist by bit rows: the same value for every cell, but no queue
