@@ -165,7 +165,7 @@ $(BUILD)/cuda/%.o: cuda/%.cu
 	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
 
 # A reward module built ahead of time, for the device tests and the GPU check.
-$(CUDA_SAMPLE): tests/cuda/reward_sample.cu tests/reward_sample.h host/core/level.h host/core/hd.h
+$(CUDA_SAMPLE): tests/cuda/reward_sample.cu tests/reward_sample.h host/core/level.h host/core/bitrows.h host/core/hd.h
 	@mkdir -p $(dir $@)
 	$(NVCC) -std=c++17 -fmad=false $(addprefix -I,$(HOST_DIRS)) -Itests $(CUDA_ARCHS) $(CUDA_PTX) -fatbin -o $@ $<
 
@@ -199,7 +199,7 @@ $(SIM_DIR)/sim/%.o: cuda/sim/%.cpp
 # architecture, packed into one fatbin the driver picks from.
 # (rebuilt when the reward, the wrapper or the headers it compiles against
 # change, not whenever the binary relinks)
-$(BUILD)/cuda/human/%.fatbin: rewards/human/%.c reward_jit/nvrtc.c host/core/level.h host/core/hd.h \
+$(BUILD)/cuda/human/%.fatbin: rewards/human/%.c reward_jit/nvrtc.c host/core/level.h host/core/bitrows.h host/core/hd.h \
                               reward_jit/reward_api.h | $(BIN)
 	@rm -rf $(BUILD)/cuda/human/$*.cubins
 	$(call run_path,$(BIN)) check-reward --backend cuda --save-cubins $(BUILD)/cuda/human/$*.cubins $< >/dev/null

@@ -1,9 +1,10 @@
 /* Environment throughput: random actions, compact observation written every
- * step, no reward (the reward's own cost is measured by check-reward). */
+ * step, without a reward and then with scenario 1's human reward. */
 #include "bench.h"
 #include "bench_util.h"
 #include "cpus.h"
 #include "env.h"
+#include "reward_jit.h"
 #include "util.h"
 #include <omp.h>
 #include <signal.h>
@@ -14,12 +15,14 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Steps per second for n envs with t threads over about `seconds`. */
-static double env_rate(int n, int threads, double seconds)
+/* Steps per second for n envs with t threads over about `seconds`, each
+ * step scored by prog when it is not NULL. */
+static double env_rate_with(int n, int threads, double seconds, reward_prog *prog)
 {
     omp_set_num_threads(threads);
     env_t e;
     if (env_alloc(&e, n, 16, 16, VARIANT_DUNGEON, 1)) return -1;
+    if (prog) env_set_reward(&e, reward_prog_call, prog);
     int *act = malloc(sizeof(int) * (size_t)n);
     if (!act) {
         env_free(&e);
@@ -43,6 +46,34 @@ static double env_rate(int n, int threads, double seconds)
     free(act);
     env_free(&e);
     return (double)steps / el;
+}
+
+static double env_rate(int n, int threads, double seconds) { return env_rate_with(n, threads, seconds, NULL); }
+
+/* The same with the human reward of scenario 1 (the reference's own,
+ * ported), compiled by libtcc as training compiles it; nothing when the
+ * source tree's rewards/ is not here. */
+static void reward_rows(int maxt, double seconds)
+{
+    static const char path[] = "rewards/human/scenario1.c";
+    char err[1024];
+    long len;
+    char *src = read_file(path, REWARD_MAX_SOURCE, &len, err, sizeof err);
+    reward_prog *prog = src ? reward_compile_cpu(src, err, sizeof err) : NULL;
+    free(src);
+    if (!prog) {
+        printf("\n(no reward rows: %s)\n", err);
+        return;
+    }
+    printf("\nthe same with %s (libtcc) scoring every step\n", path);
+    printf("%8s %16s %16s %8s\n", "envs", "1 thread", maxt > 1 ? "all threads" : "(1 core)", "speedup");
+    int counts[2] = {64, 1024};
+    for (int i = 0; i < 2; i++) {
+        double r1 = env_rate_with(counts[i], 1, seconds, prog);
+        double rn = maxt > 1 ? env_rate_with(counts[i], maxt, seconds, prog) : r1;
+        printf("%8d %16.0f %16.0f %7.2fx\n", counts[i], r1, rn, rn / r1);
+    }
+    reward_prog_free(prog);
 }
 
 /* A process that keeps one core busy until it is killed. */
@@ -96,6 +127,7 @@ int bench_env(int argc, char **argv)
         double rn = maxt > 1 ? env_rate(counts[i], maxt, seconds) : r1;
         printf("%8d %16.0f %16.0f %7.2fx\n", counts[i], r1, rn, rn / r1);
     }
+    reward_rows(maxt, seconds);
     shared_machine_rows(seconds);
     omp_set_num_threads(engine);
     return 0;

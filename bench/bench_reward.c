@@ -17,6 +17,7 @@
 #include "util.h"
 
 extern const char pcg_embed_hd_h[];
+extern const char pcg_embed_bitrows_h[];
 extern const char pcg_embed_level_h[];
 extern const char pcg_embed_reward_api_h[];
 
@@ -115,9 +116,11 @@ static int build_native(const char *dir, const char *src, char *err, int errlen)
         "{ return lv_path_through(l, r0, c0, r1, c1, m); }\n"
         "#line 1 \"reward.c\"\n";
     char path[1400];
-    const char *files[3][2] = {{"hd.h", pcg_embed_hd_h}, {"level.h", pcg_embed_level_h},
-                               {"reward_api.h", pcg_embed_reward_api_h}};
-    for (int i = 0; i < 3; i++) {
+    const char *files[][2] = {{"hd.h", pcg_embed_hd_h},
+                              {"bitrows.h", pcg_embed_bitrows_h},
+                              {"level.h", pcg_embed_level_h},
+                              {"reward_api.h", pcg_embed_reward_api_h}};
+    for (int i = 0; i < (int)(sizeof files / sizeof files[0]); i++) {
         snprintf(path, sizeof path, "%s/%s", dir, files[i][0]);
         if (write_file_atomic(path, files[i][1], strlen(files[i][1]))) {
             snprintf(err, (size_t)errlen, "cannot write %.900s", path);

@@ -3,6 +3,7 @@
  * build's dependency files track them; the assembler copies their bytes
  * (paths are relative to the source root, where make runs). */
 #include "hd.h"
+#include "bitrows.h"
 #include "level.h"
 #include "reward_api.h"
 
@@ -15,5 +16,6 @@
             ".previous\n")
 
 PCG_EMBED(pcg_embed_hd_h, "host/core/hd.h");
+PCG_EMBED(pcg_embed_bitrows_h, "host/core/bitrows.h");
 PCG_EMBED(pcg_embed_level_h, "host/core/level.h");
 PCG_EMBED(pcg_embed_reward_api_h, "reward_jit/reward_api.h");

@@ -13,6 +13,7 @@
 #include <string.h>
 
 extern const char pcg_embed_hd_h[];
+extern const char pcg_embed_bitrows_h[];
 extern const char pcg_embed_level_h[];
 extern const char pcg_embed_reward_api_h[];
 
@@ -242,11 +243,11 @@ int nvrtc_compile_here(const char *src, const char *arch, int max_side, int scan
         return -1;
     }
     snprintf(full, total, "%s#line 1 \"%s\"\n%s\n", device_prelude, REWARD_FILE_NAME, src);
-    const char *headers[] = {pcg_embed_hd_h, pcg_embed_level_h, pcg_embed_reward_api_h};
-    const char *names[] = {"hd.h", "level.h", "reward_api.h"};
+    const char *headers[] = {pcg_embed_hd_h, pcg_embed_bitrows_h, pcg_embed_level_h, pcg_embed_reward_api_h};
+    const char *names[] = {"hd.h", "bitrows.h", "level.h", "reward_api.h"};
     nvrtcProgram prog = NULL;
     int rc = -1;
-    nvrtcResult r = nv.CreateProgram(&prog, full, REWARD_FILE_NAME, 3, headers, names);
+    nvrtcResult r = nv.CreateProgram(&prog, full, REWARD_FILE_NAME, (int)(sizeof names / sizeof names[0]), headers, names);
     free(full);
     if (r) {
         snprintf(err, (size_t)errlen, "NVRTC could not create the program: %s", nv.GetErrorString(r));

@@ -56,9 +56,8 @@ void reward_prog_image(const reward_prog *p, const void **lo, size_t *len);
 int reward_compile_nvrtc(const char *src, const char *arch, char **cubin, size_t *cubin_len, char *err,
                          int errlen);
 /* The same with the level core's largest side set to max_side (5..64; 0 =
- * PCG_MAX_SIDE): the path helpers' per-thread arrays shrink with it (16:
- * about 1.3 KiB of local memory instead of 20 KiB).  Levels passed to the
- * kernel must then be at most max_side x max_side. */
+ * PCG_MAX_SIDE): the path helpers' per-thread row arrays shrink with it.
+ * Levels passed to the kernel must then be at most max_side x max_side. */
 int reward_compile_nvrtc_ex(const char *src, const char *arch, int max_side, char **cubin, size_t *cubin_len,
                             char *err, int errlen);
 /* 1 if libnvrtc can be loaded (err says why not otherwise). */

@@ -24,7 +24,7 @@ static void count_keydoor(const target_t *t, const level_t *l, const eval_level_
     short dist[PCG_MAX_CELLS], queue[PCG_MAX_CELLS];
     int cells = l->h * l->w, player = lv_first(l, TILE_PLAYER);
     /* gates reachable with doors blocking; from them, a door */
-    lv_bfs(l, player, PCG_BLOCK_DEFAULT | (1u << TILE_DOOR), -1, dist, queue);
+    lv_bfs_rows(l, player, PCG_BLOCK_DEFAULT | (1u << TILE_DOOR), -1, -1, dist, queue);
     int reach = 0, to_door = 0;
     for (int c = 0; c < cells; c++) {
         if (l->t[c] != t->gate || c == player || dist[c] < 0) continue;
@@ -66,10 +66,10 @@ static void count_unsolved(const level_t *l, const eval_level_t *ev, author_metr
     }
     short dist[PCG_MAX_CELLS], queue[PCG_MAX_CELLS];
     int cells = l->h * l->w, player = lv_first(l, TILE_PLAYER);
-    lv_bfs(l, player, PCG_BLOCK_DEFAULT, -1, dist, queue);
+    lv_bfs_rows(l, player, PCG_BLOCK_DEFAULT, -1, -1, dist, queue);
     short dist_d[PCG_MAX_CELLS];
     int door = lv_first(l, TILE_DOOR);
-    lv_bfs(l, door, PCG_BLOCK_DEFAULT, -1, dist_d, queue);
+    lv_bfs_rows(l, door, PCG_BLOCK_DEFAULT, -1, -1, dist_d, queue);
     int reach = 0, to_door = 0;
     for (int c = 0; c < cells; c++) {
         if (l->t[c] != TILE_KEY || dist[c] <= 0) continue;

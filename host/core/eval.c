@@ -1,5 +1,7 @@
 /* The evaluator of docs/evaluator.md.  Every search is a BFS of the level core
- * (host/core/level.h) on stack scratch: no allocation per level. */
+ * (host/core/level.h) on stack scratch: no allocation per level.  Distances
+ * come from the bit-row search (lv_bfs_rows, the queue BFS's values); the
+ * queue BFS itself runs only where its visiting order breaks a tie. */
 #include "eval.h"
 #include "dungeon.h"
 #include <math.h>
@@ -83,8 +85,8 @@ static int encounter_begin(encounter_search *e, const level_t *l, short *queue)
     e->door = lv_first(l, TILE_DOOR);
     if (e->player < 0) return TILE_PLAYER;
     if (e->door < 0) return TILE_DOOR;
-    lv_bfs(l, e->player, PCG_BLOCK_DEFAULT, -1, e->dist_p, queue);
-    if (e->dist_p[e->door] >= 0) lv_bfs(l, e->door, PCG_BLOCK_DEFAULT, -1, e->dist_d, queue);
+    lv_bfs_rows(l, e->player, PCG_BLOCK_DEFAULT, -1, -1, e->dist_p, queue);
+    if (e->dist_p[e->door] >= 0) lv_bfs_rows(l, e->door, PCG_BLOCK_DEFAULT, -1, -1, e->dist_d, queue);
     return 0;
 }
 
@@ -98,7 +100,7 @@ static int encounter_solution(encounter_search *e, int k, short *queue)
     int d1 = e->dist_p[k], d2 = e->dist_d[k];
     if (d1 <= 0 || d2 <= 0) return -1;
     if (!e->keys_searched) {
-        lv_bfs(l, e->player, PCG_BLOCK_DEFAULT | (1u << TILE_KEY), -1, e->dist_b, queue);
+        lv_bfs_rows(l, e->player, PCG_BLOCK_DEFAULT | (1u << TILE_KEY), -1, -1, e->dist_b, queue);
         e->keys_searched = 1;
     }
     /* d1': every other KEY blocks, k is entered from its nearest neighbour */
@@ -121,10 +123,11 @@ static int encounter_leg_to_key(encounter_search *e, int k, short *path)
     return n;
 }
 
-/* k -> door with only walls blocking, rebuilt from the door. */
+/* k -> door with only walls blocking, rebuilt from the door (the search
+ * stops at the door: the rebuild reads only nearer cells). */
 static int encounter_leg_to_door(encounter_search *e, int k, short *path, short *dist, short *queue)
 {
-    lv_bfs(e->l, k, PCG_BLOCK_DEFAULT, -1, dist, queue);
+    lv_bfs_rows(e->l, k, PCG_BLOCK_DEFAULT, -1, e->door, dist, queue);
     return lv_path(e->l, dist, e->door, path);
 }
 
@@ -192,13 +195,24 @@ typedef struct {
     short dist_gate[PCG_MAX_CELLS];   /* from the nearest G, walls blocking */
 } keydoor_search;
 
-/* The first cell holding tile among the n cells of a BFS queue (so the
- * nearest, ties in BFS order), -1 if none. */
-static int first_in_queue(const level_t *l, const short *queue, int n, int tile)
+/* The nearest cell holding tile by dist (a search from src, walls
+ * blocking), ties broken as the queue BFS visits cells: the first in its
+ * queue.  -1 if none is reached.  Only a tie runs the queue BFS. */
+static int nearest_in_bfs_order(const level_t *l, const short *dist, int src, int tile, short *queue)
 {
+    const int cells = l->h * l->w;
+    int best = -1, ties = 0;
+    for (int i = 0; i < cells; i++) {
+        if (l->t[i] != tile || dist[i] < 0) continue;
+        if (best < 0 || dist[i] < dist[best]) best = i, ties = 0;
+        else if (dist[i] == dist[best]) ties++;
+    }
+    if (!ties) return best;
+    short order[PCG_MAX_CELLS];
+    int n = lv_bfs(l, src, PCG_BLOCK_DEFAULT, -1, order, queue);
     for (int i = 0; i < n; i++)
         if (l->t[queue[i]] == tile) return queue[i];
-    return -1;
+    return -1; /* not reached: best was */
 }
 
 /* 0, or the missing tile (PLAYER or TREASURE); with the TREASURE missing
@@ -211,10 +225,10 @@ static int keydoor_run(const eval_scenario_t *s, const level_t *l, keydoor_searc
     k->player = lv_first(l, TILE_PLAYER);
     k->treasure = lv_first(l, TILE_TREASURE);
     if (k->player < 0) return TILE_PLAYER;
-    int reached = lv_bfs(l, k->player, PCG_BLOCK_DEFAULT, -1, k->dist_open, queue);
-    k->door = first_in_queue(l, queue, reached, TILE_DOOR);
+    lv_bfs_rows(l, k->player, PCG_BLOCK_DEFAULT, -1, -1, k->dist_open, queue);
+    k->door = nearest_in_bfs_order(l, k->dist_open, k->player, TILE_DOOR, queue);
     if (k->treasure < 0) return TILE_TREASURE;
-    lv_bfs(l, k->player, PCG_BLOCK_DEFAULT | (1u << TILE_DOOR), -1, k->dist_sealed, queue);
+    lv_bfs_rows(l, k->player, PCG_BLOCK_DEFAULT | (1u << TILE_DOOR), -1, -1, k->dist_sealed, queue);
     for (int g = 0; g < cells; g++) {
         if (l->t[g] != s->gate || g == k->player || k->dist_sealed[g] < 0) continue;
         k->gates++;
@@ -223,8 +237,8 @@ static int keydoor_run(const eval_scenario_t *s, const level_t *l, keydoor_searc
     if (k->gate >= 0) {
         /* the nearest door's distance is the same whether other doors block
          * or not (a shortest path to the nearest door passes no other door) */
-        reached = lv_bfs(l, k->gate, PCG_BLOCK_DEFAULT, -1, k->dist_gate, queue);
-        k->gate_door = first_in_queue(l, queue, reached, TILE_DOOR);
+        lv_bfs_rows(l, k->gate, PCG_BLOCK_DEFAULT, -1, -1, k->dist_gate, queue);
+        k->gate_door = nearest_in_bfs_order(l, k->dist_gate, k->gate, TILE_DOOR, queue);
         if (k->gate_door < 0) k->gates = 0;
     }
     return 0;
@@ -308,7 +322,7 @@ void eval_reference_level(const eval_scenario_t *s, const level_t *l, int *solva
     *reachable = nt ? 0.0 : 1.0;
     int player = lv_first(l, TILE_PLAYER), cells = l->h * l->w;
     if (player < 0 || l->h <= 0 || l->w <= 0 || cells > PCG_MAX_CELLS) return;
-    lv_bfs(l, player, PCG_BLOCK_DEFAULT, -1, dist, queue);
+    lv_bfs_rows(l, player, PCG_BLOCK_DEFAULT, -1, -1, dist, queue);
     int door = lv_first(l, TILE_DOOR), key = lv_first(l, TILE_KEY);
     *solvable = door >= 0 && dist[door] >= 0 && key >= 0 && dist[key] > 0;
     for (int i = 0; i < nt; i++) {

@@ -26,6 +26,7 @@ enum {
 #endif
 #define PCG_MAX_CELLS (PCG_MAX_SIDE * PCG_MAX_SIDE)
 #define PCG_DEFAULT_SIDE 16
+#include "bitrows.h" /* after PCG_MAX_SIDE: its row arrays take that size */
 
 /* Tiles that block movement: WALL and BORDER. */
 #define PCG_BLOCK_DEFAULT ((1u << TILE_WALL) | (1u << TILE_BORDER))
@@ -48,9 +49,7 @@ PCG_HD int lv_get(const level_t *l, int r, int c)
 
 PCG_HD int lv_count(const level_t *l, int tile)
 {
-    int n = 0, cells = l->h * l->w;
-    for (int i = 0; i < cells; i++) n += l->t[i] == tile;
-    return n;
+    return br_count(l->t, l->h * l->w, tile);
 }
 
 /* Row-major positions of a tile: returns the total count, fills up to max. */
@@ -141,18 +140,84 @@ PCG_HD int lv_path(const level_t *l, const short *dist, int target, short *out)
     return len;
 }
 
+/* ---- The queue BFS's answers: the reference the bit-row versions below
+ * match (tests/test_bitrows.c), and their answer for levels past
+ * PCG_MAX_SIDE. ---- */
+
+/* lv_path_through's answer for src -> dst, both ends passable. */
+PCG_HD int lv_path_through_queue(const level_t *l, int src, int dst, pcg_u32 passable)
+{
+    short dist[PCG_MAX_CELLS], queue[PCG_MAX_CELLS];
+    lv_bfs(l, src, ~passable, -1, dist, queue);
+    return dist[dst];
+}
+
+/* lv_nearest's answer from cell src, a passable cell. */
+PCG_HD int lv_nearest_queue(const level_t *l, int src, int tile)
+{
+    short dist[PCG_MAX_CELLS], queue[PCG_MAX_CELLS];
+    int n = lv_bfs(l, src, PCG_BLOCK_DEFAULT, -1, dist, queue);
+    for (int i = 0; i < n; i++) /* queue is in BFS order: the first hit is nearest */
+        if (l->t[queue[i]] == tile) return dist[queue[i]];
+    return -1;
+}
+
+/* lv_regions's answer. */
+PCG_HD int lv_regions_queue(const level_t *l)
+{
+    short dist[PCG_MAX_CELLS], queue[PCG_MAX_CELLS];
+    unsigned char seen[PCG_MAX_CELLS];
+    int cells = l->h * l->w, regions = 0;
+    for (int i = 0; i < cells; i++) seen[i] = 0;
+    for (int i = 0; i < cells; i++) {
+        if (seen[i] || ((PCG_BLOCK_DEFAULT >> l->t[i]) & 1u)) continue;
+        int n = lv_bfs(l, i, PCG_BLOCK_DEFAULT, -1, dist, queue);
+        for (int j = 0; j < n; j++) seen[queue[j]] = 1;
+        regions++;
+    }
+    return regions;
+}
+
+/* ---- The searches on bit rows (bitrows.h) ---- */
+
+/* 1 when the bit-row searches hold the level (every side up to
+ * PCG_MAX_SIDE); a larger side with few enough cells takes the queue BFS. */
+PCG_HD int lv_rows_fit(const level_t *l)
+{
+#if defined(__CUDA_ARCH__)
+    /* kernels take levels of at most PCG_MAX_SIDE a side (reward_jit.h):
+     * without the queue BFS their frames drop its arrays */
+    return 1;
+#else
+    return l->h <= PCG_MAX_SIDE && l->w <= PCG_MAX_SIDE;
+#endif
+}
+
+/* lv_bfs's dist by bit rows: the same value for every cell, but no queue
+ * order (queue is scratch for levels past PCG_MAX_SIDE only).  stop >= 0
+ * ends the search once cell stop is reached, the farther cells left at -1
+ * (enough for lv_path to stop).  Returns the number of cells reached. */
+PCG_HD int lv_bfs_rows(const level_t *l, int src, pcg_u32 block_mask, int allow, int stop, short *dist, short *queue)
+{
+    br_mask pass;
+    if (!lv_rows_fit(l)) return lv_bfs(l, src, block_mask, allow, dist, queue);
+    br_mask_init(&pass, l->t, l->w, ~block_mask, allow);
+    return br_bfs(l->h, l->w, &pass, src, stop, dist);
+}
+
 /* Steps of a shortest 4-connected path between two cells through the
  * cells whose tile's bit is set in passable (bit t = 1u << t); 0 from a
  * passable cell to itself, -1 if there is none or if either end is outside
  * or not passable. */
 PCG_HD int lv_path_through(const level_t *l, int r0, int c0, int r1, int c1, pcg_u32 passable)
 {
-    short dist[PCG_MAX_CELLS], queue[PCG_MAX_CELLS];
     if (!lv_in(l, r0, c0) || !lv_in(l, r1, c1)) return -1;
     int s = r0 * l->w + c0, t = r1 * l->w + c1;
     if (!lv_tile_in(passable, l->t[s]) || !lv_tile_in(passable, l->t[t])) return -1;
-    lv_bfs(l, s, ~passable, -1, dist, queue);
-    return dist[t];
+    if (!lv_rows_fit(l)) return lv_path_through_queue(l, s, t, passable);
+    br_mask pass;
+    br_mask_init(&pass, l->t, l->w, passable, -1);
+    return br_distance(l->h, l->w, &pass, s, t);
 }
 
 /* Steps of a shortest 4-connected path (WALL/BORDER blocking) between two
@@ -166,28 +231,21 @@ PCG_HD int lv_path_length(const level_t *l, int r0, int c0, int r1, int c1)
  * reachable or the start is outside or a wall. */
 PCG_HD int lv_nearest(const level_t *l, int r, int c, int tile)
 {
-    short dist[PCG_MAX_CELLS], queue[PCG_MAX_CELLS];
     if (!lv_in(l, r, c) || ((PCG_BLOCK_DEFAULT >> l->t[r * l->w + c]) & 1u)) return -1;
-    int n = lv_bfs(l, r * l->w + c, PCG_BLOCK_DEFAULT, -1, dist, queue);
-    for (int i = 0; i < n; i++) /* queue is in BFS order: the first hit is nearest */
-        if (l->t[queue[i]] == tile) return dist[queue[i]];
-    return -1;
+    if (!lv_rows_fit(l)) return lv_nearest_queue(l, r * l->w + c, tile);
+    br_mask pass, target;
+    br_mask_init(&pass, l->t, l->w, ~PCG_BLOCK_DEFAULT, -1);
+    br_mask_tile(&target, l->t, l->w, tile);
+    return br_nearest(l->h, l->w, &pass, r * l->w + c, &target);
 }
 
 /* Number of 4-connected regions of passable (non-wall) cells. */
 PCG_HD int lv_regions(const level_t *l)
 {
-    short dist[PCG_MAX_CELLS], queue[PCG_MAX_CELLS];
-    unsigned char seen[PCG_MAX_CELLS];
-    int cells = l->h * l->w, regions = 0;
-    for (int i = 0; i < cells; i++) seen[i] = 0;
-    for (int i = 0; i < cells; i++) {
-        if (seen[i] || ((PCG_BLOCK_DEFAULT >> l->t[i]) & 1u)) continue;
-        int n = lv_bfs(l, i, PCG_BLOCK_DEFAULT, -1, dist, queue);
-        for (int j = 0; j < n; j++) seen[queue[j]] = 1;
-        regions++;
-    }
-    return regions;
+    if (!lv_rows_fit(l)) return lv_regions_queue(l);
+    br_mask pass;
+    br_mask_init(&pass, l->t, l->w, ~PCG_BLOCK_DEFAULT, -1);
+    return br_regions(l->h, &pass);
 }
 
 #endif

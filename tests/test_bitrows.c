@@ -1,0 +1,140 @@
+/* The bit-row searches (host/core/bitrows.h) against the queue BFS of the
+ * level core: distances of every cell, the rebuilt paths, path lengths
+ * through tile masks, nearest tiles and region counts, on the evaluator's
+ * own random-play levels and on random levels of every size up to
+ * PCG_MAX_SIDE.  PCGRLLM_BITROWS_LEVELS sets how many random levels. */
+#include "harness.h"
+#include "env.h"
+#include "philox.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A draw in 0..n-1. */
+static int below(philox_stream *s, int n) { return (int)philox_below(philox_next(s), (pcg_u32)n); }
+
+typedef struct {
+    short ref[PCG_MAX_CELLS], bits[PCG_MAX_CELLS], queue[PCG_MAX_CELLS];
+    short path_ref[PCG_MAX_CELLS], path_bits[PCG_MAX_CELLS];
+} scratch;
+
+/* Both searches from src with block/allow, then the path to target rebuilt
+ * from each, whole and with the bit-row search stopped at target. */
+static void compare_bfs(const level_t *l, int src, pcg_u32 block, int allow, int target, scratch *s, const char *what)
+{
+    const int cells = l->h * l->w;
+    int n_ref = lv_bfs(l, src, block, allow, s->ref, s->queue);
+    int n_bits = lv_bfs_rows(l, src, block, allow, -1, s->bits, s->queue);
+    if (n_ref != n_bits) fail_msg("%s %dx%d src %d: %d cells reached, queue BFS %d", what, l->h, l->w, src, n_bits, n_ref);
+    for (int i = 0; i < cells; i++)
+        if (s->ref[i] != s->bits[i])
+            fail_msg("%s %dx%d src %d block %#x allow %d: cell %d at %d, queue BFS %d", what, l->h, l->w, src, block,
+                     allow, i, s->bits[i], s->ref[i]);
+    for (int stop = 0; stop < 2; stop++) {
+        if (stop) lv_bfs_rows(l, src, block, allow, target, s->bits, s->queue);
+        int a = lv_path(l, s->ref, target, s->path_ref), b = lv_path(l, s->bits, target, s->path_bits);
+        if (a != b || memcmp(s->path_ref, s->path_bits, sizeof(short) * (size_t)a))
+            fail_msg("%s %dx%d src %d -> %d%s: the paths differ (lengths %d, queue BFS %d)", what, l->h, l->w, src,
+                     target, stop ? " (stopped at the target)" : "", b, a);
+    }
+}
+
+/* Every bit-row answer of the level core against the queue BFS's on one
+ * level, from draws of ends, masks and tiles. */
+static void compare_level(const level_t *l, philox_stream *rs, scratch *s, const char *what)
+{
+    const int cells = l->h * l->w;
+    int src = below(rs, cells), target = below(rs, cells), allow = below(rs, 3) ? -1 : below(rs, cells);
+    pcg_u32 block = below(rs, 2) ? PCG_BLOCK_DEFAULT : (pcg_u32)philox_next(rs) & ((1u << N_TILES) - 1);
+    if (below(rs, 4) == 0) block |= 1u << (N_TILES + below(rs, 32 - N_TILES)); /* ids past the tiles */
+    compare_bfs(l, src, block, allow, target, s, what);
+    compare_bfs(l, src, PCG_BLOCK_DEFAULT, -1, target, s, what);
+
+    pcg_u32 pass = (pcg_u32)philox_next(rs) | (1u << TILE_EMPTY);
+    int r0 = src / l->w, c0 = src % l->w, r1 = target / l->w, c1 = target % l->w;
+    int want = lv_tile_in(pass, l->t[src]) && lv_tile_in(pass, l->t[target]) ? lv_path_through_queue(l, src, target, pass)
+                                                                              : -1;
+    int got = lv_path_through(l, r0, c0, r1, c1, pass);
+    if (got != want) fail_msg("%s %dx%d path_through %d -> %d mask %#x: %d, queue BFS %d", what, l->h, l->w, src, target, pass, got, want);
+
+    int tile = below(rs, N_TILES);
+    want = (PCG_BLOCK_DEFAULT >> l->t[src]) & 1u ? -1 : lv_nearest_queue(l, src, tile);
+    got = lv_nearest(l, r0, c0, tile);
+    if (got != want) fail_msg("%s %dx%d nearest %d from %d: %d, queue BFS %d", what, l->h, l->w, tile, src, got, want);
+
+    want = lv_regions_queue(l), got = lv_regions(l);
+    if (got != want) fail_msg("%s %dx%d regions: %d, queue BFS %d", what, l->h, l->w, got, want);
+}
+
+/* The levels the evaluator is benchmarked and trained on: each step of one
+ * episode of random play, both variants. */
+static void bitrows_random_play(void **state)
+{
+    (void)state;
+    static scratch s;
+    philox_stream rs;
+    philox_stream_init(&rs, 23, 1, 0);
+    int checked = 0;
+    for (int variant = VARIANT_DUNGEON; variant <= VARIANT_TREASURE; variant++) {
+        env_t e;
+        assert_int_equal(env_alloc(&e, 16, PCG_DEFAULT_SIDE, PCG_DEFAULT_SIDE, variant, 5), 0);
+        int act[16];
+        for (int t = 0; t < e.cfg.episode_len - 1; t++) {
+            env_random_actions(&e, 6, (uint64_t)t, act);
+            env_step(&e, act);
+            for (int i = 0; i < e.n; i++, checked++) {
+                level_t l = env_level(&e, i);
+                compare_level(&l, &rs, &s, "random play");
+            }
+        }
+        env_free(&e);
+    }
+    assert_true(checked > 1000);
+}
+
+/* Random levels: sides 1..PCG_MAX_SIDE drawn apart, a wall share drawn
+ * per level (from open fields to mazes of single cells), every tile id. */
+static void bitrows_random_levels(void **state)
+{
+    (void)state;
+    static scratch s;
+    static unsigned char t[PCG_MAX_CELLS];
+    const char *env = getenv("PCGRLLM_BITROWS_LEVELS");
+    long n = env && *env ? strtol(env, NULL, 10) : 20000;
+    assert_true(n > 0);
+    philox_stream rs;
+    philox_stream_init(&rs, 23, 2, 0);
+    long regions = 0;
+    for (long it = 0; it < n; it++) {
+        int h = 1 + below(&rs, PCG_MAX_SIDE), w = 1 + below(&rs, PCG_MAX_SIDE);
+        if (it % 3 == 0) h = 1 + below(&rs, 12), w = 1 + below(&rs, 12); /* small levels: edges everywhere */
+        int walls = below(&rs, 70);
+        for (int i = 0; i < h * w; i++)
+            t[i] = (unsigned char)(below(&rs, 100) < walls ? TILE_WALL : below(&rs, 4) ? TILE_EMPTY : below(&rs, 32));
+        level_t l = {h, w, t};
+        compare_level(&l, &rs, &s, "random level");
+        regions += lv_regions(&l) > 1;
+    }
+    if (n >= 1000) assert_true(regions > n / 10); /* split levels are among the draws */
+    printf("bitrows: %ld random levels match the queue BFS\n", n);
+}
+
+/* A side past PCG_MAX_SIDE (cells still within PCG_MAX_CELLS) takes the
+ * queue BFS: the same answers, no row array overrun. */
+static void bitrows_tall_level(void **state)
+{
+    (void)state;
+    static unsigned char t[PCG_MAX_CELLS];
+    const int h = 2 * PCG_MAX_SIDE, w = PCG_MAX_SIDE / 2;
+    for (int i = 0; i < h * w; i++) t[i] = (i / w) % 4 == 2 && i % w != (i / w) % w ? TILE_WALL : TILE_EMPTY;
+    t[(h - 1) * w + w - 1] = TILE_DOOR;
+    level_t l = {h, w, t};
+    assert_int_equal(lv_rows_fit(&l), 0);
+    assert_int_equal(lv_regions(&l), lv_regions_queue(&l));
+    assert_int_equal(lv_nearest(&l, 0, 0, TILE_DOOR), lv_nearest_queue(&l, 0, TILE_DOOR));
+    assert_true(lv_nearest(&l, 0, 0, TILE_DOOR) > h);
+    assert_int_equal(lv_path_length(&l, 0, 0, h - 1, w - 1), lv_nearest(&l, 0, 0, TILE_DOOR));
+}
+
+PCG_TESTS(bitrows, cmocka_unit_test(bitrows_random_play), cmocka_unit_test(bitrows_random_levels),
+          cmocka_unit_test(bitrows_tall_level))
