@@ -105,6 +105,7 @@ int cuda_lib_file_ok(const char *file, char *why, size_t whylen)
 {
     struct stat st;
     if (!strchr(file, '/')) return 0;
+    if (stat(file, &st) != 0 && errno == ENOENT) return snprintf(why, whylen, "%.300s does not exist", file), -1;
     if (stat(file, &st) != 0) return snprintf(why, whylen, "%.300s: %s", file, strerror(errno)), -1;
     /* the loader would block forever opening a FIFO and fail obscurely on
      * a device: only a plain file can be a library */
