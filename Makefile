@@ -123,8 +123,11 @@ SIM_SKIP ?= *_on_host
 # first in the process and in the engine's workers (host/sys/worker.c
 # passes it on).  Leaks are not checked: the simulation's synchronisation
 # objects live as long as the process by design.
+# The trainer's conv 2 takes im2col there too: the implicit kernels,
+# simulated thread by thread under the sanitizer, would make the pass
+# several times longer; cuda_conv_matches_cpu runs both paths by name.
 SIM_RUNTIME := $(if $(SAN),LD_PRELOAD=$(shell $(CXX) -print-file-name=libasan.so) \
-               ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1)
+               ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 PCGRLLM_SIM_CONV=im2col)
 test: $(BIN) $(BUILD)/pcgrllm_tests $(BUILD)/sim/libpcgrllm_cuda_sim.so $(BUILD)/sim/sim_plants
 	PCGRLLM_BIN=$(call run_path,$(BIN)) $(call run_path,$(BUILD)/pcgrllm_tests) $(TESTS)
 	$(if $(TESTS),,$(MAKE) --no-print-directory test-sim SAN=1)

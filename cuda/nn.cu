@@ -10,6 +10,9 @@
  * chunked sums agree within float rounding. */
 #include "common.cuh"
 #include "dungeon.h"
+#ifdef PCG_SIM
+#include "sim.h"
+#endif
 #include "nn_shapes.h"
 #include <string.h>
 
@@ -350,6 +353,11 @@ static int conv_path(int path, int *math)
 {
     int cublas = 0;
     *math = pcg_blas_math(&cublas);
+#ifdef PCG_SIM
+    /* the simulated kernels run thread by thread, im2col's products in
+     * OpenBLAS: a test of the trainer may take the faster path */
+    if (path == PCG_CONV_AUTO && pcg_sim_conv_env() > 0) path = pcg_sim_conv_env();
+#endif
     if (path != PCG_CONV_AUTO) return path;
     return cublas && *math != PCG_MATH_FP32 ? PCG_CONV_IM2COL : PCG_CONV_IMPLICIT;
 }

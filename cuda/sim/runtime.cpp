@@ -113,8 +113,16 @@ static const char *plain_error_string(cudaError_t e)
     return "unknown error";
 }
 
+int pcg_sim_conv_env(void)
+{
+    const char *c = getenv("PCGRLLM_SIM_CONV");
+    if (!c || !*c || !strcmp(c, "auto")) return PCG_CONV_AUTO;
+    if (!strcmp(c, "im2col")) return PCG_CONV_IM2COL;
+    return !strcmp(c, "implicit") ? PCG_CONV_IMPLICIT : -1;
+}
+
 /* The simulation's variables, checked where a device would be counted:
- * NULL when both are usable, else the line saying which is not. */
+ * NULL when all are usable, else the line saying which is not. */
 static const char *env_error(void)
 {
     static char line[200];
@@ -124,6 +132,9 @@ static const char *env_error(void)
     else if (pcg_sim_order_env() < 0)
         snprintf(line, sizeof line, "PCGRLLM_SIM_ORDER=%.40s: not an order (forward or reverse)",
                  getenv("PCGRLLM_SIM_ORDER"));
+    else if (pcg_sim_conv_env() < 0)
+        snprintf(line, sizeof line, "PCGRLLM_SIM_CONV=%.40s: not a convolution path (auto, im2col or implicit)",
+                 getenv("PCGRLLM_SIM_CONV"));
     else
         return NULL;
     return line;

@@ -48,6 +48,11 @@ void pcg_sim_pool_start(void);
 enum { PCG_SIM_MAX_THREADS = 256 };
 int pcg_sim_threads_env(void);
 int pcg_sim_order_env(void);
+/* PCGRLLM_SIM_CONV: the path conv 2 takes where the trainer leaves the
+ * choice to the backend: PCG_CONV_AUTO (unset, empty or "auto": the
+ * device's choice), PCG_CONV_IM2COL ("im2col"), PCG_CONV_IMPLICIT
+ * ("implicit"), -1 anything else (refused as the two above are). */
+int pcg_sim_conv_env(void);
 void pcg_sim_pool_run(long long n, void (*fn)(void *ctx, long long k), void *ctx);
 
 /* The device's limits every launch is checked against (an H200's). */
