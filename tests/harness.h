@@ -10,6 +10,14 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include "level.h"
+#include <math.h>
+
+/* cmocka 1.1 compares floats only: doubles within eps (0 = exactly). */
+#define assert_near(a, b, eps)                                                               \
+    do {                                                                                     \
+        double a_ = (a), b_ = (b);                                                           \
+        if (!(fabs(a_ - b_) <= (eps))) fail_msg("%s = %.17g, expected %.17g", #a, a_, b_); \
+    } while (0)
 
 void pcg_test_register(const struct CMUnitTest *tests, size_t n);
 

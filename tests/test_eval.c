@@ -15,12 +15,6 @@ typedef pcg_test_grid grid_t;
 
 static const double third = 1.0 / 3.0;
 
-/* cmocka 1.1 compares floats only: doubles within eps (0 = exactly). */
-#define assert_near(a, b, eps)                                                               \
-    do {                                                                                     \
-        double a_ = (a), b_ = (b);                                                           \
-        if (!(fabs(a_ - b_) <= (eps))) fail_msg("%s = %.17g, expected %.17g", #a, a_, b_); \
-    } while (0)
 
 static eval_level_t score(int scenario, const grid_t *g)
 {

@@ -454,6 +454,17 @@ static void run_story_refused_before_training(void **state)
     assert_int_equal(count_lines(out), 1);
     snprintf(path, sizeof path, "%s/nodes", dir);
     assert_false(pcg_test_exists(path));
+    /* a route the generator's map cannot hold: corners 26 steps apart */
+    snprintf(dir, sizeof dir, "%s/refused3", pcg_test_tmpdir());
+    rc = pcg_test_sh(out, sizeof out,
+                     "%s run --llm offline --story 'The route from the player to the key and on to the door should "
+                     "be exactly 12 steps' " TINY " --out %s",
+                     pcg_test_binary(), dir);
+    assert_int_equal(rc, 3);
+    assert_int_equal(count_lines(out), 1);
+    assert_non_null(strstr(out, "at least 26"));
+    snprintf(path, sizeof path, "%s/nodes", dir);
+    assert_false(pcg_test_exists(path));
 }
 
 static void run_flag_errors_one_line(void **state)

@@ -7,6 +7,7 @@
 #include "render.h"
 #include "story.h"
 #include "author.h"
+#include "feasible.h"
 #include "util.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,11 +144,22 @@ int au_fitness(run_state *R, int node, const char *ndir, const level_set *ls, do
     return mdl_fitness(R, ndir, ls, fitness, err, errlen);
 }
 
+/* A target the generator's map cannot hold is refused like a story the
+ * reader refuses: before any training. */
+static int refuse_infeasible(const target_t *t, char *reason, int len)
+{
+    target_map_t map;
+    char why[400];
+    target_map_default(&map, PCG_DEFAULT_SIDE, PCG_DEFAULT_SIDE);
+    if (target_feasible(t, &map, why, sizeof why) == 0) return 0;
+    snprintf(reason, (size_t)len, "the target cannot be met: %s", why);
+    return 3;
+}
+
 int au_target(run_state *R, const char *dir, target_t *t, char *reason, int len)
 {
-    if (R->c->offline) {
-        int rc = story_extract_offline(R->c->story, t, reason, len);
-        return rc == STORY_OK ? 0 : 3;
-    }
-    return mdl_target(R, dir, t, reason, len);
+    int rc;
+    if (R->c->offline) rc = story_extract_offline(R->c->story, t, reason, len) == STORY_OK ? 0 : 3;
+    else rc = mdl_target(R, dir, t, reason, len);
+    return rc ? rc : refuse_infeasible(t, reason, len);
 }

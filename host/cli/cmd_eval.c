@@ -25,6 +25,7 @@ static void eval_usage(FILE *f)
                "  --target JSON any other target, e.g. '{\"kind\":\"encounter\",\"enemies\":[\"BAT\",\"SPIDER\"]}'\n"
                "                or '{\"kind\":\"keydoor\",\"gate\":\"KEY\"}'\n"
                "                or '{\"kind\":\"pathlength\",\"length\":30,\"tolerance\":3}' (scenario 0 in the output)\n"
+               "                or '{\"kind\":\"pathlength\",\"player_key\":20,\"key_door\":30,\"tolerance\":0}' (two legs)\n"
                "  --json        one JSON document instead of a table\n"
                "scenarios:\n");
     for (int i = 1; i <= eval_n_scenarios(); i++) {
@@ -58,6 +59,9 @@ static json_t *level_json(const eval_scenario_t *s, const char *file, const leve
         }
         json_object_set_new(o, "player_door", opt_int(m->player_door));
         json_object_set_new(o, "route", opt_int(m->route));
+        json_object_set_new(o, "route_key", opt_int(m->route_key));
+        json_object_set_new(o, "route_door", opt_int(m->route_door));
+        if (s->kind == EVAL_PATHLENGTH) json_object_set_new(o, "perfect", json_boolean(m->perfect));
     } else {
         json_object_set_new(o, "player_gate", opt_int(m->player_gate));
         json_object_set_new(o, "gate_door", opt_int(m->gate_door));
@@ -105,7 +109,12 @@ static int print_json(const eval_scenario_t *s, char **files, const level_t *lv,
     } else if (s->kind == EVAL_PATHLENGTH) {
         json_object_set_new(target, "kind", json_string("pathlength"));
         json_object_set_new(target, "length", json_integer(s->length));
+        if (s->leg_key > 0) {
+            json_object_set_new(target, "player_key", json_integer(s->leg_key));
+            json_object_set_new(target, "key_door", json_integer(s->leg_door));
+        }
         json_object_set_new(target, "tolerance", json_integer(s->tolerance));
+        if (s->enemy_count) json_object_set_new(target, "enemy_count", json_integer(s->enemy_count));
     } else {
         json_object_set_new(target, "kind", json_string("key-door"));
         json_object_set_new(target, "gate", json_string(tile_name(s->gate)));
@@ -135,6 +144,8 @@ static void columns_legend(const eval_scenario_t *s)
     } else {
         printf("  p->door  steps from the player to the door\n");
         printf("  route    steps of the shortest solution route\n");
+        if (s->kind == EVAL_PATHLENGTH)
+            printf("  p->key, key->door  its two legs;  perfect  both legs (or the route) exact, enemy count met\n");
     }
     printf("  walls    share of WALL tiles;  entropy  Shannon entropy of the tile types, bits\n");
     if (s->kind != EVAL_PATHLENGTH) printf("  aspao    mean steps from the player to each objective (Word2Minecraft)\n");
@@ -155,10 +166,14 @@ static void print_table(const eval_scenario_t *s, char **files, const eval_level
         printf("  target: BAT %d, SCORPION %d, SPIDER %d\n\n%-*s  score  sol  play  met b s x  p->door  route  walls  "
                "entropy  aspao\n",
                s->enemies[0], s->enemies[1], s->enemies[2], fw, "file");
-    else if (s->kind == EVAL_PATHLENGTH)
-        printf("  target: route Player -> Key -> Door %d steps, give or take %d\n\n%-*s  score  sol  play  p->door  "
-               "route  walls  entropy\n",
-               s->length, s->tolerance, fw, "file");
+    else if (s->kind == EVAL_PATHLENGTH) {
+        if (s->leg_key > 0)
+            printf("  target: Player -> Key %d steps, Key -> Door %d, give or take %d", s->leg_key, s->leg_door,
+                   s->tolerance);
+        else printf("  target: route Player -> Key -> Door %d steps, give or take %d", s->length, s->tolerance);
+        if (s->enemy_count) printf(", %d enemies", s->enemy_count);
+        printf("\n\n%-*s  score  sol  play  p->door  route  p->key  key->door  perfect  walls  entropy\n", fw, "file");
+    }
     else
         printf("  target: gate %s\n\n%-*s  score  sol  play  p->gate  gate->door  p->treasure  walls  entropy  aspao\n",
                tile_name(s->gate), fw, "file");
@@ -173,9 +188,12 @@ static void print_table(const eval_scenario_t *s, char **files, const eval_level
             fmt_dist(b, sizeof b, m->route);
             printf("        %d %d %d  %7s  %5s", m->met[0], m->met[1], m->met[2], a, b);
         } else if (s->kind == EVAL_PATHLENGTH) {
+            char d[16];
             fmt_dist(a, sizeof a, m->player_door);
             fmt_dist(b, sizeof b, m->route);
-            printf("  %7s  %5s", a, b);
+            fmt_dist(c, sizeof c, m->route_key);
+            fmt_dist(d, sizeof d, m->route_door);
+            printf("  %7s  %5s  %6s  %9s  %-7s", a, b, c, d, m->perfect ? "yes" : "no");
         } else {
             fmt_dist(a, sizeof a, m->player_gate);
             fmt_dist(b, sizeof b, m->gate_door);
@@ -183,7 +201,9 @@ static void print_table(const eval_scenario_t *s, char **files, const eval_level
             printf("  %7s  %10s  %11s", a, b, c);
         }
         printf("  %5.3f  %7.3f", m->wall_share, m->entropy);
-        if (m->objectives_reachable) printf("  %5.2f", m->objective_path);
+        if (s->kind == EVAL_PATHLENGTH) {
+            /* no objective tiles beyond key and door: the legs say it */
+        } else if (m->objectives_reachable) printf("  %5.2f", m->objective_path);
         else printf("  %5s", "-");
         if (m->missing) printf("  (no %s)", tile_name(m->missing));
         putchar('\n');

@@ -12,15 +12,15 @@ static const eval_scenario_t scenarios[] = {
     {1,
      "The 'Player' needs to obtain the Key and escape through the 'Door'. To pick up the key, the player must "
      "encounter one of monsters: BAT.",
-     "Player -> Bat -> Key -> Door", VARIANT_DUNGEON, EVAL_ENCOUNTER, {1, 0, 0}, 0, 0, 0},
+     "Player -> Bat -> Key -> Door", VARIANT_DUNGEON, EVAL_ENCOUNTER, {1, 0, 0}, 0, 0, 0, 0, 0, 0},
     {2,
      "The 'Player' needs to obtain the Key and escape through the 'Door'. To pick up the key, the player must "
      "encounter both of monsters: BAT, SCORPION.",
-     "Player -> Bat & Scorpion -> Key -> Door", VARIANT_DUNGEON, EVAL_ENCOUNTER, {1, 1, 0}, 0, 0, 0},
+     "Player -> Bat & Scorpion -> Key -> Door", VARIANT_DUNGEON, EVAL_ENCOUNTER, {1, 1, 0}, 0, 0, 0, 0, 0, 0},
     {3, "The player must pick up the KEY to unlock the door and discover the treasure inside.",
-     "Player -> Key -> Door -> Treasure", VARIANT_TREASURE, EVAL_KEYDOOR, {0, 0, 0}, TILE_KEY, 0, 0},
+     "Player -> Key -> Door -> Treasure", VARIANT_TREASURE, EVAL_KEYDOOR, {0, 0, 0}, TILE_KEY, 0, 0, 0, 0, 0},
     {4, "The BAT holds the key, and only by defeating it can the player open the door and reach the treasure.",
-     "Player -> Bat -> Door -> Treasure", VARIANT_TREASURE, EVAL_KEYDOOR, {0, 0, 0}, TILE_BAT, 0, 0},
+     "Player -> Bat -> Door -> Treasure", VARIANT_TREASURE, EVAL_KEYDOOR, {0, 0, 0}, TILE_BAT, 0, 0, 0, 0, 0},
 };
 
 int eval_n_scenarios(void)
@@ -154,7 +154,11 @@ static void eval_encounter(const eval_scenario_t *s, const level_t *l, eval_leve
         if (d1 < 0) continue;
         int d2 = e.dist_d[k];
         m->solutions++;
-        if (m->route < 0 || d1 + d2 < m->route) m->route = d1 + d2;
+        if (m->route < 0 || d1 + d2 < m->route) {
+            m->route = d1 + d2;
+            m->route_key = d1;
+            m->route_door = d2;
+        }
         if (met == all_met || s->kind == EVAL_PATHLENGTH) continue; /* nothing to add to p */
         if (!windows) {
             enemy_windows(l, near);
@@ -168,7 +172,11 @@ static void eval_encounter(const eval_scenario_t *s, const level_t *l, eval_leve
     }
     if (m->solutions == 0) return;
     if (s->kind == EVAL_PATHLENGTH) {
-        m->score = eval_route_score(m->route, s->length, s->tolerance);
+        m->score = eval_pathlength_score(s, m->route_key, m->route_door);
+        int enemies = m->counts[TILE_BAT] + m->counts[TILE_SCORPION] + m->counts[TILE_SPIDER];
+        int exact = s->leg_key > 0 ? m->route_key == s->leg_key && m->route_door == s->leg_door
+                                   : m->route == s->length;
+        m->perfect = exact && (s->enemy_count == 0 || enemies == s->enemy_count);
         return;
     }
     int match = 0;
@@ -342,10 +350,18 @@ double eval_route_score(int route, int length, int tolerance)
     return s > 0 ? s : 0.0;
 }
 
+double eval_pathlength_score(const eval_scenario_t *s, int to_key, int to_door)
+{
+    if (to_key < 0 || to_door < 0) return 0.0;
+    if (s->leg_key <= 0) return eval_route_score(to_key + to_door, s->length, s->tolerance);
+    return 0.5 * (eval_route_score(to_key, s->leg_key, s->tolerance) +
+                  eval_route_score(to_door, s->leg_door, s->tolerance));
+}
+
 void eval_level(const eval_scenario_t *s, const level_t *l, eval_level_t *m)
 {
     memset(m, 0, sizeof *m);
-    m->player_door = m->route = m->player_gate = m->gate_door = m->player_treasure = -1;
+    m->player_door = m->route = m->route_key = m->route_door = m->player_gate = m->gate_door = m->player_treasure = -1;
     m->objective_path = -1;
     int cells = l->h * l->w;
     if (l->h <= 0 || l->w <= 0 || cells > PCG_MAX_CELLS) return;

@@ -24,12 +24,19 @@ typedef struct {
     int gate;            /* key-door: TILE_KEY or TILE_BAT (any tile id 1..9) */
     int length;          /* path length: the wanted route length in steps */
     int tolerance;       /* path length: steps off that still score 1 */
+    int leg_key, leg_door; /* path length, two-leg form: player -> key and key -> door steps wanted
+                              (length is their sum); 0 in the total form */
+    int enemy_count;     /* path length: enemy tiles the level must hold for a perfect match; 0: any */
 } eval_scenario_t;
 
 /* Score of a level whose solution route is route steps long (-1: none)
  * against a path-length target: 1 within the tolerance, then falling
  * linearly to 0 at a further `length` steps off. */
 double eval_route_score(int route, int length, int tolerance);
+/* A path-length scenario's score of a route with legs to_key + to_door
+ * (-1: none): the total form scores the sum; the two-leg form averages
+ * each leg's eval_route_score. */
+double eval_pathlength_score(const eval_scenario_t *s, int to_key, int to_door);
 
 /* Built-in scenario 1..eval_n_scenarios(); NULL for any other number. */
 const eval_scenario_t *eval_scenario(int number);
@@ -50,6 +57,10 @@ typedef struct {
                             nearest DOOR (walls blocking) */
     int route;           /* encounter and path length: steps of the shortest
                             solution route (player->key + key->door); key-door: -1 */
+    int route_key, route_door; /* that route's legs, player -> key (key-avoiding)
+                            and key -> door; -1 without a solution */
+    int perfect;         /* path length: the route (or both legs) exactly as
+                            asked and the enemy count met; 0 otherwise */
     int player_gate;     /* key-door: player to the nearest G, DOORs blocking */
     int gate_door;       /* key-door: that G to its nearest DOOR */
     int player_treasure; /* key-door: player to TREASURE, DOORs passable */

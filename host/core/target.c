@@ -40,6 +40,13 @@ void target_pathlength(target_t *t, int length, int tolerance)
     t->variant = VARIANT_DUNGEON;
 }
 
+void target_pathlegs(target_t *t, int leg_key, int leg_door, int tolerance)
+{
+    target_pathlength(t, leg_key + leg_door, tolerance);
+    t->leg_key = leg_key;
+    t->leg_door = leg_door;
+}
+
 int target_default_tolerance(int length)
 {
     int t = (length + 5) / 10;
@@ -72,17 +79,25 @@ const char *target_tile_name(int tile)
     return tile >= 0 && tile < N_TILES ? names[tile] : "?";
 }
 
-int target_validate(const target_t *t, char *reason, int len)
+/* The lengths of a path-length target, in either form. */
+static int pathlength_validate(const target_t *t, char *reason, int len)
 {
-    if (!t) {
-        say_to(reason, len, "no target");
-        return -1;
-    }
-    if (t->kind != TARGET_PATHLENGTH && (t->length || t->tolerance)) {
-        say_to(reason, len, "only a path-length target has a length and a tolerance");
-        return -1;
-    }
-    if (t->kind == TARGET_PATHLENGTH) {
+    if (t->leg_key || t->leg_door) {
+        if (t->leg_key < 1 || t->leg_door < 1 || t->leg_key > TARGET_LENGTH_MAX || t->leg_door > TARGET_LENGTH_MAX) {
+            say_to(reason, len, "path-length target: each leg must be 1..%d steps", TARGET_LENGTH_MAX);
+            return -1;
+        }
+        if (t->length != t->leg_key + t->leg_door) {
+            say_to(reason, len, "path-length target: the length of a two-leg target is the sum of its legs");
+            return -1;
+        }
+        int shorter = t->leg_key < t->leg_door ? t->leg_key : t->leg_door;
+        if (t->tolerance < 0 || (t->tolerance && t->tolerance >= shorter)) {
+            say_to(reason, len, "path-length target: the tolerance must be 0..%d steps (less than the shorter leg)",
+                shorter - 1);
+            return -1;
+        }
+    } else {
         if (t->length < TARGET_LENGTH_MIN || t->length > TARGET_LENGTH_MAX) {
             say_to(reason, len, "path-length target: the length must be %d..%d steps", TARGET_LENGTH_MIN,
                 TARGET_LENGTH_MAX);
@@ -93,6 +108,30 @@ int target_validate(const target_t *t, char *reason, int len)
                 t->length - 1);
             return -1;
         }
+    }
+    if (t->enemy_count < 0 || t->enemy_count > TARGET_ENEMY_COUNT_MAX) {
+        say_to(reason, len, "path-length target: the enemy count must be 0..%d", TARGET_ENEMY_COUNT_MAX);
+        return -1;
+    }
+    return 0;
+}
+
+int target_validate(const target_t *t, char *reason, int len)
+{
+    if (!t) {
+        say_to(reason, len, "no target");
+        return -1;
+    }
+    if (t->kind != TARGET_PATHLENGTH && (t->length || t->tolerance)) {
+        say_to(reason, len, "only a path-length target has a length and a tolerance");
+        return -1;
+    }
+    if (t->kind != TARGET_PATHLENGTH && (t->leg_key || t->leg_door || t->enemy_count)) {
+        say_to(reason, len, "only a path-length target has legs and an enemy count");
+        return -1;
+    }
+    if (t->kind == TARGET_PATHLENGTH) {
+        if (pathlength_validate(t, reason, len)) return -1;
         for (int e = 0; e < TARGET_N_ENEMIES; e++)
             if (t->enemies[e]) {
                 say_to(reason, len, "path-length target: no enemy set");
@@ -139,7 +178,8 @@ int target_validate(const target_t *t, char *reason, int len)
 int target_equal(const target_t *a, const target_t *b)
 {
     if (a->kind != b->kind || a->gate != b->gate || a->variant != b->variant || a->length != b->length ||
-        a->tolerance != b->tolerance)
+        a->tolerance != b->tolerance || a->leg_key != b->leg_key || a->leg_door != b->leg_door ||
+        a->enemy_count != b->enemy_count)
         return 0;
     for (int e = 0; e < TARGET_N_ENEMIES; e++)
         if (a->enemies[e] != b->enemies[e]) return 0;
@@ -169,8 +209,14 @@ void target_describe(const target_t *t, char *buf, int len)
         return;
     }
     if (t->kind == TARGET_PATHLENGTH) {
-        say_to(buf, len, "path length: the route Player -> Key -> Door %d steps long, give or take %d (dungeon variant)",
-            t->length, t->tolerance);
+        char enemies[48] = "";
+        if (t->enemy_count) snprintf(enemies, sizeof enemies, ", %d enemies on the level", t->enemy_count);
+        if (target_is_two_leg(t))
+            say_to(buf, len, "path length: Player -> Key %d steps and Key -> Door %d, give or take %d%s (dungeon variant)",
+                t->leg_key, t->leg_door, t->tolerance, enemies);
+        else
+            say_to(buf, len, "path length: the route Player -> Key -> Door %d steps long, give or take %d%s (dungeon variant)",
+                t->length, t->tolerance, enemies);
         return;
     }
     list_enemies(t->enemies, 1, yes, sizeof yes);
@@ -198,6 +244,9 @@ void target_to_scenario(const target_t *t, const char *story, eval_scenario_t *o
         out->kind = EVAL_PATHLENGTH;
         out->length = t->length;
         out->tolerance = t->tolerance;
+        out->leg_key = t->leg_key;
+        out->leg_door = t->leg_door;
+        out->enemy_count = t->enemy_count;
         out->flow = flows[0];
     } else {
         out->kind = EVAL_ENCOUNTER;
@@ -211,8 +260,14 @@ json_t *target_json(const target_t *t)
 {
     if (target_validate(t, NULL, 0)) return NULL;
     if (t->kind == TARGET_KEYDOOR) return json_pack("{s:s, s:s}", "kind", "keydoor", "gate", target_tile_name(t->gate));
-    if (t->kind == TARGET_PATHLENGTH)
-        return json_pack("{s:s, s:i, s:i}", "kind", "pathlength", "length", t->length, "tolerance", t->tolerance);
+    if (t->kind == TARGET_PATHLENGTH) {
+        json_t *o = target_is_two_leg(t) ? json_pack("{s:s, s:i, s:i}", "kind", "pathlength", "player_key", t->leg_key,
+                                                     "key_door", t->leg_door)
+                                         : json_pack("{s:s, s:i}", "kind", "pathlength", "length", t->length);
+        json_object_set_new(o, "tolerance", json_integer(t->tolerance));
+        if (t->enemy_count) json_object_set_new(o, "enemy_count", json_integer(t->enemy_count));
+        return o;
+    }
     json_t *arr = json_array();
     for (int e = 0; e < TARGET_N_ENEMIES; e++)
         if (t->enemies[e]) json_array_append_new(arr, json_string(target_tile_name(TILE_BAT + e)));
@@ -265,21 +320,54 @@ static int json_refusal(const json_t *obj, const json_t *refuse, char *reason, i
     return STORY_REFUSED;
 }
 
-static int json_pathlength(const json_t *length, const json_t *tolerance, target_t *out, char *reason, int len)
+/* An optional integer field in lo..hi; 0 when absent. */
+static int json_small_int(const json_t *v, const char *name, int lo, int hi, int *out, char *reason, int len)
 {
-    if (!json_is_integer(length) || (tolerance && !json_is_integer(tolerance))) {
-        say_to(reason, len, "target JSON: a pathlength target needs an integer 'length' (and an integer "
-                         "'tolerance', if any)");
+    *out = 0;
+    if (!v) return STORY_OK;
+    json_int_t x = json_is_integer(v) ? json_integer_value(v) : (json_int_t)lo - 1;
+    if (x < lo || x > hi) {
+        say_to(reason, len, "target JSON: %s must be an integer %d..%d", name, lo, hi);
         return STORY_INVALID;
     }
-    json_int_t L = json_integer_value(length);
-    json_int_t T = tolerance ? json_integer_value(tolerance) : 0;
-    if (L < TARGET_LENGTH_MIN || L > TARGET_LENGTH_MAX || T < 0 || T >= L) {
-        say_to(reason, len, "target JSON: length must be %d..%d steps and tolerance 0..length-1", TARGET_LENGTH_MIN,
-            TARGET_LENGTH_MAX);
+    *out = (int)x;
+    return STORY_OK;
+}
+
+static int json_pathlength(const json_t *obj, target_t *out, char *reason, int len)
+{
+    const json_t *length = json_object_get(obj, "length"), *tolerance = json_object_get(obj, "tolerance");
+    const json_t *leg_key = json_object_get(obj, "player_key"), *leg_door = json_object_get(obj, "key_door");
+    int A, B, T, E, L;
+    if (json_small_int(tolerance, "tolerance", 0, TARGET_LENGTH_MAX - 1, &T, reason, len) ||
+        json_small_int(json_object_get(obj, "enemy_count"), "enemy_count", 0, TARGET_ENEMY_COUNT_MAX, &E, reason,
+                       len))
+        return STORY_INVALID;
+    if (leg_key || leg_door) {
+        if (length || !leg_key || !leg_door) {
+            say_to(reason, len, "target JSON: a two-leg pathlength target has both 'player_key' and 'key_door' "
+                                "and no 'length'");
+            return STORY_INVALID;
+        }
+        if (json_small_int(leg_key, "player_key", 1, TARGET_LENGTH_MAX, &A, reason, len) ||
+            json_small_int(leg_door, "key_door", 1, TARGET_LENGTH_MAX, &B, reason, len))
+            return STORY_INVALID;
+        target_pathlegs(out, A, B, tolerance ? T : target_default_tolerance(A < B ? A : B));
+    } else {
+        if (!length) {
+            say_to(reason, len, "target JSON: a pathlength target needs 'length', or 'player_key' and 'key_door'");
+            return STORY_INVALID;
+        }
+        if (json_small_int(length, "length", TARGET_LENGTH_MIN, TARGET_LENGTH_MAX, &L, reason, len))
+            return STORY_INVALID;
+        target_pathlength(out, L, tolerance ? T : target_default_tolerance(L));
+    }
+    out->enemy_count = E;
+    char why[160];
+    if (target_validate(out, why, sizeof why)) {
+        say_to(reason, len, "target JSON: %s", why);
         return STORY_INVALID;
     }
-    target_pathlength(out, (int)L, tolerance ? (int)T : target_default_tolerance((int)L));
     return STORY_OK;
 }
 
@@ -335,7 +423,8 @@ int target_from_jsonobj(const json_t *obj, target_t *out, char *reason, int len)
     json_t *val;
     json_object_foreach((json_t *)obj, key, val) {
         if (strcmp(key, "kind") && strcmp(key, "enemies") && strcmp(key, "gate") && strcmp(key, "reason") &&
-            strcmp(key, "length") && strcmp(key, "tolerance")) {
+            strcmp(key, "length") && strcmp(key, "tolerance") && strcmp(key, "player_key") &&
+            strcmp(key, "key_door") && strcmp(key, "enemy_count")) {
             say_to(reason, len, "target JSON: unexpected field '%.40s'", key);
             return STORY_INVALID;
         }
@@ -352,9 +441,11 @@ int target_from_jsonobj(const json_t *obj, target_t *out, char *reason, int len)
     }
     const json_t *enemies = json_object_get(obj, "enemies");
     const json_t *gate = json_object_get(obj, "gate");
-    const json_t *length = json_object_get(obj, "length"), *tolerance = json_object_get(obj, "tolerance");
-    if (strcmp(kind, "pathlength") && (length || tolerance)) {
-        say_to(reason, len, "target JSON: only a pathlength target has 'length' and 'tolerance'");
+    if (strcmp(kind, "pathlength") &&
+        (json_object_get(obj, "length") || json_object_get(obj, "tolerance") || json_object_get(obj, "player_key") ||
+         json_object_get(obj, "key_door") || json_object_get(obj, "enemy_count"))) {
+        say_to(reason, len, "target JSON: only a pathlength target has 'length', 'player_key', 'key_door', "
+                            "'tolerance' and 'enemy_count'");
         return STORY_INVALID;
     }
     if (!strcmp(kind, "pathlength")) {
@@ -362,7 +453,7 @@ int target_from_jsonobj(const json_t *obj, target_t *out, char *reason, int len)
             say_to(reason, len, "target JSON: a pathlength target has no 'enemies' or 'gate'");
             return STORY_INVALID;
         }
-        return json_pathlength(length, tolerance, out, reason, len);
+        return json_pathlength(obj, out, reason, len);
     }
     if (!strcmp(kind, "encounter")) {
         if (gate) {

@@ -8,7 +8,9 @@
  *              gate tile G = KEY or BAT.
  *   pathlength dungeon variant, the shortest solution route Player -> Key ->
  *              Door (as the evaluator finds it) of a given length in steps,
- *              give or take a tolerance.
+ *              give or take a tolerance; or, in the two-leg form, each of
+ *              its legs player -> key and key -> door of a given length.
+ *              Either form may also ask for a number of enemy tiles.
  *
  * A target comes from a story: story_extract_offline() (host/author/story.h)
  * reads it by keywords for the offline author; target_from_json() reads it
@@ -25,6 +27,8 @@ enum { TARGET_ENCOUNTER = 1, TARGET_KEYDOOR = 2, TARGET_PATHLENGTH = 3 };
 /* Route lengths a path-length target may ask for, in steps. */
 #define TARGET_LENGTH_MIN 2
 #define TARGET_LENGTH_MAX 1000
+/* Enemy tiles a path-length target may ask the level to hold. */
+#define TARGET_ENEMY_COUNT_MAX 64
 /* Enemy types in g, indexed by tile id - TILE_BAT. */
 #define TARGET_N_ENEMIES 3
 #define STORY_MAX_LEN 4000
@@ -38,6 +42,9 @@ typedef struct {
     int gate;                       /* keydoor: TILE_KEY or TILE_BAT; 0 for encounter */
     int variant;                    /* VARIANT_DUNGEON (encounter, pathlength) or VARIANT_TREASURE (keydoor) */
     int length, tolerance;          /* pathlength: route steps wanted, and steps off allowed; 0 otherwise */
+    int leg_key, leg_door;          /* two-leg pathlength: player -> key and key -> door steps (length is
+                                       their sum); 0 in the total form and for other kinds */
+    int enemy_count;                /* pathlength: enemy tiles the level must hold; 0: any number */
 } target_t;
 
 /* The tolerance of "about N steps": 10% of N, at least 1. */
@@ -47,6 +54,10 @@ int target_default_tolerance(int length);
 void target_encounter(target_t *t, int bat, int scorpion, int spider);
 void target_keydoor(target_t *t, int gate);
 void target_pathlength(target_t *t, int length, int tolerance);
+/* The two-leg form: player -> key leg_key steps, key -> door leg_door, each
+ * give or take tolerance. */
+void target_pathlegs(target_t *t, int leg_key, int leg_door, int tolerance);
+static inline int target_is_two_leg(const target_t *t) { return t->kind == TARGET_PATHLENGTH && t->leg_key > 0; }
 /* 1 for the tiles a target's enemy set can name: BAT, SCORPION, SPIDER. */
 static inline int target_is_enemy(int tile) { return tile >= TILE_BAT && tile <= TILE_SPIDER; }
 
@@ -72,6 +83,9 @@ void target_to_scenario(const target_t *t, const char *story, eval_scenario_t *o
  *   {"kind":"encounter","enemies":["BAT","SCORPION"]}
  *   {"kind":"keydoor","gate":"KEY"}
  *   {"kind":"pathlength","length":30,"tolerance":3}   (tolerance optional: 10%)
+ *   {"kind":"pathlength","player_key":20,"key_door":30,"tolerance":0}
+ *                      (two legs; tolerance optional: 10% of the shorter leg)
+ *   either pathlength form may add "enemy_count":3
  *   {"refuse":"reason"}
  * target_json returns a new reference (NULL only if t is invalid). */
 json_t *target_json(const target_t *t);
@@ -79,7 +93,8 @@ json_t *target_json(const target_t *t);
 int target_to_json(const target_t *t, char *buf, size_t len);
 /* Strict reading of untrusted JSON.  text may be a bare object or wrapped in
  * prose or a ```json fence; the first {...} object is read.  Keys other than
- * kind/enemies/gate/length/tolerance/reason (or refuse/reason) are rejected.  Returns STORY_OK,
+ * kind/enemies/gate/length/tolerance/player_key/key_door/enemy_count/reason
+ * (or refuse/reason) are rejected.  Returns STORY_OK,
  * STORY_REFUSED (reason = the model's refusal) or STORY_INVALID (reason says
  * what is wrong). */
 int target_from_json(const char *text, target_t *out, char *reason, int len);
