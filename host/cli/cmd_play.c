@@ -28,33 +28,18 @@ static void play_usage(FILE *f)
             "  --out DIR          one DIR/NAME.jsonl per level instead of standard output\n");
 }
 
-/* The record of one level: header, steps, summary, one JSON object a line. */
+/* The record of one level as text. */
 static char *record_text(const char *name, const level_t *l, const play_opts *o, play_summary *sum)
 {
-    json_t *steps = json_array();
-    if (!steps || play_level(l, o, steps, sum)) return json_decref(steps), NULL;
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
-    if (f) {
-        json_t *head = play_header_json(name, l, o), *tail = play_summary_json(sum), *line;
-        size_t i;
-        json_dumpf(head, f, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        fputc('\n', f);
-        json_array_foreach(steps, i, line) {
-            json_dumpf(line, f, JSON_COMPACT | JSON_PRESERVE_ORDER);
-            fputc('\n', f);
-        }
-        json_dumpf(tail, f, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        fputc('\n', f);
-        json_decref(head);
-        json_decref(tail);
-        if (fclose(f)) {
-            free(text);
-            text = NULL;
-        }
+    if (!f) return NULL;
+    int rc = play_write_record(f, name, l, o, sum);
+    if (fclose(f) || rc) {
+        free(text);
+        return NULL;
     }
-    json_decref(steps);
     return text;
 }
 

@@ -274,3 +274,26 @@ json_t *play_summary_json(const play_summary *s)
                      s->enemies_seen, "key_step", s->key_step >= 0 ? json_integer(s->key_step) : json_null(),
                      "door_step", s->door_step >= 0 ? json_integer(s->door_step) : json_null());
 }
+
+static int write_line(FILE *f, const json_t *o)
+{
+    return json_dumpf(o, f, JSON_COMPACT | JSON_PRESERVE_ORDER) || fputc('\n', f) == EOF ? -1 : 0;
+}
+
+int play_write_record(FILE *f, const char *level_name, const level_t *l, const play_opts *o, play_summary *sum)
+{
+    json_t *steps = json_array();
+    if (!steps || play_level(l, o, steps, sum)) {
+        json_decref(steps);
+        return -1;
+    }
+    json_t *head = play_header_json(level_name, l, o), *tail = play_summary_json(sum), *line;
+    int rc = write_line(f, head);
+    size_t i;
+    json_array_foreach(steps, i, line) rc |= write_line(f, line);
+    rc |= write_line(f, tail);
+    json_decref(head);
+    json_decref(tail);
+    json_decref(steps);
+    return rc;
+}

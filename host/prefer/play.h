@@ -17,6 +17,7 @@
 #define PCG_PLAY_H
 #include "level.h"
 #include <jansson.h>
+#include <stdio.h>
 
 enum { PLAY_ROUTE = 0, PLAY_EXPLORER = 1 };
 enum { PLAY_WINDOW = 2 }; /* cells each side: a 5x5 view */
@@ -59,5 +60,8 @@ int play_level(const level_t *l, const play_opts *o, json_t *steps, play_summary
 /* The record's header and closing lines (docs/prefer.md#trajectory-files). */
 json_t *play_header_json(const char *level_name, const level_t *l, const play_opts *o);
 json_t *play_summary_json(const play_summary *s);
+/* Play l and write its whole record to f, one JSON object a line.  0, or
+ * -1 when out of memory or the write fails. */
+int play_write_record(FILE *f, const char *level_name, const level_t *l, const play_opts *o, play_summary *sum);
 
 #endif

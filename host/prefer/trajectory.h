@@ -1,0 +1,28 @@
+/* Reading a recorded play back (docs/prefer.md#trajectory-files) into the
+ * measurable facts a judge grounds its scores in.  Trajectory files are
+ * untrusted: sizes are bounded, every line is checked, and the counts are
+ * recomputed from the steps rather than taken from the summary line. */
+#ifndef PCG_TRAJECTORY_H
+#define PCG_TRAJECTORY_H
+
+#define TRAJ_MAX_BYTES (64L << 20)
+
+typedef struct {
+    char level[128], player[16];
+    int end;            /* PLAY_END_* from the summary */
+    int positions;      /* step lines */
+    int steps;          /* moves: positions - 1 */
+    int visited;        /* distinct cells stood on */
+    int backtracks, dead_ends, enemies_seen;
+    int key_step, door_step;           /* -1: never */
+    int key_seen_step, door_seen_step; /* first position whose window shows it, -1: never */
+    int junctions;      /* positions with three or more legal moves */
+    double mean_moves;  /* legal moves per position */
+    int tense;          /* positions whose window shows an enemy */
+    int key_guarded;    /* the window where the key was taken shows an enemy */
+} play_features;
+
+/* 0, or -1 and one line naming the file and the line. */
+int traj_read(const char *path, play_features *f, char *err, int errlen);
+
+#endif
