@@ -14,6 +14,7 @@ int cmd_generate(int argc, char **argv);
 int cmd_levels(int argc, char **argv);
 int cmd_play(int argc, char **argv);
 int cmd_assess(int argc, char **argv);
+int cmd_prefer(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_render(int argc, char **argv);
 int cmd_export(int argc, char **argv);

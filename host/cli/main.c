@@ -23,6 +23,7 @@ static const struct {
     {"generate", cmd_generate, "levels from a trained policy: one episode on the fixed evaluation maps"},
     {"levels", cmd_levels, "write starting maps, or maps after an episode of random play"},
     {"assess", cmd_assess, "rate recorded plays on twelve experience dimensions and overall (offline judge)"},
+    {"prefer", cmd_prefer, "per-persona preference models from assessments (prefer fit)"},
     {"play", cmd_play, "record playthroughs of levels (route or explorer player) as JSON lines"},
     {"show", cmd_show, "print a level in the terminal with a legend"},
     {"render", cmd_render, "draw a level as a PNG"},

@@ -52,14 +52,13 @@ static void functional_dims(const play_features *f, int *s, char why[][JUDGE_WHY
     s[DIM_GOALS_RULES] = f->key_seen_step < 0 ? 1 : scale5(1 - share(f->key_seen_step, n), 0, 1);
     say_to(why[DIM_GOALS_RULES], JUDGE_WHY_LEN, f->key_seen_step < 0 ? "the key never came into view" :
            "the key came into view at step %d of %d", f->key_seen_step, f->steps);
-    s[DIM_CHALLENGE_FIT] = won ? scale5(-fabs(f->steps - 45.0), -45, 0) : 1;
+    s[DIM_CHALLENGE_FIT] = won ? scale5(-fabs(f->steps - 45.0), -60, 0) : 1;
     say_to(why[DIM_CHALLENGE_FIT], JUDGE_WHY_LEN, won ? "%d steps to the door (about 45 suits a 16x16 walk)" :
            "the play did not reach the door (%d steps)", f->steps);
     s[DIM_PROGRESS_FEEDBACK] = scale5(share(f->visited, n), 0.3, 1);
     say_to(why[DIM_PROGRESS_FEEDBACK], JUDGE_WHY_LEN, "%d of %d positions were new ground", f->visited, n);
-    s[DIM_EASE_OF_CONTROL] = scale5(-share(f->backtracks + f->dead_ends, n), -0.5, 0);
-    say_to(why[DIM_EASE_OF_CONTROL], JUDGE_WHY_LEN, "%d backtracks and %d dead ends in %d positions", f->backtracks,
-           f->dead_ends, n);
+    s[DIM_EASE_OF_CONTROL] = scale5(-share(f->dead_ends, n), -0.1, 0);
+    say_to(why[DIM_EASE_OF_CONTROL], JUDGE_WHY_LEN, "%d dead ends in %d positions", f->dead_ends, n);
     s[DIM_AUTONOMY] = scale5(f->mean_moves, 1.5, 3);
     say_to(why[DIM_AUTONOMY], JUDGE_WHY_LEN, "%.2f legal moves per position, %d junctions", f->mean_moves,
            f->junctions);
@@ -79,18 +78,17 @@ static void psychosocial_dims(const play_features *f, int *s, char why[][JUDGE_W
     if (s[DIM_MEANING] > 5) s[DIM_MEANING] = 5;
     say_to(why[DIM_MEANING], JUDGE_WHY_LEN, "%s; the key was %s", won ? "the door was earned" : "no door reached",
            f->key_guarded ? "guarded by an enemy in view" : f->key_step >= 0 ? "unguarded" : "never taken");
-    s[DIM_IMMERSION] = scale5(share(f->enemies_seen + f->junctions + (f->key_step >= 0) + won, n), 0, 0.4);
-    say_to(why[DIM_IMMERSION], JUDGE_WHY_LEN, "%d events and junctions over %d positions",
-           f->enemies_seen + f->junctions + (f->key_step >= 0) + won, n);
+    int events = f->enemies_seen + (f->key_step >= 0) + won;
+    s[DIM_IMMERSION] = scale5(share(events, n), 0, 0.3);
+    say_to(why[DIM_IMMERSION], JUDGE_WHY_LEN, "%d events (enemies, key, door) over %d positions", events, n);
 }
 
 static void challenge_dims(const play_features *f, int *s, char why[][JUDGE_WHY_LEN])
 {
     int n = f->positions;
-    s[DIM_COGNITIVE] = scale5(share(f->junctions + f->backtracks, n), 0, 0.5);
-    say_to(why[DIM_COGNITIVE], JUDGE_WHY_LEN, "%d junctions and %d backtracks to reason through", f->junctions,
-           f->backtracks);
-    s[DIM_DECISION] = scale5(share(f->junctions, n), 0, 0.3);
+    s[DIM_COGNITIVE] = scale5(share(f->backtracks, n), 0, 0.4);
+    say_to(why[DIM_COGNITIVE], JUDGE_WHY_LEN, "%d wrong turns walked back in %d positions", f->backtracks, n);
+    s[DIM_DECISION] = scale5(share(f->junctions, n), 0.2, 0.9);
     say_to(why[DIM_DECISION], JUDGE_WHY_LEN, "%d of %d positions were forks", f->junctions, n);
     s[DIM_EMOTIONAL] = scale5(share(f->tense, n), 0, 0.6);
     say_to(why[DIM_EMOTIONAL], JUDGE_WHY_LEN, "an enemy was in view at %d of %d positions", f->tense, n);
