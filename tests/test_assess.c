@@ -168,5 +168,59 @@ static void assess_cli(void **state)
     }
 }
 
+
+/* The model judge against a scripted server: three repeats, one answer in
+ * prose, one with a score out of range and one missing; the rating asked
+ * apart, never shown a score. */
+static void assess_model_judge(void **state)
+{
+    (void)state;
+    pcg_test_use_source_prompts();
+    pcg_fake_srv srv;
+    pcg_test_srv_start(&srv, "tests/fake_openai_prefer.json", "prefer-judge", "PCG_PREFER_KEY");
+    pcg_test_grid g;
+    PCG_GRID(g, "@..#", "##k#", ".b.D");
+    play_opts o;
+    play_opts_default(&o);
+    char path[600];
+    static char out[65536];
+    record_play(&g, &o, "judged", path, sizeof path);
+    int rc = pcg_test_sh(out, sizeof out,
+                         "PCG_PREFER_KEY=k %s assess --judge openai --persona thrill_seeker --repeats 3 --base-url %s "
+                         "--model fake-judge --api-key-env PCG_PREFER_KEY --llm-retries 1 %s",
+                         pcg_test_binary(), srv.url, path);
+    char *log = pcg_test_slurp(srv.log);
+    pcg_test_srv_stop(&srv);
+    if (rc) fail_msg("assess exited %d: %s", rc, out);
+    json_t *a = json_loads(out, 0, NULL);
+    assert_non_null(a);
+    json_t *dims = json_object_get(a, "dimensions");
+    /* goals_rules: 1 (first answer) and 5 (third): the median of two */
+    assert_near(json_number_value(json_object_get(json_object_get(dims, "goals_rules"), "score")), 3.0, 0);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(dims, "goals_rules"), "answers")), 2);
+    /* mastery only in the first answer, autonomy's 7 refused */
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(dims, "mastery"), "answers")), 1);
+    assert_near(json_number_value(json_object_get(json_object_get(dims, "mastery"), "score")), 1.0, 0);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(dims, "autonomy"), "answers")), 1);
+    assert_false(json_is_true(json_object_get(a, "complete")));
+    assert_near(json_number_value(json_object_get(a, "overall")), 7.0, 0); /* 6 and 8; the prose gives none */
+    assert_int_equal(json_integer_value(json_object_get(a, "calls")), 6);
+    assert_string_equal(json_string_value(json_object_get(a, "persona")), "thrill_seeker");
+    json_decref(a);
+    /* every rating request: the persona and the play, no dimension or score */
+    assert_non_null(log);
+    int ratings = 0;
+    for (char *line = strtok(log, "\n"); line; line = strtok(NULL, "\n")) {
+        if (!strstr(line, "How much would you want to play")) continue;
+        ratings++;
+        assert_non_null(strstr(line, "Thrill Seeker"));
+        assert_null(strstr(line, "goals_rules"));
+        assert_null(strstr(line, "\\\"score\\\""));
+    }
+    assert_int_equal(ratings, 3);
+    free(log);
+}
+
 PCG_TESTS(assess, cmocka_unit_test(trajectory_read_back), cmocka_unit_test(trajectory_damaged),
-          cmocka_unit_test(persona_ratings_follow_weights), cmocka_unit_test(assess_cli))
+          cmocka_unit_test(persona_ratings_follow_weights), cmocka_unit_test(assess_cli),
+          cmocka_unit_test(assess_model_judge))

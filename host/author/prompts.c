@@ -24,7 +24,8 @@ const char *const prompt_vocabulary[] = {
     "solutions",    "reachable",      "rejection",   "statistics",    "mean",         "std",
     "zero_percent", "statistics_warning", "warning", "fix_request",   "align_round",  "align_rounds",
     "levels",       "tiles",          "level_count", "important_tiles", "target",     "attempt",
-    "attempts",     "failure",        "evaluator_rules", NULL,
+    "attempts",     "failure",        "evaluator_rules", "persona",   "dimensions",   "trajectory",
+    NULL,
 };
 
 /* A template of a profile and the placeholders its role needs

@@ -144,3 +144,87 @@ int traj_read(const char *path, play_features *f, char *err, int errlen)
     if (f->positions) f->mean_moves /= f->positions;
     return 0;
 }
+
+/* ---- the play as text, for a model judge ---- */
+
+static void render_events(FILE *f, const json_t *events)
+{
+    size_t i;
+    json_t *ev;
+    json_array_foreach(events, i, ev) {
+        const char *name = json_string_value(json_object_get(ev, "event"));
+        if (!name) continue;
+        const json_t *at = json_object_get(ev, "at");
+        if (!strcmp(name, "enemy"))
+            fprintf(f, "%s%s comes into view at (%lld,%lld)", i ? "; " : "  events: ",
+                    json_string_value(json_object_get(ev, "tile")) ?: "an enemy",
+                    (long long)json_integer_value(json_array_get(at, 0)),
+                    (long long)json_integer_value(json_array_get(at, 1)));
+        else fprintf(f, "%s%s", i ? "; " : "  events: ", !strcmp(name, "dead_end") ? "dead end" : name);
+    }
+    if (json_array_size(events)) fputc('\n', f);
+}
+
+/* One step line; the window at the start, at events and every tenth step. */
+static void render_step(FILE *f, const json_t *o)
+{
+    const json_t *pos = json_object_get(o, "pos"), *moves = json_object_get(o, "moves");
+    const json_t *events = json_object_get(o, "events"), *sees = json_object_get(o, "sees");
+    json_int_t step = json_integer_value(json_object_get(o, "step"));
+    fprintf(f, "step %lld at (%lld,%lld), moves", (long long)step, (long long)json_integer_value(json_array_get(pos, 0)),
+            (long long)json_integer_value(json_array_get(pos, 1)));
+    size_t i;
+    json_t *m;
+    json_array_foreach(moves, i, m) fprintf(f, "%s%s", i ? "," : " ", json_string_value(m) ?: "?");
+    const char *next = json_string_value(json_object_get(o, "move"));
+    fprintf(f, "%s%s\n", next ? " -> " : "", next ? next : "");
+    if (step == 0 || json_array_size(events) || step % 10 == 0) {
+        json_t *row;
+        json_array_foreach(sees, i, row) fprintf(f, "    |%s|\n", json_string_value(row) ?: "");
+    }
+    render_events(f, events);
+}
+
+char *traj_render(const char *path, int max_steps, char *err, int errlen)
+{
+    long len;
+    char why[1200];
+    char *text = read_file(path, TRAJ_MAX_BYTES, &len, why, sizeof why), *out = NULL;
+    size_t outlen = 0;
+    if (!text) {
+        say_to(err, errlen, "%s", why);
+        return NULL;
+    }
+    FILE *f = open_memstream(&out, &outlen);
+    int shown = 0, hidden = 0;
+    char end[160] = "";
+    for (char *s = text, *nl; f && s && *s; s = nl ? nl + 1 : NULL) {
+        nl = strchr(s, '\n');
+        if (nl) *nl = 0;
+        json_t *o = json_loads(s, 0, NULL);
+        if (json_object_get(o, "level")) {
+            fprintf(f, "level %s, played by the %s player (the window is 5x5 around the player: @ player, # wall, "
+                       ". floor, k key, D door, b bat, s scorpion, x spider)\n",
+                    json_string_value(json_object_get(o, "level")) ?: "?",
+                    json_string_value(json_object_get(o, "player")) ?: "?");
+        } else if (json_object_get(o, "end")) {
+            snprintf(end, sizeof end, "end: %s after %lld steps\n", json_string_value(json_object_get(o, "end")) ?: "?",
+                     (long long)json_integer_value(json_object_get(o, "steps")));
+        } else if (json_is_object(o) && shown < max_steps) {
+            render_step(f, o);
+            shown++;
+        } else if (json_is_object(o)) {
+            hidden++;
+        }
+        json_decref(o);
+    }
+    if (f && hidden) fprintf(f, "(%d further steps not shown)\n", hidden);
+    if (f) fputs(end, f);
+    free(text);
+    if (!f || fclose(f)) {
+        free(out);
+        say_to(err, errlen, "out of memory");
+        return NULL;
+    }
+    return out;
+}

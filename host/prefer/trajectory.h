@@ -24,5 +24,10 @@ typedef struct {
 
 /* 0, or -1 and one line naming the file and the line. */
 int traj_read(const char *path, play_features *f, char *err, int errlen);
+/* The play as text for a model judge: a line per step (the window at the
+ * start, at events and every tenth step), at most max_steps steps, then
+ * the end.  Call after traj_read accepted the file.  malloc'd, or NULL and
+ * one line. */
+char *traj_render(const char *path, int max_steps, char *err, int errlen);
 
 #endif
