@@ -3,6 +3,7 @@
 #include "commands.h"
 #include "judge_model.h"
 #include "judge_offline.h"
+#include "play.h"
 #include "prompts.h"
 #include "trajectory.h"
 #include "util.h"
@@ -183,6 +184,13 @@ static json_t *model_assessment(const char *path, const play_features *f, const 
     return rc ? NULL : model_json(path, f, o, &r);
 }
 
+/* The level played, so that a benchmark can score it without the file. */
+static void add_map(json_t *a, const play_features *f)
+{
+    level_t l;
+    if (traj_level(f, &l)) json_object_set_new(a, "map", play_map_json(&l));
+}
+
 static int print_line(json_t *a)
 {
     char *s = json_dumps(a, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -214,6 +222,7 @@ int cmd_assess(int argc, char **argv)
         json_t *a = NULL;
         if (traj_read(argv[i], &f, err, sizeof err) == 0)
             a = o.model ? model_assessment(argv[i], &f, &o, defs, err, sizeof err) : offline_assessment(argv[i], &f, &o);
+        if (a) add_map(a, &f);
         if (!a || print_line(a)) {
             die_msg("assess: %s", a ? "out of memory" : err);
             rc = 1;

@@ -21,6 +21,13 @@ char tile_char(int tile)
     return tile >= 0 && tile < N_TILES ? chars[tile] : '?';
 }
 
+int tile_of_char(char c)
+{
+    for (int t = 0; t < N_TILES; t++)
+        if (tile_char(t) == c) return t;
+    return -1;
+}
+
 #define FAIL(...)                                  \
     do {                                           \
         snprintf(err, (size_t)errlen, __VA_ARGS__); \

@@ -21,5 +21,7 @@ int level_format(const level_t *l, char *buf, int len);
 char **level_paths(char **args, int n_args, int *n, char *err, int errlen);
 const char *tile_name(int tile);
 char tile_char(int tile);
+/* The tile a character of tile_char stands for, or -1. */
+int tile_of_char(char c);
 
 #endif

@@ -255,11 +255,24 @@ int play_level(const level_t *l, const play_opts *o, json_t *steps, play_summary
     return 0;
 }
 
+json_t *play_map_json(const level_t *l)
+{
+    json_t *map = json_array();
+    for (int r = 0; r < l->h; r++) {
+        char row[PCG_MAX_SIDE + 1];
+        for (int c = 0; c < l->w; c++) row[c] = tile_char(l->t[r * l->w + c]);
+        row[l->w] = 0;
+        json_array_append_new(map, json_string(row));
+    }
+    return map;
+}
+
 json_t *play_header_json(const char *level_name, const level_t *l, const play_opts *o)
 {
     json_t *h = json_pack("{s:s, s:s, s:i, s:i, s:i}", "level", level_name, "player",
                           o->player == PLAY_ROUTE ? "route" : "explorer", "height", l->h, "width", l->w, "window",
                           2 * PLAY_WINDOW + 1);
+    json_object_set_new(h, "map", play_map_json(l)); /* the level played, so that a record stands alone */
     if (o->player == PLAY_EXPLORER) {
         json_object_set_new(h, "seed", json_integer(o->seed));
         json_object_set_new(h, "curiosity", json_real(o->curiosity));

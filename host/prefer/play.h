@@ -57,6 +57,8 @@ const char *play_end_name(int end);
  * only when out of memory. */
 int play_level(const level_t *l, const play_opts *o, json_t *steps, play_summary *sum);
 
+/* The level as rows of tile characters (levelio.h tile_char). */
+json_t *play_map_json(const level_t *l);
 /* The record's header and closing lines (docs/prefer.md#trajectory-files). */
 json_t *play_header_json(const char *level_name, const level_t *l, const play_opts *o);
 json_t *play_summary_json(const play_summary *s);

@@ -32,6 +32,9 @@ typedef struct {
  * "generator" or else the trajectory's folder.  0, or -1 with one line. */
 int pref_read(char **paths, int n_paths, pref_data *d, int *skipped, char *err, int errlen);
 void pref_free(pref_data *d);
+/* An assessment's "dimensions" object into x (NaN where null or absent;
+ * *missing counts them).  -1 and one line for a score that is not 1..5. */
+int pref_scores_json(const json_t *dims, double *x, int *missing, char *err, int errlen);
 
 /* One fitted model in the dimensions' own units: y = b + sum w_j x_j. */
 typedef struct {

@@ -33,7 +33,7 @@ static void folder_of(const char *path, char *out, size_t len)
     else snprintf(out, len, "%.*s", (int)(slash - path), path);
 }
 
-static int read_scores(const json_t *dims, pref_obs *o, int *missing, char *err, int errlen)
+int pref_scores_json(const json_t *dims, double *x, int *missing, char *err, int errlen)
 {
     *missing = 0;
     if (!json_is_object(dims)) {
@@ -43,7 +43,7 @@ static int read_scores(const json_t *dims, pref_obs *o, int *missing, char *err,
     for (int j = 0; j < PREFER_N_DIMS; j++) {
         const json_t *score = json_object_get(json_object_get(dims, dim_id(j)), "score");
         if (!score || json_is_null(score)) {
-            o->x[j] = NAN;
+            x[j] = NAN;
             (*missing)++;
             continue;
         }
@@ -52,7 +52,7 @@ static int read_scores(const json_t *dims, pref_obs *o, int *missing, char *err,
             say_to(err, errlen, "%s: the score must be a number 1..5", dim_id(j));
             return -1;
         }
-        o->x[j] = v;
+        x[j] = v;
     }
     return 0;
 }
@@ -77,7 +77,7 @@ static int read_obs(const json_t *a, pref_data *d, char (**personas)[160], char 
     }
     pref_obs o = {0};
     int missing;
-    if (read_scores(json_object_get(a, "dimensions"), &o, &missing, err, errlen)) return -1;
+    if (pref_scores_json(json_object_get(a, "dimensions"), o.x, &missing, err, errlen)) return -1;
     if (missing == PREFER_N_DIMS) return 0;
     o.y = y;
     o.generator = name_index(&d->generators, &d->n_generators, PREFER_MAX_OBS, gen, sizeof *d->generators);

@@ -1,5 +1,6 @@
 /* Trajectory files read back (trajectory.h). */
 #include "trajectory.h"
+#include "levelio.h"
 #include "play.h"
 #include "util.h"
 #include <jansson.h>
@@ -70,6 +71,39 @@ static int read_end(const json_t *o, play_features *f, char *err, int errlen)
     return -1;
 }
 
+/* The header's map: rows of tile characters, all of one width. */
+static int read_map(const json_t *map, play_features *f, char *err, int errlen)
+{
+    size_t h = json_array_size(map), w = h ? strlen(json_string_value(json_array_get(map, 0)) ?: "") : 0;
+    if (!json_is_array(map) || h < 1 || h > PCG_MAX_SIDE || w < 1 || w > PCG_MAX_SIDE || h * w > PCG_MAX_CELLS) {
+        say_to(err, errlen, "the header's map must be 1..%d rows of 1..%d tiles", PCG_MAX_SIDE, PCG_MAX_SIDE);
+        return -1;
+    }
+    for (size_t r = 0; r < h; r++) {
+        const char *row = json_string_value(json_array_get(map, r));
+        for (size_t c = 0; c < w; c++) {
+            int t = row && strlen(row) == w ? tile_of_char(row[c]) : -1;
+            if (t < TILE_EMPTY) {
+                say_to(err, errlen, "the header's map: row %zu is not %zu tile characters", r, w);
+                return -1;
+            }
+            f->map[r * w + c] = (unsigned char)t;
+        }
+    }
+    f->h = (int)h;
+    f->w = (int)w;
+    return 0;
+}
+
+const level_t *traj_level(const play_features *f, level_t *l)
+{
+    if (f->h <= 0) return NULL;
+    l->h = f->h;
+    l->w = f->w;
+    l->t = (unsigned char *)f->map;
+    return l;
+}
+
 static int read_header(const json_t *o, play_features *f, char *err, int errlen)
 {
     const char *lv = json_string_value(json_object_get(o, "level"));
@@ -80,7 +114,8 @@ static int read_header(const json_t *o, play_features *f, char *err, int errlen)
     }
     snprintf(f->level, sizeof f->level, "%s", lv);
     snprintf(f->player, sizeof f->player, "%s", pl);
-    return 0;
+    const json_t *map = json_object_get(o, "map");
+    return map ? read_map(map, f, err, errlen) : 0;
 }
 
 /* Header, steps, summary: each line checked in turn. */

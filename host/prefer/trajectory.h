@@ -4,6 +4,7 @@
  * recomputed from the steps rather than taken from the summary line. */
 #ifndef PCG_TRAJECTORY_H
 #define PCG_TRAJECTORY_H
+#include "level.h"
 
 #define TRAJ_MAX_BYTES (64L << 20)
 
@@ -20,7 +21,12 @@ typedef struct {
     double mean_moves;  /* legal moves per position */
     int tense;          /* positions whose window shows an enemy */
     int key_guarded;    /* the window where the key was taken shows an enemy */
+    int h, w;           /* the level played, from the header's map (0 x 0 when absent) */
+    unsigned char map[PCG_MAX_CELLS];
 } play_features;
+
+/* The level of f (NULL when the record has no map): l->t points into f. */
+const level_t *traj_level(const play_features *f, level_t *l);
 
 /* 0, or -1 and one line naming the file and the line. */
 int traj_read(const char *path, play_features *f, char *err, int errlen);
