@@ -12,6 +12,7 @@ int cmd_check_reward(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
 int cmd_levels(int argc, char **argv);
+int cmd_build(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_render(int argc, char **argv);
 int cmd_export(int argc, char **argv);

@@ -22,6 +22,7 @@ static const struct {
     {"train", cmd_train, "train a PPO level generator on a reward (CPU or GPU), with checkpoints and metrics"},
     {"generate", cmd_generate, "levels from a trained policy: one episode on the fixed evaluation maps"},
     {"levels", cmd_levels, "write starting maps, or maps after an episode of random play"},
+    {"build", cmd_build, "a level for a target, joined from certified pieces and verified by the evaluator"},
     {"show", cmd_show, "print a level in the terminal with a legend"},
     {"render", cmd_render, "draw a level as a PNG"},
     {"export", cmd_export, "levels as a Minecraft datapack and structure files (--minecraft), to walk through"},
