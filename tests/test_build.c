@@ -266,6 +266,8 @@ static void build_cli(void **state)
     assert_int_equal(pcg_test_count_lines(out), 1);
     assert_int_equal(cli(out, sizeof out, "build --side 3 --target '{\"kind\":\"keydoor\",\"gate\":\"KEY\"}' --out x"), 2);
     assert_int_equal(cli(out, sizeof out, "build --target '{\"kind\":\"keydoor\",\"gate\":\"KEY\"}'"), 2);
+    assert_int_equal(cli(out, sizeof out, "build --bogus --target '{\"kind\":\"keydoor\",\"gate\":\"KEY\"}' --out x"), 2);
+    assert_int_equal(pcg_test_count_lines(out), 1);
     assert_int_equal(cli(out, sizeof out, "build --help"), 0);
     assert_non_null(strstr(out, "usage: pcgrllm build"));
 }

@@ -125,7 +125,7 @@ static int parse_flags(int argc, char **argv, build_flags_t *f)
                 return die_msg("build: --side must be an integer in %d..%d", BUILD_SIDE_MIN, PCG_MAX_SIDE), 2;
             break;
         case 'h': build_usage(stdout); return -1;
-        default: build_usage(stderr); return 2;
+        default: return 2; /* getopt said which option, in one line */
         }
     }
     if (optind < argc) return die_msg("build: unexpected argument '%s' (pcgrllm build --help)", argv[optind]), 2;
@@ -152,7 +152,7 @@ int cmd_build(int argc, char **argv)
     if (target_to_json(&t, tj, sizeof tj) < 0) snprintf(tj, sizeof tj, "?");
     snprintf(comment, sizeof comment, "built by pcgrllm build for %s, seed %" PRIu64, tj, f.seed);
     if (level_write(f.out, &b.level, comment))
-        return die_msg("build: cannot write %s: %s", f.out, write_error()), 1;
+        return die_msg("build: %s", write_error()), 1;
     if (f.json) return print_json(&t, &b, f.out, f.seed);
     print_summary(&t, &b, f.out);
     return fflush(stdout) ? 1 : 0;

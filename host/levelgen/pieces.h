@@ -84,7 +84,8 @@ int piece_certify(const piece_t *p, const piece_claim_t *claim, int side, char *
 /* Certify every piece the builder may use on a side x side map against its
  * own claim: runs 1 and 2, both turns, detours of each depth 1..side - 2
  * to both sides, alcoves and sealed cells (distance 3) of each enemy to
- * both sides.  Done once per side and remembered.  Returns the pieces
+ * both sides.  Done once per side and remembered (the first call for a
+ * side is not thread-safe: call it before starting threads).  Returns the pieces
  * certified, or -1 and the first failure in reason. */
 int pieces_certify_all(int side, char *reason, int len);
 
