@@ -89,28 +89,30 @@ static int lay_plan(lay_t *l, int n, const plan_t *p)
 
 /* Legs a + b the corridor can take: each at least a step, the sum the
  * straight route plus what the slots add. */
-static int legs_fit(int n, int a, int b)
+static int legs_fit(int n, int longest, int a, int b)
 {
     int sum = a + b;
-    return a >= 1 && b >= 1 && sum >= base_route(n) && sum <= build_route_max(n) && (sum - base_route(n)) % 2 == 0;
+    return a >= 1 && b >= 1 && sum >= base_route(n) && sum <= longest && (sum - base_route(n)) % 2 == 0;
 }
 
-/* The legs within the tolerance closest to the wanted ones (exact first). */
+/* The legs within the tolerance closest to the wanted ones (exact first).
+ * Returns how far off they are (0: exact), -1 when none fits. */
 static int choose_legs(const target_t *t, int n, int *a, int *b)
 {
-    int T = t->tolerance, best = -1;
+    int T = t->tolerance, best = -1, longest = build_route_max(n);
     if (!target_is_two_leg(t)) {
         for (int d = 0; d <= T && best < 0; d++)
             for (int sign = -1; sign <= 1 && best < 0; sign += 2) {
                 int sum = t->length + sign * d;
-                if (legs_fit(n, sum / 2, sum - sum / 2)) *a = sum / 2, *b = sum - sum / 2, best = d;
+                if (legs_fit(n, longest, sum / 2, sum - sum / 2)) *a = sum / 2, *b = sum - sum / 2, best = d;
             }
         return best;
     }
     for (int da = -T; da <= T; da++)
         for (int db = -T; db <= T; db++) {
-            int cost = abs(da) + abs(db);
-            if ((best < 0 || cost < best) && legs_fit(n, t->leg_key + da, t->leg_door + db))
+            /* fewest steps off in all, then the more even split of them */
+            int cost = (abs(da) + abs(db)) * 4096 + (abs(da) > abs(db) ? abs(da) : abs(db));
+            if ((best < 0 || cost < best) && legs_fit(n, longest, t->leg_key + da, t->leg_door + db))
                 *a = t->leg_key + da, *b = t->leg_door + db, best = cost;
         }
     return best;
