@@ -1,7 +1,9 @@
 /* pcgrllm prefer fit: per-persona preference models from assessments
  * (docs/prefer.md#preference-models). */
 #include "commands.h"
+#include "prefer_bench.h"
 #include "prefer_fit.h"
+#include "target.h"
 #include "util.h"
 #include <getopt.h>
 #include <jansson.h>
@@ -13,12 +15,18 @@ static void prefer_usage(FILE *f)
 {
     fprintf(f,
             "usage: pcgrllm prefer fit [--lambda L] [--json] ASSESSMENTS.jsonl...\n"
+            "       pcgrllm prefer bench (--scenario N | --target JSON) [--json] ASSESSMENTS.jsonl...\n"
             "  Fits one ridge model per persona (lambda 10 by default) predicting the overall\n"
             "  rating from the twelve dimensions of pcgrllm assess's output, and compares it on\n"
             "  held-out generators (a generator: the \"generator\" field, else the trajectory's\n"
             "  folder) with the persona-mean and shared baselines and the -CORGIS, -PXI and\n"
             "  -persona ablations: MAE, R^2 and pair-order accuracy.  Then each persona's\n"
-            "  coefficients, in preference points per dimension point.\n");
+            "  coefficients, in preference points per dimension point.\n"
+            "  bench compares judges (an assessment's judge and persona) on the same plays: the\n"
+            "  Spearman correlation of each dimension with the judge's rating and of the rating\n"
+            "  with the evaluator's fitness of the level played (scenario N or the target), the\n"
+            "  mean rating in the high, middle and low thirds of the plays, and per pair of\n"
+            "  judges the correlation and agreement of their ratings.\n");
 }
 
 static json_t *coefficients_json(const pref_data *d, double lambda)
@@ -121,6 +129,100 @@ static int prefer_fit(int argc, char **argv)
     return 0;
 }
 
+static void print_rho(const json_t *v)
+{
+    if (json_is_number(v)) printf(" %7.3f", json_number_value(v));
+    else printf(" %7s", "-");
+}
+
+static void print_bench(const json_t *doc)
+{
+    const json_t *judges = json_object_get(doc, "judges");
+    printf("%lld plays, %lld judges\n\n%-40s %6s %8s %9s\n", (long long)json_integer_value(json_object_get(doc, "plays")),
+           (long long)json_array_size(judges), "judge", "rated", "rho fit", "gap h-l");
+    size_t i;
+    json_t *j;
+    json_array_foreach(judges, i, j) {
+        printf("%-40.40s %6lld", json_string_value(json_object_get(j, "judge")),
+               (long long)json_integer_value(json_object_get(j, "rated")));
+        print_rho(json_object_get(j, "fitness_rho"));
+        print_rho(json_object_get(j, "group_gap"));
+        putchar('\n');
+    }
+    printf("\nSpearman rho of each dimension with the judge's rating (judges in the order above):\n");
+    for (int k = 0; k < PREFER_N_DIMS; k++) {
+        printf("  %-20s", dim_id(k));
+        json_array_foreach(judges, i, j) print_rho(json_object_get(json_object_get(j, "dimension_rho"), dim_id(k)));
+        putchar('\n');
+    }
+    printf("\npairs of judges: rating rho, agreement (pairs of plays ordered alike)\n");
+    json_array_foreach(json_object_get(doc, "pairs"), i, j) {
+        printf("  %s | %s:", json_string_value(json_object_get(j, "a")), json_string_value(json_object_get(j, "b")));
+        print_rho(json_object_get(j, "rating_rho"));
+        const json_t *ag = json_object_get(j, "agreement");
+        if (json_is_number(ag)) printf("  %.1f%% of %lld\n", 100 * json_number_value(ag),
+                                       (long long)json_integer_value(json_object_get(j, "pairs")));
+        else printf("  -\n");
+    }
+}
+
+/* --scenario N or --target JSON into *s.  -1 to go on, else the status. */
+static int bench_scenario(const char *scenario, const char *target, eval_scenario_t *s)
+{
+    char why[400];
+    if (!scenario == !target) return die_msg("prefer bench: give one of --scenario N and --target JSON"), 2;
+    if (scenario) {
+        long n;
+        if (parse_int(scenario, 1, eval_n_scenarios(), &n))
+            return die_msg("prefer bench: --scenario must be 1..%d", eval_n_scenarios()), 2;
+        *s = *eval_scenario((int)n);
+        return -1;
+    }
+    target_t t;
+    if (target_from_json(target, &t, why, sizeof why) != STORY_OK || target_validate(&t, why, sizeof why))
+        return die_msg("prefer bench: --target: %s", why), 2;
+    target_to_scenario(&t, "", s);
+    return -1;
+}
+
+static int prefer_bench(int argc, char **argv)
+{
+    static const struct option opts[] = {{"scenario", required_argument, 0, 's'}, {"target", required_argument, 0, 't'},
+                                         {"json", no_argument, 0, 'j'},           {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *scenario = NULL, *target = NULL;
+    int c, as_json = 0;
+    optind = 1;
+    while ((c = getopt_full(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 's': scenario = optarg; break;
+        case 't': target = optarg; break;
+        case 'j': as_json = 1; break;
+        case 'h': prefer_usage(stdout); return 0;
+        default: prefer_usage(stderr); return 2;
+        }
+    }
+    eval_scenario_t s;
+    int rc = bench_scenario(scenario, target, &s);
+    if (rc >= 0) return rc;
+    if (optind >= argc) return die_msg("prefer bench: no assessment files given"), 2;
+    bench_data d;
+    char err[1600];
+    if (bench_read(argv + optind, argc - optind, &s, &d, err, sizeof err)) return die_msg("prefer bench: %s", err), 1;
+    json_t *doc = bench_compare(&d);
+    bench_free(&d);
+    if (!doc) return die_msg("prefer bench: out of memory"), 1;
+    if (as_json) {
+        char *text = json_dumps(doc, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+        if (text) puts(text);
+        free(text);
+    } else {
+        print_bench(doc);
+    }
+    json_decref(doc);
+    return 0;
+}
+
 int cmd_prefer(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
@@ -128,5 +230,6 @@ int cmd_prefer(int argc, char **argv)
         return argc < 2 ? 2 : 0;
     }
     if (!strcmp(argv[1], "fit")) return prefer_fit(argc - 1, argv + 1);
-    return die_msg("prefer: unknown subcommand '%s' (fit)", argv[1]), 2;
+    if (!strcmp(argv[1], "bench")) return prefer_bench(argc - 1, argv + 1);
+    return die_msg("prefer: unknown subcommand '%s' (fit, bench)", argv[1]), 2;
 }
