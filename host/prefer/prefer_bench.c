@@ -73,29 +73,16 @@ static int read_line(const json_t *a, const eval_scenario_t *s, bench_data *d, c
     return 0;
 }
 
-static int read_one(const char *path, const eval_scenario_t *s, bench_data *d, char *err, int errlen)
+typedef struct {
+    const eval_scenario_t *s;
+    bench_data *d;
+} bench_ctx;
+
+static int bench_line(const json_t *o, int line, void *ctx, char *err, int errlen)
 {
-    long len;
-    char why[1200];
-    char *text = read_file(path, BENCH_FILE_MAX, &len, why, sizeof why);
-    if (!text) {
-        say_to(err, errlen, "%s", why);
-        return -1;
-    }
-    int line = 0, rc = 0;
-    for (char *s_ = text, *nl; s_ && *s_ && !rc; s_ = nl ? nl + 1 : NULL) {
-        nl = strchr(s_, '\n');
-        if (nl) *nl = 0;
-        line++;
-        if (!*s_) continue;
-        json_t *a = json_loads(s_, JSON_REJECT_DUPLICATES, NULL);
-        if (!json_is_object(a)) say_to(why, sizeof why, "not a JSON object");
-        rc = json_is_object(a) ? read_line(a, s, d, why, sizeof why) : -1;
-        json_decref(a);
-        if (rc) say_to(err, errlen, "%s: line %d: %s", path, line, why);
-    }
-    free(text);
-    return rc;
+    bench_ctx *c = ctx;
+    (void)line;
+    return read_line(o, c->s, c->d, err, errlen);
 }
 
 int bench_read(char **paths, int n, const eval_scenario_t *s, bench_data *d, char *err, int errlen)
@@ -115,8 +102,9 @@ int bench_read(char **paths, int n, const eval_scenario_t *s, bench_data *d, cha
     for (size_t i = 0; i < cells; i++) d->rating[i] = NAN;
     for (size_t i = 0; i < cells * PREFER_N_DIMS; i++) d->dims[i] = NAN;
     for (int i = 0; i < BENCH_MAX_PLAYS; i++) d->fitness[i] = NAN;
+    bench_ctx ctx = {s, d};
     for (int i = 0; i < n; i++)
-        if (read_one(paths[i], s, d, err, errlen)) {
+        if (read_jsonl_file(paths[i], BENCH_FILE_MAX, bench_line, &ctx, err, errlen)) {
             bench_free(d);
             return -1;
         }

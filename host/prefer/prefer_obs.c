@@ -91,36 +91,23 @@ static int read_obs(const json_t *a, pref_data *d, char (**personas)[160], char 
     return 1;
 }
 
-static int read_file_lines(const char *path, pref_data *d, char (**personas)[160], int *skipped, char *err,
-                           int errlen)
+typedef struct {
+    pref_data *d;
+    char (**personas)[160];
+    int *skipped;
+} obs_ctx;
+
+static int obs_line(const json_t *o, int line, void *ctx, char *err, int errlen)
 {
-    long len;
-    char why[1200];
-    char *text = read_file(path, OBS_FILE_MAX, &len, why, sizeof why);
-    if (!text) return say_to(err, errlen, "%s", why), -1;
-    int line = 0, rc = 0;
-    for (char *s = text, *nl; s && *s && !rc; s = nl ? nl + 1 : NULL) {
-        nl = strchr(s, '\n');
-        if (nl) *nl = 0;
-        line++;
-        if (!*s) continue;
-        if (d->n >= PREFER_MAX_OBS) {
-            say_to(err, errlen, "%s: more than %d observations", path, PREFER_MAX_OBS);
-            rc = -1;
-            break;
-        }
-        json_t *a = json_loads(s, JSON_REJECT_DUPLICATES, NULL);
-        int kept = json_is_object(a) ? read_obs(a, d, personas, why, sizeof why) : -1;
-        if (!json_is_object(a)) say_to(why, sizeof why, "not a JSON object");
-        json_decref(a);
-        if (kept < 0) {
-            say_to(err, errlen, "%s: line %d: %s", path, line, why);
-            rc = -1;
-        }
-        *skipped += kept == 0;
+    obs_ctx *c = ctx;
+    (void)line;
+    if (c->d->n >= PREFER_MAX_OBS) {
+        say_to(err, errlen, "more than %d observations", PREFER_MAX_OBS);
+        return -1;
     }
-    free(text);
-    return rc;
+    int kept = read_obs(o, c->d, c->personas, err, errlen);
+    *c->skipped += kept == 0;
+    return kept < 0 ? -1 : 0;
 }
 
 int pref_read(char **paths, int n_paths, pref_data *d, int *skipped, char *err, int errlen)
@@ -131,7 +118,8 @@ int pref_read(char **paths, int n_paths, pref_data *d, int *skipped, char *err, 
     d->obs = malloc(sizeof *d->obs * PREFER_MAX_OBS);
     int rc = d->obs ? 0 : -1;
     if (rc) say_to(err, errlen, "out of memory");
-    for (int i = 0; i < n_paths && !rc; i++) rc = read_file_lines(paths[i], d, &personas, skipped, err, errlen);
+    obs_ctx ctx = {d, &personas, skipped};
+    for (int i = 0; i < n_paths && !rc; i++) rc = read_jsonl_file(paths[i], OBS_FILE_MAX, obs_line, &ctx, err, errlen);
     d->personas = malloc(sizeof *d->personas * (size_t)(d->n_personas + 1));
     for (int p = 0; d->personas && p < d->n_personas; p++) snprintf(d->personas[p], sizeof *d->personas, "%s", personas[p]);
     free(personas);

@@ -155,6 +155,41 @@ json_t *read_json_file(const char *path, long max, char *err, int errlen)
     return j;
 }
 
+int read_jsonl_file(const char *path, long max, jsonl_fn fn, void *ctx, char *err, int errlen)
+{
+    long len;
+    char why[1200];
+    char *text = read_file(path, max, &len, why, sizeof why);
+    if (!text) {
+        snprintf(err, (size_t)errlen, "%s", why);
+        return -1;
+    }
+    int line = 0, rc = 0;
+    if (memchr(text, 0, (size_t)len)) {
+        snprintf(why, sizeof why, "holds a NUL byte");
+        rc = -1;
+    }
+    for (char *s = text, *nl; !rc && s && *s; s = nl ? nl + 1 : NULL) {
+        nl = strchr(s, '\n');
+        if (nl) *nl = 0;
+        line++;
+        if (!*s) continue;
+        json_t *o = json_loads(s, JSON_REJECT_DUPLICATES, NULL);
+        if (!json_is_object(o)) {
+            snprintf(why, sizeof why, "line %d: not a JSON object", line);
+            rc = -1;
+        } else {
+            char e[600] = "";
+            rc = fn(o, line, ctx, e, sizeof e);
+            if (rc) snprintf(why, sizeof why, "line %d: %s", line, e);
+        }
+        json_decref(o);
+    }
+    free(text);
+    if (rc) snprintf(err, (size_t)errlen, "%s: %s", path, why);
+    return rc;
+}
+
 uint64_t fnv1a64(const void *data, size_t n, uint64_t h)
 {
     const unsigned char *p = data;

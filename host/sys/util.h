@@ -33,6 +33,11 @@ int open_regular(const char *path, char *err, int errlen);
 char *read_file(const char *path, long max, long *len, char *err, int errlen);
 /* read_file, then JSON (duplicate keys refused); NULL with one line in err. */
 struct json_t *read_json_file(const char *path, long max, char *err, int errlen);
+/* A JSON-lines file (at most max bytes): fn for each non-empty line, in
+ * order, each a JSON object (duplicate keys refused), until fn returns
+ * non-zero.  0, or -1 with "PATH: line N: why" in err. */
+typedef int (*jsonl_fn)(const struct json_t *obj, int line, void *ctx, char *err, int errlen);
+int read_jsonl_file(const char *path, long max, jsonl_fn fn, void *ctx, char *err, int errlen);
 /* FNV-1a 64: fnv1a64(p, n, FNV1A64_INIT), chainable over pieces. */
 #define FNV1A64_INIT 0xcbf29ce484222325ULL
 uint64_t fnv1a64(const void *data, size_t n, uint64_t h);
