@@ -43,6 +43,16 @@ static void try_calls(best_t *b, json_t *calls)
     }
 }
 
+/* Walls that would split the open region are weighed once more with a
+ * repair after them, which opens the fewest walls elsewhere. */
+static void try_walls(best_t *b, json_t *calls)
+{
+    json_t *repaired = json_deep_copy(calls);
+    json_array_append_new(repaired, json_pack("{s:s}", "tool", "repair"));
+    try_calls(b, calls);
+    try_calls(b, repaired);
+}
+
 /* The enemies the target asks for: remove the extra ones, or add BATs on
  * open cells off the route, spread over the map. */
 static void fix_enemies(const edit_view *v, const unsigned char *route, json_t *calls)
@@ -94,7 +104,7 @@ static void propose_lines(best_t *b, int cell)
             int n = 0;
             while (n < lengths[k] && lv_get(l, r + PCG_DR(d) * n, c + PCG_DC(d) * n) == TILE_EMPTY) n++;
             if (n < 2) break;
-            try_calls(b, json_pack("[{s:s,s:i,s:i,s:i,s:i,s:s}]", "tool", "line", "row", r, "col", c, "row2",
+            try_walls(b, json_pack("[{s:s,s:i,s:i,s:i,s:i,s:s}]", "tool", "line", "row", r, "col", c, "row2",
                                    r + PCG_DR(d) * (n - 1), "col2", c + PCG_DC(d) * (n - 1), "tile", "WALL"));
             if (n < lengths[k]) break;
         }
@@ -112,7 +122,7 @@ static void propose_moves(best_t *b, const unsigned char *route)
         int r = i / l->w, c = i % l->w;
         if (l->t[i] == TILE_EMPTY && key >= 0) try_calls(b, key_move(l, key, i));
         if (l->t[i] == TILE_EMPTY && route[i]) {
-            try_calls(b, json_pack("[o]", set_call(r, c, TILE_WALL)));
+            try_walls(b, json_pack("[o]", set_call(r, c, TILE_WALL)));
             propose_lines(b, i);
         }
         if (l->t[i] == TILE_WALL) try_calls(b, json_pack("[o]", set_call(r, c, TILE_EMPTY)));
