@@ -65,22 +65,31 @@ typedef struct {
     char dir[PATH_MAX];
 } episode;
 
-/* An episode against the server s with switches sw; dir named by name. */
-static int run_scripted(episode *e, const pcg_fake_srv *s, const edit_switches *sw, int steps, const char *name)
+/* An episode of the scripted level against the server at url with
+ * switches sw (target: the scripted one when NULL; dir named by name, or
+ * in memory when NULL).  edit_episode's status, err its line. */
+static int run_on(episode *e, const char *url, const target_t *target, const edit_switches *sw, int steps,
+                  const char *name, char *err, int errlen)
 {
-    char err[600];
     PCG_GRID(e->g, LEVEL_ROWS);
-    assert_int_equal(target_from_json(target_json_text, &e->t, err, sizeof err), STORY_OK);
+    if (target) e->t = *target;
+    else assert_int_equal(target_from_json(target_json_text, &e->t, err, errlen), STORY_OK);
     llm_config_defaults(&e->llm);
-    snprintf(e->llm.base_url, sizeof e->llm.base_url, "%s", s->url);
+    snprintf(e->llm.base_url, sizeof e->llm.base_url, "%s", url);
     snprintf(e->llm.model, sizeof e->llm.model, "fake");
     e->llm.api_key_env[0] = 0;
     e->llm.retries = 0;
     e->ed = (edit_editor){EDITOR_OPENAI, 0, 1, &e->llm};
-    snprintf(e->dir, sizeof e->dir, "%s/%s", pcg_test_tmpdir(), name);
-    e->run = (edit_run){&e->g.l, &e->t, &e->ed, *sw, {steps, 0, 0, 0}, e->dir, 0, 0};
-    int rc = edit_episode(&e->run, &e->final, e->tiles, &e->res, err, sizeof err);
-    if (rc != EDIT_OK && rc != EDIT_INFEASIBLE) fail_msg("edit_episode: %s", err);
+    if (name) snprintf(e->dir, sizeof e->dir, "%s/%s", pcg_test_tmpdir(), name);
+    e->run = (edit_run){&e->g.l, &e->t, &e->ed, *sw, {steps, 0, 0, 0}, name ? e->dir : NULL, 0, 0};
+    return edit_episode(&e->run, &e->final, e->tiles, &e->res, err, errlen);
+}
+
+static int run_scripted(episode *e, const pcg_fake_srv *s, const edit_switches *sw, int steps, const char *name)
+{
+    char err[600];
+    int rc = run_on(e, s->url, NULL, sw, steps, name, err, sizeof err);
+    if (rc != EDIT_OK) fail_msg("edit_episode: %s", err);
     return rc;
 }
 
@@ -123,6 +132,21 @@ static char *dir_file(const char *dir, const char *name)
     char *s = pcg_test_slurp(path);
     if (!s) fail_msg("no %s", path);
     return s;
+}
+
+/* `pcgrllm edit ARGS --out DIR` (DIR: name in the scratch directory, its
+ * path in dir); the exit status, the output in out. */
+static int edit_cli(char *out, size_t outlen, char *dir, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static int edit_cli(char *out, size_t outlen, char *dir, const char *name, const char *fmt, ...)
+{
+    char args[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(dir, PATH_MAX, "%s/%s", pcg_test_tmpdir(), name);
+    return pcg_test_sh(out, outlen, "%s edit %s --out %s", pcg_test_binary(), args, dir);
 }
 
 static void edit_recovery_and_early_stop(void **state)
@@ -255,24 +279,17 @@ static void edit_infeasible_target_asks_nothing(void **state)
     edit_switches_full(&sw);
     episode *e = calloc(1, sizeof *e);
     char err[600];
-    PCG_GRID(e->g, LEVEL_ROWS);
-    target_pathlegs(&e->t, 2, 3, 0); /* 5 steps: the door is 11 from the player */
-    llm_config_defaults(&e->llm);
-    snprintf(e->llm.base_url, sizeof e->llm.base_url, "%s", s.url);
-    e->ed = (edit_editor){EDITOR_OPENAI, 0, 1, &e->llm};
-    e->run = (edit_run){&e->g.l, &e->t, &e->ed, sw, {4, 0, 0, 0}, NULL, 0, 0};
-    assert_int_equal(edit_episode(&e->run, &e->final, e->tiles, &e->res, err, sizeof err), EDIT_INFEASIBLE);
+    target_t t;
+    target_pathlegs(&t, 2, 3, 0); /* 5 steps: the door is 11 from the player */
+    assert_int_equal(run_on(e, s.url, &t, &sw, 4, NULL, err, sizeof err), EDIT_INFEASIBLE);
     assert_non_null(strstr(err, "cannot be met"));
     assert_int_equal(server_requests(&s), 0);
     pcg_test_srv_stop(&s);
     free(e);
     /* the command: exit status 3, one line */
     char out[4096], dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s/infeasible", pcg_test_tmpdir());
-    int rc = pcg_test_sh(out, sizeof out,
-                         "%s edit --seed 1 --target '{\"kind\":\"pathlength\",\"player_key\":3,\"key_door\":3}' "
-                         "--llm offline --out %s",
-                         pcg_test_binary(), dir);
+    int rc = edit_cli(out, sizeof out, dir, "infeasible",
+                      "--seed 1 --target '{\"kind\":\"pathlength\",\"player_key\":3,\"key_door\":3}' --llm offline");
     assert_int_equal(rc, EDIT_INFEASIBLE);
     assert_int_equal(pcg_test_count_lines(out), 1);
 }
@@ -284,12 +301,12 @@ static void edit_offline_reaches_perfect(void **state)
     pcg_test_use_source_prompts();
     static const int legs[][2] = {{20, 14}, {30, 30}, {12, 40}};
     for (size_t i = 0; i < sizeof legs / sizeof legs[0]; i++) {
-        char out[8192], dir[PATH_MAX];
-        snprintf(dir, sizeof dir, "%s/offline-%zu", pcg_test_tmpdir(), i);
-        int rc = pcg_test_sh(out, sizeof out,
-                             "%s edit --seed 1 --target '{\"kind\":\"pathlength\",\"player_key\":%d,\"key_door\":%d,"
-                             "\"tolerance\":0,\"enemy_count\":3}' --llm offline --steps 12 --out %s",
-                             pcg_test_binary(), legs[i][0], legs[i][1], dir);
+        char out[8192], dir[PATH_MAX], name[32];
+        snprintf(name, sizeof name, "offline-%zu", i);
+        int rc = edit_cli(out, sizeof out, dir, name,
+                          "--seed 1 --target '{\"kind\":\"pathlength\",\"player_key\":%d,\"key_door\":%d,"
+                          "\"tolerance\":0,\"enemy_count\":3}' --llm offline --steps 12",
+                          legs[i][0], legs[i][1]);
         if (rc != 0) fail_msg("target %d/%d: exit %d: %s", legs[i][0], legs[i][1], rc, out);
         assert_non_null(strstr(out, "a perfect match after"));
         assert_non_null(strstr(out, "offline (rule-based)"));
@@ -310,21 +327,17 @@ static void edit_resume_continues(void **state)
     (void)state;
     pcg_test_use_source_prompts();
     char out[8192], dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s/resume", pcg_test_tmpdir());
     const char *target = "--target '{\"kind\":\"pathlength\",\"player_key\":30,\"key_door\":30,\"enemy_count\":3,"
                          "\"tolerance\":0}'";
-    int rc = pcg_test_sh(out, sizeof out, "%s edit --seed 1 %s --llm offline --steps 2 --out %s", pcg_test_binary(),
-                         target, dir);
+    int rc = edit_cli(out, sizeof out, dir, "resume", "--seed 1 %s --llm offline --steps 2", target);
     assert_int_equal(rc, 1); /* not there yet */
     char *before = dir_file(dir, "steps.jsonl");
     assert_int_equal(pcg_test_count_lines(before), 2);
     /* a second run without --resume refuses to overwrite it */
-    rc = pcg_test_sh(out, sizeof out, "%s edit --seed 1 %s --llm offline --steps 2 --out %s", pcg_test_binary(),
-                     target, dir);
+    rc = edit_cli(out, sizeof out, dir, "resume", "--seed 1 %s --llm offline --steps 2", target);
     assert_int_equal(rc, 1);
     assert_non_null(strstr(out, "--resume continues it"));
-    rc = pcg_test_sh(out, sizeof out, "%s edit %s --llm offline --steps 12 --resume --out %s", pcg_test_binary(),
-                     target, dir);
+    rc = edit_cli(out, sizeof out, dir, "resume", "%s --llm offline --steps 12 --resume", target);
     if (rc != 0) fail_msg("resume: exit %d: %s", rc, out);
     assert_null(strstr(out, "step 1:"));
     assert_non_null(strstr(out, "step 3:"));
@@ -334,11 +347,39 @@ static void edit_resume_continues(void **state)
     free(before);
     free(after);
     /* another target is refused */
-    rc = pcg_test_sh(out, sizeof out,
-                     "%s edit --target '{\"kind\":\"pathlength\",\"length\":40}' --llm offline --resume --out %s",
-                     pcg_test_binary(), dir);
+    rc = edit_cli(out, sizeof out, dir, "resume", "--target '{\"kind\":\"pathlength\",\"length\":40}' --llm offline --resume");
     assert_int_equal(rc, 1);
     assert_non_null(strstr(out, "another target"));
+}
+
+/* The call budget ends the episode; a server that is gone ends it with
+ * EDIT_SERVER and its line, and state.json says so. */
+static void edit_budgets_and_a_server_gone(void **state)
+{
+    (void)state;
+    pcg_test_use_source_prompts();
+    char out[8192], dir[PATH_MAX];
+    int rc = edit_cli(out, sizeof out, dir, "budget",
+                      "--seed 1 --target '{\"kind\":\"pathlength\",\"player_key\":30,\"key_door\":30}' "
+                      "--llm offline --steps 10 --max-calls 2");
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(out, "after 2 steps (the call budget is spent)"));
+    const char *replies[] = {PERFECT};
+    pcg_fake_srv s;
+    start_server(&s, replies, 1);
+    pcg_test_srv_stop(&s); /* nothing listens on its port now */
+    episode *e = calloc(1, sizeof *e);
+    edit_switches sw;
+    edit_switches_full(&sw);
+    char err[600];
+    assert_int_equal(run_on(e, s.url, NULL, &sw, 4, "server-gone", err, sizeof err), EDIT_SERVER);
+    assert_non_null(strstr(err, "does not answer"));
+    assert_int_equal(e->res.stop, EDIT_STOP_SERVER);
+    assert_int_equal(e->res.steps, 0);
+    char *st = dir_file(e->dir, "state.json");
+    assert_non_null(strstr(st, "\"stop\": \"server\""));
+    free(st);
+    free(e);
 }
 
 /* The noisy editor is reproducible from its seed, and labelled. */
@@ -348,12 +389,11 @@ static void edit_noisy_is_seeded(void **state)
     pcg_test_use_source_prompts();
     char *steps[2];
     for (int i = 0; i < 2; i++) {
-        char out[8192], dir[PATH_MAX];
-        snprintf(dir, sizeof dir, "%s/noisy-%d", pcg_test_tmpdir(), i);
-        pcg_test_sh(out, sizeof out,
-                    "%s edit --seed 2 --target '{\"kind\":\"pathlength\",\"player_key\":20,\"key_door\":20}' "
-                    "--llm noisy:0.5 --editor-seed 9 --steps 4 --no-early-stop --out %s",
-                    pcg_test_binary(), dir);
+        char out[8192], dir[PATH_MAX], name[32];
+        snprintf(name, sizeof name, "noisy-%d", i);
+        edit_cli(out, sizeof out, dir, name,
+                 "--seed 2 --target '{\"kind\":\"pathlength\",\"player_key\":20,\"key_door\":20}' "
+                 "--llm noisy:0.5 --editor-seed 9 --steps 4 --no-early-stop");
         assert_non_null(strstr(out, "noisy:0.50 (rule-based, random calls)"));
         steps[i] = dir_file(dir, "steps.jsonl");
     }
@@ -366,4 +406,4 @@ PCG_TESTS(edit, cmocka_unit_test(edit_recovery_and_early_stop), cmocka_unit_test
           cmocka_unit_test(edit_open_loop_ends_broken), cmocka_unit_test(edit_retry_without_recovery),
           cmocka_unit_test(edit_refusals_one_by_one), cmocka_unit_test(edit_infeasible_target_asks_nothing),
           cmocka_unit_test(edit_offline_reaches_perfect), cmocka_unit_test(edit_resume_continues),
-          cmocka_unit_test(edit_noisy_is_seeded))
+          cmocka_unit_test(edit_budgets_and_a_server_gone), cmocka_unit_test(edit_noisy_is_seeded))

@@ -65,27 +65,24 @@ static json_t *refusals_json(const tools_result *tr)
     return a;
 }
 
-/* Read the reply into a candidate: 0, or -1 with why (unreadable). */
+/* Read the reply into a candidate: 0 (*calls: the list read), or -1
+ * with why (unreadable). */
 static int read_reply(loop_t *L, const char *reply, int step, level_t *cand, unsigned char *ctiles, tools_result *tr,
                       json_t **calls, int *recovered, char *why, int whylen)
 {
     uint64_t seed = L->run->editor->seed * 7919u + (uint64_t)step;
-    if (tools_apply(reply, &L->saved, cand, ctiles, seed, tr, why, whylen) == 0) {
-        const char *a = strchr(reply, '[');
-        *calls = a ? json_loadb(a, strlen(a), JSON_DISABLE_EOF_CHECK, NULL) : NULL;
-        return 0;
+    json_t *list = tools_read_list(reply, why, whylen);
+    if (!list && L->run->sw.recovery) {
+        int kept;
+        char *fixed = tools_recover(reply, &kept);
+        list = fixed ? json_loads(fixed, 0, NULL) : NULL;
+        free(fixed);
+        *recovered = list != NULL;
     }
-    if (!L->run->sw.recovery) return -1;
-    int kept;
-    char *fixed = tools_recover(reply, &kept);
-    if (!fixed) return -1;
-    int rc = tools_apply(fixed, &L->saved, cand, ctiles, seed, tr, why, whylen);
-    if (rc == 0) {
-        *calls = json_loads(fixed, 0, NULL);
-        *recovered = 1;
-    }
-    free(fixed);
-    return rc;
+    if (!list) return -1;
+    tools_apply_list(list, &L->saved, cand, ctiles, seed, tr);
+    *calls = list;
+    return 0;
 }
 
 /* Ask the editor once, and once more after an unreadable reply when
@@ -322,7 +319,7 @@ int edit_episode(const edit_run *run, level_t *final, unsigned char *final_tiles
         res->route_key = L->m.route_key;
         res->route_door = L->m.route_door;
         res->route = L->m.route;
-        res->seconds = now_seconds() - t0;
+        res->seconds += now_seconds() - t0;
         char why[400];
         if (edit_write_state(run->dir, run->target, run, res, why, sizeof why) && rc == EDIT_OK) {
             snprintf(err, (size_t)errlen, "%s", why);

@@ -55,7 +55,7 @@ typedef struct {
     long calls;                /* editor replies asked for (a retry is one more) */
     long tokens;               /* model tokens, prompt and completion */
     int recovered;             /* replies repaired by keeping their complete calls */
-    double seconds;            /* wall time of the episode */
+    double seconds;            /* wall time of the episode, earlier runs of a resumed one included */
     int stop;                  /* EDIT_STOP_*: why it ended */
     char why[300];             /* the stop in words; for EDIT_STOP_SERVER the server's line */
 } edit_result;

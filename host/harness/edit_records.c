@@ -158,6 +158,7 @@ int edit_resume_read(const char *dir, const target_t *t, edit_step_t *last, int 
     res->tokens = (long)json_integer_value(json_object_get(st, "tokens"));
     res->recovered = (int)json_integer_value(json_object_get(st, "recovered"));
     res->accepted = (int)json_integer_value(json_object_get(st, "accepted"));
+    res->seconds = json_number_value(json_object_get(st, "seconds"));
     json_decref(st);
     snprintf(path, sizeof path, "%s/level.txt", dir);
     if (level_read(path, saved, tiles, why, sizeof why) != 0) {

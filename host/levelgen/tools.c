@@ -316,26 +316,23 @@ static const char *answer_part(const char *reply)
     return p;
 }
 
-int tools_apply(const char *reply, const level_t *in, level_t *out, unsigned char *out_tiles, uint64_t seed,
-                tools_result *res, char *err, int errlen)
+json_t *tools_read_list(const char *reply, char *err, int errlen)
 {
-    memset(res, 0, sizeof *res);
-    copy_level(in, out, out_tiles);
     size_t len = reply ? strlen(reply) : 0;
     if (len > TOOLS_MAX_REPLY) {
         snprintf(err, (size_t)errlen, "the reply is %zu bytes, over the %d-byte limit: send fewer calls", len,
                  TOOLS_MAX_REPLY);
-        return -1;
+        return NULL;
     }
     const char *a = reply ? strchr(answer_part(reply), '[') : NULL;
     if (!a) {
         snprintf(err, (size_t)errlen, "the reply holds no JSON list of tool calls: answer [{\"tool\": ...}, ...]");
-        return -1;
+        return NULL;
     }
     const char *e = json_text_end(a, '[', ']');
     if (!e) {
         snprintf(err, (size_t)errlen, "the list of tool calls is cut off before its closing ']'");
-        return -1;
+        return NULL;
     }
     json_error_t je;
     json_t *list = json_loadb(a, (size_t)(e - a), 0, &je);
@@ -343,8 +340,18 @@ int tools_apply(const char *reply, const level_t *in, level_t *out, unsigned cha
         snprintf(err, (size_t)errlen, "the list of tool calls is not valid JSON: %s (line %d, column %d)", je.text,
                  je.line, je.column);
         json_decref(list);
-        return -1;
+        return NULL;
     }
+    return list;
+}
+
+int tools_apply(const char *reply, const level_t *in, level_t *out, unsigned char *out_tiles, uint64_t seed,
+                tools_result *res, char *err, int errlen)
+{
+    memset(res, 0, sizeof *res);
+    copy_level(in, out, out_tiles);
+    json_t *list = tools_read_list(reply, err, errlen);
+    if (!list) return -1;
     tools_apply_list(list, in, out, out_tiles, seed, res);
     json_decref(list);
     return 0;

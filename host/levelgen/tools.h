@@ -50,6 +50,10 @@ extern const char *const tools_names[];
 int tools_apply(const char *reply, const level_t *in, level_t *out, unsigned char *out_tiles, uint64_t seed,
                 tools_result *res, char *err, int errlen);
 
+/* The list of a reply as tools_apply reads it (a new reference), or NULL
+ * with err. */
+struct json_t *tools_read_list(const char *reply, char *err, int errlen);
+
 /* The same on an already parsed list (a jansson json_t array). */
 struct json_t;
 void tools_apply_list(const struct json_t *list, const level_t *in, level_t *out, unsigned char *out_tiles,
