@@ -382,6 +382,35 @@ static void edit_budgets_and_a_server_gone(void **state)
     free(e);
 }
 
+/* --story with the model: the target is the model's reading (step 0 of
+ * the records), then the edits. */
+static void edit_story_read_by_the_model(void **state)
+{
+    (void)state;
+    pcg_test_use_source_prompts();
+    const char *replies[] = {"{\"kind\":\"pathlength\",\"player_key\":7,\"key_door\":4,\"tolerance\":0}", PERFECT};
+    pcg_fake_srv s;
+    start_server(&s, replies, 2);
+    pcg_test_grid g;
+    PCG_GRID(g, LEVEL_ROWS);
+    char level[PATH_MAX], out[8192], dir[PATH_MAX];
+    snprintf(level, sizeof level, "%s/story-start.txt", pcg_test_tmpdir());
+    assert_int_equal(level_write(level, &g.l, NULL), 0);
+    int rc = edit_cli(out, sizeof out, dir, "story",
+                      "--from %s --story 'Seven steps to the key, four on to the door.' --llm openai --base-url %s "
+                      "--model fake --api-key-env '' --llm-retries 0",
+                      level, s.url);
+    int requests = server_requests(&s);
+    pcg_test_srv_stop(&s);
+    if (rc != 0) fail_msg("exit %d: %s", rc, out);
+    assert_int_equal(requests, 2);
+    assert_non_null(strstr(out, "a perfect match after 1 step"));
+    char *req = dir_file(dir, "requests.jsonl");
+    assert_non_null(strstr(req, "\"task\":\"target\""));
+    assert_non_null(strstr(req, "Seven steps to the key"));
+    free(req);
+}
+
 /* The noisy editor is reproducible from its seed, and labelled. */
 static void edit_noisy_is_seeded(void **state)
 {
@@ -406,4 +435,5 @@ PCG_TESTS(edit, cmocka_unit_test(edit_recovery_and_early_stop), cmocka_unit_test
           cmocka_unit_test(edit_open_loop_ends_broken), cmocka_unit_test(edit_retry_without_recovery),
           cmocka_unit_test(edit_refusals_one_by_one), cmocka_unit_test(edit_infeasible_target_asks_nothing),
           cmocka_unit_test(edit_offline_reaches_perfect), cmocka_unit_test(edit_resume_continues),
-          cmocka_unit_test(edit_budgets_and_a_server_gone), cmocka_unit_test(edit_noisy_is_seeded))
+          cmocka_unit_test(edit_budgets_and_a_server_gone), cmocka_unit_test(edit_story_read_by_the_model),
+          cmocka_unit_test(edit_noisy_is_seeded))
