@@ -141,8 +141,19 @@ static json_t *key_move(const level_t *l, int key, int cell)
     return mv;
 }
 
+/* 1 when a neighbour of cell is on the route. */
+static int beside_route(const level_t *l, const unsigned char *route, int cell)
+{
+    for (int k = 0; k < 4; k++) {
+        int r = cell / l->w + PCG_DR(k), c = cell % l->w + PCG_DC(k);
+        if (lv_in(l, r, c) && route[r * l->w + c]) return 1;
+    }
+    return 0;
+}
+
 /* When no single edit helps (each leg's parity or both legs at once need
- * changing): the best key moves, each with a wall on its new route. */
+ * changing): the best key moves, each with a wall on its new route or a
+ * wall beside it opened. */
 static void propose_combos(best_t *b)
 {
     const level_t *l = b->v->level;
@@ -175,10 +186,14 @@ static void propose_combos(best_t *b)
         level_t moved = {l->h, l->w, tiles};
         edit_route_cells(b->v->target, &moved, route);
         for (int i = 0; i < cells; i++) {
-            if (!route[i] || tiles[i] != TILE_EMPTY) continue;
+            int tile = route[i] && tiles[i] == TILE_EMPTY ? TILE_WALL
+                       : tiles[i] == TILE_WALL && beside_route(&moved, route, i) ? TILE_EMPTY
+                                                                                : -1;
+            if (tile < 0) continue;
             json_t *c = key_move(l, key, top[k]);
-            json_array_append_new(c, set_call(i / l->w, i % l->w, TILE_WALL));
-            try_calls(b, c);
+            json_array_append_new(c, set_call(i / l->w, i % l->w, tile));
+            if (tile == TILE_WALL) try_walls(b, c);
+            else try_calls(b, c);
         }
     }
 }
