@@ -16,9 +16,9 @@ typedef struct {
 } edit_measure_t;
 
 void edit_measure(const target_t *t, const level_t *l, edit_measure_t *m);
-/* The acceptance order: 1 when a level measured a (changed cells from the
- * saved level) comes before the saved level measured b: valid first, then
- * the smaller distance; on a tie the saved level (no cells changed) stays. */
+/* The acceptance order: 1 when a candidate measured a comes before the
+ * saved level measured b: valid first, then the smaller distance; on a tie
+ * the saved level, the smaller edit (no cells changed), stays. */
 int edit_better(const edit_measure_t *a, const edit_measure_t *b);
 
 /* The level as rows of tile characters (levelio's tile_char), malloc'd. */
@@ -56,7 +56,7 @@ typedef struct {
  * still be there); 2: the server failed (error says so). */
 typedef struct {
     char *reply;
-    long tokens, requests;
+    long tokens;
     int status;
     char error[400];
 } edit_answer;

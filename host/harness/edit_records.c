@@ -82,7 +82,7 @@ int edit_write_state(const char *dir, const target_t *t, const edit_run *run, co
 /* An outcome read back, as the static text the loop uses. */
 static const char *outcome_of(const char *s)
 {
-    static const char *const known[] = {"accepted", "rejected", "saved", "no edit", "unreadable", "perfect"};
+    static const char *const known[] = {"accepted", "rejected", "saved", "no edit", "unreadable"};
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (s && !strcmp(s, known[i])) return known[i];
     return "unknown";

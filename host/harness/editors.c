@@ -175,7 +175,6 @@ static void ask_model(const edit_editor *e, const edit_view *v, const char *prev
     if (rc == 0) a->error[0] = 0;
     a->reply = r.content ? strdup(r.content) : NULL;
     a->tokens += r.usage.total_tokens ? r.usage.total_tokens : r.usage.prompt_tokens + r.usage.completion_tokens;
-    a->requests += r.attempts;
     record_reply(rec, v, attempt, &r, a);
     llm_reply_free(&r);
     free(sys);
