@@ -24,8 +24,9 @@ const char *const prompt_vocabulary[] = {
     "solutions",    "reachable",      "rejection",   "statistics",    "mean",         "std",
     "zero_percent", "statistics_warning", "warning", "fix_request",   "align_round",  "align_rounds",
     "levels",       "tiles",          "level_count", "important_tiles", "target",     "attempt",
-    "attempts",     "failure",        "evaluator_rules", "persona",   "dimensions",   "trajectory",
-    NULL,
+    "attempts",     "failure",        "evaluator_rules", "level",     "step",         "steps",
+    "history",      "guidance",       "legs",        "validity",      "outcome",      "calls",
+    "persona",      "dimensions",     "trajectory",  NULL,
 };
 
 /* A template of a profile and the placeholders its role needs
@@ -90,6 +91,19 @@ static const template_role paper_templates[] = {
     {NULL, NULL},
 };
 
+/* The editing loop's (host/harness/), in prompts/harness/: a set of its
+ * own, not a profile of the reward-design search. */
+static const template_role harness_templates[] = {
+    {"edit_system", ""},
+    {"edit_request", "target level step steps feedback history guidance"},
+    {"edit_feedback", "legs validity"},
+    {"edit_history", "history"},
+    {"edit_history_step", "step calls outcome legs validity"},
+    {"edit_guidance", "level guidance"},
+    {"edit_retry", "failure"},
+    {NULL, NULL},
+};
+
 static const template_role *profile_templates(const char *profile)
 {
     if (profile && !strcmp(profile, "paper")) return paper_templates;
@@ -101,6 +115,12 @@ const char *const *prompt_template_names(const char *profile)
 {
     /* the common names, then the profile's own, built once per profile */
     static const char *names[2][96];
+    if (profile && !strcmp(profile, "harness")) {
+        static const char *harness[16];
+        if (!harness[0])
+            for (int i = 0; harness_templates[i].name && i < 15; i++) harness[i] = harness_templates[i].name;
+        return harness;
+    }
     const template_role *t = profile_templates(profile);
     if (!t) return NULL;
     const char **out = names[t == paper_templates ? 0 : 1];
@@ -320,6 +340,8 @@ int prompts_check(char *err, int errlen)
         for (int i = 0; own[i].name; i++)
             if (check_template(prompt_profiles[p], &own[i], err, errlen)) return -1;
     }
+    for (int i = 0; harness_templates[i].name; i++)
+        if (check_template("harness", &harness_templates[i], err, errlen)) return -1;
     return 0;
 }
 

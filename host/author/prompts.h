@@ -49,13 +49,23 @@
  *   target          what the levels are scored on (the measured target, one line)
  *   attempt, attempts  "attempt a of A" of a retried request
  *   failure         why the previous attempt failed
+ *   level           the editing loop's level as rows of tile characters
+ *   step, steps     "step s of S" of an editing run
+ *   history         the editing loop's last steps (edit_history_step.txt lines)
+ *   guidance        the route's cells and what a wall on each would do
+ *   legs            the measured legs of the route, with the wanted ones
+ *   validity        "valid", or why the level is not
+ *   outcome         what became of a step's edit ("accepted", "rejected", ...)
+ *   calls           how many tool calls a step held
  *   evaluator_rules how the evaluator scores levels: "" by default (the
  *                   paper's prompts state the story and the tiles, not the
  *                   scoring rules); with `run --evaluator-rules`, the text
  *                   of evaluator_rules_encounter.txt or _keydoor.txt
  *
  * The templates of each profile, and what each must use, are listed in
- * prompts.c (common_templates, rich_templates, paper_templates);
+ * prompts.c (common_templates, rich_templates, paper_templates; the editing
+ * loop's, in prompts/harness/, harness_templates: prompt_template_names
+ * ("harness") lists them);
  * prompts_check reads every one.
  */
 #ifndef PCG_PROMPTS_H

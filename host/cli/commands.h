@@ -21,5 +21,6 @@ int cmd_render(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_device(int argc, char **argv);
+int cmd_edit(int argc, char **argv);
 
 #endif

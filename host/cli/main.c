@@ -17,6 +17,7 @@ static const struct {
     {"grid", cmd_grid, "many runs at once: scenarios x pe x ablations x repeats, on CPUs or GPUs, summarised"},
     {"report", cmd_report, "print a run's node table again and write its HTML report"},
     {"ask", cmd_ask, "send one prompt to the configured language model server and print the reply"},
+    {"edit", cmd_edit, "edit a level toward a path-length target through checked tool calls (the harness)"},
     {"eval", cmd_eval, "score level files against a scenario (fitness, per-level metrics)"},
     {"check-reward", cmd_check_reward, "compile a reward, validate it in the sandbox, print its statistics"},
     {"train", cmd_train, "train a PPO level generator on a reward (CPU or GPU), with checkpoints and metrics"},

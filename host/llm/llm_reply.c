@@ -2,6 +2,7 @@
  * on a reply while it streams in (has the answer closed? is the model
  * looping?).  No network here: host/llm/llm.c is the transport. */
 #include "llm_reply.h"
+#include "util.h"
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,21 +223,7 @@ int llm_code_closed(const char *reply)
 }
 
 /* End of the balanced JSON object starting at s ('{'), or NULL. */
-static const char *json_object_end(const char *s)
-{
-    int depth = 0, in_str = 0;
-    for (const char *p = s; *p; p++) {
-        if (in_str) {
-            if (*p == '\\' && p[1]) p++;
-            else if (*p == '"') in_str = 0;
-            continue;
-        }
-        if (*p == '"') in_str = 1;
-        else if (*p == '{') depth++;
-        else if (*p == '}' && --depth == 0) return p + 1;
-    }
-    return NULL;
-}
+static const char *json_object_end(const char *s) { return json_text_end(s, '{', '}'); }
 
 static char *valid_object(const char *a, const char *b)
 {

@@ -625,3 +625,19 @@ int ask_yes_no(const char *question)
     if (!fgets(answer, sizeof answer, stdin)) return 0;
     return answer[0] == 'y' || answer[0] == 'Y';
 }
+
+const char *json_text_end(const char *s, char open, char close)
+{
+    int depth = 0, in_str = 0;
+    for (const char *p = s; *p; p++) {
+        if (in_str) {
+            if (*p == '\\' && p[1]) p++;
+            else if (*p == '"') in_str = 0;
+            continue;
+        }
+        if (*p == '"') in_str = 1;
+        else if (*p == open) depth++;
+        else if (*p == close && --depth == 0) return p + 1;
+    }
+    return NULL;
+}

@@ -99,6 +99,10 @@ int parse_int(const char *s, long lo, long hi, long *out);
 int parse_u64(const char *s, uint64_t *out);
 int parse_double(const char *s, double lo, double hi, double *out);
 int stdout_is_tty(void);
+/* One past the bracket that closes the one at s (open, e.g. '{' or '['),
+ * counting only that pair outside JSON strings; NULL when the text ends
+ * first (a cut reply). */
+const char *json_text_end(const char *s, char open, char close);
 /* A yes/no question on the terminal ("... [y/N] " on stderr, the answer
  * from stdin): 1 yes, 0 no, -1 when stdin or stderr is not a terminal
  * (nothing asked). */
