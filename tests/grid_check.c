@@ -15,8 +15,9 @@
  * aside). */
 static int same_heading(json_t *row, json_t *e)
 {
-    static const char *const keys[] = {"model",     "pe",      "feedback",   "feedback_input", "got_best",
-                                       "got_worst", "prompts", "reward_api", "search_fitness"};
+    static const char *const keys[] = {"model",      "pe",         "feedback",       "feedback_input",
+                                       "got_best",   "got_worst",  "prompts",        "reward_api",
+                                       "search_fitness", "accept", "target_fitness"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         if (!json_equal(json_object_get(row, keys[i]), json_object_get(e, keys[i]))) return 0;
     return 1;

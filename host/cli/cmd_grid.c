@@ -31,6 +31,10 @@ static void grid_usage(FILE *f)
             "                        (run --reward-api): what the prompts say and which helpers they list\n"
             "  --fitnesses LIST      heuristic, llm (run --fitness): what steers the +FB and full search\n"
             "                        (Table V compares the two)\n"
+            "  --accept LIST         always, improve (run --accept): every revision is built on, or\n"
+            "                        only better ones (the harness's target-prioritized acceptance)\n"
+            "  --target-fitness LIST fitness values in [0, 1], or none (run --target-fitness): where\n"
+            "                        the search stops early; both axes vary the +FB, full and Human cells\n"
             "  --human DIR           the Human row: DIR/scenarioN.c trained as it is, then refined with\n"
             "                        CoT (e.g. rewards/human)\n"
             "  --repeats R           seeds: repeat r runs with seed K + 1000*r in every cell (K: the run\n"
@@ -70,7 +74,7 @@ static void grid_usage(FILE *f)
 }
 
 enum {
-    O_OUT = 256, O_SCEN, O_PE, O_ABL, O_MODELS, O_FBS, O_FBINS, O_GB, O_GW, O_PPS, O_RAS, O_FITS, O_HUMAN, O_REP, O_JOBS, O_GPUS, O_CELL,
+    O_OUT = 256, O_SCEN, O_PE, O_ABL, O_MODELS, O_FBS, O_FBINS, O_GB, O_GW, O_PPS, O_RAS, O_FITS, O_ACCS, O_TFS, O_HUMAN, O_REP, O_JOBS, O_GPUS, O_CELL,
     O_LIST, O_SUMMARY, O_VALUE, O_SLURM, O_SLURM_ONLY, O_PART, O_TIME, O_GRES, O_CPT, O_MEM, O_ACCOUNT, O_QOS,
     O_SBATCH, O_PROLOGUE, O_SUMPART, O_MAXPAR, O_HELP, O_YES,
     O_BASE_URL, O_KEY_ENV
@@ -107,7 +111,8 @@ static int axis_flag(int ch, const char *v, grid_opts *o, char *err, int errlen)
                 {O_MODELS, grid_parse_models},      {O_FBS, grid_parse_feedbacks}, {O_FBINS, grid_parse_feedback_inputs},
                 {O_GB, grid_parse_got_best},        {O_GW, grid_parse_got_worst},
                 {O_PPS, grid_parse_prompt_profiles}, {O_RAS, grid_parse_reward_apis},
-                {O_FITS, grid_parse_fitnesses}};
+                {O_FITS, grid_parse_fitnesses},      {O_ACCS, grid_parse_accept},
+                {O_TFS, grid_parse_target_fitness}};
     for (size_t i = 0; i < sizeof axes / sizeof *axes; i++)
         if (axes[i].ch == ch) return o->def_given = 1, axes[i].parse(v, &o->d, err, errlen);
     return -1;
@@ -152,7 +157,8 @@ static int parse_flags(int argc, char **argv, grid_opts *o, char *human, int *sl
         {"feedback-inputs", required_argument, 0, O_FBINS}, {"got-best", required_argument, 0, O_GB},
         {"got-worst", required_argument, 0, O_GW},     {"human", required_argument, 0, O_HUMAN},
         {"prompt-profiles", required_argument, 0, O_PPS}, {"reward-apis", required_argument, 0, O_RAS},
-        {"fitnesses", required_argument, 0, O_FITS},
+        {"fitnesses", required_argument, 0, O_FITS},   {"accept", required_argument, 0, O_ACCS},
+        {"target-fitness", required_argument, 0, O_TFS},
         {"repeats", required_argument, 0, O_REP},      {"jobs", required_argument, 0, O_JOBS},
         {"gpus", required_argument, 0, O_GPUS},        {"cell", required_argument, 0, O_CELL},
         {"yes", no_argument, 0, O_YES},                {"list", no_argument, 0, O_LIST},              {"summary", no_argument, 0, O_SUMMARY},
@@ -172,7 +178,7 @@ static int parse_flags(int argc, char **argv, grid_opts *o, char *human, int *sl
     opterr = 0;
     while ((ch = getopt_full(argc, argv, ":", opts, &idx)) != -1) {
         if (axis_flag(ch, optarg, o, err, errlen) == 0) continue;
-        if (ch >= O_SCEN && ch <= O_FITS) return -1; /* the axis said why */
+        if (ch >= O_SCEN && ch <= O_TFS) return -1; /* the axis said why */
         if (ch >= O_PART && ch <= O_MAXPAR) {
             *slurm_opts_given = 1;
             if (slurm_flag(ch, optarg, &o->slurm_opts, err, errlen)) return -1;

@@ -120,6 +120,49 @@ int grid_parse_fitnesses(const char *s, grid_def *d, char *err, int errlen)
     return parse_list(s, "fitnesses", "heuristic, llm", fitness_from_name, d->fitness, 2, &d->n_fit, err, errlen);
 }
 
+int grid_parse_accept(const char *s, grid_def *d, char *err, int errlen)
+{
+    return parse_list(s, "accept", "always, improve", run_parse_accept, d->accept, 2, &d->n_acc, err, errlen);
+}
+
+void grid_target_name(double v, char *buf, int len)
+{
+    if (v < 0) {
+        snprintf(buf, (size_t)len, "none");
+        return;
+    }
+    /* the fewest digits that read back as v: 0.9, not 0.90000000000000002 */
+    for (int digits = 1; digits <= 17; digits++) {
+        snprintf(buf, (size_t)len, "%.*g", digits, v);
+        if (strtod(buf, NULL) == v) return;
+    }
+}
+
+int grid_parse_target_fitness(const char *s, grid_def *d, char *err, int errlen)
+{
+    char buf[256];
+    size_t len = strlen(s);
+    if (len >= sizeof buf) return snprintf(err, (size_t)errlen, "--target-fitness: list too long"), -1;
+    if (!len || s[0] == ',' || s[len - 1] == ',' || strstr(s, ",,"))
+        return snprintf(err, (size_t)errlen, "--target-fitness: an empty item (a comma list of fitness values in "
+                                             "[0, 1] or none)"), -1;
+    snprintf(buf, sizeof buf, "%s", s);
+    d->n_tf = 0;
+    for (char *save = NULL, *it = strtok_r(buf, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
+        double v = -1;
+        if (strcmp(it, "none") && parse_double(it, 0, 1, &v))
+            return snprintf(err, (size_t)errlen, "--target-fitness: unknown item '%.40s' (a comma list of fitness "
+                                                 "values in [0, 1] or none)", it), -1;
+        for (int i = 0; i < d->n_tf; i++)
+            if (d->target_fitness[i] == v)
+                return snprintf(err, (size_t)errlen, "--target-fitness: '%.40s' is listed twice", it), -1;
+        if (d->n_tf == GRID_MAX_TARGETS)
+            return snprintf(err, (size_t)errlen, "--target-fitness: at most %d values", GRID_MAX_TARGETS), -1;
+        d->target_fitness[d->n_tf++] = v;
+    }
+    return 0;
+}
+
 /* The model's name as it appears in cell names: letters, digits, '.', '-'
  * and '_' kept, anything else '_'. */
 static void model_tag(const char *name, char *out, size_t len)
@@ -210,6 +253,8 @@ static int axis_sets(const grid_def *d, const char **out)
     if (d->n_pp) out[n++] = "prompts";
     if (d->n_ra) out[n++] = "reward-api";
     if (d->n_fit) out[n++] = "fitness";
+    if (d->n_acc) out[n++] = "accept";
+    if (d->n_tf) out[n++] = "target-fitness";
     return n;
 }
 
@@ -299,6 +344,12 @@ static void cell_name(const grid_def *d, grid_cell *c)
     if (c->fb >= 0 && d->n_fb > 1) p += snprintf(p, (size_t)(end - p), "-%s", run_feedback_name(c->fb));
     if (c->fbin >= 0 && d->n_fbin > 1) p += snprintf(p, (size_t)(end - p), "-%s", run_feedback_input_name(c->fbin));
     if (c->fitness >= 0 && d->n_fit > 1) p += snprintf(p, (size_t)(end - p), "-%s", fitness_names[c->fitness]);
+    if (c->accept >= 0 && d->n_acc > 1) p += snprintf(p, (size_t)(end - p), "-%s", run_accept_name(c->accept));
+    if (c->tf >= 0 && d->n_tf > 1) {
+        char tf[32];
+        grid_target_name(d->target_fitness[c->tf], tf, sizeof tf);
+        p += snprintf(p, (size_t)(end - p), "-target%s%s", d->target_fitness[c->tf] < 0 ? "-" : "", tf);
+    }
     if (c->gb >= 0 && d->n_gb > 1) p += snprintf(p, (size_t)(end - p), "-b%d", c->gb);
     if (c->gw >= 0 && d->n_gw > 1) p += snprintf(p, (size_t)(end - p), "-w%d", c->gw);
     if (c->prompts >= 0 && d->n_pp > 1) p += snprintf(p, (size_t)(end - p), "-%s", prompt_names[c->prompts]);
@@ -333,25 +384,46 @@ static int push_cell(cell_list *l, grid_cell c)
     return 0;
 }
 
-/* The fb and full cells of one search method: every feedback, feedback
- * input, fitness and, for GoT, reference counts. */
+void grid_search_axes(const grid_def *d, int pe, grid_axis ax[GRID_N_AXES])
+{
+    int got = pe == PE_GOT;
+    ax[GRID_AX_FB] = (grid_axis){d->n_fb, d->fb};
+    ax[GRID_AX_FBIN] = (grid_axis){d->n_fbin, d->fbin};
+    ax[GRID_AX_FIT] = (grid_axis){d->n_fit, d->fitness};
+    ax[GRID_AX_ACC] = (grid_axis){d->n_acc, d->accept};
+    ax[GRID_AX_TF] = (grid_axis){d->n_tf, NULL};
+    ax[GRID_AX_GB] = (grid_axis){got ? d->n_gb : 0, d->got_best};
+    ax[GRID_AX_GW] = (grid_axis){got ? d->n_gw : 0, d->got_worst};
+}
+
+int grid_axes_count(const grid_axis *ax, int n)
+{
+    int total = 1;
+    for (int i = 0; i < n; i++) total *= ax[i].n ? ax[i].n : 1;
+    return total;
+}
+
+void grid_axes_pick(const grid_axis *ax, int n, int k, int *out)
+{
+    for (int i = n - 1; i >= 0; i--) {
+        int m = ax[i].n ? ax[i].n : 1, at = k % m;
+        k /= m;
+        out[i] = !ax[i].n ? -1 : ax[i].v ? ax[i].v[at] : at;
+    }
+}
+
+/* The fb and full cells of one search method: every value of its axes. */
 static int push_search_cells(cell_list *l, grid_cell c)
 {
-    const grid_def *d = l->d;
-    int nfb = d->n_fb ? d->n_fb : 1, nfi = d->n_fbin ? d->n_fbin : 1, nfit = d->n_fit ? d->n_fit : 1;
-    int got = c.pe == PE_GOT, ngb = got && d->n_gb ? d->n_gb : 1, ngw = got && d->n_gw ? d->n_gw : 1;
-    for (int f = 0; f < nfb; f++)
-        for (int i = 0; i < nfi; i++)
-            for (int t = 0; t < nfit; t++)
-                for (int b = 0; b < ngb; b++)
-                    for (int w = 0; w < ngw; w++) {
-                        c.fb = d->n_fb ? d->fb[f] : -1;
-                        c.fbin = d->n_fbin ? d->fbin[i] : -1;
-                        c.fitness = d->n_fit ? d->fitness[t] : -1;
-                        c.gb = got && d->n_gb ? d->got_best[b] : -1;
-                        c.gw = got && d->n_gw ? d->got_worst[w] : -1;
-                        if (push_cell(l, c)) return -1;
-                    }
+    grid_axis ax[GRID_N_AXES];
+    int v[GRID_N_AXES];
+    grid_search_axes(l->d, c.pe, ax);
+    for (int k = 0, n = grid_axes_count(ax, GRID_N_AXES); k < n; k++) {
+        grid_axes_pick(ax, GRID_N_AXES, k, v);
+        c.fb = v[GRID_AX_FB], c.fbin = v[GRID_AX_FBIN], c.fitness = v[GRID_AX_FIT];
+        c.accept = v[GRID_AX_ACC], c.tf = v[GRID_AX_TF], c.gb = v[GRID_AX_GB], c.gw = v[GRID_AX_GW];
+        if (push_cell(l, c)) return -1;
+    }
     return 0;
 }
 
@@ -374,7 +446,7 @@ int grid_column_cells(const int *abl, int n_abl, int column)
 static int push_scenario_cells(cell_list *l, grid_cell c)
 {
     const grid_def *d = l->d;
-    c.fb = c.fbin = c.gb = c.gw = c.fitness = -1;
+    c.fb = c.fbin = c.gb = c.gw = c.fitness = c.accept = c.tf = -1;
     for (int a = 0; a < d->n_abl; a++) {
         c.ablation = d->abl[a];
         if (c.ablation == ABL_ZS || c.ablation == ABL_SA) {
@@ -390,8 +462,16 @@ static int push_scenario_cells(cell_list *l, grid_cell c)
         }
     }
     if (!d->human[0]) return 0;
+    /* the Human row refines with CoT: once per acceptance and target fitness */
     c.human = 1, c.pe = PE_COT, c.ablation = ABL_FULL;
-    return push_cell(l, c);
+    grid_axis ax[2] = {{d->n_acc, d->accept}, {d->n_tf, NULL}};
+    int v[2];
+    for (int k = 0, n = grid_axes_count(ax, 2); k < n; k++) {
+        grid_axes_pick(ax, 2, k, v);
+        c.accept = v[0], c.tf = v[1];
+        if (push_cell(l, c)) return -1;
+    }
+    return 0;
 }
 
 int grid_cells(const grid_def *d, grid_cell **cells)
@@ -477,6 +557,11 @@ int grid_cell_argv(const grid_def *d, const grid_cell *c, const char *dir, int r
         if (c->gb >= 0) snprintf(b->gb, sizeof b->gb, "%d", c->gb), argv[n++] = "--got-best", argv[n++] = b->gb;
         if (c->gw >= 0) snprintf(b->gw, sizeof b->gw, "%d", c->gw), argv[n++] = "--got-worst", argv[n++] = b->gw;
         if (c->fitness >= 0) argv[n++] = "--fitness", argv[n++] = (char *)fitness_names[c->fitness];
+        if (c->accept >= 0) argv[n++] = "--accept", argv[n++] = (char *)run_accept_name(c->accept);
+        if (c->tf >= 0) {
+            grid_target_name(d->target_fitness[c->tf], b->tf, sizeof b->tf);
+            argv[n++] = "--target-fitness", argv[n++] = b->tf;
+        }
         if (c->prompts >= 0) argv[n++] = "--prompts", argv[n++] = (char *)prompt_names[c->prompts];
         if (c->reward_api >= 0) argv[n++] = "--reward-api", argv[n++] = (char *)api_names[c->reward_api];
         if (c->human) {
@@ -541,6 +626,8 @@ static void read_config(json_t *cfg, grid_result *r, int *iterations, double *ta
     r->evaluator_rules = json_is_true(json_object_get(cfg, "evaluator_rules"));
     r->got_best = json_is_integer(gb) ? (int)json_integer_value(gb) : 2;
     r->got_worst = json_is_integer(gw) ? (int)json_integer_value(gw) : 0;
+    const char *acc = json_string_value(json_object_get(cfg, "accept"));
+    snprintf(r->accept, sizeof r->accept, "%s", acc && !strcmp(acc, "improve") ? "improve" : "always");
     json_t *it = json_object_get(cfg, "iterations"), *tf = json_object_get(cfg, "target_fitness");
     *iterations = json_is_integer(it) ? (int)json_integer_value(it) : 1;
     const char *ver = json_string_value(json_object_get(cfg, "pcgrllm_version"));
@@ -548,6 +635,7 @@ static void read_config(json_t *cfg, grid_result *r, int *iterations, double *ta
     if (ver) snprintf(r->version, sizeof r->version, "%.15s%s%.28s", ver, commit ? " " : "", commit ? commit : "");
     if (abl && (!strcmp(abl, "zs") || !strcmp(abl, "sa"))) *iterations = 1;
     *target = json_is_number(tf) ? json_number_value(tf) : -1;
+    r->target_fitness = *target;
 }
 
 void grid_run_state(const char *dir, grid_result *r)

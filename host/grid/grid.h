@@ -15,6 +15,8 @@
 #define GRID_MAX_MODELS 8
 #define GRID_MODEL_MAX 128
 #define GRID_NAME_MAX 192
+/* values of the target-fitness axis */
+#define GRID_MAX_TARGETS 6
 /* Seeds of repeat r are base + r * GRID_SEED_STRIDE: a run trains node i
  * with its seed + i (i < 1000), so repeats never share a training seed. */
 #define GRID_SEED_STRIDE 1000
@@ -39,6 +41,9 @@ typedef struct {
     int n_pp, prompts[2];        /* prompt profiles (run --prompts): GRID_PROMPTS_* */
     int n_ra, reward_api[2];     /* reward APIs the prompt lists (run --reward-api): GRID_API_* */
     int n_fit, fitness[2];       /* what steers the search (run --fitness): FIT_HEURISTIC, FIT_LLM */
+    int n_acc, accept[2];        /* which revisions the search builds on (run --accept): GRAPH_ACCEPT_* */
+    int n_tf;                    /* where the search stops early (run --target-fitness) */
+    double target_fitness[GRID_MAX_TARGETS]; /* each in [0, 1], or -1: never */
     char human[1024];            /* directory of scenarioN.c for the Human row ("" : none) */
     int repeats;
     uint64_t base_seed;          /* --seed of the run flags, 0 if none */
@@ -64,6 +69,8 @@ typedef struct {
     int human;                   /* the Human row: --init-reward, CoT, full */
     int fb, fbin, gb, gw;        /* the axes' values, -1 where not varied or not applying */
     int prompts, reward_api, fitness;
+    int accept;                  /* GRAPH_ACCEPT_*, -1 where not varied or not applying */
+    int tf;                      /* index into target_fitness, -1 likewise */
     int repeat;
     uint64_t seed;
     char name[GRID_NAME_MAX];    /* s1-tot-full-r0, s1-zs-r0, s2-human-r1, ... */
@@ -77,6 +84,9 @@ enum { GRID_API_MINIMAL = 0, GRID_API_FULL = 1 };
 const char *grid_prompts_name(int v);
 const char *grid_reward_api_name(int v);
 const char *grid_fitness_name(int v);
+/* A target fitness as cell names, keys and run's flag spell it: "none"
+ * (v < 0) or the shortest decimal that reads back as v ("0.9"). */
+void grid_target_name(double v, char *buf, int len);
 
 /* Parse "1,2,3" / "cot,tot" / "zs,full" / "specific,none" / "text,image" /
  * "0,1,2" / "gpt-4o,qwen@http://host:8080/v1" / "paper,rich" /
@@ -93,6 +103,9 @@ int grid_parse_models(const char *s, grid_def *d, char *err, int errlen);
 int grid_parse_prompt_profiles(const char *s, grid_def *d, char *err, int errlen);
 int grid_parse_reward_apis(const char *s, grid_def *d, char *err, int errlen);
 int grid_parse_fitnesses(const char *s, grid_def *d, char *err, int errlen);
+/* "always,improve"; "none,0.9,1": numbers in [0, 1] or none */
+int grid_parse_accept(const char *s, grid_def *d, char *err, int errlen);
+int grid_parse_target_fitness(const char *s, grid_def *d, char *err, int errlen);
 /* --human DIR: a directory holding scenarioN.c for each scenario of the
  * grid (call after the scenarios are known); kept as an absolute path.
  * 0, or -1 with err. */
@@ -111,11 +124,26 @@ void grid_def_free(grid_def *d);
  * for +SA when the grid has them (their iteration 1), else the column's
  * own; -1 when the column is not in the grid. */
 int grid_column_cells(const int *abl, int n_abl, int column);
+/* The axes a search cell (fb, full) of method pe runs once per value of,
+ * in the order they vary (the last fastest): feedback, feedback input,
+ * fitness, acceptance, target fitness and, for GoT, best and worst
+ * references.  An axis with n == 0 is not varied (one pass, value -1);
+ * value k of the others is v[k] (the index itself where v is NULL). */
+enum { GRID_AX_FB, GRID_AX_FBIN, GRID_AX_FIT, GRID_AX_ACC, GRID_AX_TF, GRID_AX_GB, GRID_AX_GW, GRID_N_AXES };
+typedef struct {
+    int n;
+    const int *v;
+} grid_axis;
+void grid_search_axes(const grid_def *d, int pe, grid_axis ax[GRID_N_AXES]);
+/* How many combinations of the values of ax[0..n) there are, and the k-th
+ * of them (the last axis varying fastest) into out[0..n). */
+int grid_axes_count(const grid_axis *ax, int n);
+void grid_axes_pick(const grid_axis *ax, int n, int k, int *out);
 /* The cells, in index order: repeats outermost, then models, prompt
  * profiles, reward APIs, scenarios, ablations (a shared cell for zs and sa
- * when they have cells of their own; for fb and full every search method,
- * feedback, feedback input, fitness and, for GoT, reference counts), and
- * the Human cell last.  *cells is malloc'd; returns the count, -1 when out
+ * when they have cells of their own; for fb and full every search method
+ * and the values of its axes, above), and the Human cell last (once per
+ * acceptance and target fitness).  *cells is malloc'd; returns the count, -1 when out
  * of memory. */
 int grid_cells(const grid_def *d, grid_cell **cells);
 /* The label of cell c's model: the axis value, or "" without the axis. */
@@ -130,9 +158,9 @@ int grid_cell_run_flags(const grid_def *d, int resume, char **out);
  * into argv (room for GRID_MAX_ARGV), with the strings it builds in buf.
  * threads > 0 adds --threads, cuda adds --backend cuda (both for a new
  * run); resume continues the run in dir.  Returns argc. */
-#define GRID_MAX_ARGV (48 + GRID_MAX_RUN_FLAGS)
+#define GRID_MAX_ARGV (52 + GRID_MAX_RUN_FLAGS)
 typedef struct {
-    char scen[8], seed[32], threads[16], gb[16], gw[16], human[1200];
+    char scen[8], seed[32], threads[16], gb[16], gw[16], tf[32], human[1200];
 } grid_argv_buf;
 int grid_cell_argv(const grid_def *d, const grid_cell *c, const char *dir, int resume, int threads, int cuda,
                    grid_argv_buf *buf, char **argv);
@@ -160,6 +188,8 @@ typedef struct {
     char feedback[16], feedback_input[8];
     char prompts[8], reward_api[8]; /* config.json's, paper and minimal when it has none */
     int got_best, got_worst;
+    char accept[8];            /* config.json's, always when it has none */
+    double target_fitness;     /* config.json's, -1: none */
     char backend[16];
     int gave_up;               /* finished early: the model wrote no reward in nodes in a row */
     char version[48];          /* config.json's pcgrllm_version (+commit), "" when not recorded */

@@ -125,7 +125,8 @@ static int vd_field_varies(const grid_tables *T, size_t f)
     return 0;
 }
 
-/* ", rich prompts, full reward API, LLM fitness": the settings of a key
+/* ", rich prompts, full reward API, LLM fitness, improve acceptance,
+ * target 0.9": the settings of a key
  * that a table names where the grid varies them or they are not the
  * runs' defaults. */
 static void vd_key_extras(const grid_tables *T, const grid_key *k, char *buf, size_t len)
@@ -138,7 +139,11 @@ static void vd_key_extras(const grid_tables *T, const grid_key *k, char *buf, si
         n += (size_t)snprintf(buf + n, len - n, ", %s reward API", k->reward_api);
     if (n < len && k->search_fitness[0] && /* "": a table of both */
         (vd_field_varies(T, offsetof(grid_key, search_fitness)) || strcmp(k->search_fitness, "heuristic")))
-        snprintf(buf + n, len - n, ", %s fitness", !strcmp(k->search_fitness, "llm") ? "LLM" : k->search_fitness);
+        n += (size_t)snprintf(buf + n, len - n, ", %s fitness", !strcmp(k->search_fitness, "llm") ? "LLM" : k->search_fitness);
+    if (n < len && (vd_field_varies(T, offsetof(grid_key, accept)) || strcmp(k->accept, "always")))
+        n += (size_t)snprintf(buf + n, len - n, ", %s acceptance", k->accept);
+    if (n < len && (vd_field_varies(T, offsetof(grid_key, target_fitness)) || strcmp(k->target_fitness, "none")))
+        snprintf(buf + n, len - n, ", target %s", k->target_fitness);
 }
 
 /* "GoT, gpt-4o, specific, text": a method with its model and feedback
@@ -146,10 +151,10 @@ static void vd_key_extras(const grid_tables *T, const grid_key *k, char *buf, si
  * them. */
 void vd_full_label(const grid_tables *T, const grid_key *k, int rv, char *buf)
 {
-    char lab[VT_CELL], more[64];
+    char lab[VT_CELL], more[128];
     grid_key_label(k, rv, lab, sizeof lab);
     vd_key_extras(T, k, more, sizeof more);
-    snprintf(buf, VT_CELL, "%.24s, %.24s, %.12s, %.6s%.48s", lab, k->model, k->feedback, k->feedback_input, more);
+    snprintf(buf, VT_CELL, "%.24s, %.24s, %.12s, %.6s%.52s", lab, k->model, k->feedback, k->feedback_input, more);
 }
 
 void vd_p(char *buf, double p, int few)
@@ -159,17 +164,19 @@ void vd_p(char *buf, double p, int few)
 }
 
 /* The table group of a key: model, feedback, feedback input, prompts,
- * reward API and fitness (a table holds every method of the group). */
+ * reward API, fitness, acceptance and target fitness (a table holds every
+ * method of the group). */
 int vd_same_group(const grid_key *a, const grid_key *b)
 {
     return !strcmp(a->model, b->model) && !strcmp(a->feedback, b->feedback) &&
            !strcmp(a->feedback_input, b->feedback_input) && !strcmp(a->prompts, b->prompts) &&
-           !strcmp(a->reward_api, b->reward_api) && !strcmp(a->search_fitness, b->search_fitness);
+           !strcmp(a->reward_api, b->reward_api) && !strcmp(a->search_fitness, b->search_fitness) &&
+           !strcmp(a->accept, b->accept) && !strcmp(a->target_fitness, b->target_fitness);
 }
 
 void vd_group_title(const grid_tables *T, char *buf, size_t len, const char *table, const grid_key *k)
 {
-    char more[64];
+    char more[128];
     vd_key_extras(T, k, more, sizeof more);
     snprintf(buf, len, "%s — %s%s, %s feedback, %s input%s", table,
              !strcmp(k->model, "offline") ? "offline author" : "model ", !strcmp(k->model, "offline") ? "" : k->model,

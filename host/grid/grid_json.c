@@ -45,6 +45,10 @@ char *grid_def_json(const grid_def *d)
     json_object_set_new(o, "prompt_profiles", name_array(d->prompts, d->n_pp, grid_prompts_name));
     json_object_set_new(o, "reward_apis", name_array(d->reward_api, d->n_ra, grid_reward_api_name));
     json_object_set_new(o, "fitnesses", name_array(d->fitness, d->n_fit, grid_fitness_name));
+    json_object_set_new(o, "accept", name_array(d->accept, d->n_acc, run_accept_name));
+    json_object_set_new(o, "target_fitness", a = json_array());
+    for (int i = 0; i < d->n_tf; i++)
+        json_array_append_new(a, d->target_fitness[i] < 0 ? json_string("none") : json_real(d->target_fitness[i]));
     json_object_set_new(o, "human", d->human[0] ? json_string(d->human) : json_null());
     json_object_set_new(o, "repeats", json_integer(d->repeats));
     json_object_set_new(o, "run_flags", a = json_array());
@@ -61,7 +65,7 @@ char *grid_def_json(const grid_def *d)
     return s;
 }
 
-/* A JSON array of strings or integers, joined with commas, for the list
+/* A JSON array of strings or numbers, joined with commas, for the list
  * parsers (which check every item).  An empty array gives "". */
 static int join_items(json_t *arr, char *buf, size_t len)
 {
@@ -73,6 +77,7 @@ static int join_items(json_t *arr, char *buf, size_t len)
         int n;
         if (json_is_string(v)) n = snprintf(buf + k, len - k, "%s%s", i ? "," : "", json_string_value(v));
         else if (json_is_integer(v)) n = snprintf(buf + k, len - k, "%s%lld", i ? "," : "", (long long)json_integer_value(v));
+        else if (json_is_real(v)) n = snprintf(buf + k, len - k, "%s%.17g", i ? "," : "", json_real_value(v));
         else return -1;
         if (n < 0 || (size_t)n >= len - k) return -1;
         k += (size_t)n;
@@ -166,7 +171,9 @@ int grid_def_from_json(const char *text, grid_def *d, char *err, int errlen)
                !read_list(o, "got_worst", 1, grid_parse_got_worst, d, err, errlen) &&
                !read_list(o, "prompt_profiles", 1, grid_parse_prompt_profiles, d, err, errlen) &&
                !read_list(o, "reward_apis", 1, grid_parse_reward_apis, d, err, errlen) &&
-               !read_list(o, "fitnesses", 1, grid_parse_fitnesses, d, err, errlen)) {
+               !read_list(o, "fitnesses", 1, grid_parse_fitnesses, d, err, errlen) &&
+               !read_list(o, "accept", 1, grid_parse_accept, d, err, errlen) &&
+               !read_list(o, "target_fitness", 1, grid_parse_target_fitness, d, err, errlen)) {
         if (!json_is_integer(rep) || json_integer_value(rep) < 1 || json_integer_value(rep) > GRID_MAX_REPEATS)
             snprintf(err, (size_t)errlen, "'repeats' missing or not 1..%d", GRID_MAX_REPEATS);
         else if (hu && !json_is_null(hu) && (!json_is_string(hu) || strlen(json_string_value(hu)) >= sizeof d->human))
@@ -204,7 +211,8 @@ int grid_def_equal(const grid_def *a, const grid_def *b)
         !same_ints(a->got_worst, a->n_gw, b->got_worst, b->n_gw) ||
         !same_ints(a->prompts, a->n_pp, b->prompts, b->n_pp) ||
         !same_ints(a->reward_api, a->n_ra, b->reward_api, b->n_ra) ||
-        !same_ints(a->fitness, a->n_fit, b->fitness, b->n_fit))
+        !same_ints(a->fitness, a->n_fit, b->fitness, b->n_fit) || !same_ints(a->accept, a->n_acc, b->accept, b->n_acc) ||
+        a->n_tf != b->n_tf || memcmp(a->target_fitness, b->target_fitness, sizeof(double) * (size_t)a->n_tf))
         return 0;
     for (int i = 0; i < a->n_models; i++)
         if (strcmp(a->models[i].name, b->models[i].name) || strcmp(a->models[i].base_url, b->models[i].base_url))

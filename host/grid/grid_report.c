@@ -27,6 +27,10 @@ static void put_key(json_t *o, const grid_key *k)
     json_object_set_new(o, "prompts", json_string(k->prompts));
     json_object_set_new(o, "reward_api", json_string(k->reward_api));
     json_object_set_new(o, "search_fitness", json_string(k->search_fitness));
+    json_object_set_new(o, "accept", json_string(k->accept));
+    /* a number, or null where the search had no target */
+    json_object_set_new(o, "target_fitness",
+                        strcmp(k->target_fitness, "none") ? json_real(strtod(k->target_fitness, NULL)) : json_null());
 }
 
 static json_t *row_json(const grid_row *w)
@@ -218,7 +222,8 @@ static json_t *table4_json(const grid_tables *T)
 static json_t *varying(json_t *arr, const char *field)
 {
     static const char *const keys[] = {"scenario", "model", "pe", "feedback", "feedback_input", "got_best",
-                                       "got_worst", "prompts", "reward_api", "search_fitness", "ablation", "iteration"};
+                                       "got_worst", "prompts", "reward_api", "search_fitness", "accept",
+                                       "target_fitness", "ablation", "iteration"};
     json_t *out = json_array();
     size_t i, j;
     json_t *a, *b;
@@ -452,7 +457,8 @@ char *grid_csv(json_t *arr, const char *const *columns, int n_columns)
 /* The CSV files: each list of summary.json with its columns. */
 static int write_csvs(const char *out, json_t *sum, char *err, int errlen)
 {
-#define KEY_COLS "model", "pe", "feedback", "feedback_input", "got_best", "got_worst", "prompts", "reward_api", "search_fitness"
+#define KEY_COLS "model", "pe", "feedback", "feedback_input", "got_best", "got_worst", "prompts", "reward_api", \
+                 "search_fitness", "accept", "target_fitness"
     static const char *const rows[] = {"scenario", KEY_COLS, "ablation", "seed", "repeat", "iteration", "fitness",
                                        "llm_score", "norm", "best_so_far", "final", "ok", "playable_share",
                                        "mean_solutions", "mean_entropy", "diversity", "playable_wall_share", "wall_s",

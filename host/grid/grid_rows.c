@@ -18,6 +18,8 @@ void grid_row_blank(grid_row *row)
     snprintf(row->key.prompts, sizeof row->key.prompts, "paper");
     snprintf(row->key.reward_api, sizeof row->key.reward_api, "minimal");
     snprintf(row->key.search_fitness, sizeof row->key.search_fitness, "heuristic");
+    snprintf(row->key.accept, sizeof row->key.accept, "always");
+    snprintf(row->key.target_fitness, sizeof row->key.target_fitness, "none");
     row->scenario = row->ablation = row->repeat = row->iteration = row->node = -1;
     row->fitness = row->llm_score = row->best_so_far = row->llm_best_so_far = NAN;
     row->playable_share = row->mean_solutions = row->mean_entropy = row->diversity = row->playable_wall_share = NAN;
@@ -30,7 +32,8 @@ int grid_key_equal(const grid_key *a, const grid_key *b)
     return !strcmp(a->model, b->model) && !strcmp(a->pe, b->pe) && !strcmp(a->feedback, b->feedback) &&
            !strcmp(a->feedback_input, b->feedback_input) && a->got_best == b->got_best &&
            a->got_worst == b->got_worst && !strcmp(a->prompts, b->prompts) && !strcmp(a->reward_api, b->reward_api) &&
-           !strcmp(a->search_fitness, b->search_fitness);
+           !strcmp(a->search_fitness, b->search_fitness) && !strcmp(a->accept, b->accept) &&
+           !strcmp(a->target_fitness, b->target_fitness);
 }
 
 int grid_rows_init(grid_rows *R, const int *scen, int n_scen, int repeats, const int *abl, int n_abl)
@@ -134,26 +137,27 @@ static void read_node(const char *dir, const thought_node *nd, const grid_result
  * value of the axes the cell does not depend on.  Returns the count. */
 static int method_keys(const grid_def *d, int pe, const grid_result *res, const grid_key *k, grid_key *keys, int max)
 {
-    int n = 0, nfb = d->n_fb ? d->n_fb : 1, nfi = d->n_fbin ? d->n_fbin : 1, nfit = d->n_fit ? d->n_fit : 1;
-    int got = pe == PE_GOT, ngb = got && d->n_gb ? d->n_gb : 1, ngw = got && d->n_gw ? d->n_gw : 1;
-    for (int f = 0; f < nfb; f++)
-        for (int i = 0; i < nfi; i++)
-            for (int t = 0; t < nfit; t++)
-                for (int b = 0; b < ngb; b++)
-                    for (int w = 0; w < ngw && n < max; w++) {
-                        grid_key e = *k;
-                        snprintf(e.pe, sizeof e.pe, "%s", graph_pe_name(pe));
-                        if (d->n_fb) snprintf(e.feedback, sizeof e.feedback, "%s", run_feedback_name(d->fb[f]));
-                        if (d->n_fbin)
-                            snprintf(e.feedback_input, sizeof e.feedback_input, "%s",
-                                     run_feedback_input_name(d->fbin[i]));
-                        if (d->n_fit) snprintf(e.search_fitness, sizeof e.search_fitness, "%s", grid_fitness_name(d->fitness[t]));
-                        if (got) {
-                            e.got_best = d->n_gb ? d->got_best[b] : res->got_best;
-                            e.got_worst = d->n_gw ? d->got_worst[w] : res->got_worst;
-                        }
-                        keys[n++] = e;
-                    }
+    grid_axis ax[GRID_N_AXES];
+    int v[GRID_N_AXES], n = 0;
+    grid_search_axes(d, pe, ax);
+    for (int c = 0, total = grid_axes_count(ax, GRID_N_AXES); c < total && n < max; c++) {
+        grid_axes_pick(ax, GRID_N_AXES, c, v);
+        grid_key e = *k;
+        snprintf(e.pe, sizeof e.pe, "%s", graph_pe_name(pe));
+        if (v[GRID_AX_FB] >= 0) snprintf(e.feedback, sizeof e.feedback, "%s", run_feedback_name(v[GRID_AX_FB]));
+        if (v[GRID_AX_FBIN] >= 0)
+            snprintf(e.feedback_input, sizeof e.feedback_input, "%s", run_feedback_input_name(v[GRID_AX_FBIN]));
+        if (v[GRID_AX_FIT] >= 0)
+            snprintf(e.search_fitness, sizeof e.search_fitness, "%s", grid_fitness_name(v[GRID_AX_FIT]));
+        if (v[GRID_AX_ACC] >= 0) snprintf(e.accept, sizeof e.accept, "%s", run_accept_name(v[GRID_AX_ACC]));
+        if (v[GRID_AX_TF] >= 0)
+            grid_target_name(d->target_fitness[v[GRID_AX_TF]], e.target_fitness, sizeof e.target_fitness);
+        if (pe == PE_GOT) {
+            e.got_best = v[GRID_AX_GB] >= 0 ? v[GRID_AX_GB] : res->got_best;
+            e.got_worst = v[GRID_AX_GW] >= 0 ? v[GRID_AX_GW] : res->got_worst;
+        }
+        keys[n++] = e;
+    }
     return n;
 }
 
@@ -173,6 +177,9 @@ static int cell_keys(const grid_def *d, const grid_cell *c, const grid_result *r
     snprintf(k.reward_api, sizeof k.reward_api, "%s",
              c->reward_api >= 0 ? grid_reward_api_name(c->reward_api) : res->reward_api);
     snprintf(k.search_fitness, sizeof k.search_fitness, "%s", grid_fitness_name(res->fitness_llm ? FIT_LLM : FIT_HEURISTIC));
+    snprintf(k.accept, sizeof k.accept, "%s", c->accept >= 0 ? run_accept_name(c->accept) : res->accept);
+    grid_target_name(c->tf >= 0 ? d->target_fitness[c->tf] : res->target_fitness, k.target_fitness,
+                     sizeof k.target_fitness);
     k.got_best = k.got_worst = -1;
     if (c->pe >= 0 || c->human) {
         snprintf(k.pe, sizeof k.pe, "%s", c->human ? "human" : graph_pe_name(c->pe));
@@ -243,8 +250,8 @@ static int read_cell(const char *out, const grid_def *d, const grid_cell *c, gri
     thought_graph g;
     snprintf(path, sizeof path, "%s/graph.json", dir);
     if (graph_load(path, &g, err, sizeof err)) return 0; /* started, nothing finished yet */
-    /* every search method x feedback x input x fitness x best x worst references */
-    enum { MAX_HEADINGS = 3 * 3 * 2 * 2 * 5 * 5 };
+    /* every search method x feedback x input x fitness x acceptance x target x best x worst references */
+    enum { MAX_HEADINGS = 3 * 3 * 2 * 2 * 2 * GRID_MAX_TARGETS * 5 * 5 };
     grid_key *keys = malloc(sizeof *keys * MAX_HEADINGS);
     if (!keys) return graph_free(&g), -1;
     int nk = cell_keys(d, c, &res, keys, MAX_HEADINGS), rc = 0, first = first_column(d, c);

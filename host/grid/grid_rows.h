@@ -3,7 +3,8 @@
  * A row is one finished node of one cell, under the headings it is
  * reported under: (scenario, model, search method, ablation, feedback,
  * feedback input, GoT reference counts, prompt profile, reward API, the
- * fitness that steered the search, seed, iteration).  Where the grid
+ * fitness that steered the search, the acceptance rule, the target
+ * fitness, seed, iteration).  Where the grid
  * has +FB (full) cells, the first node of each is also its method's
  * zero-shot (+SA) row; otherwise a zero-shot or +SA cell, run once for
  * every search method, gives one row per search method.  The Human cell's
@@ -53,6 +54,8 @@ typedef struct {
     char prompts[8];             /* the prompt profile: paper, rich */
     char reward_api[8];          /* the reward API the prompt lists: minimal, full */
     char search_fitness[12];     /* what steered the search (run --fitness): heuristic, llm */
+    char accept[8];              /* which revisions it built on (run --accept): always, improve */
+    char target_fitness[24];     /* where it stopped early (run --target-fitness): none, 0.9, ... */
 } grid_key;
 
 typedef struct {
@@ -136,8 +139,8 @@ int grid_rows_add_cell(grid_rows *R, const grid_cell_info *c);
 const char *grid_cell_state_name(int state);
 void grid_rows_free(grid_rows *R);
 /* A row with every field unknown (NAN, -1, "") to fill in, its key's
- * prompts, reward API and fitness the runs' defaults (paper, minimal,
- * heuristic). */
+ * prompts, reward API, fitness, acceptance and target the runs' defaults
+ * (paper, minimal, heuristic, always, none). */
 void grid_row_blank(grid_row *row);
 int grid_key_equal(const grid_key *a, const grid_key *b);
 

@@ -119,6 +119,13 @@ static const char *cfg_text(json_t *cfg, const char *key, char *buf, size_t len)
     return buf;
 }
 
+/* config.json's --accept; a run made before the option refined every node it made. */
+static int cfg_accept(json_t *cfg)
+{
+    const char *acc = json_string_value(json_object_get(cfg, "accept"));
+    return acc && !strcmp(acc, "improve") ? GRAPH_ACCEPT_IMPROVE : GRAPH_ACCEPT_ALWAYS;
+}
+
 static const char *status_name(int s)
 {
     return s == NODE_OK ? "ok" : s == NODE_FAILED ? "failed" : "pending";
@@ -402,6 +409,14 @@ static void write_head(FILE *f, const char *dir, json_t *cfg, const char *target
             cfg_text(cfg, "pe", pe, sizeof pe), json_integer_value(json_object_get(cfg, "iterations")),
             json_integer_value(json_object_get(cfg, "breadth")), cfg_text(cfg, "ablation", abl, sizeof abl),
             cfg_text(cfg, "feedback", fb, sizeof fb));
+    int accept = cfg_accept(cfg);
+    json_t *tf = json_object_get(cfg, "target_fitness");
+    fprintf(f, "<br><b>Acceptance:</b> %s (%s); target fitness ", run_accept_name(accept),
+            run_accept_rule(graph_pe_from_name(json_string_value(json_object_get(cfg, "pe"))), accept));
+    if (json_is_number(tf) && json_number_value(tf) >= 0)
+        fprintf(f, "%.3f (the search stops once a node reaches it)", json_number_value(tf));
+    else
+        fprintf(f, "none");
     /* a run made before these were stored was made with today's rich prompts */
     char pr[256], api[256], refs[256];
     int stored = json_is_string(json_object_get(cfg, "prompts"));
@@ -465,7 +480,15 @@ static void write_node(FILE *f, const char *dir, const thought_graph *g, int i, 
             status_name(nd->status));
     if (nd->status == NODE_OK) fprintf(f, " &middot; fitness %.3f", nd->fitness);
     fprintf(f, "</h3>\n");
-    if (nd->parent >= 0) fprintf(f, "<p>Refined from <a href='#node%d'>node %d</a>.</p>\n", nd->parent, nd->parent);
+    if (nd->parent >= 0) {
+        fprintf(f, "<p>Refined from <a href='#node%d'>node %d</a>", nd->parent, nd->parent);
+        /* under --accept improve a chain may pass over a revision that scored lower */
+        int latest = i - 1;
+        while (latest >= 0 && g->nodes[latest].status != NODE_OK) latest--;
+        if (g->accept == GRAPH_ACCEPT_IMPROVE && g->pe == PE_COT && latest != nd->parent)
+            fprintf(f, ", the best so far, not the latest node %d (fitness %.3f)", latest, g->nodes[latest].fitness);
+        fprintf(f, ".</p>\n");
+    }
     snprintf(p, sizeof p, "%s/nodes/%03d/failed.txt", dir, i);
     char *failed = run_read_text(p);
     if (failed) {
@@ -616,6 +639,7 @@ int run_report(const char *dir, int html, int quiet)
         json_decref(cfg);
         return 1;
     }
+    g.accept = cfg_accept(cfg);
     char target_desc[256] = "?";
     eval_scenario_t scenario, *s = read_target(dir, target_desc, sizeof target_desc, &scenario);
     int best = graph_best(&g);

@@ -91,6 +91,10 @@ static void say_settings(run_state *R, const char *cost)
     run_say(R, "search %s, %d iteration%s, align %d, breadth %d, ablation %s, feedback %s", graph_pe_name(c->pe),
             iterations, iterations == 1 ? "" : "s", aligned, c->breadth, run_ablation_name(c->ablation),
             run_feedback_name(c->feedback));
+    char stop[48] = "none";
+    if (c->target_fitness >= 0) snprintf(stop, sizeof stop, "%.3f", c->target_fitness);
+    run_say(R, "accept %s (%s), target fitness %s", run_accept_name(c->accept), run_accept_rule(c->pe, c->accept),
+            stop);
     if (c->profile[0]) run_say(R, "profile --%s: %s (flags given with it override them)", c->profile, run_profile_flags(c->profile));
     if (!c->offline)
         run_say(R, "prompts %s, reward API %s, GoT references %s", run_prompts_name(c->prompts),
@@ -122,6 +126,7 @@ static int open_graph(run_state *R, const char *graph_path)
         return 1;
     } else
         R->g.ref_rule = c->got_refs;
+    R->g.accept = c->accept; /* config.json's, on a resume too */
     return 0;
 }
 

@@ -392,7 +392,12 @@ int run_node(run_state *R, int id)
             run_init_node(R, id) ? "the given initial reward, trained as it is"
             : nd->parent < 0     ? "from the empty template"
                                  : "refining a parent");
-    if (nd->parent >= 0) run_say(R, "  parent node %d (fitness %.3f)", nd->parent, R->g.nodes[nd->parent].fitness);
+    /* under --accept improve the parent is not always the latest node: say why */
+    if (nd->parent >= 0)
+        run_say(R, "  parent node %d (fitness %.3f%s)", nd->parent, R->g.nodes[nd->parent].fitness,
+                R->g.accept != GRAPH_ACCEPT_IMPROVE ? ""
+                : R->g.pe == PE_COT                 ? ", the best so far"
+                                                    : ", the best that improved on its parent");
     level_set *ls = calloc(1, sizeof *ls);
     double fitness = 0;
     int rc = ls ? 0 : (snprintf(reason, sizeof reason, "out of memory"), -1);

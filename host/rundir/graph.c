@@ -116,9 +116,17 @@ static int better(const thought_node *a, const thought_node *b)
     return a->id < b->id;
 }
 
+/* Under GRAPH_ACCEPT_IMPROVE, whether nd may be built on: a root, or a
+ * node that scored above the parent it refined. */
+static int accepted(const thought_graph *g, const thought_node *nd)
+{
+    return g->accept != GRAPH_ACCEPT_IMPROVE || nd->parent < 0 || nd->fitness > g->nodes[nd->parent].fitness;
+}
+
 int graph_select_parent(const thought_graph *g)
 {
     if (g->pe == PE_COT) {
+        if (g->accept == GRAPH_ACCEPT_IMPROVE) return graph_best(g);
         for (int i = g->n - 1; i >= 0; i--)
             if (g->nodes[i].status == NODE_OK) return i;
         return -1;
@@ -126,7 +134,7 @@ int graph_select_parent(const thought_graph *g)
     int best = -1;
     for (int i = 0; i < g->n; i++) {
         const thought_node *nd = &g->nodes[i];
-        if (nd->status != NODE_OK || nd->n_children >= g->breadth) continue;
+        if (nd->status != NODE_OK || nd->n_children >= g->breadth || !accepted(g, nd)) continue;
         if (best < 0 || better(nd, &g->nodes[best])) best = i;
     }
     return best;

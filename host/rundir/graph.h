@@ -11,6 +11,12 @@
  * (So in CoT a node whose child failed gets a second child: the chain goes
  * on from the latest valid reward.)
  * With no eligible node the next node starts from the empty template (-1).
+ * Under the acceptance rule GRAPH_ACCEPT_IMPROVE (`--accept improve`) a
+ * revision that scored no higher than its parent is kept in the graph but
+ * not built on: CoT refines the best node so far (highest fitness, ties to
+ * the lowest id) instead of the latest, and ToT and GoT expand only roots
+ * and nodes that scored above their parent.  GRAPH_ACCEPT_ALWAYS (the
+ * paper's, graph_init's) takes every revision as above.
  * GoT references (--got-best B, --got-worst W; 2 and 0 by default): the B
  * best and then the W worst valid nodes by fitness (ties to the lowest id),
  * leaving out the previous iteration's node.  Under the graph's rule
@@ -34,6 +40,8 @@ enum { NODE_PENDING = 0, NODE_OK = 1, NODE_FAILED = 2 };
 enum { REF_BEST = 0, REF_WORST = 1 };
 /* How references are chosen (and shown, host/author/): see above. */
 enum { GRAPH_REFS_REFERENCE = 0, GRAPH_REFS_ENGINE = 1 };
+/* Which revisions the search builds on: see above. */
+enum { GRAPH_ACCEPT_ALWAYS = 0, GRAPH_ACCEPT_IMPROVE = 1 };
 #define GRAPH_FILE_NAME_MAX 64
 #define GRAPH_MAX_FILES 128
 
@@ -68,6 +76,8 @@ typedef struct {
     int pe;      /* PE_COT, PE_TOT, PE_GOT */
     int breadth; /* N_breadth (CoT: 1) */
     int ref_rule; /* GRAPH_REFS_ENGINE (graph_init's) or GRAPH_REFS_REFERENCE */
+    int accept;   /* GRAPH_ACCEPT_ALWAYS (graph_init's) or GRAPH_ACCEPT_IMPROVE: the run's setting,
+                     not stored in graph.json (config.json holds it) */
     int n, cap;
     thought_node *nodes;
 } thought_graph;
@@ -100,7 +110,8 @@ const graph_file *graph_find_file(const thought_node *nd, const char *name);
  * parents and references were chosen knowing its outcome.  0 or -1. */
 int graph_reopen(thought_graph *g, int id);
 
-/* Parent for the next node (rules above), -1 for the empty template. */
+/* Parent for the next node (rules above, under g->accept), -1 for the
+ * empty template. */
 int graph_select_parent(const thought_graph *g);
 /* GoT references for the next node (id g->n), refined from parent: the
  * n_best best, then the n_worst worst (each 0..GRAPH_MAX_REF_KIND) by the

@@ -94,6 +94,7 @@ static const char *const fbin_names[] = {"text", "image"};
 static const char *const prompts_names[] = {"paper", "rich"};
 static const char *const api_names[] = {"minimal", "full"};
 static const char *const refs_names[] = {"reference", "engine"};
+static const char *const accept_names[] = {"always", "improve"};
 
 static int run_name_index(const char *const *names, int n, const char *s)
 {
@@ -109,12 +110,23 @@ int run_parse_feedback_input(const char *s) { return run_name_index(fbin_names, 
 int run_parse_prompts(const char *s) { return run_name_index(prompts_names, 2, s); }
 int run_parse_reward_api(const char *s) { return run_name_index(api_names, 2, s); }
 int run_parse_got_refs(const char *s) { return run_name_index(refs_names, 2, s); }
+int run_parse_accept(const char *s) { return run_name_index(accept_names, 2, s); }
 const char *run_ablation_name(int a) { return a >= 0 && a < 4 ? abl_names[a] : "?"; }
 const char *run_feedback_name(int f) { return f >= 0 && f < 3 ? fb_names[f] : "?"; }
 const char *run_feedback_input_name(int f) { return f >= 0 && f < 2 ? fbin_names[f] : "?"; }
 const char *run_prompts_name(int p) { return p >= 0 && p < 2 ? prompts_names[p] : "?"; }
 const char *run_reward_api_name(int a) { return a >= 0 && a < 2 ? api_names[a] : "?"; }
 const char *run_got_refs_name(int r) { return r >= 0 && r < 2 ? refs_names[r] : "?"; }
+const char *run_accept_name(int a) { return a >= 0 && a < 2 ? accept_names[a] : "?"; }
+
+const char *run_accept_rule(int pe, int a)
+{
+    if (pe == PE_COT)
+        return a == GRAPH_ACCEPT_IMPROVE ? "each iteration refines the best node so far"
+                                         : "each iteration refines the latest node";
+    return a == GRAPH_ACCEPT_IMPROVE ? "only roots and nodes that scored above their parent are expanded"
+                                     : "the best node with room for a child is expanded";
+}
 
 /* ---------------------------------------------------------------- details */
 
@@ -199,6 +211,7 @@ json_t *run_config_to_json(const run_config *given)
     json_object_set_new(o, "node_time", json_real(c->node_time));
     json_object_set_new(o, "evaluator_rules", json_boolean(c->evaluator_rules));
     json_object_set_new(o, "target_fitness", json_real(c->target_fitness));
+    json_object_set_new(o, "accept", json_string(accept_names[c->accept]));
     json_object_set_new(o, "steps", json_integer(c->steps));
     json_object_set_new(o, "envs", json_integer(c->envs));
     json_object_set_new(o, "threads", json_integer(c->threads));
@@ -312,6 +325,8 @@ static int search_from_json(json_t *o, run_config *c, char *err, int errlen)
     if (json_is_number(nt) && json_number_value(nt) >= 0) c->node_time = json_number_value(nt);
     c->evaluator_rules = json_is_true(json_object_get(o, "evaluator_rules")); /* absent before the option: off */
     GET_REAL("target_fitness", c->target_fitness, -1, 1); /* -1: none */
+    c->accept = GRAPH_ACCEPT_ALWAYS; /* runs made before the option refined every node they made */
+    if (json_object_get(o, "accept")) GET_NAME("accept", accept_names, 2, c->accept);
     return 0;
 }
 

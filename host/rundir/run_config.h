@@ -58,6 +58,7 @@ typedef struct {
     double node_time;          /* seconds a node's model calls may take together; 0 = no limit */
     int evaluator_rules;       /* 1: the prompts also state how levels are scored */
     double target_fitness;     /* stop once reached; < 0: never */
+    int accept;                /* GRAPH_ACCEPT_ALWAYS (the paper's) or GRAPH_ACCEPT_IMPROVE */
     /* training, passed to `pcgrllm train` and `generate` for every node */
     long long steps;
     int envs, threads;
@@ -117,6 +118,7 @@ int run_parse_feedback_input(const char *s);
 int run_parse_prompts(const char *s);
 int run_parse_reward_api(const char *s);
 int run_parse_got_refs(const char *s);
+int run_parse_accept(const char *s);
 const char *run_ablation_name(int a);
 const char *run_feedback_name(int f);
 const char *run_feedback_input_name(int f);
@@ -125,6 +127,10 @@ const char *run_feedback_input_name(int f);
 const char *run_prompts_name(int p);
 const char *run_reward_api_name(int a);
 const char *run_got_refs_name(int r);
+/* "always"/"improve" */
+const char *run_accept_name(int a);
+/* What --accept a means for search pe, in words for run.log and the report. */
+const char *run_accept_rule(int pe, int a);
 /* "same" or "offset" -> NODE_SEEDS_*, -1 if neither; and back */
 int run_parse_node_seeds(const char *s);
 const char *run_node_seeds_name(int v);

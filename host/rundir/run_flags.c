@@ -13,7 +13,8 @@ enum {
     O_SCENARIO = 256, O_STORY, O_STORY_FILE, O_LLM, O_PE, O_ITER, O_ALIGN, O_BREADTH, O_ABL, O_FB, O_FIT,
     O_FBIN, O_TRIALS, O_FIXES, O_TARGET, O_STEPS, O_ENVS, O_PRESET, O_BACKEND, O_SEED, O_THREADS, O_TTIMEOUT,
     O_LEVELS, O_EVALSEED, O_CENVS, O_CTIMEOUT, O_OUT, O_RESUME, O_QUIET, O_HELP, O_MATMUL, O_GOT_BEST,
-    O_GOT_WORST, O_INIT_REWARD, O_EVAL_RULES, O_NODETIME, O_YES, O_QUICK, O_PROMPTS, O_REWARD_API, O_GOT_REFS
+    O_GOT_WORST, O_INIT_REWARD, O_EVAL_RULES, O_NODETIME, O_YES, O_QUICK, O_PROMPTS, O_REWARD_API, O_GOT_REFS,
+    O_ACCEPT
 };
 
 static const struct option run_opts[] = {
@@ -37,7 +38,7 @@ static const struct option run_opts[] = {
     {"evaluator-rules", no_argument, 0, O_EVAL_RULES}, {"node-time", required_argument, 0, O_NODETIME},
     {"yes", no_argument, 0, O_YES}, {"quick", no_argument, 0, O_QUICK},
     {"prompts", required_argument, 0, O_PROMPTS}, {"reward-api", required_argument, 0, O_REWARD_API},
-    {"got-refs", required_argument, 0, O_GOT_REFS},
+    {"got-refs", required_argument, 0, O_GOT_REFS}, {"accept", required_argument, 0, O_ACCEPT},
     {0, 0, 0, 0}};
 #define N_RUN_OPTS (sizeof run_opts / sizeof run_opts[0] - 1)
 
@@ -174,8 +175,12 @@ static int search_flag(run_config *c, int ch, const char *optarg, char *err, int
         break;
     case O_EVAL_RULES: c->evaluator_rules = 1; break;
     case O_TARGET:
-        if (parse_double(optarg, 0, 1, &d)) BAD("--target-fitness must be in [0, 1]");
+        if (!strcmp(optarg, "none")) d = -1; /* the default, named: a grid axis can hold it */
+        else if (parse_double(optarg, 0, 1, &d)) BAD("--target-fitness must be in [0, 1], or none");
         c->target_fitness = d;
+        break;
+    case O_ACCEPT:
+        if ((c->accept = run_parse_accept(optarg)) < 0) BAD("--accept must be always or improve");
         break;
     default: return 1;
     }
