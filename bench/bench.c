@@ -1,4 +1,4 @@
-/* pcgrllm bench [all|env|eval|reward|train|confine] [--backend cpu|cuda|auto]:
+/* pcgrllm bench [all|env|eval|reward|train|confine|harness] [--backend cpu|cuda|auto]:
  * throughput tables.  The CPU backend (default) prints the tables of
  * bench/; the CUDA backend prints the device's environment and training
  * tables instead, measured by `pcgrllm device` (host/gpu/device_bench.c:
@@ -23,6 +23,7 @@ static const struct {
     {"reward", bench_reward, "reward calls/s: libtcc vs gcc -O2, libtcc and NVRTC compile times"},
     {"train", bench_train, "PPO training steps/s for both presets at 64 and 600 envs, GFLOP/s vs sgemm"},
     {"confine", bench_confine, "training steps/s in process without a sandbox vs in the confined worker"},
+    {"harness", bench_harness, "the execution harness: perfect matches per mode on the fixed two-leg targets"},
 };
 #define N_BENCH (int)(sizeof benches / sizeof benches[0])
 #define MAX_ARGS 64

@@ -9,5 +9,7 @@ int bench_train(int argc, char **argv);
  * H200 model (bench/bench_model.c) */
 int bench_train_model(int argc, char **argv);
 int bench_confine(int argc, char **argv);
+/* the execution harness's benchmark (bench/bench_harness.c) */
+int bench_harness(int argc, char **argv);
 
 #endif

@@ -1,7 +1,7 @@
 /* pcgrllm edit: the execution harness's editing loop on one level
  * (docs/harness.md, "The editing loop"): flags in, edit_episode out. */
 #include "commands.h"
-#include "dungeon.h"
+#include "env.h"
 #include "edit.h"
 #include "levelio.h"
 #include "util.h"
@@ -158,13 +158,7 @@ static int start_level(const edit_args *a, level_t *l, unsigned char *tiles)
         }
         return 0;
     }
-    dungeon_cfg c;
-    dungeon_cfg_init(&c, PCG_DEFAULT_SIDE, PCG_DEFAULT_SIDE, VARIANT_DUNGEON, (pcg_u64)a->seed);
-    static unsigned char frozen[PCG_MAX_CELLS], pad[9 * PCG_MAX_CELLS];
-    pcg_u64 pos = 0;
-    dungeon_init_pad(&c, pad);
-    dungeon_reset(&c, 0, &pos, tiles, frozen, pad);
-    *l = (level_t){c.h, c.w, tiles};
+    *l = env_start_level((uint64_t)a->seed, PCG_DEFAULT_SIDE, PCG_DEFAULT_SIDE, tiles);
     return 0;
 }
 

@@ -165,3 +165,19 @@ int parse_variant(const char *s, int *variant)
     else return -1;
     return 0;
 }
+
+level_t env_start_level(uint64_t seed, int h, int w, unsigned char *tiles)
+{
+    dungeon_cfg c;
+    dungeon_cfg_init(&c, h, w, VARIANT_DUNGEON, (pcg_u64)seed);
+    unsigned char frozen[PCG_MAX_CELLS], *pad = malloc((size_t)c.pad_h * (size_t)c.pad_w);
+    pcg_u64 pos = 0;
+    if (pad) {
+        dungeon_init_pad(&c, pad);
+        dungeon_reset(&c, 0, &pos, tiles, frozen, pad);
+    } else {
+        memset(tiles, TILE_EMPTY, (size_t)h * (size_t)w); /* no memory: an empty map, never a crash */
+    }
+    free(pad);
+    return (level_t){c.h, c.w, tiles};
+}

@@ -65,6 +65,10 @@ void env_step(env_t *e, const int *actions);
 void env_rebuild(env_t *e);
 /* View of environment i's current level. */
 level_t env_level(const env_t *e, int i);
+/* The generator's starting map of environment 0 for seed (h x w, dungeon
+ * variant) into tiles (PCG_MAX_CELLS bytes): what an episode of `train`
+ * with that seed starts from. */
+level_t env_start_level(uint64_t seed, int h, int w, unsigned char *tiles);
 void env_log_clear(env_t *e);
 /* Forget the kept non-finite transition. */
 void env_nonfinite_clear(env_t *e);

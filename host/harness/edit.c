@@ -99,6 +99,7 @@ static int ask_and_read(loop_t *L, const edit_view *v, level_t *cand, unsigned c
         editor_ask(L->run->editor, v, previous, attempt == 2 ? why : NULL, &L->rec, &a);
         L->res->calls++;
         L->res->tokens += a.tokens;
+        L->res->output_tokens += a.output_tokens;
         s->tokens += a.tokens;
         if (a.status == 2) {
             snprintf(err, (size_t)errlen, "%s", a.error);

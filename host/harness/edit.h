@@ -54,6 +54,7 @@ typedef struct {
     int accepted;              /* steps whose edit replaced the saved level */
     long calls;                /* editor replies asked for (a retry is one more) */
     long tokens;               /* model tokens, prompt and completion */
+    long output_tokens;        /* of them, the model's replies */
     int recovered;             /* replies repaired by keeping their complete calls */
     double seconds;            /* wall time of the episode, earlier runs of a resumed one included */
     int stop;                  /* EDIT_STOP_*: why it ended */

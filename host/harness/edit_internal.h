@@ -56,7 +56,7 @@ typedef struct {
  * still be there); 2: the server failed (error says so). */
 typedef struct {
     char *reply;
-    long tokens;
+    long tokens, output_tokens;
     int status;
     char error[400];
 } edit_answer;

@@ -70,6 +70,7 @@ int edit_write_state(const char *dir, const target_t *t, const edit_run *run, co
                           (json_int_t)res->calls, "tokens", (json_int_t)res->tokens, "recovered", res->recovered,
                           "seconds", res->seconds, "perfect", res->perfect, "valid", res->valid, "legs",
                           res->route_key, res->route_door, "route", res->route, "stop", stop_names[res->stop]);
+    json_object_set_new(o, "output_tokens", json_integer(res->output_tokens));
     char *text = json_dumps(o, JSON_INDENT(2));
     json_decref(o);
     char path[4200];
@@ -156,6 +157,7 @@ int edit_resume_read(const char *dir, const target_t *t, edit_step_t *last, int 
     }
     res->calls = (long)json_integer_value(json_object_get(st, "calls"));
     res->tokens = (long)json_integer_value(json_object_get(st, "tokens"));
+    res->output_tokens = (long)json_integer_value(json_object_get(st, "output_tokens"));
     res->recovered = (int)json_integer_value(json_object_get(st, "recovered"));
     res->accepted = (int)json_integer_value(json_object_get(st, "accepted"));
     res->seconds = json_number_value(json_object_get(st, "seconds"));

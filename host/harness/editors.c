@@ -175,6 +175,7 @@ static void ask_model(const edit_editor *e, const edit_view *v, const char *prev
     if (rc == 0) a->error[0] = 0;
     a->reply = r.content ? strdup(r.content) : NULL;
     a->tokens += r.usage.total_tokens ? r.usage.total_tokens : r.usage.prompt_tokens + r.usage.completion_tokens;
+    a->output_tokens += r.usage.completion_tokens;
     record_reply(rec, v, attempt, &r, a);
     llm_reply_free(&r);
     free(sys);
