@@ -671,6 +671,9 @@ static void grid_fitness_llm_rows_and_table5(void **state)
     assert_non_null(md);
     assert_non_null(strstr(md, "### Table V — heuristic fitness of +FB runs"));
     assert_non_null(strstr(md, "### Model scores vs heuristic"));
+    /* the builder's level for scenario 1, measured: the ceiling of every column */
+    assert_non_null(strstr(md, "Upper bound: a level the deterministic builder makes"));
+    assert_non_null(strstr(md, "scenario 1 1.000"));
     free(md);
     snprintf(path, sizeof path, "%s/summary.json", dir);
     json_t *j = json_load_file(path, 0, NULL), *r;

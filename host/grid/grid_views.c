@@ -1,6 +1,7 @@
 /* The paper's tables and plots of a grid as a document of blocks
  * (host/grid/grid_doc.h); host/grid/grid_pages.c renders it.  See grid_report.h
  * and docs/grid.md. */
+#include "build.h"
 #include "grid_doc.h"
 #include "grid_report.h"
 #include "plot.h"
@@ -537,6 +538,29 @@ static void notes(vdoc *d, const grid_rows *R, const grid_tables *T, int full)
     if (!full) vd_text(d, B_PARA, "Every table, the plots and the rows: tables.md, summary.html, summary.json.");
 }
 
+/* ---------------------------------------------------------------- the builder's bound */
+
+/* What a level built to each scenario's target scores: the ceiling of
+ * every column, measured by the evaluator on the builder's level. */
+static void builder_bound(vdoc *d, const grid_rows *R)
+{
+    char line[400] = "";
+    static build_result_t b;
+    for (int i = 0; i < R->n_scen; i++) {
+        target_t t;
+        char why[300], one[120];
+        if (target_scenario(R->scen[i], &t)) continue;
+        if (build_level(&t, PCG_DEFAULT_SIDE, 0, &b, why, sizeof why) == BUILD_OK)
+            snprintf(one, sizeof one, "scenario %d %.3f", R->scen[i], b.eval.score);
+        else snprintf(one, sizeof one, "scenario %d not built (%.80s)", R->scen[i], why);
+        size_t n = strlen(line);
+        snprintf(line + n, sizeof line - n, "%s%s", n ? ", " : "", one);
+    }
+    if (line[0])
+        vd_text(d, B_PARA, "Upper bound: a level the deterministic builder makes for each target (pcgrllm build, "
+                           "docs/harness.md), scored by the evaluator: %s.", line);
+}
+
 /* ---------------------------------------------------------------- the document */
 
 void grid_doc_build(vdoc *d, const grid_rows *R, const grid_tables *T, int full)
@@ -545,6 +569,7 @@ void grid_doc_build(vdoc *d, const grid_rows *R, const grid_tables *T, int full)
     vd_text(d, B_H2, "Table II: ablations by search method");
     if (!T->n_t2) vd_text(d, B_PARA, "No node has finished yet.");
     for_groups(d, R, T, table2_group);
+    if (T->n_t2) builder_bound(d, R);
     if (!T->normalised && T->n_t2)
         vd_text(d, B_PARA, "No Mean row: a grid of one scenario is not normalised (see the notes).");
     if (full) {
