@@ -6,6 +6,7 @@
 #include "util.h"
 #include "worker.h"
 #include "worker_roles.h"
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,15 @@ char *pcg_test_slurp(const char *path)
     long len;
     char err[256];
     return read_file(path, 1L << 26, &len, err, sizeof err);
+}
+
+struct json_t *pcg_test_json_in(const char *dir, const char *name)
+{
+    char path[PATH_MAX + 256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    json_t *j = json_load_file(path, 0, NULL);
+    if (!j) fail_msg("%s: not readable JSON", path);
+    return j;
 }
 
 int pcg_test_count_of(const char *s, const char *needle)

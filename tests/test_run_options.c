@@ -161,15 +161,12 @@ static void run_evaluator_rules_only_on_request(void **state)
  * and its config.json. */
 static json_t *finished_run(char *dir, size_t len, const char *name, const char *flags)
 {
-    char out[8192], path[PATH_MAX + 64];
+    char out[8192];
     pcg_test_use_source_prompts();
     snprintf(dir, len, "%s/%s", pcg_test_tmpdir(), name);
     int rc = pcg_test_sh(out, sizeof out, "%s run %s --out %s", pcg_test_binary(), flags, dir);
     if (rc != 0) fail_msg("run %s exited %d: %s", flags, rc, out);
-    snprintf(path, sizeof path, "%s/config.json", dir);
-    json_t *cfg = json_load_file(path, 0, NULL);
-    assert_non_null(cfg);
-    return cfg;
+    return pcg_test_json_in(dir, "config.json");
 }
 
 static void run_quick_profile_named_and_overridable(void **state)

@@ -19,6 +19,10 @@ static void grid_usage(FILE *f)
             "                    [--summary] [--value final|best] [--slurm [SLURM OPTIONS]] [-- RUN FLAGS]\n"
             "  Runs one `pcgrllm run` per cell in DIR/cells/NAME (its output in DIR/cells/NAME.log) and\n"
             "  computes the paper's tables from every node of every cell (docs/grid.md).\n"
+            "  --config FILE         the definition from a grid.json (an earlier grid's, or by hand); the\n"
+            "                        axes and --repeats given override its own, run flags after -- follow\n"
+            "                        its run flags; its model servers are used only when named with\n"
+            "                        --base-url or confirmed on a terminal\n"
             "axes (a comma list each; defaults: what `run` uses, one repeat):\n"
             "  --scenarios LIST      1, 2, 3, 4 (1)           --pe LIST   cot, tot, got (cot)\n"
             "  --ablations LIST      zs, sa, fb, full (full); ZS (+SA) is iteration 1 of each method's fb\n"
@@ -77,7 +81,7 @@ enum {
     O_OUT = 256, O_SCEN, O_PE, O_ABL, O_MODELS, O_FBS, O_FBINS, O_GB, O_GW, O_PPS, O_RAS, O_FITS, O_ACCS, O_TFS, O_HUMAN, O_REP, O_JOBS, O_GPUS, O_CELL,
     O_LIST, O_SUMMARY, O_VALUE, O_SLURM, O_SLURM_ONLY, O_PART, O_TIME, O_GRES, O_CPT, O_MEM, O_ACCOUNT, O_QOS,
     O_SBATCH, O_PROLOGUE, O_SUMPART, O_MAXPAR, O_HELP, O_YES,
-    O_BASE_URL, O_KEY_ENV
+    O_BASE_URL, O_KEY_ENV, O_CONFIG
 };
 
 /* --base-url and --api-key-env: checked as `run` checks them.  0, or -1
@@ -171,7 +175,7 @@ static int parse_flags(int argc, char **argv, grid_opts *o, char *human, int *sl
         {"sbatch", required_argument, 0, O_SBATCH},    {"prologue", required_argument, 0, O_PROLOGUE},
         {"summary-partition", required_argument, 0, O_SUMPART},
         {"base-url", required_argument, 0, O_BASE_URL}, {"api-key-env", required_argument, 0, O_KEY_ENV},
-        {0, 0, 0, 0}};
+        {"config", required_argument, 0, O_CONFIG},    {0, 0, 0, 0}};
     int ch, idx;
     long v;
     optind = 1;
@@ -218,6 +222,7 @@ static int parse_flags(int argc, char **argv, grid_opts *o, char *human, int *sl
             o->value = !strcmp(optarg, "best") ? GRID_VALUE_BEST : GRID_VALUE_FINAL;
             break;
         case O_SLURM: o->slurm = 1; break;
+        case O_CONFIG: o->config = optarg; break; /* read before the other flags: load_config */
         case O_SLURM_ONLY: o->slurm = 1, o->slurm_opts.script_only = 1; break;
         case O_HELP: return 1;
         case ':': return snprintf(err, (size_t)errlen, "%s needs a value (pcgrllm grid --help)", argv[optind - 1]), -1;
@@ -247,6 +252,35 @@ static int check_flags(const grid_opts *o, int slurm_opts_given, char *err, int 
     return 0;
 }
 
+/* --config FILE, found before the flags are parsed so that they go over
+ * it.  NULL without. */
+static const char *config_arg(int n, char **argv)
+{
+    for (int i = 1; i < n; i++) {
+        if (!strcmp(argv[i], "--config") && i + 1 < n) return argv[i + 1];
+        if (!strncmp(argv[i], "--config=", 9)) return argv[i] + 9;
+    }
+    return NULL;
+}
+
+/* The run flags: the file's, then those after "--" (later ones win in
+ * run's parser).  0, or -1 with err. */
+static int run_flags_over_config(grid_opts *o, int n_run, char **given, char *err, int errlen)
+{
+    char *all[GRID_MAX_RUN_FLAGS * 2 + 1];
+    int n = 0;
+    for (int i = 0; i < o->d.n_run_flags && n < GRID_MAX_RUN_FLAGS * 2; i++) all[n++] = o->d.run_flags[i];
+    for (int i = 0; i < n_run && n < GRID_MAX_RUN_FLAGS * 2; i++) all[n++] = given[i];
+    char *copy[GRID_MAX_RUN_FLAGS * 2 + 1];
+    int rc = 0;
+    for (int i = 0; i < n; i++) /* grid_set_run_flags frees the file's */
+        if (!(copy[i] = strdup(all[i]))) rc = -1;
+    if (rc) snprintf(err, (size_t)errlen, "out of memory");
+    else rc = grid_set_run_flags(&o->d, n, copy, &o->sets_threads, &o->sets_backend, err, errlen);
+    for (int i = 0; i < n; i++) free(copy[i]);
+    return rc;
+}
+
 int cmd_grid(int argc, char **argv)
 {
     /* the run flags: everything after the first "--" */
@@ -267,12 +301,18 @@ int cmd_grid(int argc, char **argv)
     o.cell = -1;
     char err[600], human[1024] = "";
     int slurm_opts_given = 0;
+    const char *config = config_arg(n_grid, argv);
+    if (config) {
+        if (grid_def_from_file(config, &o.d, err, sizeof err)) return die_msg("grid: %s", err), 2;
+        o.def_given = 1;
+    }
     int rc = parse_flags(n_grid, argv, &o, human, &slurm_opts_given, err, sizeof err);
     if (rc == 1) return grid_usage(stdout), 0;
     if (!rc) rc = check_flags(&o, slurm_opts_given, err, sizeof err);
     if (!rc && human[0]) rc = grid_set_human(&o.d, human, err, sizeof err);
     if (n_run > 0) o.def_given = 1;
-    if (!rc)
+    if (!rc && config) rc = run_flags_over_config(&o, n_run, argv + n_grid + 1, err, sizeof err);
+    else if (!rc)
         rc = grid_set_run_flags(&o.d, n_run, argv + n_grid + 1, &o.sets_threads, &o.sets_backend, err, sizeof err);
     if (rc) {
         grid_def_free(&o.d);

@@ -169,6 +169,10 @@ int grid_cell_argv(const grid_def *d, const grid_cell *c, const char *dir, int r
  * are stored as given; cells are listed for the reader, not read back. */
 char *grid_def_json(const grid_def *d);
 int grid_def_from_json(const char *text, grid_def *d, char *err, int errlen);
+/* grid --config FILE: a grid.json written by a grid or by hand, read as
+ * grid_def_from_json reads one, keys it does not hold refused.  0, or -1
+ * with one line naming the file. */
+int grid_def_from_file(const char *path, grid_def *d, char *err, int errlen);
 /* 1 when the two define the same cells with the same run flags. */
 int grid_def_equal(const grid_def *a, const grid_def *b);
 

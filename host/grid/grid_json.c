@@ -2,6 +2,7 @@
 #include "grid.h"
 #include "graph.h"
 #include "run.h"
+#include "util.h"
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,6 +143,34 @@ static int read_run_flags(json_t *o, grid_def *d, char *err, int errlen)
 static int same_cells_as_format2(const grid_def *d)
 {
     return grid_column_cells(d->abl, d->n_abl, ABL_ZS) != ABL_FB && grid_column_cells(d->abl, d->n_abl, ABL_SA) != ABL_FULL;
+}
+
+int grid_def_from_file(const char *path, grid_def *d, char *err, int errlen)
+{
+    static const char *const keys[] = {"format",   "scenarios",      "models",          "pe",
+                                       "ablations", "feedbacks",     "feedback_inputs", "got_best",
+                                       "got_worst", "prompt_profiles", "reward_apis",   "fitnesses",
+                                       "accept",    "target_fitness", "repeats",         "human",
+                                       "run_flags", "cells",          NULL};
+    char why[1400];
+    long len;
+    memset(d, 0, sizeof *d);
+    char *text = read_file(path, 16L << 20, &len, why, sizeof why);
+    json_t *o = text ? json_loads(text, JSON_REJECT_DUPLICATES, NULL) : NULL;
+    const char *key, *bad = NULL;
+    json_t *v;
+    json_object_foreach(o, key, v) {
+        int known = 0;
+        for (int i = 0; keys[i] && !known; i++) known = !strcmp(keys[i], key);
+        if (!known && !bad) bad = key;
+    }
+    int rc = -1;
+    if (!text) snprintf(err, (size_t)errlen, "--config: %s", why);
+    else if (bad) snprintf(err, (size_t)errlen, "--config %s: unknown key '%.60s' (the keys grid.json holds: docs/grid.md)", path, bad);
+    else if ((rc = grid_def_from_json(text, d, why, sizeof why))) snprintf(err, (size_t)errlen, "--config %s: %s", path, why);
+    json_decref(o);
+    free(text);
+    return rc;
 }
 
 int grid_def_from_json(const char *text, grid_def *d, char *err, int errlen)

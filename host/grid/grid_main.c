@@ -144,7 +144,8 @@ static int refuse_key_flag(const grid_requests *q, const char *where)
 static int check_stored_requests(grid_opts *o, const grid_requests *q)
 {
     char path[1200], how[1400];
-    snprintf(path, sizeof path, "%s/grid.json", o->out);
+    if (o->config) snprintf(path, sizeof path, "%s", o->config);
+    else snprintf(path, sizeof path, "%s/grid.json", o->out);
     if (refuse_key_flag(q, "its run flags")) return 1;
     for (int i = 0; i < q->n; i++) {
         int named = 0;
@@ -373,12 +374,15 @@ int grid_main(grid_opts *o)
     int sends = !o->list && !o->summary;
     grid_requests q;
     char err[600];
-    int untrusted = have_stored && !o->def_given;
+    /* a definition read from a file (grid.json here, or --config) names
+     * servers the command line did not */
+    int untrusted = (have_stored && !o->def_given) || o->config;
     if (sends) {
         /* flags that cannot be read cannot be judged: nothing goes on (the
          * cells would refuse them too) */
         if (definition_requests(&o->d, &q, err, sizeof err)) {
-            if (untrusted) die_msg("grid: %s/grid.json: its run flags: %s", o->out, err);
+            if (o->config) die_msg("grid: --config %s: its run flags: %s", o->config, err);
+            else if (untrusted) die_msg("grid: %s/grid.json: its run flags: %s", o->out, err);
             else die_msg("grid: the run flags: %s", err);
             return grid_def_free(&o->d), untrusted ? 1 : 2;
         }

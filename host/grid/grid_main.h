@@ -18,6 +18,7 @@ typedef struct {
     int value;                 /* GRID_VALUE_FINAL or _BEST */
     int slurm;                 /* --slurm or --slurm-script-only */
     grid_slurm_opts slurm_opts;
+    const char *config;        /* grid --config FILE: the definition came from it (its servers are the file's) */
     int n_named;               /* grid --base-url: servers of a stored grid.json the user names */
     char named[GRID_MAX_MODELS + 1][512];
 } grid_opts;

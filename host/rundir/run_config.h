@@ -96,6 +96,7 @@ int run_profile_argv(const char *name, char *buf, size_t len, char **argv, int m
 /* What a parse of the flags found besides the config itself. */
 typedef struct {
     int have_task, llm_set, base_url_set, help, quick;
+    const char *config; /* --config FILE, NULL without */
 } run_flags_seen;
 /* run's command-line flags (argv[0] is "run") over c, a profile (--quick)
  * first so that the flags given override it.  0, or -1 with one line. */

@@ -1,6 +1,7 @@
 /* run's flag parser (`pcgrllm run`, and the grid reading its cells'
  * flags): see run_config.h. */
 #include "run_config.h"
+#include "run_config_file.h"
 #include "nn.h"
 #include "util.h"
 #include <getopt.h>
@@ -14,7 +15,7 @@ enum {
     O_FBIN, O_TRIALS, O_FIXES, O_TARGET, O_STEPS, O_ENVS, O_PRESET, O_BACKEND, O_SEED, O_THREADS, O_TTIMEOUT,
     O_LEVELS, O_EVALSEED, O_CENVS, O_CTIMEOUT, O_OUT, O_RESUME, O_QUIET, O_HELP, O_MATMUL, O_GOT_BEST,
     O_GOT_WORST, O_INIT_REWARD, O_EVAL_RULES, O_NODETIME, O_YES, O_QUICK, O_PROMPTS, O_REWARD_API, O_GOT_REFS,
-    O_ACCEPT
+    O_ACCEPT, O_CONFIG
 };
 
 static const struct option run_opts[] = {
@@ -39,7 +40,7 @@ static const struct option run_opts[] = {
     {"yes", no_argument, 0, O_YES}, {"quick", no_argument, 0, O_QUICK},
     {"prompts", required_argument, 0, O_PROMPTS}, {"reward-api", required_argument, 0, O_REWARD_API},
     {"got-refs", required_argument, 0, O_GOT_REFS}, {"accept", required_argument, 0, O_ACCEPT},
-    {0, 0, 0, 0}};
+    {"config", required_argument, 0, O_CONFIG}, {0, 0, 0, 0}};
 #define N_RUN_OPTS (sizeof run_opts / sizeof run_opts[0] - 1)
 
 /* The reference details run passes to train (O_DETAIL + PPO_DETAIL_*),
@@ -337,6 +338,7 @@ static int parse_run_flags(run_config *c, int argc, char **argv, run_flags_seen 
         case O_QUIET: c->quiet = 1; break;
         case O_YES: c->yes = 1; break;
         case O_QUICK: seen->quick = 1; break; /* applied before the other flags, by run_flags */
+        case O_CONFIG: seen->config = optarg; break; /* read before the other flags, by run_flags */
         case O_HELP: seen->help = 1; break;
         case 'L': {
             char flag[64];
@@ -361,25 +363,42 @@ static int apply_profile(run_config *c, const char *name, char *err, int errlen)
 {
     char buf[256], *argv[32] = {"run"};
     int argc = 1 + run_profile_argv(name, buf, sizeof buf, argv + 1, 30);
-    run_flags_seen ignored = {0, 0, 0, 0, 0};
+    run_flags_seen ignored = {0};
     if (parse_run_flags(c, argc, argv, &ignored, err, errlen)) return -1;
     snprintf(c->profile, sizeof c->profile, "%s", name);
     return 0;
 }
 
-/* argv's flags over c: a profile first (--quick), then the flags as given.
- * 0, or -1 with err. */
+/* The settings a --config file gives, then the flags over them: a task or
+ * an author the file names counts as given unless a flag gives its own. */
+static int apply_config_file(run_config *c, int resume, const char *path, run_config_file_info *info, char *err,
+                             int errlen)
+{
+    if (resume) {
+        snprintf(err, (size_t)errlen, "--config starts a run; --resume continues one with its stored settings");
+        return -1;
+    }
+    return run_config_file_load(path, c, info, err, errlen);
+}
+
+/* argv's flags over c: a config file first (--config), then a profile
+ * (--quick), then the flags as given.  0, or -1 with err. */
 int run_flags_parse(run_config *c, int argc, char **argv, run_flags_seen *seen, char *err, int errlen)
 {
     memset(seen, 0, sizeof *seen);
-    /* a first pass finds --quick as getopt sees it (not as another flag's value) */
+    /* a first pass finds --config and --quick as getopt sees them (not as another flag's value) */
     run_config scratch = *c;
-    run_flags_seen first = {0, 0, 0, 0, 0};
+    run_flags_seen first = {0};
+    run_config_file_info info = {0};
     if (parse_run_flags(&scratch, argc, argv, &first, err, errlen)) return -1;
+    if (first.config && apply_config_file(c, scratch.resume, first.config, &info, err, errlen)) return -1;
     if (first.quick && apply_profile(c, "quick", err, errlen)) return -1;
     if (parse_run_flags(c, argc, argv, seen, err, errlen)) return -1;
     run_config_follow_profile(c);
-    return 0;
+    if (!first.config) return 0;
+    if (!seen->have_task && info.has_task) seen->have_task = 1;
+    if (!seen->llm_set && info.has_author) seen->llm_set = 1;
+    return run_config_file_check(first.config, &info, c, seen->base_url_set, err, errlen);
 }
 
 int run_config_from_flags(run_config *c, int argc, char **argv, char *err, int errlen)
