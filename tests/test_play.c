@@ -158,5 +158,60 @@ static void play_cli(void **state)
     assert_int_equal(pcg_test_count_lines(out), 1);
 }
 
+/* The model player against a scripted server: asked at the junction only
+ * (corridors and the dead end by rule), its answer taken; an answer with
+ * no legal move leaves it to the explorer's rule; a spent budget asks
+ * nothing. */
+static void play_llm_player(void **state)
+{
+    (void)state;
+    pcg_test_use_source_prompts();
+    pcg_fake_srv srv;
+    pcg_test_srv_start(&srv, "tests/fake_openai_player.json", "player", "PCG_PLAYER_KEY");
+    char dir[512], path[600], out[8192];
+    snprintf(dir, sizeof dir, "%s/play-llm", pcg_test_tmpdir());
+    assert_int_equal(pcg_test_sh(out, sizeof out, "mkdir -p %s", dir), 0);
+    snprintf(path, sizeof path, "%s/t.txt", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("7 1 3 1 8\n", f); /* k . @ . D: a junction at the start */
+    fclose(f);
+    const char *flags = "--base-url %s --model fake-player --api-key-env PCG_PLAYER_KEY --llm-retries 1";
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "PCG_PLAYER_KEY=k %%s play --player llm --persona thrill_seeker %s --out %%s/a %%s",
+             flags);
+    int rc = pcg_test_sh(out, sizeof out, cmd, pcg_test_binary(), srv.url, dir, path);
+    if (rc) fail_msg("play --player llm %d: %s", rc, out);
+    assert_non_null(strstr(out, "t: door after 6 steps"));
+    snprintf(path, sizeof path, "%s/a/t.jsonl", dir);
+    char *text = pcg_test_slurp(path);
+    assert_non_null(text);
+    assert_int_equal(pcg_test_count_of(text, "\"asked\":\"yes\""), 1);
+    assert_non_null(strstr(text, "the key is that way"));
+    assert_non_null(strstr(text, "\"player\":\"llm\""));
+    free(text);
+    /* the second answer is prose: the explorer's rule moves */
+    snprintf(path, sizeof path, "%s/t.txt", dir);
+    rc = pcg_test_sh(out, sizeof out, cmd, pcg_test_binary(), srv.url, dir, path);
+    snprintf(path, sizeof path, "%s/a/t.jsonl", dir);
+    text = pcg_test_slurp(path);
+    assert_non_null(text);
+    if (rc) fail_msg("second play %d: %s", rc, out);
+    assert_int_equal(pcg_test_count_of(text, "no legal move in the answer"), 1);
+    assert_non_null(strstr(text, "\"end\":\"door\""));
+    free(text);
+    char *log = pcg_test_slurp(srv.log);
+    pcg_test_srv_stop(&srv);
+    assert_int_equal(pcg_test_count_lines(log), 2);
+    assert_non_null(strstr(log, "Thrill Seeker"));
+    free(log);
+    /* a budget of no calls asks nothing */
+    snprintf(path, sizeof path, "%s/t.txt", dir);
+    rc = pcg_test_sh(out, sizeof out, "%s play --player llm --max-calls 0 --base-url http://127.0.0.1:9/v1 %s",
+                     pcg_test_binary(), path);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "budget spent"));
+}
+
 PCG_TESTS(play, cmocka_unit_test(play_route_golden), cmocka_unit_test(play_failed_records),
-          cmocka_unit_test(play_explorer_events), cmocka_unit_test(play_cli))
+          cmocka_unit_test(play_explorer_events), cmocka_unit_test(play_cli), cmocka_unit_test(play_llm_player))

@@ -50,21 +50,16 @@ typedef struct {
  * judge knows only its five. */
 static int persona_ok(assess_opts *o)
 {
-    const char *name = o->persona_name;
-    size_t n = strlen(name);
-    if (!n || n > 64 || strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_") != n)
-        return die_msg("assess: --persona must be a plain name (lower case, digits, _)"), 2;
-    char dir[PATH_MAX], path[PATH_MAX + 128], err[PATH_MAX + 200];
-    if (prompts_dir(dir, sizeof dir, err, sizeof err)) return die_msg("assess: %s", err), 1;
-    snprintf(path, sizeof path, "%s/prefer/personas/%s.txt", dir, name);
-    if (!path_is_file(path)) return die_msg("assess: no persona '%s' (%s does not exist)", name, path), 2;
-    o->persona = persona_index(name);
+    char err[PATH_MAX + 300];
+    int usage;
+    if (!(o->persona_text = persona_load(o->persona_name, &usage, err, sizeof err)))
+        return die_msg("assess: %s", err), usage ? 2 : 1;
+    o->persona = persona_index(o->persona_name);
     if (!o->model && o->persona < 0) {
-        die_msg("assess: the offline judge has synthetic preferences only for its five personas, not '%s'", name);
+        die_msg("assess: the offline judge has synthetic preferences only for its five personas, not '%s'",
+                o->persona_name);
         return 2;
     }
-    long len;
-    if (!(o->persona_text = read_file(path, 1L << 16, &len, err, sizeof err))) return die_msg("assess: %s", err), 1;
     return -1;
 }
 
@@ -75,11 +70,7 @@ static const struct option *assess_options(void)
     static const struct option own[] = {{"judge", required_argument, 0, 'j'},  {"persona", required_argument, 0, 'p'},
                                         {"repeats", required_argument, 0, 'r'}, {"seed", required_argument, 0, 's'},
                                         {"max-steps", required_argument, 0, 'm'}, {"help", no_argument, 0, 'h'}};
-    size_t n = sizeof own / sizeof own[0];
-    memcpy(assess_opts_table, own, sizeof own);
-    for (int i = 0; llm_flag_names[i] && n < sizeof assess_opts_table / sizeof assess_opts_table[0] - 1; i++)
-        assess_opts_table[n++] = (struct option){llm_flag_names[i], required_argument, 0, 'L'};
-    assess_opts_table[n] = (struct option){0, 0, 0, 0};
+    llm_options_table(own, sizeof own / sizeof own[0], 'L', assess_opts_table, sizeof assess_opts_table / sizeof assess_opts_table[0]);
     return assess_opts_table;
 }
 

@@ -149,6 +149,11 @@ int llm_base_url_ok(const char *url);
 /* The names of the flags above without their dashes, NULL-terminated (for
  * commands that build their option tables from them). */
 extern const char *const llm_flag_names[];
+/* A getopt_long table: the n_own options of own, then every flag above
+ * (required_argument, val) and the terminator, into table (room for cap
+ * entries; the LLM flags that do not fit are left out). */
+struct option;
+void llm_options_table(const struct option *own, size_t n_own, int val, struct option *table, size_t cap);
 
 /* One-line usage text of the flags above, for --help. */
 const char *llm_flags_help(void);

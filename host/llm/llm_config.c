@@ -2,6 +2,7 @@
  * directory records, and what is asked of the server before a call (is it
  * there, how large is its context).  The call itself is in llm.c. */
 #include "llm.h"
+#include <getopt.h>
 #include "llm_http.h"
 #include "llm_internal.h"
 #include "util.h"
@@ -145,6 +146,15 @@ const char *const llm_flag_names[] = {
     "max-tokens-field", "connect-timeout", "llm-timeout", "llm-call-time", "llm-retries", "llm-backoff",
     "max-continuations", "stream",   "llm-stop",         "constrain",   "llm-context", NULL,
 };
+
+void llm_options_table(const struct option *own, size_t n_own, int val, struct option *table, size_t cap)
+{
+    size_t n = n_own < cap ? n_own : cap - 1;
+    memcpy(table, own, sizeof *own * n);
+    for (int i = 0; llm_flag_names[i] && n < cap - 1; i++)
+        table[n++] = (struct option){llm_flag_names[i], required_argument, 0, val};
+    table[n] = (struct option){0, 0, 0, 0};
+}
 
 static int copy_flag(char *dst, size_t cap, const char *v, const char *flag, char *err, int errlen)
 {

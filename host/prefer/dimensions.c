@@ -65,3 +65,26 @@ json_t *dim_load(char *err, int errlen)
     if (!ok) json_decref(doc);
     return ok ? doc : NULL;
 }
+
+char *persona_load(const char *name, int *usage, char *err, int errlen)
+{
+    size_t n = strlen(name);
+    *usage = 1;
+    if (!n || n > 64 || strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_") != n) {
+        say_to(err, errlen, "a persona is a plain name (lower case, digits, _)");
+        return NULL;
+    }
+    char dir[PATH_MAX], path[PATH_MAX + 128], why[PATH_MAX + 200];
+    *usage = 0;
+    if (prompts_dir(dir, sizeof dir, err, errlen)) return NULL;
+    snprintf(path, sizeof path, "%s/prefer/personas/%s.txt", dir, name);
+    if (!path_is_file(path)) {
+        *usage = 1;
+        say_to(err, errlen, "no persona '%s' (%s does not exist)", name, path);
+        return NULL;
+    }
+    long len;
+    char *text = read_file(path, 1L << 16, &len, why, sizeof why);
+    if (!text) say_to(err, errlen, "%s", why);
+    return text;
+}

@@ -35,4 +35,9 @@ int dim_index(const char *id);
  * definition and anchors 1, 3 and 5.  A new reference, or NULL and one line. */
 json_t *dim_load(char *err, int errlen);
 
+/* A persona's file, prompts/prefer/personas/NAME.txt (NAME: lower case,
+ * digits, _).  malloc'd text, or NULL with one line (*usage set when the
+ * name itself is wrong or names no file). */
+char *persona_load(const char *name, int *usage, char *err, int errlen);
+
 #endif

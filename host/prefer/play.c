@@ -209,17 +209,40 @@ static int explorer_next(play_state *p, short *dist, short *queue, short *path)
     return goal >= 0 ? first_step(p, dist, goal, path) : -1;
 }
 
+/* The chooser's player: corridors and dead ends by rule, junctions asked. */
+static int chooser_next(play_state *p, json_t *record, int previous, short *dist, short *queue, short *path)
+{
+    play_question q = {p->l, p->pos, p->have_key, p->s->steps, 0, {0}, {0}, record};
+    int ahead = 0;
+    for (int k = 0; k < 4; k++) {
+        int c = step_to(p->l, p->pos, k);
+        if (c < 0) continue;
+        q.moves[q.n] = move_names[k];
+        q.cells[q.n++] = c;
+        ahead += c != previous;
+    }
+    if (ahead == 0) return previous; /* a dead end: back the way it came */
+    if (ahead == 1)
+        for (int i = 0; i < q.n; i++)
+            if (q.cells[i] != previous) return q.cells[i];
+    int pick = p->o->chooser ? p->o->chooser(p->o->chooser_ctx, &q) : -1;
+    return pick >= 0 && pick < q.n ? q.cells[pick] : explorer_next(p, dist, queue, path);
+}
+
 static void play_explore(play_state *p, json_t **record)
 {
     short dist[PCG_MAX_CELLS], queue[PCG_MAX_CELLS], path[PCG_MAX_CELLS];
     int limit = p->o->max_steps > 0 ? p->o->max_steps : 4 * p->l->h * p->l->w;
     p->reachable = lv_bfs(p->l, p->pos, PCG_BLOCK_DEFAULT, -1, dist, queue);
+    int previous = -1;
     while (!(p->pos == p->door && p->have_key)) {
         if (p->s->steps >= limit) {
             p->s->end = PLAY_END_STEP_LIMIT;
             return;
         }
-        int next = explorer_next(p, dist, queue, path);
+        int next = p->o->player == PLAY_CHOOSER ? chooser_next(p, *record, previous, dist, queue, path)
+                                                : explorer_next(p, dist, queue, path);
+        previous = p->pos;
         if (next < 0) {
             p->s->end = PLAY_END_STUCK;
             return;
@@ -270,7 +293,10 @@ json_t *play_map_json(const level_t *l)
 json_t *play_header_json(const char *level_name, const level_t *l, const play_opts *o)
 {
     json_t *h = json_pack("{s:s, s:s, s:i, s:i, s:i}", "level", level_name, "player",
-                          o->player == PLAY_ROUTE ? "route" : "explorer", "height", l->h, "width", l->w, "window",
+                          o->player == PLAY_ROUTE      ? "route"
+                          : o->player == PLAY_EXPLORER ? "explorer"
+                                                       : (o->chooser_name ? o->chooser_name : "chooser"),
+                          "height", l->h, "width", l->w, "window",
                           2 * PLAY_WINDOW + 1);
     json_object_set_new(h, "map", play_map_json(l)); /* the level played, so that a record stands alone */
     if (o->player == PLAY_EXPLORER) {

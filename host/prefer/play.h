@@ -12,14 +12,31 @@
  *             door, host/core/eval.h eval_routes), the shortest one
  *   explorer  seeded: explores unvisited cells first, heads for the key
  *             and then the door once it has seen them and has visited a
- *             share `curiosity` of the cells it can reach */
+ *             share `curiosity` of the cells it can reach
+ *   chooser   follows corridors and turns back at dead ends by itself, and
+ *             at each junction (two or more ways on besides the way back)
+ *             asks a chooser (a language model: play_model.h) which way;
+ *             when the chooser gives no answer the explorer's rule moves */
 #ifndef PCG_PLAY_H
 #define PCG_PLAY_H
 #include "level.h"
 #include <jansson.h>
 #include <stdio.h>
 
-enum { PLAY_ROUTE = 0, PLAY_EXPLORER = 1 };
+enum { PLAY_ROUTE = 0, PLAY_EXPLORER = 1, PLAY_CHOOSER = 2 };
+
+/* A junction's question: the legal moves (names as in the record) and the
+ * cells they lead to.  Returns the index of the move taken, or -1 to leave
+ * it to the explorer's rule; may add fields to the step's record. */
+typedef struct {
+    const level_t *level;
+    int pos, has_key, step;
+    int n;
+    const char *moves[4];
+    int cells[4];
+    json_t *record;
+} play_question;
+typedef int (*play_chooser)(void *ctx, const play_question *q);
 enum { PLAY_WINDOW = 2 }; /* cells each side: a 5x5 view */
 
 /* Event bits of one step. */
@@ -39,6 +56,9 @@ typedef struct {
     unsigned seed;    /* explorer's choices */
     double curiosity; /* explorer: share of reachable cells to visit before heading for the goal, 0..1 */
     int max_steps;    /* 0: four times the cells */
+    play_chooser chooser; /* PLAY_CHOOSER */
+    void *chooser_ctx;
+    const char *chooser_name; /* the header's player name, e.g. "llm" */
 } play_opts;
 
 typedef struct {
