@@ -338,7 +338,7 @@ static void story_path_length(void **state)
     expect_refused("The route to the key and the door is at most 40 steps.", "one side");
     expect_refused("The route to the key and the door is 30 steps and the player meets a bat.", "one target");
     expect_refused("The path from the player to the door is 30 steps.", "Player -> Key -> Door");
-    expect_refused("The route to the key is 30 steps and the route to the door 12 steps.", "more than one");
+    expect_refused("The route to the key is 30 steps and the route to the door 12 steps.", "ambiguous");
     expect_refused("The route to the treasure behind the key and the door is 30 steps.", "one target");
     expect_refused("The route to the key and the door is 5000 steps.", "scores lengths");
 }
