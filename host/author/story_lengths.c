@@ -180,19 +180,22 @@ static int tolerance_of(const story_token *tok, int nt, int i, int s, int *value
     return tol;
 }
 
-/* "exactly" in a phrase of its own (", exactly") says it of every leg. */
-static int global_exact(const story_token *tok, int nt, const int *at, int n)
+/* "exactly" or "give or take M" in a phrase of its own (", exactly") says
+ * it of every leg: 0 or M, TOL_DEFAULT when there is none. */
+static int global_tolerance(const story_token *tok, int nt, const int *at, int n)
 {
     for (int i = 0; i < nt; i++) {
-        if (!story_word_at(tok, nt, i, w_exact)) continue;
-        int near = 0; /* "exactly 20 steps", "20 steps exactly": said of that number */
+        int take = story_word_at(tok, nt, i, (const char *const[]){"take", "minus", NULL}) && i + 1 < nt &&
+                   story_count_value(tok[i + 1].w) >= 0;
+        if (!take && !story_word_at(tok, nt, i, w_exact)) continue;
+        int near = 0; /* "exactly 20 steps", "20 steps exactly", "20 steps, give or take 2": that number's */
         for (int k = 0; k < n; k++) {
             int unit_end = story_word_at(tok, nt, at[k] + 1, w_steps) ? at[k] + 2 : at[k] + 3;
-            near |= (i >= at[k] - 3 && i < at[k]) || i == unit_end;
+            near |= take ? i > at[k] && i <= at[k] + 7 : (i >= at[k] - 3 && i < at[k]) || i == unit_end;
         }
-        if (!near) return 1;
+        if (!near) return take ? story_count_value(tok[i + 1].w) : 0;
     }
-    return 0;
+    return TOL_DEFAULT;
 }
 
 static const char *const leg_names[] = {"", "player -> key", "key -> door", "whole route"};
@@ -201,7 +204,7 @@ static const char *const leg_names[] = {"", "player -> key", "key -> door", "who
 static int assign_legs(const story_token *tok, int nt, const int *at, int n, int legs[4], int tols[4],
                        char *reason, int len)
 {
-    int exact_all = global_exact(tok, nt, at, n);
+    int tol_all = global_tolerance(tok, nt, at, n);
     for (int k = 0; k < n; k++) {
         phrase p;
         read_phrase(tok, nt, at, k, n > 1, &p);
@@ -222,7 +225,7 @@ static int assign_legs(const story_token *tok, int nt, const int *at, int n, int
         }
         int v, tol = tolerance_of(tok, nt, at[k], p.s, &v, reason, len);
         if (tol == -2) return -1;
-        if (tol == TOL_DEFAULT && exact_all) tol = 0;
+        if (tol == TOL_DEFAULT) tol = tol_all;
         if (legs[leg] && (legs[leg] != v || tols[leg] != tol)) {
             say_to(reason, len, "contradictory: the story gives the %s two lengths (%d and %d steps)", leg_names[leg],
                    legs[leg], v);
