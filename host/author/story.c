@@ -256,7 +256,8 @@ static int refuse_map_size(reading *r, int i)
 }
 
 /* Words that leave the target to be decided: "a few steps", "whatever is
- * convenient", "as long as it feels natural". */
+ * convenient", "as long as it feels natural"; "some" before "steps" or
+ * "enemies" ("some 30 steps" is "about"). */
 static const char *const w_vague[] = {"few", "several", "whatever", "whichever", "convenient", "conveniently",
                                       "natural", "naturally", "feels", "feel", "reasonable", "suitable",
                                       "appropriate", "sensible", "somewhere", "somehow", NULL};
@@ -279,7 +280,7 @@ static int refuse_unmeasured(reading *r, int i)
         return -1;
     }
     if (story_in_list(w, w_vague) ||
-        (!strcmp(w, "some") && !(i + 1 < r->nt && story_count_value(tok[i + 1].w) >= 0))) {
+        (!strcmp(w, "some") && i + 1 < r->nt && (story_noun_tile(tok[i + 1].w) == 0 || !strcmp(tok[i + 1].w, "steps")))) {
         say_to(r->reason, r->len,
             "ambiguous: the story leaves '%s' to be decided; a target needs the number of steps and the enemies "
             "named exactly",

@@ -9,7 +9,7 @@
 
 static const char *const w_steps[] = {"step", "steps", "tile", "tiles", "cell", "cells", "move", "moves",
                                       "square", "squares", NULL};
-static const char *const w_exact[] = {"exactly", "precisely", "just", NULL};
+static const char *const w_exact[] = {"exactly", "precisely", NULL};
 static const char *const w_bound[] = {"least", "most", "more", "less", "fewer", "over", "under", "minimum",
                                       "maximum", "max", "min", "than", "below", "above", "beyond", "within",
                                       NULL};
@@ -79,13 +79,13 @@ static int tile_at(const story_token *tok, int i, int e)
 static void read_phrase(const story_token *tok, int nt, const int *at, int k, int split, phrase *p)
 {
     memset(p, 0, sizeof *p);
-    int floor = 0;
+    int lo = 0;
     if (k > 0) {
-        floor = at[k - 1];
-        while (floor < nt && !is_delim(tok, nt, floor, split)) floor++;
+        lo = at[k - 1];
+        while (lo < nt && !is_delim(tok, nt, lo, split)) lo++;
     }
     int s = at[k];
-    while (s > floor && (tok[s - 1].kind == T_SOFT || !is_delim(tok, nt, s - 1, split))) s--;
+    while (s > lo && (tok[s - 1].kind == T_SOFT || !is_delim(tok, nt, s - 1, split))) s--;
     int e = at[k];
     while (e < nt && !is_delim(tok, nt, e, split)) e++;
     p->s = s, p->e = e;
