@@ -155,7 +155,8 @@ static void story_word_salad(void **state)
         "the", "player", "must", "not", "meet", "avoid", "bat", "bats", "scorpion", "spider", "monster", "every",
         "key", "door", "treasure", "holds", "guards", "held", "by", "or", "one", "of", "two", "three", "but",
         "be", "is", "without", "except", "from", "away", "sneak", "past", "neither", "nor", ",", ".", ":", ";",
-        "dragon", "quickly", "it", "and", "then", "all", "monsters", "either", "defeat", "chest", "no"};
+        "dragon", "quickly", "it", "and", "then", "all", "monsters", "either", "defeat", "chest", "no",
+        "20 steps", "30", "beyond", "exactly", "钥匙", "门", "玩家", "步", "之后", "敌人", "不", "三个", "，"};
     const int nw = (int)(sizeof words / sizeof words[0]);
     unsigned x = 12345;
     int accepted = 0, refused = 0;
@@ -338,7 +339,7 @@ static void story_path_length(void **state)
     expect_refused("The route to the key and the door is at most 40 steps.", "one side");
     expect_refused("The route to the key and the door is 30 steps and the player meets a bat.", "one target");
     expect_refused("The path from the player to the door is 30 steps.", "Player -> Key -> Door");
-    expect_refused("The route to the key is 30 steps and the route to the door 12 steps.", "more than one");
+    expect_refused("The route to the key is 30 steps and the route to the door 12 steps.", "ambiguous");
     expect_refused("The route to the treasure behind the key and the door is 30 steps.", "one target");
     expect_refused("The route to the key and the door is 5000 steps.", "scores lengths");
 }
@@ -379,7 +380,80 @@ static void story_path_length_json(void **state)
         if (target_from_json(bad[i], &t, why, sizeof why) != STORY_INVALID) fail_msg("accepted %s", bad[i]);
 }
 
-PCG_TESTS(story, cmocka_unit_test(story_paper_scenarios), cmocka_unit_test(story_path_length),
+
+static void expect_legs(const char *story, int a, int b, int tolerance, int enemies)
+{
+    target_t t;
+    char why[600];
+    if (story_extract_offline(story, &t, why, sizeof why) != STORY_OK) fail_msg("refused \"%s\": %s", story, why);
+    if (!target_is_two_leg(&t) || t.leg_key != a || t.leg_door != b || t.tolerance != tolerance ||
+        t.enemy_count != enemies)
+        fail_msg("\"%s\" -> %s", story, why);
+    assert_int_equal(target_validate(&t, why, sizeof why), 0);
+    assert_int_equal(story_check_target(story, &t, why, sizeof why), 0);
+}
+
+/* Refused under category cat, and the reason names word. */
+static void expect_category(const char *story, const char *cat, const char *word)
+{
+    target_t t;
+    char why[600] = "";
+    if (story_extract_offline(story, &t, why, sizeof why) != STORY_REFUSED) fail_msg("accepted \"%s\": %s", story, why);
+    if (!story_refusal_category(why) || strcmp(story_refusal_category(why), cat) || !strstr(why, word))
+        fail_msg("\"%s\": '%s', want %s with '%s'", story, why, cat, word);
+}
+
+static void story_two_legs(void **state)
+{
+    (void)state;
+    expect_legs("the key about 20 steps from the player and the door 30 beyond", 20, 30, 2, 0);
+    expect_legs("key 20 steps from the start, door 30 steps after the key, exactly", 20, 30, 0, 0);
+    expect_legs("player to key 15 steps, key to door 25 steps", 15, 25, 2, 0);
+    expect_legs("From the player to the key, 20 steps; from the key to the door, 30 steps.", 20, 30, 2, 0);
+    expect_legs("The key lies 16 steps from the player, then 20 more steps to the door, give or take 1", 16, 20, 1, 0);
+    /* the total and one leg give the other */
+    expect_legs("player to key 15 steps and 40 steps in total", 15, 25, 2, 0);
+    expect_legs("three enemies; the key 20 steps from the player, the door 30 steps after the key", 20, 30, 2, 3);
+    expect_legs("one enemy, the key 20 steps from the player and the door 30 beyond", 20, 30, 2, 1);
+    expect_legs("钥匙距离玩家20步，门在钥匙之后30步", 20, 30, 2, 0);
+    expect_legs("钥匙距离玩家二十步，门在钥匙之后三十步，三个敌人", 20, 30, 2, 3);
+    expect_legs("钥匙 about 20 steps from the player，门 30 steps after the key", 20, 30, 2, 0);
+    expect_length("路线大约30步", 30, 3);
+    expect_length("the route about 30 steps", 30, 3);
+    expect_length("The route to the key and the door is 30 steps exactly.", 30, 0);
+
+    static const struct {
+        const char *story, *category, *word;
+    } refused[] = {
+        {"从玩家到钥匙大约20步", "incomplete", "player -> key"},
+        {"the door 30 steps after the key", "incomplete", "key -> door"},
+        {"the key 20 steps from the player and the door 30 beyond, and a spider", "incomplete", "SPIDER"},
+        {"key 20 steps from the player, key 25 steps from the start, door 30 after the key", "contradictory", "two lengths"},
+        {"player to key 15 steps, key to door 25 steps, 50 steps in total", "contradictory", "add up"},
+        {"two enemies, and four enemies; the route about 30 steps", "contradictory", "2 monsters and for 4"},
+        {"the key exactly 20 steps from the player and the door 30 beyond", "ambiguous", "one leg only"},
+        {"the key 20 steps from the player and 30 steps", "ambiguous", "which part"},
+        {"the key a few steps from the player and the door 30 beyond", "ambiguous", "few"},
+        {"make the route 30 steps, whatever is convenient", "ambiguous", "whatever"},
+        {"The route to the key and the door should be as long as it feels natural", "ambiguous", "feels"},
+        {"enemies on the way, the route about 30 steps", "ambiguous", "how many"},
+        {"no enemies, the route about 30 steps", "unsupported", "forbid"},
+        {"a second door after the key, 30 steps", "unsupported", "second door"},
+        {"a 20x20 map, the route about 30 steps", "unsupported", "20x20"},
+        {"a 32 by 32 level, the route about 30 steps", "unsupported", "32x32"},
+        {"map size 20, the route about 30 steps", "unsupported", "20x20"},
+        {"the route to the key and the door is 30 steps or more", "unsupported", "one side"},
+        {"key 20 steps from the player, door 30 after the key, give or take 2, give or take 3 steps", "unsupported", "steps"},
+        {"钥匙离玩家20步，门在钥匙之后30步，不要太远", "unsupported", "太"},
+        {"钥匙离玩家几步", "ambiguous", "few"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+        expect_category(refused[i].story, refused[i].category, refused[i].word);
+    /* the engine's own size is no refusal */
+    expect_legs("on a 16x16 map, the key 20 steps from the player and the door 30 beyond", 20, 30, 2, 0);
+}
+
+PCG_TESTS(story, cmocka_unit_test(story_paper_scenarios), cmocka_unit_test(story_path_length), cmocka_unit_test(story_two_legs),
           cmocka_unit_test(story_path_length_json), cmocka_unit_test(story_target_to_scenario), cmocka_unit_test(story_custom_accepted),
           cmocka_unit_test(story_refused), cmocka_unit_test(story_word_salad), cmocka_unit_test(story_deterministic_reason),
           cmocka_unit_test(story_json_round_trip), cmocka_unit_test(story_json_model_replies),

@@ -161,5 +161,7 @@ int au_target(run_state *R, const char *dir, target_t *t, char *reason, int len)
     int rc;
     if (R->c->offline) rc = story_extract_offline(R->c->story, t, reason, len) == STORY_OK ? 0 : 3;
     else rc = mdl_target(R, dir, t, reason, len);
+    /* a target that drops what the story asks for is refused, whoever read it */
+    if (!rc && story_check_target(R->c->story, t, reason, len)) rc = 3;
     return rc ? rc : refuse_infeasible(t, reason, len);
 }

@@ -25,7 +25,10 @@ char *au_feedback(run_state *R, int node, const char *ndir, const char *code, co
 /* The model's own 0-1 fitness of the first ten levels (RQ4).  0 or -1. */
 int au_fitness(run_state *R, int node, const char *ndir, const level_set *ls, double *fitness, char *err,
                    int errlen);
-/* Story -> target: 0 accepted, 3 refused (reason), -1 error. */
+/* Story -> target: 0 accepted, 3 refused (the reason, its category
+ * first: story_refusal_category), -1 error.  Whoever read the target, it
+ * is checked against the story's words (story_check_target) and the map
+ * (target_feasible). */
 int au_target(run_state *R, const char *dir, target_t *t, char *reason, int len);
 
 /* The language-model author (host/author/author_model.c) behind the au_* functions.

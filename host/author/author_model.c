@@ -23,7 +23,11 @@ static const char target_schema[] =
     "{\"type\":\"object\",\"properties\":{\"kind\":{\"const\":\"keydoor\"},\"gate\":{\"enum\":[\"KEY\",\"BAT\"]},"
     "\"reason\":{\"type\":\"string\"}},\"required\":[\"kind\",\"gate\"],\"additionalProperties\":false},"
     "{\"type\":\"object\",\"properties\":{\"kind\":{\"const\":\"pathlength\"},\"length\":{\"type\":\"integer\"},"
-    "\"tolerance\":{\"type\":\"integer\"},\"reason\":{\"type\":\"string\"}},\"required\":[\"kind\",\"length\"],"
+    "\"tolerance\":{\"type\":\"integer\"},\"enemy_count\":{\"type\":\"integer\"},\"reason\":{\"type\":\"string\"}},"
+    "\"required\":[\"kind\",\"length\"],\"additionalProperties\":false},"
+    "{\"type\":\"object\",\"properties\":{\"kind\":{\"const\":\"pathlength\"},\"player_key\":{\"type\":\"integer\"},"
+    "\"key_door\":{\"type\":\"integer\"},\"tolerance\":{\"type\":\"integer\"},\"enemy_count\":{\"type\":\"integer\"},"
+    "\"reason\":{\"type\":\"string\"}},\"required\":[\"kind\",\"player_key\",\"key_door\"],"
     "\"additionalProperties\":false},"
     "{\"type\":\"object\",\"properties\":{\"refuse\":{\"type\":\"string\"}},\"required\":[\"refuse\"],"
     "\"additionalProperties\":false}]}";

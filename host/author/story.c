@@ -1,6 +1,7 @@
 /* The rule-based reading of a story: words in, a target out
  * (docs/offline-author.md lists the rules). */
 #include "story.h"
+#include "story_read.h"
 #include "level.h"
 #include "util.h"
 #include <ctype.h>
@@ -8,16 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { T_WORD, T_BREAK, T_SOFT };
-#define MAX_TOKENS 1200
-#define WORD_MAX 24
-
-typedef struct {
-    int kind;
-    char w[WORD_MAX];
-} token;
-
-static int in_list(const char *w, const char *const *list)
+int story_in_list(const char *w, const char *const *list)
 {
     for (int i = 0; list[i]; i++)
         if (!strcmp(w, list[i])) return 1;
@@ -89,21 +81,21 @@ static const char *const w_quality[] = {
 /* Lowercased words and punctuation.  Letters, digits and apostrophes make
  * words; '.', '!', '?', ';' end a clause; ',', ':' and other punctuation
  * separate words; anything else (other bytes) separates words. */
-static int tokenize(const char *s, token *tok, int max)
+int story_tokenize(const char *s, story_token *tok, int max)
 {
     int n = 0;
     const unsigned char *p = (const unsigned char *)s;
     while (*p && n < max) {
         if (isalnum(*p)) {
-            token *t = &tok[n++];
+            story_token *t = &tok[n++];
             t->kind = T_WORD;
             int k = 0;
             while (*p) {
                 if (isalnum(*p) || *p == '\'') {
-                    if (k < WORD_MAX - 1) t->w[k++] = (char)tolower(*p);
+                    if (k < STORY_WORD_MAX - 1) t->w[k++] = (char)tolower(*p);
                     p++;
                 } else if (p[0] == 0xe2 && p[1] == 0x80 && p[2] == 0x99) { /* U+2019 apostrophe */
-                    if (k < WORD_MAX - 1) t->w[k++] = '\'';
+                    if (k < STORY_WORD_MAX - 1) t->w[k++] = '\'';
                     p += 3;
                 } else {
                     break;
@@ -127,9 +119,9 @@ static int tokenize(const char *s, token *tok, int max)
     return n;
 }
 
-static int number_word(const char *w)
+int story_number_word(const char *w)
 {
-    if (in_list(w, w_numbers)) return 1;
+    if (story_in_list(w, w_numbers)) return 1;
     if (!isdigit((unsigned char)w[0])) return 0;
     long v = 0;
     for (const char *c = w; *c; c++) {
@@ -139,7 +131,7 @@ static int number_word(const char *w)
     return v >= 2;
 }
 
-static int number_value(const char *w)
+int story_number_value(const char *w)
 {
     static const char *const words[] = {"two", "three", "four", "five", "six", "seven", "eight", "nine",
                                         "ten", "eleven", "twelve", NULL};
@@ -152,37 +144,26 @@ static int number_value(const char *w)
 
 /* Tile named by a word: an enemy, KEY, DOOR, TREASURE, PLAYER; 0 generic
  * monster; -1 none. */
-static int noun_tile(const char *w)
+int story_noun_tile(const char *w)
 {
-    if (in_list(w, w_bat)) return TILE_BAT;
-    if (in_list(w, w_scorpion)) return TILE_SCORPION;
-    if (in_list(w, w_spider)) return TILE_SPIDER;
-    if (in_list(w, w_key)) return TILE_KEY;
-    if (in_list(w, w_door)) return TILE_DOOR;
-    if (in_list(w, w_treasure)) return TILE_TREASURE;
-    if (in_list(w, w_player)) return TILE_PLAYER;
-    if (in_list(w, w_monster)) return 0;
+    if (story_in_list(w, w_bat)) return TILE_BAT;
+    if (story_in_list(w, w_scorpion)) return TILE_SCORPION;
+    if (story_in_list(w, w_spider)) return TILE_SPIDER;
+    if (story_in_list(w, w_key)) return TILE_KEY;
+    if (story_in_list(w, w_door)) return TILE_DOOR;
+    if (story_in_list(w, w_treasure)) return TILE_TREASURE;
+    if (story_in_list(w, w_player)) return TILE_PLAYER;
+    if (story_in_list(w, w_monster)) return 0;
     return -1;
 }
 
-/* ------------------------------------------------------------------ */
-/* Route lengths: "the route from the player to the key and on to the */
-/* door should be about 30 steps"                                     */
-
-static const char *const w_steps[] = {"step", "steps", "tile", "tiles", "cell", "cells", "move", "moves",
-                                      "square", "squares", NULL};
-static const char *const w_about[] = {"about", "around", "roughly", "approximately", "nearly", "some",
-                                      "circa", NULL};
-static const char *const w_exact[] = {"exactly", "precisely", NULL};
-static const char *const w_bound[] = {"least", "most", "more", "less", "fewer", "over", "under", "minimum",
-                                      "maximum", "max", "min", "than", "below", "above", "beyond", NULL};
-static const char *const w_route[] = {"route", "routes", "path", "paths", "way", "walk", "distance", "journey",
-                                      "trip", NULL};
-static const char *const w_vague_length[] = {"long", "longer", "longest", "short", "shorter", "shortest",
-                                             "winding", NULL};
+int story_word_at(const story_token *tok, int nt, int i, const char *const *list)
+{
+    return i >= 0 && i < nt && tok[i].kind == T_WORD && story_in_list(tok[i].w, list);
+}
 
 /* A count of steps, written as digits or as a small number word; -1 otherwise. */
-static int count_value(const char *w)
+int story_count_value(const char *w)
 {
     static const char *const words[] = {"zero", "one", "two", "three", "four", "five", "six", "seven", "eight",
                                         "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen",
@@ -200,63 +181,6 @@ static int count_value(const char *w)
     return (int)v;
 }
 
-static int word_at(const token *tok, int nt, int i, const char *const *list)
-{
-    return i >= 0 && i < nt && tok[i].kind == T_WORD && in_list(tok[i].w, list);
-}
-
-/* The route length a story asks for: 1 with length and tolerance, 0 when it
- * names no number of steps, -1 refused with the reason (a bound on one
- * side only, two lengths). *at is the index of the number. */
-static int route_length(const token *tok, int nt, int *length, int *tol, int *at, char *reason, int len)
-{
-    int found = 0;
-    for (int i = 0; i < nt; i++) {
-        int v = tok[i].kind == T_WORD ? count_value(tok[i].w) : -1;
-        if (v < 0 || !(word_at(tok, nt, i + 1, w_steps) || word_at(tok, nt, i + 2, w_steps))) continue;
-        if (found) {
-            say_to(reason, len, "the story names more than one number of steps; the evaluator measures one route length");
-            return -1;
-        }
-        found = 1;
-        *at = i;
-        *length = v;
-        *tol = target_default_tolerance(v);
-        for (int j = i - 1; j >= 0 && j >= i - 3 && tok[j].kind == T_WORD; j--) {
-            if (in_list(tok[j].w, w_bound) || !strcmp(tok[j].w, "up")) {
-                say_to(reason, len,
-                    "the story bounds the route length on one side only ('%s'); the evaluator scores a length "
-                    "with a tolerance, e.g. 'about 30 steps' or 'between 25 and 35 steps'",
-                    tok[j].w);
-                return -1;
-            }
-            if (in_list(tok[j].w, w_exact)) *tol = 0;
-            if (in_list(tok[j].w, w_about)) *tol = target_default_tolerance(v);
-        }
-        /* "between A and B steps" */
-        if (i >= 3 && word_at(tok, nt, i - 1, (const char *const[]){"and", "to", NULL}) &&
-            word_at(tok, nt, i - 3, (const char *const[]){"between", "from", NULL}) && count_value(tok[i - 2].w) >= 0 &&
-            count_value(tok[i - 2].w) < v) {
-            int lo = count_value(tok[i - 2].w);
-            *length = (lo + v) / 2;
-            *tol = (v - lo + 1) / 2;
-        }
-        /* "30 steps, give or take 4" / "plus or minus 4" */
-        for (int j = i + 1; j < nt && j <= i + 7; j++) {
-            if (tok[j].kind != T_WORD) continue;
-            int take = !strcmp(tok[j].w, "take") || !strcmp(tok[j].w, "minus");
-            if (take && j + 1 < nt && count_value(tok[j + 1].w) >= 0) *tol = count_value(tok[j + 1].w);
-        }
-    }
-    if (!found) return 0;
-    if (*length < TARGET_LENGTH_MIN || *length > TARGET_LENGTH_MAX || *tol >= *length) {
-        say_to(reason, len, "the story asks for a route of %d steps; the evaluator scores lengths of %d to %d steps",
-            *length, TARGET_LENGTH_MIN, TARGET_LENGTH_MAX);
-        return -1;
-    }
-    return 1;
-}
-
 #define MAX_MENTIONS 256
 typedef struct {
     int tile;        /* enemy tile, or 0 for a generic monster */
@@ -271,14 +195,14 @@ typedef struct {
 
 /* One reading of a story, word by word. */
 typedef struct {
-    token tok[MAX_TOKENS];
+    story_token tok[STORY_MAX_TOKENS];
     int nt;
-    int lrc, length, tolerance, length_at; /* route_length's answer */
+    story_lengths_t L;                    /* the route lengths it names */
     int mentions_route, mentions_key, mentions_door, mentions_treasure;
     mention m[MAX_MENTIONS];
     int nm;
     int clause, pol, pend, verb_in_clause;
-    unsigned char choice[MAX_TOKENS + 1]; /* clauses with "or" / "one of" */
+    unsigned char choice[STORY_MAX_TOKENS + 1]; /* clauses with "or" / "one of" */
     int by_role, by_clause;               /* "held by" / "guarded by" waiting for its enemy */
     int key_clause;
     char *reason;
@@ -289,51 +213,108 @@ typedef struct {
 typedef struct {
     int pos[TARGET_N_ENEMIES], neg[TARGET_N_ENEMIES], holder[TARGET_N_ENEMIES];
     int gen_pos, gen_pos_all, gen_neg, gen_count;
+    int other_count; /* a second, different count of monsters ("two enemies ... but four enemies") */
 } asks;
 
 static const char *enemy_label(int tile) { return target_tile_name(tile); }
+
+static const char *const w_vague_length[] = {"long", "longer", "longest", "short", "shorter", "shortest",
+                                             "winding", NULL};
+
+static int is_length_number(const reading *r, int i)
+{
+    for (int k = 0; k < r->L.nat; k++)
+        if (r->L.at[k] == i) return 1;
+    return 0;
+}
+
+/* "20x20", "a 32 by 32 map", "map size 20": a map other than the
+ * engine's 16x16.  -1 refused, 0 otherwise. */
+static int refuse_map_size(reading *r, int i)
+{
+    const story_token *tok = r->tok;
+    const char *w = tok[i].w;
+    int a = 0, b = 0;
+    char tail;
+    static const char *const w_map[] = {"map", "maps", "level", "levels", "grid", "grids", "size", "board", NULL};
+    if (sscanf(w, "%dx%d%c", &a, &b, &tail) != 2) {
+        a = b = story_count_value(w);
+        if (a < 0) return 0;
+        if (story_word_at(tok, r->nt, i + 1, (const char *const[]){"by", "x", NULL}) && i + 2 < r->nt &&
+            story_count_value(tok[i + 2].w) >= 0)
+            b = story_count_value(tok[i + 2].w);
+        else if (!story_word_at(tok, r->nt, i - 1, (const char *const[]){"size", NULL}))
+            return 0;
+        int map_near = story_word_at(tok, r->nt, i - 1, w_map);
+        for (int j = i + 1; j <= i + 4; j++) map_near |= story_word_at(tok, r->nt, j, w_map);
+        if (!map_near) return 0;
+    }
+    if (a == PCG_DEFAULT_SIDE && b == PCG_DEFAULT_SIDE) return 0;
+    say_to(r->reason, r->len, "unsupported: the story asks for a %dx%d map; the engine's Dungeon levels are %dx%d", a,
+           b, PCG_DEFAULT_SIDE, PCG_DEFAULT_SIDE);
+    return -1;
+}
+
+/* Words that leave the target to be decided: "a few steps", "whatever is
+ * convenient", "as long as it feels natural"; "some" before "steps" or
+ * "enemies" ("some 30 steps" is "about"). */
+static const char *const w_vague[] = {"few", "several", "whatever", "whichever", "convenient", "conveniently",
+                                      "natural", "naturally", "feels", "feel", "reasonable", "suitable",
+                                      "appropriate", "sensible", "somewhere", "somehow", NULL};
 
 /* Words naming what the evaluator cannot measure.  -1 refused, 1 when the
  * word needs no further reading, 0 otherwise. */
 static int refuse_unmeasured(reading *r, int i)
 {
-    const token *tok = r->tok;
+    const story_token *tok = r->tok;
     const char *w = tok[i].w;
-    if (in_list(w, w_creatures)) {
+    if (story_in_list(w, w_creatures)) {
         say_to(r->reason, r->len,
-            "the story mentions '%s', which the Dungeon problem does not have (its enemies are BAT, "
+            "unsupported: the story mentions '%s', which the Dungeon problem does not have (its enemies are BAT, "
             "SCORPION and SPIDER)",
             w);
         return -1;
     }
-    if (in_list(w, w_things)) {
-        say_to(r->reason, r->len, "the story mentions '%s', which is not a tile of the Dungeon problem", w);
+    if (story_in_list(w, w_things)) {
+        say_to(r->reason, r->len, "unsupported: the story mentions '%s', which is not a tile of the Dungeon problem", w);
         return -1;
     }
-    if (in_list(w, w_vague_length) && r->lrc == 1) return 1; /* "30 steps long" */
-    if (in_list(w, w_vague_length) && r->mentions_route) {
+    if (story_in_list(w, w_vague) ||
+        (!strcmp(w, "some") && i + 1 < r->nt && (story_noun_tile(tok[i + 1].w) == 0 || !strcmp(tok[i + 1].w, "steps")))) {
         say_to(r->reason, r->len,
-            "the story asks for a '%s' route without a number of steps; the evaluator scores a route length, "
-            "e.g. 'the route from the player to the key and on to the door should be about 30 steps'",
+            "ambiguous: the story leaves '%s' to be decided; a target needs the number of steps and the enemies "
+            "named exactly",
             w);
         return -1;
     }
-    if (in_list(w, w_quality)) {
+    if (refuse_map_size(r, i)) return -1;
+    if (story_in_list(w, w_vague_length) && r->L.found) return 1; /* "30 steps long" */
+    if (!strcmp(w, "long") && story_word_at(tok, r->nt, i - 1, (const char *const[]){"as", NULL}) &&
+        story_word_at(tok, r->nt, i + 1, (const char *const[]){"as", NULL}))
+        return 1; /* "as long as": the words after it say what is asked */
+    if (story_in_list(w, w_vague_length) && r->mentions_route) {
         say_to(r->reason, r->len,
-            "the story asks for '%s', which the evaluator does not measure (it measures the route "
+            "ambiguous: the story asks for a '%s' route without a number of steps; the evaluator scores a route "
+            "length, e.g. 'the route from the player to the key and on to the door should be about 30 steps'",
+            w);
+        return -1;
+    }
+    if (story_in_list(w, w_quality)) {
+        say_to(r->reason, r->len,
+            "unsupported: the story asks for '%s', which the evaluator does not measure (it measures the route "
             "Player -> Key -> Door and the enemies met on it, or Player -> gate -> Door -> Treasure)",
             w);
         return -1;
     }
-    if (number_word(w) && i != r->length_at) {
+    if (story_number_word(w) && !is_length_number(r, i)) {
         /* A count of a thing: "two keys", "three bats".  A count of
          * monsters is checked against the names given. */
         for (int j = i + 1; j < r->nt && j <= i + 2 && tok[j].kind == T_WORD; j++) {
-            int nt_tile = noun_tile(tok[j].w);
+            int nt_tile = story_noun_tile(tok[j].w);
             if (nt_tile < 0) continue;
             if (nt_tile == 0) break; /* generic: handled at the noun */
             say_to(r->reason, r->len,
-                "the story asks for '%s %s': the evaluator measures which enemy types are met and "
+                "unsupported: the story asks for '%s %s': the evaluator measures which enemy types are met and "
                 "whether the flow is playable, not how many of a tile there are",
                 w, tok[j].w);
             return -1;
@@ -345,16 +326,16 @@ static int refuse_unmeasured(reading *r, int i)
 /* A negation or a meet/avoid verb: 1 when word i is one (read), else 0. */
 static int read_verb(reading *r, int i)
 {
-    const token *tok = r->tok;
+    const story_token *tok = r->tok;
     const char *w = tok[i].w;
-    if (in_list(w, w_neg)) {
+    if (story_in_list(w, w_neg)) {
         r->pend = 1; /* "neither ... nor" stays negative; "not avoid" is a verb's job */
         return 1;
     }
     int verb = 0;
-    if (in_list(w, w_pos)) verb = 1;
-    if (in_list(w, w_avoid)) verb = -1;
-    if (!strcmp(w, "from") && i > 0 && tok[i - 1].kind == T_WORD && in_list(tok[i - 1].w, w_from_avoid))
+    if (story_in_list(w, w_pos)) verb = 1;
+    if (story_in_list(w, w_avoid)) verb = -1;
+    if (!strcmp(w, "from") && i > 0 && tok[i - 1].kind == T_WORD && story_in_list(tok[i - 1].w, w_from_avoid))
         verb = -1;
     if (!verb) return 0;
     int base = r->pend ? -verb : verb;
@@ -364,8 +345,8 @@ static int read_verb(reading *r, int i)
      * enemies named before the verb in this clause. */
     int passive = 0;
     for (int j = i - 1; j >= 0 && j >= i - 3 && tok[j].kind == T_WORD; j--) {
-        if (in_list(tok[j].w, w_be)) passive = 1;
-        if (!in_list(tok[j].w, w_be) && !in_list(tok[j].w, w_neg)) break;
+        if (story_in_list(tok[j].w, w_be)) passive = 1;
+        if (!story_in_list(tok[j].w, w_be) && !story_in_list(tok[j].w, w_neg)) break;
     }
     if (passive)
         for (int k = 0; k < r->nm; k++)
@@ -378,9 +359,9 @@ static int read_verb(reading *r, int i)
  * by"): 1 when word i is one (read), else 0. */
 static int read_choice_or_role(reading *r, int i)
 {
-    const token *tok = r->tok;
+    const story_token *tok = r->tok;
     const char *w = tok[i].w;
-    if (in_list(w, w_or)) {
+    if (story_in_list(w, w_or)) {
         r->choice[r->clause] = 1;
         return 1;
     }
@@ -388,23 +369,23 @@ static int read_choice_or_role(reading *r, int i)
         r->choice[r->clause] = 1;
         return 1;
     }
-    if (in_list(w, w_hold) || in_list(w, w_guard)) {
+    if (story_in_list(w, w_hold) || story_in_list(w, w_guard)) {
         /* "<enemy> holds the key", "<enemy> guards the key" */
-        int role = in_list(w, w_hold) ? 1 : 2;
+        int role = story_in_list(w, w_hold) ? 1 : 2;
         for (int k = r->nm - 1; k >= 0 && r->m[k].clause == r->clause; k--) {
             if (!target_is_enemy(r->m[k].tile)) continue;
             int key_next = 0;
             for (int j = i + 1; j < r->nt && j <= i + 4 && tok[j].kind == T_WORD; j++)
-                if (noun_tile(tok[j].w) == TILE_KEY) key_next = 1;
+                if (story_noun_tile(tok[j].w) == TILE_KEY) key_next = 1;
             if (role == 1 && key_next) r->m[k].holder = 1;
             if (role == 2) r->m[k].guard = 1;
             break;
         }
         return 1;
     }
-    if ((in_list(w, w_held) || in_list(w, w_guarded)) && i + 1 < r->nt && tok[i + 1].kind == T_WORD &&
+    if ((story_in_list(w, w_held) || story_in_list(w, w_guarded)) && i + 1 < r->nt && tok[i + 1].kind == T_WORD &&
         !strcmp(tok[i + 1].w, "by")) {
-        r->by_role = in_list(w, w_held) && r->key_clause == r->clause ? 1 : 2;
+        r->by_role = story_in_list(w, w_held) && r->key_clause == r->clause ? 1 : 2;
         r->by_clause = r->clause;
         return 1;
     }
@@ -415,8 +396,8 @@ static int read_choice_or_role(reading *r, int i)
  * or a monster becomes a mention.  0, or -1 refused. */
 static int read_noun(reading *r, int i)
 {
-    const token *tok = r->tok;
-    int tile = noun_tile(tok[i].w);
+    const story_token *tok = r->tok;
+    int tile = story_noun_tile(tok[i].w);
     if (tile < 0 || tile == TILE_PLAYER) return 0;
     if (tile == TILE_KEY) {
         r->mentions_key = 1;
@@ -432,7 +413,7 @@ static int read_noun(reading *r, int i)
         return 0;
     }
     if (r->nm == MAX_MENTIONS) {
-        say_to(r->reason, r->len, "the story names too many monsters to read");
+        say_to(r->reason, r->len, "unsupported: the story names too many monsters to read");
         return -1;
     }
     mention *x = &r->m[r->nm++];
@@ -448,8 +429,9 @@ static int read_noun(reading *r, int i)
     }
     if (tile == 0)
         for (int j = i - 1; j >= 0 && j >= i - 3 && tok[j].kind == T_WORD; j--) {
-            if (in_list(tok[j].w, w_all)) x->all = 1;
-            if (number_word(tok[j].w)) x->count = number_value(tok[j].w);
+            if (story_in_list(tok[j].w, w_all)) x->all = 1;
+            if (story_number_word(tok[j].w)) x->count = story_number_value(tok[j].w);
+            else if (story_count_value(tok[j].w) == 1) x->count = 1; /* "one enemy" */
         }
     return 0;
 }
@@ -458,8 +440,8 @@ static int read_noun(reading *r, int i)
 static int read_words(reading *r)
 {
     for (int i = 0; i < r->nt; i++) {
-        const token *t = &r->tok[i];
-        if (t->kind == T_BREAK || (t->kind == T_WORD && in_list(t->w, w_break))) {
+        const story_token *t = &r->tok[i];
+        if (t->kind == T_BREAK || (t->kind == T_WORD && story_in_list(t->w, w_break))) {
             r->clause++;
             r->pol = 1;
             r->pend = 0;
@@ -485,7 +467,8 @@ static void tally(const reading *r, asks *a)
             if (x->pol < 0) a->gen_neg = 1;
             else if (x->all) a->gen_pos_all = 1;
             else a->gen_pos = 1;
-            if (x->pol > 0 && x->count) a->gen_count = x->count;
+            if (x->pol > 0 && x->count && a->gen_count && x->count != a->gen_count) a->other_count = x->count;
+            if (x->pol > 0 && x->count && !a->gen_count) a->gen_count = x->count;
             continue;
         }
         int e = x->tile - TILE_BAT;
@@ -495,13 +478,21 @@ static void tally(const reading *r, asks *a)
     }
 }
 
+static int refuse_two_counts(const reading *r, const asks *a)
+{
+    if (!a->other_count) return 0;
+    say_to(r->reason, r->len, "contradictory: the story asks for %d monsters and for %d", a->gen_count, a->other_count);
+    return -1;
+}
+
 /* Asks that contradict themselves or name no exact set.  A count of
  * monsters with no names becomes "all of them" or "some".  0, or -1 refused. */
 static int check_asks(const reading *r, asks *a)
 {
+    if (refuse_two_counts(r, a)) return -1;
     for (int e = 0; e < TARGET_N_ENEMIES; e++)
         if (a->pos[e] && a->neg[e]) {
-            say_to(r->reason, r->len, "the story asks both to meet and to avoid the %s", enemy_label(TILE_BAT + e));
+            say_to(r->reason, r->len, "contradictory: the story asks both to meet and to avoid the %s", enemy_label(TILE_BAT + e));
             return -1;
         }
     /* "a bat or a spider", "one of: bat, spider": no single enemy set. */
@@ -515,7 +506,7 @@ static int check_asks(const reading *r, asks *a)
             }
         if (distinct >= 2) {
             say_to(r->reason, r->len,
-                "the story offers a choice between enemies; the evaluator needs one exact set of enemy types "
+                "ambiguous: the story offers a choice between enemies; the evaluator needs one exact set of enemy types "
                 "to meet");
             return -1;
         }
@@ -524,13 +515,13 @@ static int check_asks(const reading *r, asks *a)
     int anything = r->nm > 0 || r->mentions_key || r->mentions_door || r->mentions_treasure;
     if (!anything) {
         say_to(r->reason, r->len,
-            "the story names nothing the evaluator can measure (a KEY, the DOOR, the TREASURE, or the enemies "
+            "unsupported: the story names nothing the evaluator can measure (a KEY, the DOOR, the TREASURE, or the enemies "
             "BAT, SCORPION, SPIDER)");
         return -1;
     }
     if (a->gen_count) {
         if (n_pos && a->gen_count != n_pos) {
-            say_to(r->reason, r->len, "the story asks for %d monsters but names %d enemy type%s", a->gen_count,
+            say_to(r->reason, r->len, "contradictory: the story asks for %d monsters but names %d enemy type%s", a->gen_count,
                 n_pos, n_pos == 1 ? "" : "s");
             return -1;
         }
@@ -539,29 +530,73 @@ static int check_asks(const reading *r, asks *a)
     }
     if (a->gen_pos && !n_pos && !a->gen_pos_all) {
         say_to(r->reason, r->len,
-            "the story asks to meet a monster without naming which (BAT, SCORPION or SPIDER)");
+            "ambiguous: the story asks to meet a monster without naming which (BAT, SCORPION or SPIDER)");
         return -1;
     }
     return 0;
 }
 
-/* A story with a number of steps: the route Player -> Key -> Door alone. */
-static int read_pathlength(const reading *r, target_t *out)
+/* The enemies a path-length story may ask for: a number of them, no type.
+ * 0, or -1 refused. */
+static int pathlength_enemies(const reading *r, const asks *a, int *count)
 {
-    if (r->mentions_treasure || r->nm > 0) {
+    *count = 0;
+    for (int e = 0; e < TARGET_N_ENEMIES; e++)
+        if (a->pos[e] || a->neg[e]) {
+            say_to(r->reason, r->len,
+                "incomplete: the story names the %s, but a path-length target cannot require a particular enemy "
+                "type (it can count enemy tiles: 'three enemies'); the evaluator scores one target at a time",
+                enemy_label(TILE_BAT + e));
+            return -1;
+        }
+    if (refuse_two_counts(r, a)) return -1;
+    if (a->gen_neg) {
         say_to(r->reason, r->len,
-            "the story asks for a route length together with %s; the evaluator scores one target at a time",
-            r->mentions_treasure ? "a treasure" : "monsters");
+            "unsupported: a path-length target cannot forbid enemies (its enemy count 0 means any number)");
+        return -1;
+    }
+    if ((a->gen_pos || a->gen_pos_all) && !a->gen_count) {
+        say_to(r->reason, r->len, "ambiguous: the story asks for enemies without saying how many ('three enemies')");
+        return -1;
+    }
+    *count = a->gen_count;
+    return 0;
+}
+
+/* A story with a number of steps: the route Player -> Key -> Door or its
+ * two legs, and perhaps a number of enemies. */
+static int read_pathlength(const reading *r, const asks *a, target_t *out)
+{
+    if (r->mentions_treasure) {
+        say_to(r->reason, r->len,
+            "unsupported: the story asks for a route length together with a treasure; the evaluator scores one "
+            "target at a time");
         return STORY_REFUSED;
     }
-    if (!r->mentions_key || !r->mentions_door) {
+    int enemies;
+    if (pathlength_enemies(r, a, &enemies)) return STORY_REFUSED;
+    const story_lengths_t *L = &r->L;
+    if (L->total && !(r->mentions_key && r->mentions_door) && !r->mentions_route) {
         say_to(r->reason, r->len,
-            "the story asks for a route length without naming the route; the evaluator measures the route "
-            "Player -> Key -> Door (say it runs by the key to the door)");
+            "incomplete: the story asks for a route length without naming the route; the evaluator measures the "
+            "route Player -> Key -> Door (say it runs by the key to the door)");
         return STORY_REFUSED;
     }
-    target_pathlength(out, r->length, r->tolerance);
+    int total = L->total ? L->total : L->leg_key + L->leg_door;
+    if (total < TARGET_LENGTH_MIN || total > TARGET_LENGTH_MAX || L->tolerance >= (L->total ? total : 1 << 30)) {
+        say_to(r->reason, r->len, "unsupported: the story asks for a route of %d steps; the evaluator scores lengths of %d to %d steps",
+            total, TARGET_LENGTH_MIN, TARGET_LENGTH_MAX);
+        return STORY_REFUSED;
+    }
+    if (L->total) target_pathlength(out, L->total, L->tolerance);
+    else target_pathlegs(out, L->leg_key, L->leg_door, L->tolerance);
+    out->enemy_count = enemies;
     char d[200];
+    if (target_validate(out, d, sizeof d)) {
+        say_to(r->reason, r->len, "unsupported: %s", d);
+        memset(out, 0, sizeof *out);
+        return STORY_REFUSED;
+    }
     target_describe(out, d, sizeof d);
     say_to(r->reason, r->len, "%s", d);
     return STORY_OK;
@@ -574,20 +609,20 @@ static int read_keydoor(const reading *r, const asks *a, target_t *out)
     for (int e = 0; e < TARGET_N_ENEMIES; e++)
         if (a->neg[e] || (a->gen_neg && !n_pos)) {
             say_to(r->reason, r->len,
-                "the story asks to avoid an enemy on the way to the treasure; the key-door evaluator "
+                "unsupported: the story asks to avoid an enemy on the way to the treasure; the key-door evaluator "
                 "does not measure enemies met on the way");
             return STORY_REFUSED;
         }
     if (a->gen_pos_all || n_pos > 1) {
         say_to(r->reason, r->len,
-            "the story asks for several enemies before the treasure; the key-door evaluator measures one "
+            "unsupported: the story asks for several enemies before the treasure; the key-door evaluator measures one "
             "gate before the door (a KEY or a BAT)");
         return STORY_REFUSED;
     }
     if (n_pos == 0) {
         if (!r->mentions_key) {
             say_to(r->reason, r->len,
-                "the story does not say what opens the door to the treasure (a KEY or a BAT)");
+                "incomplete: the story does not say what opens the door to the treasure (a KEY or a BAT)");
             return STORY_REFUSED;
         }
         target_keydoor(out, TILE_KEY);
@@ -598,14 +633,14 @@ static int read_keydoor(const reading *r, const asks *a, target_t *out)
     const char *name = enemy_label(TILE_BAT + e);
     if (r->mentions_key && !a->holder[e]) {
         say_to(r->reason, r->len,
-            "the story asks for the %s and the KEY before the door to the treasure; the key-door "
+            "unsupported: the story asks for the %s and the KEY before the door to the treasure; the key-door "
             "evaluator measures one gate (a KEY, or a BAT that holds the key)",
             name);
         return STORY_REFUSED;
     }
     if (TILE_BAT + e != TILE_BAT) {
         say_to(r->reason, r->len,
-            "the story makes the %s the gate to the treasure; the key-door evaluator supports a KEY or "
+            "unsupported: the story makes the %s the gate to the treasure; the key-door evaluator supports a KEY or "
             "a BAT as the gate",
             name);
         return STORY_REFUSED;
@@ -620,41 +655,48 @@ int story_extract_offline(const char *story, target_t *out, char *reason, int le
     /* Per thread and not on the stack: the tokens and mentions of a long
      * story are tens of kilobytes. */
     static __thread reading rd;
+    static __thread char norm[STORY_NORM_MAX];
     reading *r = &rd;
     memset(out, 0, sizeof *out);
     if (!story) {
-        say_to(reason, len, "no story given");
+        say_to(reason, len, "incomplete: no story given");
         return STORY_REFUSED;
     }
     size_t slen = strlen(story);
     if (slen > STORY_MAX_LEN) {
-        say_to(reason, len, "the story is %zu characters long; at most %d are accepted", slen, STORY_MAX_LEN);
+        say_to(reason, len, "unsupported: the story is %zu characters long; at most %d are accepted", slen, STORY_MAX_LEN);
         return STORY_REFUSED;
     }
     memset(r, 0, sizeof *r);
     r->reason = reason;
     r->len = len;
-    r->nt = tokenize(story, r->tok, MAX_TOKENS);
+    if (story_normalize(story, norm, sizeof norm, 1, reason, len)) return STORY_REFUSED;
+    r->nt = story_tokenize(norm, r->tok, STORY_MAX_TOKENS);
     int nwords = 0;
     for (int i = 0; i < r->nt; i++) nwords += r->tok[i].kind == T_WORD;
     if (!nwords) {
-        say_to(reason, len, "the story is empty");
+        say_to(reason, len, "incomplete: the story is empty");
         return STORY_REFUSED;
     }
 
-    r->length_at = -1;
-    r->lrc = route_length(r->tok, r->nt, &r->length, &r->tolerance, &r->length_at, reason, len);
-    if (r->lrc < 0) return STORY_REFUSED;
-    for (int i = 0; i < r->nt; i++) r->mentions_route |= word_at(r->tok, r->nt, i, w_route);
+    /* a word the reader refuses (a vague "few", a dragon) is the better
+     * reason than the lengths it leaves unread */
+    char length_why[400];
+    int lrc = story_read_lengths(r->tok, r->nt, &r->L, length_why, sizeof length_why);
+    for (int i = 0; i < r->nt; i++) r->mentions_route |= story_word_at(r->tok, r->nt, i, story_w_route);
 
     r->pol = 1;
     r->by_clause = -1;
     r->key_clause = -1;
     if (read_words(r)) return STORY_REFUSED;
+    if (lrc) {
+        say_to(reason, len, "%s", length_why);
+        return STORY_REFUSED;
+    }
     asks a;
     tally(r, &a);
+    if (r->L.found) return read_pathlength(r, &a, out);
     if (check_asks(r, &a)) return STORY_REFUSED;
-    if (r->lrc == 1) return read_pathlength(r, out);
     if (r->mentions_treasure) return read_keydoor(r, &a, out);
 
     /* Encounter on the route Player -> Key -> Door.  Types not named are
