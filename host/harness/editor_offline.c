@@ -170,8 +170,9 @@ static void propose_combos(best_t *b)
         edit_measure_t m;
         edit_measure(b->v->target, &moved, &m);
         if (!m.valid) continue;
+        /* a full list takes the move only in place of a farther last one */
+        if (n == COMBO_KEYS && m.distance >= dist[COMBO_KEYS - 1]) continue;
         int at = n < COMBO_KEYS ? n++ : COMBO_KEYS - 1;
-        if (at == COMBO_KEYS - 1 && n == COMBO_KEYS && m.distance >= dist[at]) continue;
         for (; at > 0 && dist[at - 1] > m.distance; at--) {
             dist[at] = dist[at - 1];
             top[at] = top[at - 1];
@@ -206,6 +207,13 @@ char *editor_offline_calls(const edit_view *v)
     if (!v->m->valid) propose_fixes(&b, route);
     else propose_moves(&b, route);
     if (v->m->valid && !(b.calls && edit_better(&b.m, v->m))) propose_combos(&b);
+    /* On a plateau of its own moves, or at the last step when they fall
+     * short, the witness: the level rebuilt as the builder's, measured like
+     * any candidate.  Only then, since a long reply is the one a weak editor
+     * is likeliest to spoil. */
+    int stuck = !(b.calls && edit_better(&b.m, v->m)), last = v->step >= v->steps && !(b.calls && b.m.perfect);
+    json_t *rebuild = v->witness && (stuck || last) ? edit_witness_calls(v->level, v->witness) : NULL;
+    if (rebuild) try_calls(&b, rebuild);
     /* nothing better than the level as it is: no edit */
     char *text = b.calls && edit_better(&b.m, v->m) ? json_dumps(b.calls, JSON_COMPACT) : strdup("[]");
     json_decref(b.calls);
