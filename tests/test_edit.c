@@ -3,6 +3,7 @@
  * loop, refusals, an infeasible target, records and --resume. */
 #include "build.h"
 #include "edit.h"
+#include "edit_internal.h"
 #include "env.h"
 #include "eval.h"
 #include "feasible.h"
@@ -554,10 +555,38 @@ static void edit_offline_uses_the_witness(void **state)
     }
 }
 
+/* Between two invalid levels acceptance takes the nearer to valid: one
+ * KEY too many before three too many, though their legs are the same. */
+static void edit_acceptance_counts_defects(void **state)
+{
+    (void)state;
+    target_t t;
+    char err[600];
+    assert_int_equal(target_from_json(target_json_text, &t, err, sizeof err), STORY_OK);
+    pcg_test_grid valid, one, three;
+    PCG_GRID(valid, LEVEL_ROWS);
+    PCG_GRID(one, "@......k", "........", "...k....", "........", ".......D");
+    PCG_GRID(three, "@......k", "k.......", "...k....", "........", "k......D");
+    edit_measure_t mv, m1, m3;
+    edit_measure(&t, &valid.l, &mv);
+    edit_measure(&t, &one.l, &m1);
+    edit_measure(&t, &three.l, &m3);
+    assert_true(mv.valid);
+    assert_false(m1.valid);
+    assert_false(m3.valid);
+    assert_int_equal(m1.defects, 1);
+    assert_int_equal(m3.defects, 3);
+    assert_int_equal(m1.distance, m3.distance);
+    assert_true(edit_better(&m1, &m3));
+    assert_false(edit_better(&m3, &m1));
+    assert_false(edit_better(&m1, &m1)); /* a tie keeps the saved level */
+    assert_true(edit_better(&mv, &m1));
+}
+
 PCG_TESTS(edit, cmocka_unit_test(edit_recovery_and_early_stop), cmocka_unit_test(edit_acceptance_keeps_the_perfect_level),
           cmocka_unit_test(edit_open_loop_ends_broken), cmocka_unit_test(edit_retry_without_recovery),
           cmocka_unit_test(edit_refusals_one_by_one), cmocka_unit_test(edit_infeasible_target_asks_nothing),
           cmocka_unit_test(edit_offline_reaches_perfect), cmocka_unit_test(edit_resume_continues),
           cmocka_unit_test(edit_budgets_and_a_server_gone), cmocka_unit_test(edit_story_read_by_the_model),
           cmocka_unit_test(edit_noisy_is_seeded), cmocka_unit_test(edit_witness_in_the_feedback),
-          cmocka_unit_test(edit_offline_uses_the_witness))
+          cmocka_unit_test(edit_offline_uses_the_witness), cmocka_unit_test(edit_acceptance_counts_defects))

@@ -10,6 +10,7 @@
 typedef struct {
     int valid;              /* target_level_valid */
     char reason[200];       /* why not, when not */
+    int defects;            /* how far from valid: tiles of each once-only kind and enemies off their count, regions beyond one */
     int route_key, route_door, route; /* the evaluator's legs and route, -1 without a solution */
     int perfect;            /* valid and the evaluator's exact match */
     long distance;          /* two legs: |route_key - A| + |route_door - B|; total: |route - L| */
@@ -17,8 +18,9 @@ typedef struct {
 
 void edit_measure(const target_t *t, const level_t *l, edit_measure_t *m);
 /* The acceptance order: 1 when a candidate measured a comes before the
- * saved level measured b: valid first, then the smaller distance; on a tie
- * the saved level, the smaller edit (no cells changed), stays. */
+ * saved level measured b: valid first, between two invalid levels the
+ * fewer defects, then the smaller distance; on a tie the saved level, the
+ * smaller edit (no cells changed), stays. */
 int edit_better(const edit_measure_t *a, const edit_measure_t *b);
 
 /* The level as rows of tile characters (levelio's tile_char), malloc'd. */
