@@ -199,6 +199,28 @@ static void propose_combos(best_t *b)
     }
 }
 
+/* Two walls opened in a row from beside the route: a shortcut through a
+ * wall two thick, which one opened wall cannot make; and two walls on the
+ * route: a detour that neither makes alone. */
+static void propose_pairs(best_t *b, const unsigned char *route)
+{
+    const level_t *l = b->v->level;
+    for (int i = 0; i < l->h * l->w; i++)
+        for (int j = i + 1; route[i] && l->t[i] == TILE_EMPTY && j < l->h * l->w; j++)
+            if (route[j] && l->t[j] == TILE_EMPTY)
+                try_walls(b, json_pack("[o,o]", set_call(i / l->w, i % l->w, TILE_WALL),
+                                       set_call(j / l->w, j % l->w, TILE_WALL)));
+    for (int i = 0; i < l->h * l->w; i++) {
+        if (l->t[i] != TILE_WALL || !beside_route(l, route, i)) continue;
+        int r = i / l->w, c = i % l->w;
+        for (int d = 0; d < 4; d++) {
+            int r2 = r + PCG_DR(d), c2 = c + PCG_DC(d);
+            if (lv_get(l, r2, c2) != TILE_WALL) continue;
+            try_calls(b, json_pack("[o,o]", set_call(r, c, TILE_EMPTY), set_call(r2, c2, TILE_EMPTY)));
+        }
+    }
+}
+
 char *editor_offline_calls(const edit_view *v)
 {
     unsigned char route[PCG_MAX_CELLS];
@@ -207,6 +229,7 @@ char *editor_offline_calls(const edit_view *v)
     if (!v->m->valid) propose_fixes(&b, route);
     else propose_moves(&b, route);
     if (v->m->valid && !(b.calls && edit_better(&b.m, v->m))) propose_combos(&b);
+    if (v->m->valid && !(b.calls && edit_better(&b.m, v->m))) propose_pairs(&b, route);
     /* On a plateau of its own moves, or at the last step when they fall
      * short, the witness: the level rebuilt as the builder's, measured like
      * any candidate.  Only then, since a long reply is the one a weak editor
