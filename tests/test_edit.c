@@ -1,10 +1,14 @@
 /* The editing loop (host/harness/edit.h) against the scripted server and
  * with the rule-based editors: recovery, early stop, acceptance, the open
  * loop, refusals, an infeasible target, records and --resume. */
+#include "build.h"
 #include "edit.h"
+#include "edit_internal.h"
+#include "env.h"
 #include "eval.h"
 #include "feasible.h"
 #include "harness.h"
+#include "harness_set.h"
 #include "levelio.h"
 #include "util.h"
 #include <jansson.h>
@@ -68,12 +72,21 @@ typedef struct {
 /* An episode of the scripted level against the server at url with
  * switches sw (target: the scripted one when NULL; dir named by name, or
  * in memory when NULL).  edit_episode's status, err its line. */
+static int run_from(episode *e, const char *url, const level_t *start, const edit_switches *sw, int steps,
+                    const char *name, char *err, int errlen);
 static int run_on(episode *e, const char *url, const target_t *target, const edit_switches *sw, int steps,
                   const char *name, char *err, int errlen)
 {
     PCG_GRID(e->g, LEVEL_ROWS);
     if (target) e->t = *target;
     else assert_int_equal(target_from_json(target_json_text, &e->t, err, errlen), STORY_OK);
+    return run_from(e, url, &e->g.l, sw, steps, name, err, errlen);
+}
+
+/* The same from another start level, for the target in e->t. */
+static int run_from(episode *e, const char *url, const level_t *start, const edit_switches *sw, int steps,
+                    const char *name, char *err, int errlen)
+{
     llm_config_defaults(&e->llm);
     snprintf(e->llm.base_url, sizeof e->llm.base_url, "%s", url);
     snprintf(e->llm.model, sizeof e->llm.model, "fake");
@@ -81,7 +94,7 @@ static int run_on(episode *e, const char *url, const target_t *target, const edi
     e->llm.retries = 0;
     e->ed = (edit_editor){EDITOR_OPENAI, 0, 1, &e->llm};
     if (name) snprintf(e->dir, sizeof e->dir, "%s/%s", pcg_test_tmpdir(), name);
-    e->run = (edit_run){&e->g.l, &e->t, &e->ed, *sw, {steps, 0, 0, 0}, name ? e->dir : NULL, 0, 0};
+    e->run = (edit_run){start, &e->t, &e->ed, *sw, {steps, 0, 0, 0}, name ? e->dir : NULL, 0, 0};
     return edit_episode(&e->run, &e->final, e->tiles, &e->res, err, errlen);
 }
 
@@ -322,6 +335,7 @@ static void edit_offline_reaches_perfect(void **state)
     }
 }
 
+/* Without feedback, so that the witness does not end it at the first step. */
 static void edit_resume_continues(void **state)
 {
     (void)state;
@@ -329,15 +343,15 @@ static void edit_resume_continues(void **state)
     char out[8192], dir[PATH_MAX];
     const char *target = "--target '{\"kind\":\"pathlength\",\"player_key\":30,\"key_door\":30,\"enemy_count\":3,"
                          "\"tolerance\":0}'";
-    int rc = edit_cli(out, sizeof out, dir, "resume", "--seed 1 %s --llm offline --steps 2", target);
+    int rc = edit_cli(out, sizeof out, dir, "resume", "--seed 1 %s --llm offline --no-feedback --steps 2", target);
     assert_int_equal(rc, 1); /* not there yet */
     char *before = dir_file(dir, "steps.jsonl");
     assert_int_equal(pcg_test_count_lines(before), 2);
     /* a second run without --resume refuses to overwrite it */
-    rc = edit_cli(out, sizeof out, dir, "resume", "--seed 1 %s --llm offline --steps 2", target);
+    rc = edit_cli(out, sizeof out, dir, "resume", "--seed 1 %s --llm offline --no-feedback --steps 2", target);
     assert_int_equal(rc, 1);
     assert_non_null(strstr(out, "--resume continues it"));
-    rc = edit_cli(out, sizeof out, dir, "resume", "%s --llm offline --steps 12 --resume", target);
+    rc = edit_cli(out, sizeof out, dir, "resume", "%s --llm offline --no-feedback --steps 12 --resume", target);
     if (rc != 0) fail_msg("resume: exit %d: %s", rc, out);
     assert_null(strstr(out, "step 1:"));
     assert_non_null(strstr(out, "step 3:"));
@@ -352,7 +366,8 @@ static void edit_resume_continues(void **state)
     assert_non_null(strstr(out, "another target"));
 }
 
-/* The call budget ends the episode; a server that is gone ends it with
+/* The call budget ends the episode (without feedback, which would end it
+ * at the first step); a server that is gone ends it with
  * EDIT_SERVER and its line, and state.json says so. */
 static void edit_budgets_and_a_server_gone(void **state)
 {
@@ -361,7 +376,7 @@ static void edit_budgets_and_a_server_gone(void **state)
     char out[8192], dir[PATH_MAX];
     int rc = edit_cli(out, sizeof out, dir, "budget",
                       "--seed 1 --target '{\"kind\":\"pathlength\",\"player_key\":30,\"key_door\":30}' "
-                      "--llm offline --steps 10 --max-calls 2");
+                      "--llm offline --no-feedback --steps 10 --max-calls 2");
     assert_int_equal(rc, 1);
     assert_non_null(strstr(out, "after 2 steps (the call budget is spent)"));
     const char *replies[] = {PERFECT};
@@ -431,9 +446,149 @@ static void edit_noisy_is_seeded(void **state)
     free(steps[1]);
 }
 
+/* Cases of the fixed benchmark set where the rule-based editor's own
+ * moves stop a step or two off the target within 8 steps. */
+static const int witness_cases[] = {22, 26, 34};
+
+/* The start level and target of fixed-set case i. */
+static void fixed_case(int i, level_t *start, unsigned char *tiles, target_t *t)
+{
+    static harness_case cases[HARNESS_SET_MAX];
+    assert_true(harness_set_make(HARNESS_SET_SEED, cases) > i);
+    *start = env_start_level(cases[i].level_seed, PCG_DEFAULT_SIDE, PCG_DEFAULT_SIDE, tiles);
+    harness_case_target(&cases[i], t);
+}
+
+/* The builder's level on start's map, found by trying every corner (its
+ * rows joined as JSON writes a newline), or fail. */
+static void witness_rows(const target_t *t, const level_t *start, char *out, size_t len)
+{
+    static build_result_t b;
+    char why[400];
+    int player = lv_first(start, TILE_PLAYER);
+    for (uint64_t seed = 0; seed < 4; seed++) {
+        if (build_level(t, start->w, seed, &b, why, sizeof why) != BUILD_OK || b.level.t[player] != TILE_PLAYER)
+            continue;
+        size_t j = 0;
+        for (int r = 0; r < b.level.h; r++) {
+            for (int c = 0; c < b.level.w && j + 1 < len; c++) out[j++] = tile_char(lv_get(&b.level, r, c));
+            if (j + 3 < len) j += (size_t)snprintf(out + j, len - j, "\\n");
+        }
+        out[j] = 0;
+        return;
+    }
+    fail_msg("no corner of the builder holds the player");
+}
+
+/* With feedback on the model is shown the builder's level for the target
+ * on its own map; with feedback off it is not. */
+static void edit_witness_in_the_feedback(void **state)
+{
+    (void)state;
+    pcg_test_use_source_prompts();
+    unsigned char tiles[PCG_MAX_CELLS];
+    level_t start;
+    target_t t;
+    fixed_case(witness_cases[0], &start, tiles, &t);
+    char rows[PCG_MAX_CELLS * 3];
+    witness_rows(&t, &start, rows, sizeof rows);
+    for (int feedback = 1; feedback >= 0; feedback--) {
+        const char *replies[] = {"[]"};
+        pcg_fake_srv s;
+        start_server(&s, replies, 1);
+        edit_switches sw;
+        edit_switches_full(&sw);
+        sw.feedback = feedback;
+        episode *e = calloc(1, sizeof *e);
+        e->t = t;
+        char err[600];
+        int rc = run_from(e, s.url, &start, &sw, 1, feedback ? "witness-on" : "witness-off", err, sizeof err);
+        pcg_test_srv_stop(&s);
+        if (rc != EDIT_OK) fail_msg("edit_episode: %s", err);
+        char *req = dir_file(e->dir, "requests.jsonl");
+        const char *shown = strstr(req, "A level that meets the target looks like this");
+        if (feedback) {
+            assert_non_null(shown);
+            assert_non_null(strstr(shown, rows));
+        } else {
+            assert_null(shown);
+            assert_null(strstr(req, rows));
+        }
+        free(req);
+        free(e);
+    }
+}
+
+/* The rule-based editor with feedback on reaches a perfect match where
+ * its own moves do not; with feedback off it is given no witness, and
+ * stops short. */
+static void edit_offline_uses_the_witness(void **state)
+{
+    (void)state;
+    pcg_test_use_source_prompts();
+    edit_editor ed;
+    char err[600];
+    assert_int_equal(edit_editor_parse("offline", &ed, err, sizeof err), 0);
+    for (size_t k = 0; k < sizeof witness_cases / sizeof witness_cases[0]; k++) {
+        unsigned char tiles[PCG_MAX_CELLS], final_tiles[PCG_MAX_CELLS];
+        level_t start, final;
+        target_t t;
+        fixed_case(witness_cases[k], &start, tiles, &t);
+        for (int feedback = 1; feedback >= 0; feedback--) {
+            char dir[PATH_MAX];
+            snprintf(dir, sizeof dir, "%s/offline-witness-%zu-%d", pcg_test_tmpdir(), k, feedback);
+            edit_run run = {&start, &t, &ed, {0}, {8, 0, 0, 0}, dir, 0, 0};
+            edit_switches_full(&run.sw);
+            run.sw.feedback = feedback;
+            edit_result res;
+            if (edit_episode(&run, &final, final_tiles, &res, err, sizeof err) != EDIT_OK)
+                fail_msg("case %d: %s", witness_cases[k], err);
+            char *req = dir_file(dir, "requests.jsonl");
+            if (feedback) {
+                assert_true(res.perfect);
+                assert_true(res.steps <= 8);
+                assert_non_null(strstr(req, "\"witness\""));
+            } else {
+                assert_null(strstr(req, "\"witness\""));
+                assert_false(res.perfect);
+            }
+            free(req);
+        }
+    }
+}
+
+/* Between two invalid levels acceptance takes the nearer to valid: one
+ * KEY too many before three too many, though their legs are the same. */
+static void edit_acceptance_counts_defects(void **state)
+{
+    (void)state;
+    target_t t;
+    char err[600];
+    assert_int_equal(target_from_json(target_json_text, &t, err, sizeof err), STORY_OK);
+    pcg_test_grid valid, one, three;
+    PCG_GRID(valid, LEVEL_ROWS);
+    PCG_GRID(one, "@......k", "........", "...k....", "........", ".......D");
+    PCG_GRID(three, "@......k", "k.......", "...k....", "........", "k......D");
+    edit_measure_t mv, m1, m3;
+    edit_measure(&t, &valid.l, &mv);
+    edit_measure(&t, &one.l, &m1);
+    edit_measure(&t, &three.l, &m3);
+    assert_true(mv.valid);
+    assert_false(m1.valid);
+    assert_false(m3.valid);
+    assert_int_equal(m1.defects, 1);
+    assert_int_equal(m3.defects, 3);
+    assert_int_equal(m1.distance, m3.distance);
+    assert_true(edit_better(&m1, &m3));
+    assert_false(edit_better(&m3, &m1));
+    assert_false(edit_better(&m1, &m1)); /* a tie keeps the saved level */
+    assert_true(edit_better(&mv, &m1));
+}
+
 PCG_TESTS(edit, cmocka_unit_test(edit_recovery_and_early_stop), cmocka_unit_test(edit_acceptance_keeps_the_perfect_level),
           cmocka_unit_test(edit_open_loop_ends_broken), cmocka_unit_test(edit_retry_without_recovery),
           cmocka_unit_test(edit_refusals_one_by_one), cmocka_unit_test(edit_infeasible_target_asks_nothing),
           cmocka_unit_test(edit_offline_reaches_perfect), cmocka_unit_test(edit_resume_continues),
           cmocka_unit_test(edit_budgets_and_a_server_gone), cmocka_unit_test(edit_story_read_by_the_model),
-          cmocka_unit_test(edit_noisy_is_seeded))
+          cmocka_unit_test(edit_noisy_is_seeded), cmocka_unit_test(edit_witness_in_the_feedback),
+          cmocka_unit_test(edit_offline_uses_the_witness), cmocka_unit_test(edit_acceptance_counts_defects))

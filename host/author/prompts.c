@@ -101,6 +101,7 @@ static const template_role harness_templates[] = {
     {"edit_history_step", "step calls outcome legs validity"},
     {"edit_guidance", "level guidance"},
     {"edit_retry", "failure"},
+    {"edit_witness", "level"},
     {NULL, NULL},
 };
 

@@ -20,6 +20,9 @@ typedef struct {
     level_t saved;
     unsigned char tiles[PCG_MAX_CELLS];
     edit_measure_t m;              /* of the saved level */
+    level_t witness;               /* the builder's level, when witness_ok */
+    unsigned char witness_tiles[PCG_MAX_CELLS];
+    int witness_ok;
     edit_step_t hist[HISTORY_MAX];
     int n_hist;
     edit_result *res;
@@ -43,6 +46,14 @@ static int make_texts(const loop_t *L, view_texts *t, char *err, int errlen)
     const target_t *tg = L->run->target;
     int n = L->n_hist < w->history ? L->n_hist : w->history;
     t->feedback = w->feedback ? edit_feedback_text(tg, &L->m, err, errlen) : strdup("");
+    if (t->feedback && L->witness_ok) {
+        char *shown = edit_witness_text(&L->witness, err, errlen);
+        char *both = shown ? malloc(strlen(t->feedback) + strlen(shown) + 2) : NULL;
+        if (both) sprintf(both, "%s\n%s", t->feedback, shown);
+        free(shown);
+        free(t->feedback);
+        t->feedback = both;
+    }
     t->history = w->history && n ? edit_history_text(L->hist + L->n_hist - n, n, err, errlen) : strdup("");
     t->guidance = w->guidance ? edit_guidance_text(tg, &L->saved, err, errlen) : strdup("");
     return t->feedback && t->history && t->guidance ? 0 : -1;
@@ -163,7 +174,9 @@ static int edit_step(loop_t *L, int step, char *err, int errlen)
         free_texts(&t);
         return EDIT_ERROR;
     }
-    edit_view v = {step, L->run->budget.steps, &L->saved, L->run->target, &L->m, t.feedback, t.history, t.guidance};
+    edit_view v = {step,       L->run->budget.steps, &L->saved,  L->run->target,
+                   &L->m,      t.feedback,           t.history,  t.guidance,
+                   L->witness_ok ? &L->witness : NULL};
     edit_step_t s = {.step = step, .outcome = "unreadable", .m = L->m};
     level_t cand;
     unsigned char ctiles[PCG_MAX_CELLS];
@@ -313,6 +326,8 @@ int edit_episode(const edit_run *run, level_t *final, unsigned char *final_tiles
         double deadline = run->editor->llm ? run->editor->llm->deadline : 0;
         if (run->editor->llm && run->budget.max_seconds > 0) run->editor->llm->deadline = t0 + run->budget.max_seconds;
         edit_measure(run->target, &L->saved, &L->m);
+        /* the PLAYER and DOOR never move, so one witness serves every step */
+        L->witness_ok = run->sw.feedback && edit_witness(run->target, &L->saved, &L->witness, L->witness_tiles) == 0;
         rc = episode_loop(L, t0, err, errlen);
         if (run->editor->llm) run->editor->llm->deadline = deadline;
         res->perfect = L->m.perfect;

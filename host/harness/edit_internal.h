@@ -10,6 +10,7 @@
 typedef struct {
     int valid;              /* target_level_valid */
     char reason[200];       /* why not, when not */
+    int defects;            /* how far from valid: tiles of each once-only kind and enemies off their count, regions beyond one */
     int route_key, route_door, route; /* the evaluator's legs and route, -1 without a solution */
     int perfect;            /* valid and the evaluator's exact match */
     long distance;          /* two legs: |route_key - A| + |route_door - B|; total: |route - L| */
@@ -17,8 +18,9 @@ typedef struct {
 
 void edit_measure(const target_t *t, const level_t *l, edit_measure_t *m);
 /* The acceptance order: 1 when a candidate measured a comes before the
- * saved level measured b: valid first, then the smaller distance; on a tie
- * the saved level, the smaller edit (no cells changed), stays. */
+ * saved level measured b: valid first, between two invalid levels the
+ * fewer defects, then the smaller distance; on a tie the saved level, the
+ * smaller edit (no cells changed), stays. */
 int edit_better(const edit_measure_t *a, const edit_measure_t *b);
 
 /* The level as rows of tile characters (levelio's tile_char), malloc'd. */
@@ -32,6 +34,20 @@ char *edit_guidance_text(const target_t *t, const level_t *l, char *err, int err
 /* The cells of each leg of the evaluator's route (leg 0 player -> key, 1
  * key -> door) into mark[cell] bits 1 and 2; returns the cells marked. */
 int edit_route_cells(const target_t *t, const level_t *l, unsigned char *mark);
+
+/* The builder's witness for t on l's map: build_level on l's side with
+ * the seed of l's PLAYER corner, kept only when its PLAYER and DOOR are
+ * l's.  0 with out viewing tiles (PCG_MAX_CELLS bytes), or -1 (nothing
+ * to show: the player is not in a corner, or the builder refused). */
+int edit_witness(const target_t *t, const level_t *l, level_t *out, unsigned char *tiles);
+/* "A level that meets the target looks like this" (edit_witness.txt),
+ * malloc'd, or NULL with err. */
+char *edit_witness_text(const level_t *w, char *err, int errlen);
+/* The tool calls that turn from into w (walls by rect around the PLAYER
+ * and DOOR, then w's open cells by line and its other tiles by set), or
+ * NULL when they differ in the PLAYER or DOOR or need more calls than a
+ * reply holds. */
+json_t *edit_witness_calls(const level_t *from, const level_t *w);
 
 /* One step as the records and the history keep it. */
 typedef struct {
@@ -50,6 +66,7 @@ typedef struct {
     const target_t *target;
     const edit_measure_t *m;
     const char *feedback, *history, *guidance;
+    const level_t *witness;  /* the builder's level for the target, or NULL (feedback off, or refused) */
 } edit_view;
 
 /* An editor's answer.  status 0: a reply; 1: the model failed (a reply may

@@ -15,10 +15,24 @@
 
 static long leg_off(int got, int want) { return got < 0 ? LEG_MISSING : labs((long)got - want); }
 
+/* What target_level_valid checks, counted: a level two tiles short of
+ * its fix is nearer to valid than one five short, though neither is. */
+static int validity_defects(const target_t *t, const level_t *l)
+{
+    static const int once[3] = {TILE_PLAYER, TILE_DOOR, TILE_KEY};
+    int n = 0;
+    for (int i = 0; i < 3; i++) n += abs(lv_count(l, once[i]) - 1);
+    int enemies = lv_count(l, TILE_BAT) + lv_count(l, TILE_SCORPION) + lv_count(l, TILE_SPIDER);
+    if (t->enemy_count) n += abs(enemies - t->enemy_count);
+    int regions = lv_regions(l);
+    return n + (regions > 1 ? regions - 1 : 0);
+}
+
 void edit_measure(const target_t *t, const level_t *l, edit_measure_t *m)
 {
     memset(m, 0, sizeof *m);
     m->valid = target_level_valid(t, l, m->reason, sizeof m->reason) == 0;
+    m->defects = m->valid ? 0 : validity_defects(t, l);
     eval_scenario_t s;
     target_to_scenario(t, NULL, &s);
     eval_level_t e;
@@ -34,6 +48,7 @@ void edit_measure(const target_t *t, const level_t *l, edit_measure_t *m)
 int edit_better(const edit_measure_t *a, const edit_measure_t *b)
 {
     if (a->valid != b->valid) return a->valid > b->valid;
+    if (a->defects != b->defects) return a->defects < b->defects;
     return a->distance < b->distance;
 }
 

@@ -170,8 +170,9 @@ static void propose_combos(best_t *b)
         edit_measure_t m;
         edit_measure(b->v->target, &moved, &m);
         if (!m.valid) continue;
+        /* a full list takes the move only in place of a farther last one */
+        if (n == COMBO_KEYS && m.distance >= dist[COMBO_KEYS - 1]) continue;
         int at = n < COMBO_KEYS ? n++ : COMBO_KEYS - 1;
-        if (at == COMBO_KEYS - 1 && n == COMBO_KEYS && m.distance >= dist[at]) continue;
         for (; at > 0 && dist[at - 1] > m.distance; at--) {
             dist[at] = dist[at - 1];
             top[at] = top[at - 1];
@@ -198,6 +199,28 @@ static void propose_combos(best_t *b)
     }
 }
 
+/* Two walls opened in a row from beside the route: a shortcut through a
+ * wall two thick, which one opened wall cannot make; and two walls on the
+ * route: a detour that neither makes alone. */
+static void propose_pairs(best_t *b, const unsigned char *route)
+{
+    const level_t *l = b->v->level;
+    for (int i = 0; i < l->h * l->w; i++)
+        for (int j = i + 1; route[i] && l->t[i] == TILE_EMPTY && j < l->h * l->w; j++)
+            if (route[j] && l->t[j] == TILE_EMPTY)
+                try_walls(b, json_pack("[o,o]", set_call(i / l->w, i % l->w, TILE_WALL),
+                                       set_call(j / l->w, j % l->w, TILE_WALL)));
+    for (int i = 0; i < l->h * l->w; i++) {
+        if (l->t[i] != TILE_WALL || !beside_route(l, route, i)) continue;
+        int r = i / l->w, c = i % l->w;
+        for (int d = 0; d < 4; d++) {
+            int r2 = r + PCG_DR(d), c2 = c + PCG_DC(d);
+            if (lv_get(l, r2, c2) != TILE_WALL) continue;
+            try_calls(b, json_pack("[o,o]", set_call(r, c, TILE_EMPTY), set_call(r2, c2, TILE_EMPTY)));
+        }
+    }
+}
+
 char *editor_offline_calls(const edit_view *v)
 {
     unsigned char route[PCG_MAX_CELLS];
@@ -206,6 +229,14 @@ char *editor_offline_calls(const edit_view *v)
     if (!v->m->valid) propose_fixes(&b, route);
     else propose_moves(&b, route);
     if (v->m->valid && !(b.calls && edit_better(&b.m, v->m))) propose_combos(&b);
+    if (v->m->valid && !(b.calls && edit_better(&b.m, v->m))) propose_pairs(&b, route);
+    /* On a plateau of its own moves, or at the last step when they fall
+     * short, the witness: the level rebuilt as the builder's, measured like
+     * any candidate.  Only then, since a long reply is the one a weak editor
+     * is likeliest to spoil. */
+    int stuck = !(b.calls && edit_better(&b.m, v->m)), last = v->step >= v->steps && !(b.calls && b.m.perfect);
+    json_t *rebuild = v->witness && (stuck || last) ? edit_witness_calls(v->level, v->witness) : NULL;
+    if (rebuild) try_calls(&b, rebuild);
     /* nothing better than the level as it is: no edit */
     char *text = b.calls && edit_better(&b.m, v->m) ? json_dumps(b.calls, JSON_COMPACT) : strdup("[]");
     json_decref(b.calls);

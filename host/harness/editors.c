@@ -95,6 +95,9 @@ static json_t *view_json(const edit_view *v)
     json_t *o = json_pack("{s:s,s:[i,i],s:i,s:b}", "level", map ? map : "", "legs", v->m->route_key,
                           v->m->route_door, "route", v->m->route, "valid", v->m->valid);
     free(map);
+    char *witness = v->witness ? edit_level_text(v->witness) : NULL;
+    if (witness) json_object_set_new(o, "witness", json_string(witness));
+    free(witness);
     return o;
 }
 
