@@ -3,8 +3,13 @@
 # one-node Slurm cluster for the grid's batch-array test (slurmctld, slurmd,
 # slurm-client, munge) and headless Chromium for the pages' screenshot test.
 # Without them those tests skip with one line.  As root, installs what is
-# missing with apt-get; otherwise prints the line to run.
+# missing with apt-get; otherwise prints the line to run.  tensorboardX
+# (PyPI) for the TensorBoard converter's test (scripts/pcgrllm-tb), with pip.
 set -e
+if ! python3 -c 'import tensorboardX' 2>/dev/null; then
+    echo "test-deps: installing tensorboardX (pip)"
+    python3 -m pip install --quiet --disable-pip-version-check tensorboardX || echo "test-deps: pip could not install tensorboardX; its test will skip"
+fi
 PKGS="slurmctld slurmd slurm-client munge chromium python3"
 missing=""
 for p in $PKGS; do
