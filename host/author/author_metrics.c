@@ -44,6 +44,17 @@ static void count_keydoor(const target_t *t, const level_t *l, const eval_level_
 static void count_solved(const target_t *t, const eval_level_t *ev, author_metrics *m)
 {
     m->solved++;
+    if (t->kind == TARGET_PATHLENGTH && target_is_two_leg(t)) {
+        m->key_short += ev->route_key < t->leg_key - t->tolerance;
+        m->key_long += ev->route_key > t->leg_key + t->tolerance;
+        m->door_short += ev->route_door < t->leg_door - t->tolerance;
+        m->door_long += ev->route_door > t->leg_door + t->tolerance;
+        if (ev->score < 1.0) {
+            if (ev->route < t->length - t->tolerance) m->route_short++;
+            else m->route_long++;
+        }
+        return;
+    }
     if (t->kind == TARGET_PATHLENGTH) {
         if (ev->score < 1.0) {
             if (ev->route < t->length - t->tolerance) m->route_short++;

@@ -187,19 +187,36 @@ static void emit_route(sbuf *b, const author_reward *r)
     out(b, "        (void)d_pd;\n");
 }
 
+/* One leg's off-target steps, as the evaluator's route score counts them. */
+static void emit_leg_off(sbuf *b, const char *name, const char *dist, int want, int tolerance)
+{
+    char lw[40], tw[40];
+    out(b, "            float %s = fmaxf(fabsf((float)(%s) - %s) - %s, 0.0f);\n", name, dist, flit((float)want, lw),
+        flit((float)tolerance, tw));
+}
+
 static void emit_route_length(sbuf *b, const author_term *t, const target_t *g)
 {
-    char w[40], lw[40], tw[40];
-    float L = (float)g->length, T = (float)g->tolerance;
-    out(b, "        /* route_length (%s): the route Player -> Key -> Door %d steps, give or take %d */\n",
-        t->form == AF_SHAPED ? "shaped" : "binary", g->length, g->tolerance);
+    char w[40], lw[40], aw[40], bw[40];
+    int shaped = t->form == AF_SHAPED;
     out(b, "        if (d_pk > 0 && d_kd > 0) {\n");
-    out(b, "            float off = fmaxf(fabsf((float)(d_pk + d_kd) - %s) - %s, 0.0f);\n", flit(L, lw),
-        flit(T, tw));
-    if (t->form == AF_SHAPED)
-        out(b, "            v += %s * (1.0f - fminf(off / %s, 1.0f));\n", flit(t->weight, w), flit(L, lw));
-    else
-        out(b, "            v += %s * (off == 0.0f ? 1.0f : 0.0f);\n", flit(t->weight, w));
+    if (target_is_two_leg(g)) {
+        out(b, "            /* route_length (%s): Player -> Key %d steps and Key -> Door %d, give or take %d */\n",
+            shaped ? "shaped" : "binary", g->leg_key, g->leg_door, g->tolerance);
+        emit_leg_off(b, "off_a", "d_pk", g->leg_key, g->tolerance);
+        emit_leg_off(b, "off_b", "d_kd", g->leg_door, g->tolerance);
+        if (shaped)
+            out(b, "            v += %s * 0.5f * ((1.0f - fminf(off_a / %s, 1.0f)) + (1.0f - fminf(off_b / %s, 1.0f)));\n",
+                flit(t->weight, w), flit((float)g->leg_key, aw), flit((float)g->leg_door, bw));
+        else
+            out(b, "            v += %s * (off_a == 0.0f && off_b == 0.0f ? 1.0f : 0.0f);\n", flit(t->weight, w));
+    } else {
+        out(b, "            /* route_length (%s): the route Player -> Key -> Door %d steps, give or take %d */\n",
+            shaped ? "shaped" : "binary", g->length, g->tolerance);
+        emit_leg_off(b, "off", "d_pk + d_kd", g->length, g->tolerance);
+        if (shaped) out(b, "            v += %s * (1.0f - fminf(off / %s, 1.0f));\n", flit(t->weight, w), flit((float)g->length, lw));
+        else out(b, "            v += %s * (off == 0.0f ? 1.0f : 0.0f);\n", flit(t->weight, w));
+    }
     out(b, "        }\n");
 }
 
@@ -347,6 +364,8 @@ int author_code(const author_reward *r, char *buf, size_t len)
         r->target.kind == TARGET_KEYDOOR ? tname(r->target.gate) : "-");
     if (r->target.kind == TARGET_PATHLENGTH)
         out(&b, " length=%d tolerance=%d", r->target.length, r->target.tolerance);
+    if (target_is_two_leg(&r->target)) out(&b, " legs=%d,%d", r->target.leg_key, r->target.leg_door);
+    if (r->target.enemy_count) out(&b, " enemy_count=%d", r->target.enemy_count);
     out(&b, "\n");
     out(&b, " * scale %.9g revision %d\n", (double)r->scale, r->revision);
     for (int i = 0; i < r->n; i++) {
@@ -427,6 +446,9 @@ int author_parse(const char *code, author_reward *r, char *err, int errlen)
         t->kind = TARGET_PATHLENGTH;
         t->variant = VARIANT_DUNGEON;
         if (!lp || sscanf(lp, " length=%d tolerance=%d", &t->length, &t->tolerance) != 2) goto bad;
+        const char *legs = strstr(line, " legs="), *ec = strstr(line, " enemy_count=");
+        if (legs && sscanf(legs, " legs=%d,%d", &t->leg_key, &t->leg_door) != 2) goto bad;
+        if (ec && sscanf(ec, " enemy_count=%d", &t->enemy_count) != 1) goto bad;
     }
     if (target_validate(t, NULL, 0)) goto bad;
     lineno++;
@@ -609,9 +631,29 @@ static void diagnose_route(const author_metrics *m, diagnosis *d)
     consider(d, AT_KEY_COUNT, TILE_KEY, m->blocked_by_keys, p, c);
 }
 
+/* Two legs: the leg off its length in the most levels. */
+static void diagnose_legs(const author_reward *r, const author_metrics *m, diagnosis *d)
+{
+    char p[240], c[240];
+    int T = r->target.tolerance, key_off = m->key_short + m->key_long, door_off = m->door_short + m->door_long;
+    int key = key_off >= door_off;
+    snprintf(p, sizeof p,
+             "in %d of the %d solvable levels the %s leg is not %d +- %d steps (%d too short, %d too long)",
+             key ? key_off : door_off, m->solved, key ? "Player -> Key" : "Key -> Door",
+             key ? r->target.leg_key : r->target.leg_door, T, key ? m->key_short : m->door_short,
+             key ? m->key_long : m->door_long);
+    snprintf(c, sizeof c, "strengthen the term that rewards legs of %d and %d +- %d steps (route_length)",
+             r->target.leg_key, r->target.leg_door, T);
+    consider(d, AT_ROUTE_LENGTH, TILE_KEY, key ? key_off : door_off, p, c);
+}
+
 static void diagnose_route_length(const author_reward *r, const author_metrics *m, diagnosis *d)
 {
     char p[240], c[240];
+    if (target_is_two_leg(&r->target)) {
+        diagnose_legs(r, m, d);
+        return;
+    }
     int off = m->route_short + m->route_long, L = r->target.length, T = r->target.tolerance;
     snprintf(p, sizeof p,
              "in %d of the %d solvable levels the route Player -> Key -> Door is not %d +- %d steps (%d too "

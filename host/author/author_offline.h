@@ -82,8 +82,11 @@ typedef struct {
     /* key-door: why a level is not playable (first reason that applies) */
     int no_gate, no_door, gate_unreached, gate_no_door, treasure_unreached, door_not_separating;
     int missing;           /* PLAYER, DOOR (encounter) or TREASURE missing */
-    /* path length: solvable levels whose route is too short or too long */
+    /* path length: solvable levels whose route is too short or too long;
+     * two legs: levels whose player -> key leg (key_*) or key -> door leg
+     * (door_*) is */
     int route_short, route_long;
+    int key_short, key_long, door_short, door_long;
 } author_metrics;
 
 const char *author_term_name(int kind);
