@@ -1,4 +1,4 @@
-# pcgrllm build.  make · make lib · make test · make test-sim · make test-llama · make bench · make cuda · make cuda-sim · make deps · make test-deps · make clean
+# pcgrllm build.  make · make lib · make test · make test-python · make test-sim · make test-llama · make bench · make cuda · make cuda-sim · make deps · make test-deps · make clean
 CC ?= gcc
 NVCC ?= nvcc
 CFLAGS ?= -O2 -g
@@ -77,7 +77,7 @@ ifneq ($(COUNT),)
 SIM_LDFLAGS := -Wl,-z,defs
 endif
 
-.PHONY: all lib bench-python test test-sim test-llama bench cuda cuda-sim deps test-deps clean devkit FORCE
+.PHONY: all lib bench-python test-python test test-sim test-llama bench cuda cuda-sim deps test-deps clean devkit FORCE
 all: $(BIN)
 
 $(BIN): $(BUILD)/host/cli/main.o $(BUILD)/libpcgrllm.a
@@ -164,6 +164,11 @@ test-llama: $(BIN)
 
 bench: $(BIN)
 	$(call run_path,$(BIN)) bench
+
+# the Python package's tests against this tree's library and binary
+test-python: $(BIN) $(SHARED_LIB)
+	PCGRLLM_LIB=$(abspath $(SHARED_LIB)) PCGRLLM_BIN=$(abspath $(BIN)) PYTHONPATH=$(abspath python) \
+		python3 -m pytest -q python/tests
 
 # steps/s from Python against the library's own C loop (python/bench.py)
 bench-python: $(SHARED_LIB)
