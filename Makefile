@@ -30,6 +30,9 @@ HAVE_NVCC := $(shell command -v $(NVCC) 2>/dev/null)
 # the human rewards as reward modules (below)
 HUMAN_REWARDS := $(wildcard rewards/human/*.c)
 HUMAN_MODULES := $(HUMAN_REWARDS:rewards/human/%.c=$(BUILD)/cuda/human/%.fatbin)
+# and compiled by CC for the shared library's environment (host/api/human_native.h):
+# compute_reward of scenarioN.c becomes pcg_human_reward_N
+HUMAN_NATIVE_OBJS := $(HUMAN_REWARDS:rewards/human/%.c=$(BUILD)/human-native/%.o)
 REWARD_ARCHS := 75 86 89 90  # REWARD_GPU_ARCHS of reward_jit/reward_jit.h
 FATBINARY ?= $(dir $(HAVE_NVCC))fatbinary
 # the cuBLAS soname the CUDA library loads at run time (the toolkit's major
@@ -94,13 +97,17 @@ API_OBJS := $(filter $(BUILD)/host/api/%,$(LIB_OBJS))
 $(SHARED_LIB): $(API_OBJS) $(BUILD)/libpcgrllm.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-z,defs -o $@ $^ $(filter-out -ltcc,$(LDLIBS))
 
-$(BUILD)/libpcgrllm.a: $(LIB_OBJS)
+$(BUILD)/libpcgrllm.a: $(LIB_OBJS) $(HUMAN_NATIVE_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
 $(BUILD)/%.o: %.c $(BUILD)/cflags.txt
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+
+$(BUILD)/human-native/scenario%.o: rewards/human/scenario%.c reward_jit/reward_api.h $(BUILD)/cflags.txt
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fvisibility=hidden -include reward_jit/reward_api.h -Dcompute_reward=pcg_human_reward_$* -c -o $@ $<
 
 # The compiler flags the objects were built with: a change (such as -fPIC
 # for the shared library) rebuilds them, since make itself does not compare
@@ -262,5 +269,5 @@ test-deps:
 clean:
 	rm -rf $(BUILD) $(BIN) $(DEVKIT)
 
--include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BUILD)/host/cli/main.d $(CUDA_OBJS:.o=.d) $(CUDA_HOST_OBJS:.o=.d) \
+-include $(LIB_OBJS:.o=.d) $(HUMAN_NATIVE_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BUILD)/host/cli/main.d $(CUDA_OBJS:.o=.d) $(CUDA_HOST_OBJS:.o=.d) \
          $(SIM_OBJS:.o=.d) $(SIM_DIR)/tests/plants.d

@@ -1,9 +1,9 @@
 /* The batched environment behind the C ABI (pcg_api.h): env_t of
- * host/core/env.h with the arrays a vector env hands out.  No reward:
- * every reward is 0 (docs/python.md says why the human rewards are not
- * here). */
+ * host/core/env.h with the arrays a vector env hands out, and the human
+ * rewards compiled into the library (human_native.h). */
 #include "pcg_api.h"
 #include "env.h"
+#include "human_native.h"
 #include "util.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +13,7 @@ struct pcg_vec {
     env_t e;
     int n, size, variant;
     unsigned char *final_maps; /* n*cells, env_t's final_maps */
+    reward_fn reward;          /* NULL: every reward 0 */
 };
 
 int pcg_api_version(void) { return PCG_API_VERSION; }
@@ -32,6 +33,7 @@ static int vec_alloc(pcg_vec *v, uint64_t seed, char *err, int errlen)
         return say_to(err, errlen, "out of memory for %d environments", v->n), -1;
     }
     v->e.final_maps = v->final_maps;
+    env_set_reward(&v->e, v->reward, NULL);
     return 0;
 }
 
@@ -110,6 +112,19 @@ void pcg_vec_log(pcg_vec *v, double *out, int clear)
 {
     out[0] = v->e.log.episodes, out[1] = v->e.log.episode_return, out[2] = v->e.log.changed;
     if (clear) env_log_clear(&v->e);
+}
+
+int pcg_vec_set_human_reward(pcg_vec *v, int scenario, char *err, int errlen)
+{
+    if (scenario == 0) {
+        v->reward = NULL;
+    } else {
+        v->reward = human_native_reward(scenario);
+        if (!v->reward)
+            return say_to(err, errlen, "human rewards are scenario 1..%d, not %d", HUMAN_NATIVE_SCENARIOS, scenario), -1;
+    }
+    env_set_reward(&v->e, v->reward, NULL);
+    return 0;
 }
 
 double pcg_vec_bench(pcg_vec *v, double seconds)

@@ -42,6 +42,10 @@ void pcg_vec_random_actions(const pcg_vec *v, uint64_t seed, uint64_t t, int32_t
 /* The episode log since the last call with clear: finished episodes, the
  * sum of their returns, edits that changed a cell.  Writes 3 doubles. */
 void pcg_vec_log(pcg_vec *v, double *out, int clear);
+/* Score every step with the human reward of scenario 1..4 (the reference's
+ * own, rewards/human/scenarioN.c, compiled into the library), or with none
+ * (scenario 0: every reward 0).  0, or -1 with err. */
+int pcg_vec_set_human_reward(pcg_vec *v, int scenario, char *err, int errlen);
 /* The C loop's own rate: steps per second of random actions on this
  * batch for about `seconds` (the batch is reset afterwards). */
 double pcg_vec_bench(pcg_vec *v, double seconds);

@@ -56,6 +56,7 @@ def _declare(lib):
         "pcg_vec_step": (c.c_int, [c.c_void_p, i32p, c.c_char_p, c.c_int]),
         "pcg_vec_random_actions": (None, [c.c_void_p, c.c_uint64, c.c_uint64, i32p]),
         "pcg_vec_log": (None, [c.c_void_p, dp, c.c_int]),
+        "pcg_vec_set_human_reward": (c.c_int, [c.c_void_p, c.c_int, c.c_char_p, c.c_int]),
         "pcg_vec_bench": (c.c_double, [c.c_void_p, c.c_double]),
         "pcg_eval": (c.c_void_p, [c.c_char_p, c.c_int, i32p, i32p, u8p, c.POINTER(c.c_long),
                                   c.POINTER(c.c_char_p), c.c_char_p, c.c_int]),

@@ -19,13 +19,17 @@ class VecDungeon:
 
     Observations: uint8 (n, 2h-1, 2w-1), the compact crop centred on the
     cell edited next.  Actions: int (n,) in 0..n_actions-1.  Rewards:
-    float32 (n,), 0 here (no reward runs in the library).  An episode ends
+    float32 (n,): with reward="scenario1".."scenario4" the human reward of
+    that scenario (rewards/human/, compiled into the library), else 0.  An
+    episode ends
     after episode_len steps (3*h*w), which is a truncation, never a
     termination; the environment then starts its next episode at once and
     info["final_maps"] holds the level it ended with.
     """
 
-    def __init__(self, n, variant="dungeon", seed=0, size=16):
+    REWARDS = ("scenario1", "scenario2", "scenario3", "scenario4")
+
+    def __init__(self, n, variant="dungeon", seed=0, size=16, reward=None):
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
             raise TypeError("n must be an int, not %s" % type(n).__name__)
         if not isinstance(variant, str):
@@ -37,6 +41,15 @@ class VecDungeon:
             raise_from(err)
         self.variant = variant
         self.seed = int(seed)
+        self.reward = reward
+        if reward is not None:
+            if reward not in self.REWARDS:
+                self.close()
+                raise ValueError("reward must be None or one of %s, not %r (a reward file runs only in the "
+                                 "engine's confined worker: pcgrllm train)" % (", ".join(self.REWARDS), reward))
+            if self._lib.pcg_vec_set_human_reward(self._h, self.REWARDS.index(reward) + 1, err, len(err)):
+                self.close()
+                raise_from(err)
         self._actions = None
         self._bind()
 

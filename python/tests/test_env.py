@@ -99,3 +99,19 @@ def test_bad_arguments_raise_one_line():
     env.close()
     with pytest.raises(pcgrllm.PcgError, match="closed"):
         env.step([0, 0])
+
+
+def test_human_reward_scores_steps():
+    env = pcgrllm.VecDungeon(16, seed=3, reward="scenario1")
+    env.reset()
+    total = np.zeros(16)
+    for t in range(env.episode_len):
+        _, reward, _, trunc, info = env.step(env.random_actions(3, t))
+        total += reward
+    assert trunc.all() and (total != 0).any()
+    assert info["log"]["episode_return"] == pytest.approx(total.sum(), rel=1e-5)
+    plain = pcgrllm.VecDungeon(16, seed=3)
+    _, reward, *_ = plain.step(plain.random_actions(3, 0))
+    assert (reward == 0).all()
+    with pytest.raises(ValueError, match="reward must be"):
+        pcgrllm.VecDungeon(2, reward="rewards/my_reward.c")
