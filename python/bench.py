@@ -2,7 +2,7 @@
 loop) against the engine's own C loop on the same batch (VecDungeon.bench_c),
 at 64, 1024 and 4096 environments.
 
-    make bench-python            (or: python3 python/bench.py [--seconds S])
+    make bench-python            (or: python3 python/bench.py [--seconds S] [--reward scenario1])
 """
 import argparse
 import os
@@ -48,12 +48,14 @@ def python_rate(env, seconds):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=2.0, help="seconds per measurement (default 2)")
+    ap.add_argument("--reward", choices=pcgrllm.VecDungeon.REWARDS, help="score every step with a human reward")
     args = ap.parse_args()
-    print("environment steps/s, dungeon 16x16, 31x31 compact observation each step, no reward")
+    print("environment steps/s, dungeon 16x16, 31x31 compact observation each step, %s"
+          % (args.reward + " human reward" if args.reward else "no reward"))
     print("machine: %s" % machine())
     print("%8s %14s %14s %8s" % ("envs", "Python loop", "C loop", "Python/C"))
     for n in (64, 1024, 4096):
-        env = pcgrllm.VecDungeon(n, seed=1)
+        env = pcgrllm.VecDungeon(n, seed=1, reward=args.reward)
         env.bench_c(0.2)  # warm-up
         c = env.bench_c(args.seconds)
         p = python_rate(env, args.seconds)
