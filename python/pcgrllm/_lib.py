@@ -26,7 +26,12 @@ def _load():
     tried = _candidates()
     for path in tried:
         if os.path.exists(path):
-            lib = ctypes.CDLL(os.path.abspath(path))
+            try:
+                lib = ctypes.CDLL(os.path.abspath(path))
+                lib.pcg_api_version.restype = ctypes.c_int
+            except (OSError, AttributeError) as e:
+                raise PcgError("%s is not a pcgrllm library (%s); run `make lib` or set PCGRLLM_LIB"
+                               % (path, str(e).splitlines()[0])) from None
             break
     else:
         raise PcgError("libpcgrllm.so not found (looked at %s); run `make lib` or set PCGRLLM_LIB"

@@ -95,3 +95,18 @@ def test_damaged_inputs_raise(tmp_path):
         pcgrllm.evaluate([], 1)
     with pytest.raises(TypeError):
         pcgrllm.evaluate([good], 1.5)
+
+
+def test_damaged_library_one_line(tmp_path):
+    """A file that is not the library, named by PCGRLLM_LIB: one line, no traceback of ctypes'."""
+    import os
+    import sys
+    bad = tmp_path / "libpcgrllm.so"
+    bad.write_bytes(b"not an ELF file")
+    env = dict(os.environ, PCGRLLM_LIB=str(bad))
+    code = "import pcgrllm\ntry:\n    pcgrllm.VecDungeon(1)\nexcept pcgrllm.PcgError as e:\n    print(e)\n"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.count("\n") == 1 and "is not a pcgrllm library" in out and str(bad) in out
+    env["PCGRLLM_LIB"] = str(tmp_path / "absent.so")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.count("\n") == 1 and "not found" in out
