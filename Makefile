@@ -1,4 +1,4 @@
-# pcgrllm build.  make · make test · make test-sim · make test-llama · make bench · make cuda · make cuda-sim · make deps · make test-deps · make clean
+# pcgrllm build.  make · make lib · make test · make test-python · make test-sim · make test-llama · make bench · make cuda · make cuda-sim · make deps · make test-deps · make clean
 CC ?= gcc
 NVCC ?= nvcc
 CFLAGS ?= -O2 -g
@@ -6,7 +6,8 @@ CFLAGS ?= -O2 -g
 # the include path, so a header is named by its file name alone
 HOST_DIRS := $(patsubst %/,%,$(sort $(dir $(wildcard host/*/*.h))))
 INCLUDES := $(addprefix -I,$(HOST_DIRS)) -Ireward_jit -Ibench
-CFLAGS += -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter -fopenmp $(INCLUDES) -MMD -MP
+# -fPIC: the same objects make the binary and the shared library (make lib)
+CFLAGS += -fPIC -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter -fopenmp $(INCLUDES) -MMD -MP
 PKG_CFLAGS := $(shell pkg-config --cflags cairo 2>/dev/null)
 LDLIBS := -ltcc $(shell pkg-config --libs cairo 2>/dev/null || echo -lcairo) -ljansson -lcurl -lgsl -lopenblas \
           -lseccomp -lz -ldl -lpthread -lm
@@ -29,6 +30,9 @@ HAVE_NVCC := $(shell command -v $(NVCC) 2>/dev/null)
 # the human rewards as reward modules (below)
 HUMAN_REWARDS := $(wildcard rewards/human/*.c)
 HUMAN_MODULES := $(HUMAN_REWARDS:rewards/human/%.c=$(BUILD)/cuda/human/%.fatbin)
+# and compiled by CC for the shared library's environment (host/api/human_native.h):
+# compute_reward of scenarioN.c becomes pcg_human_reward_N
+HUMAN_NATIVE_OBJS := $(HUMAN_REWARDS:rewards/human/%.c=$(BUILD)/human-native/%.o)
 REWARD_ARCHS := 75 86 89 90  # REWARD_GPU_ARCHS of reward_jit/reward_jit.h
 FATBINARY ?= $(dir $(HAVE_NVCC))fatbinary
 # the cuBLAS soname the CUDA library loads at run time (the toolkit's major
@@ -76,19 +80,41 @@ ifneq ($(COUNT),)
 SIM_LDFLAGS := -Wl,-z,defs
 endif
 
-.PHONY: all test test-sim test-llama bench cuda cuda-sim deps test-deps clean devkit FORCE
+.PHONY: all lib bench-python test-python test test-sim test-llama bench cuda cuda-sim deps test-deps clean devkit FORCE
 all: $(BIN)
 
 $(BIN): $(BUILD)/host/cli/main.o $(BUILD)/libpcgrllm.a
 	$(CC) $(CFLAGS) $(LDFLAGS) $(if $(KIT_LINK),$(ORIGIN_RPATH)) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/libpcgrllm.a: $(LIB_OBJS)
+# The engine as a shared library with the C ABI of host/api/pcg_api.h, for
+# the Python package in python/ (docs/python.md)
+SHARED_LIB := $(BUILD)/libpcgrllm.so
+lib: $(SHARED_LIB)
+# Its own objects and what they need from the archive: Debian's libtcc is
+# a static archive built without -fPIC, which no shared object can hold, so
+# nothing that compiles rewards is pulled in (-z defs makes that a link error)
+API_OBJS := $(filter $(BUILD)/host/api/%,$(LIB_OBJS))
+$(SHARED_LIB): $(API_OBJS) $(BUILD)/libpcgrllm.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-z,defs -o $@ $^ $(filter-out -ltcc,$(LDLIBS))
+
+$(BUILD)/libpcgrllm.a: $(LIB_OBJS) $(HUMAN_NATIVE_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/%.o: %.c
+$(BUILD)/%.o: %.c $(BUILD)/cflags.txt
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+
+$(BUILD)/human-native/scenario%.o: rewards/human/scenario%.c reward_jit/reward_api.h $(BUILD)/cflags.txt
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fvisibility=hidden -include reward_jit/reward_api.h -Dcompute_reward=pcg_human_reward_$* -c -o $@ $<
+
+# The compiler flags the objects were built with: a change (such as -fPIC
+# for the shared library) rebuilds them, since make itself does not compare
+# flags.  Rewritten only when they differ, like commit.txt.
+$(BUILD)/cflags.txt: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(CC) $(CFLAGS)' | cmp -s - $@ || echo '$(CC) $(CFLAGS)' > $@
 
 # The commit the binary is built from (pcgrllm --version), when the tree is a
 # git checkout and git is at hand; a tarball builds without one.  Only
@@ -145,6 +171,15 @@ test-llama: $(BIN)
 
 bench: $(BIN)
 	$(call run_path,$(BIN)) bench
+
+# the Python package's tests against this tree's library and binary
+test-python: $(BIN) $(SHARED_LIB)
+	PCGRLLM_LIB=$(abspath $(SHARED_LIB)) PCGRLLM_BIN=$(abspath $(BIN)) PYTHONPATH=$(abspath python) \
+		python3 -m pytest -q python/tests
+
+# steps/s from Python against the library's own C loop (python/bench.py)
+bench-python: $(SHARED_LIB)
+	PCGRLLM_LIB=$(abspath $(SHARED_LIB)) PYTHONPATH=$(abspath python) python3 python/bench.py
 
 ifeq ($(HAVE_NVCC),)
 cuda:
@@ -234,5 +269,5 @@ test-deps:
 clean:
 	rm -rf $(BUILD) $(BIN) $(DEVKIT)
 
--include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BUILD)/host/cli/main.d $(CUDA_OBJS:.o=.d) $(CUDA_HOST_OBJS:.o=.d) \
+-include $(LIB_OBJS:.o=.d) $(HUMAN_NATIVE_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BUILD)/host/cli/main.d $(CUDA_OBJS:.o=.d) $(CUDA_HOST_OBJS:.o=.d) \
          $(SIM_OBJS:.o=.d) $(SIM_DIR)/tests/plants.d

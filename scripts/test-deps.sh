@@ -4,12 +4,20 @@
 # slurm-client, munge) and headless Chromium for the pages' screenshot test.
 # Without them those tests skip with one line.  As root, installs what is
 # missing with apt-get; otherwise prints the line to run.  tensorboardX
-# (PyPI) for the TensorBoard converter's test (scripts/pcgrllm-tb), with pip.
+# (PyPI) for the TensorBoard converter's test (scripts/pcgrllm-tb), numpy
+# and pytest for the Python package's tests, with pip.
 set -e
 if ! python3 -c 'import tensorboardX' 2>/dev/null; then
     echo "test-deps: installing tensorboardX (pip)"
     python3 -m pip install --quiet --disable-pip-version-check tensorboardX || echo "test-deps: pip could not install tensorboardX; its test will skip"
 fi
+# numpy and pytest (PyPI) for the Python package's tests (python/tests)
+for mod in numpy pytest; do
+    if ! python3 -c "import $mod" 2>/dev/null; then
+        echo "test-deps: installing $mod (pip)"
+        python3 -m pip install --quiet --disable-pip-version-check "$mod" || echo "test-deps: pip could not install $mod; make test-python needs it"
+    fi
+done
 PKGS="slurmctld slurmd slurm-client munge chromium python3"
 missing=""
 for p in $PKGS; do

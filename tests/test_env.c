@@ -353,9 +353,38 @@ static void env_levels_command(void **state)
     assert_int_equal(pcg_test_sh(out, sizeof out, "%s levels --seed 1 --out %s/bad", pcg_test_binary(), dir), 2);
 }
 
+/* final_maps: the level each episode ended with, which the auto-reset then
+ * replaced; the last step's edit applied by hand (as `levels --policy
+ * random` does) to a twin batch that stops short of it gives the same. */
+static void env_final_maps_keep_last_level(void **state)
+{
+    (void)state;
+    env_t e, twin;
+    assert_int_equal(env_alloc(&e, 3, 8, 8, VARIANT_DUNGEON, 5), 0);
+    assert_int_equal(env_alloc(&twin, 3, 8, 8, VARIANT_DUNGEON, 5), 0);
+    unsigned char final[3 * 64];
+    memset(final, 0, sizeof final);
+    e.final_maps = final;
+    int act[3], len = e.cfg.episode_len;
+    for (int t = 0; t < len; t++) {
+        env_random_actions(&e, 11, (uint64_t)t, act);
+        if (t < len - 1) env_step(&twin, act);
+        else
+            for (int i = 0; i < 3; i++)
+                dungeon_apply(&twin.cfg, t, act[i], twin.maps + i * 64, twin.frozen + i * 64,
+                              twin.pad + (size_t)i * twin.cfg.pad_h * twin.cfg.pad_w);
+        env_step(&e, act);
+    }
+    assert_memory_equal(final, twin.maps, sizeof final);
+    assert_memory_not_equal(final, e.maps, sizeof final); /* the next episodes began */
+    env_free(&e);
+    env_free(&twin);
+}
+
 PCG_TESTS(env, cmocka_unit_test(env_philox_known_answers), cmocka_unit_test(env_philox_stream_positions),
           cmocka_unit_test(env_reset_places_fixed_tiles), cmocka_unit_test(env_initial_tile_frequencies),
           cmocka_unit_test(env_visit_order_and_frozen_edits), cmocka_unit_test(env_episode_length_and_auto_reset),
           cmocka_unit_test(env_same_seed_any_thread_count), cmocka_unit_test(env_observation_crop),
           cmocka_unit_test(env_terminal_reward),
-          cmocka_unit_test(env_rejects_bad_sizes), cmocka_unit_test(env_levels_command))
+          cmocka_unit_test(env_rejects_bad_sizes), cmocka_unit_test(env_levels_command),
+          cmocka_unit_test(env_final_maps_keep_last_level))

@@ -122,6 +122,8 @@ void env_step(env_t *e, const int *actions)
 #pragma omp parallel for schedule(static)
     for (int i = 0; i < e->n; i++) {
         batch_edit(b, i, 0, 0, 0, keep_prev);
+        if (e->final_maps && b->steps[i] + 1 >= c->episode_len)
+            memcpy(e->final_maps + (size_t)i * e->cells, b->maps + (size_t)i * e->cells, (size_t)e->cells);
         float r = 0.0f;
         if (keep_prev && batch_reward_given(b, i)) {
             size_t off = (size_t)i * e->cells;

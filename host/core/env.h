@@ -39,6 +39,10 @@ typedef struct {
     reward_fn reward;
     void *reward_ctx;
     env_log log;
+    /* NULL, or n*cells bytes the caller owns: env_step copies there the
+     * last level of every episode it ends, before the auto-reset replaces
+     * it (what a vector env reports as the final observation) */
+    unsigned char *final_maps;
     /* The first transition whose reward was not finite since
      * env_nonfinite_clear: the levels the reward saw and what it returned
      * (kept before an auto-reset replaces the level). */

@@ -1,0 +1,148 @@
+/* The batched environment behind the C ABI (pcg_api.h): env_t of
+ * host/core/env.h with the arrays a vector env hands out, and the human
+ * rewards compiled into the library (human_native.h). */
+#include "pcg_api.h"
+#include "env.h"
+#include "human_native.h"
+#include "util.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct pcg_vec {
+    env_t e;
+    int n, size, variant;
+    unsigned char *final_maps; /* n*cells, env_t's final_maps */
+    reward_fn reward;          /* NULL: every reward 0 */
+};
+
+int pcg_api_version(void) { return PCG_API_VERSION; }
+
+int pcg_max_side(void) { return PCG_MAX_SIDE; }
+
+void pcg_free(void *p) { free(p); }
+
+/* env_alloc with the final maps beside it.  0 or -1 with err. */
+static int vec_alloc(pcg_vec *v, uint64_t seed, char *err, int errlen)
+{
+    if (env_alloc(&v->e, v->n, v->size, v->size, v->variant, seed))
+        return say_to(err, errlen, "out of memory for %d environments", v->n), -1;
+    v->final_maps = calloc((size_t)v->n, (size_t)v->e.cells);
+    if (!v->final_maps) {
+        env_free(&v->e);
+        return say_to(err, errlen, "out of memory for %d environments", v->n), -1;
+    }
+    v->e.final_maps = v->final_maps;
+    env_set_reward(&v->e, v->reward, NULL);
+    return 0;
+}
+
+pcg_vec *pcg_vec_new(int n, int size, const char *variant, uint64_t seed, char *err, int errlen)
+{
+    int var;
+    if (n < 1 || n > 10000000) return say_to(err, errlen, "n must be in 1..10000000, not %d", n), NULL;
+    if (size < 5 || size > PCG_MAX_SIDE)
+        return say_to(err, errlen, "size must be in 5..%d, not %d", PCG_MAX_SIDE, size), NULL;
+    if (!variant || parse_variant(variant, &var))
+        return say_to(err, errlen, "variant must be \"dungeon\" or \"treasure\""), NULL;
+    pcg_vec *v = calloc(1, sizeof *v);
+    if (!v) return say_to(err, errlen, "out of memory"), NULL;
+    v->n = n, v->size = size, v->variant = var;
+    if (vec_alloc(v, seed, err, errlen)) return free(v), NULL;
+    return v;
+}
+
+void pcg_vec_free(pcg_vec *v)
+{
+    if (!v) return;
+    env_free(&v->e);
+    free(v->final_maps);
+    free(v);
+}
+
+void pcg_vec_shape(const pcg_vec *v, int *out)
+{
+    const dungeon_cfg *c = &v->e.cfg;
+    int shape[8] = {v->n, c->h, c->w, c->crop_h, c->crop_w, c->n_actions, c->episode_len, v->variant};
+    memcpy(out, shape, sizeof shape);
+}
+
+unsigned char *pcg_vec_obs(pcg_vec *v) { return v->e.obs; }
+unsigned char *pcg_vec_maps(pcg_vec *v) { return v->e.maps; }
+unsigned char *pcg_vec_final_maps(pcg_vec *v) { return v->final_maps; }
+float *pcg_vec_rewards(pcg_vec *v) { return v->e.rewards; }
+unsigned char *pcg_vec_dones(pcg_vec *v) { return v->e.dones; }
+int *pcg_vec_steps(pcg_vec *v) { return v->e.steps; }
+
+int pcg_vec_reset(pcg_vec *v, int has_seed, uint64_t seed, char *err, int errlen)
+{
+    if (!has_seed) {
+        env_reset_all(&v->e);
+        memset(v->e.rewards, 0, sizeof(float) * (size_t)v->n);
+        memset(v->e.dones, 0, (size_t)v->n);
+        return 0;
+    }
+    env_free(&v->e);
+    free(v->final_maps);
+    v->final_maps = NULL;
+    return vec_alloc(v, seed, err, errlen);
+}
+
+int pcg_vec_step(pcg_vec *v, const int32_t *actions, char *err, int errlen)
+{
+    int na = v->e.cfg.n_actions;
+    for (int i = 0; i < v->n; i++)
+        if (actions[i] < 0 || actions[i] >= na)
+            return say_to(err, errlen, "action %d of environment %d is outside 0..%d", (int)actions[i], i, na - 1), -1;
+    /* int32_t is int on every target the engine builds for */
+    env_step(&v->e, (const int *)actions);
+    if (v->e.nonfinite) {
+        env_nonfinite_clear(&v->e);
+        return say_to(err, errlen, "the reward returned %g, which is not finite", (double)v->e.nonfinite_value), -1;
+    }
+    return 0;
+}
+
+void pcg_vec_random_actions(const pcg_vec *v, uint64_t seed, uint64_t t, int32_t *actions)
+{
+    env_random_actions(&v->e, seed, t, (int *)actions);
+}
+
+void pcg_vec_log(pcg_vec *v, double *out, int clear)
+{
+    out[0] = v->e.log.episodes, out[1] = v->e.log.episode_return, out[2] = v->e.log.changed;
+    if (clear) env_log_clear(&v->e);
+}
+
+int pcg_vec_set_human_reward(pcg_vec *v, int scenario, char *err, int errlen)
+{
+    if (scenario == 0) {
+        v->reward = NULL;
+    } else {
+        v->reward = human_native_reward(scenario);
+        if (!v->reward)
+            return say_to(err, errlen, "human rewards are scenario 1..%d, not %d", HUMAN_NATIVE_SCENARIOS, scenario), -1;
+    }
+    env_set_reward(&v->e, v->reward, NULL);
+    return 0;
+}
+
+double pcg_vec_bench(pcg_vec *v, double seconds)
+{
+    int *act = malloc(sizeof(int) * (size_t)v->n);
+    if (!act) return -1;
+    long steps = 0;
+    uint64_t t = 0;
+    double t0 = now_seconds(), el = 0;
+    do {
+        for (int k = 0; k < 16; k++, t++) {
+            env_random_actions(&v->e, 3, t, act);
+            env_step(&v->e, act);
+        }
+        steps += 16L * v->n;
+        el = now_seconds() - t0;
+    } while (el < seconds);
+    free(act);
+    env_reset_all(&v->e);
+    return (double)steps / el;
+}
