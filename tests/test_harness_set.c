@@ -5,6 +5,7 @@
 #include "feasible.h"
 #include "harness_set.h"
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static harness_case made[HARNESS_SET_MAX], read_back[HARNESS_SET_MAX];
@@ -71,7 +72,15 @@ static void harness_set_damaged_files(void **state)
         if (!strstr(err, bad[i][2])) fail_msg("%s: '%s' lacks '%s'", bad[i][0], err, bad[i][2]);
         assert_null(strchr(err, '\n'));
     }
+    /* a valid set behind megabytes of blanks is refused by its size, not read */
     char err[400];
+    char *padded = malloc((8u << 20) + 200);
+    assert_non_null(padded);
+    memset(padded, ' ', 8u << 20);
+    strcpy(padded + (8u << 20), "{\"seed\":1,\"fixed\":1,\"cases\":[{\"player_key\":10,\"key_door\":16,\"level_seed\":3}]}");
+    assert_int_equal(read_text("harness_padded.json", padded, err, sizeof err), -1);
+    free(padded);
+    if (!strstr(err, "too large")) fail_msg("padded: '%s'", err);
     assert_int_equal(read_text("harness_ok.json",
                                "{\"seed\":1,\"fixed\":1,\"cases\":[{\"player_key\":10,\"key_door\":16,\"level_seed\":3}]}",
                                err, sizeof err),
