@@ -116,4 +116,18 @@ static void edit_resume_refuses_damage(void **state)
     free(steps);
 }
 
-PCG_TESTS(edit_untrusted, cmocka_unit_test(edit_killed_run_resumes), cmocka_unit_test(edit_resume_refuses_damage))
+/* A directory that cannot hold files (/proc/self exists, but nothing can
+ * be created in it): one line naming the file once. */
+static void edit_unwritable_dir_one_line(void **state)
+{
+    (void)state;
+    char out[4096];
+    int rc = pcg_test_sh(out, sizeof out, "%s edit --seed 1 " TARGET " --llm offline --steps 1 --out /proc/self 2>&1",
+                         pcg_test_binary());
+    assert_int_equal(rc, 1);
+    assert_int_equal(pcg_test_count_lines(out), 1);
+    assert_int_equal(pcg_test_count_of(out, "start.txt"), 1);
+}
+
+PCG_TESTS(edit_untrusted, cmocka_unit_test(edit_killed_run_resumes), cmocka_unit_test(edit_resume_refuses_damage),
+          cmocka_unit_test(edit_unwritable_dir_one_line))

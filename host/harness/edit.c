@@ -138,7 +138,7 @@ static int decide(loop_t *L, const level_t *cand, const tools_result *tr, edit_s
         char path[4200];
         snprintf(path, sizeof path, "%s/level.txt", L->run->dir);
         if (level_write(path, &L->saved, "the saved level of an editing run") != 0) {
-            snprintf(err, (size_t)errlen, "%s: %s", path, write_error());
+            snprintf(err, (size_t)errlen, "%s", write_error()); /* it names the path */
             return -1;
         }
     }
@@ -245,7 +245,7 @@ static int open_run_dir(const edit_run *run, const level_t *start, char *err, in
     for (int i = 0; i < 2; i++) {
         snprintf(path, sizeof path, "%s/%s", run->dir, names[i]);
         if (level_write(path, start, i ? "the saved level of an editing run" : "the start level") != 0) {
-            snprintf(err, (size_t)errlen, "%s: %s", path, write_error());
+            snprintf(err, (size_t)errlen, "%s", write_error()); /* it names the path */
             return -1;
         }
     }

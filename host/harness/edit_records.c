@@ -5,6 +5,7 @@
 #include "edit_internal.h"
 #include "levelio.h"
 #include "util.h"
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,7 @@ void edit_record(const edit_records *r, const char *name, json_t *obj)
     if (fd >= 0) {
         size_t n = strlen(line);
         line[n] = '\n'; /* json_dumps leaves room for its NUL, which becomes the line's end */
-        if (write_all(fd, line, n + 1) != 0) die_msg("edit: %s: %s", path, write_error());
+        if (write_all(fd, line, n + 1) != 0) die_msg("edit: %s: %s", path, strerror(errno));
         close(fd);
     } else {
         die_msg("edit: %s", err);
@@ -115,7 +116,7 @@ static int end_cut_line(const char *path, const char *text, long len, char *err,
     int fd = open_append_fd(path, err, errlen);
     if (fd < 0) return -1;
     int rc = write_all(fd, "\n", 1);
-    if (rc) say_to(err, errlen, "%s: %s", path, write_error());
+    if (rc) say_to(err, errlen, "%s: %s", path, strerror(errno));
     close(fd);
     return rc ? -1 : 0;
 }
