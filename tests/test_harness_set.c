@@ -87,4 +87,17 @@ static void harness_set_damaged_files(void **state)
                      1);
 }
 
-PCG_TESTS(harness_set, cmocka_unit_test(harness_set_file_matches_seed), cmocka_unit_test(harness_set_damaged_files))
+/* bench harness --modes with no mode in it is refused, not run as the
+ * builder's row alone. */
+static void harness_modes_empty_refused(void **state)
+{
+    (void)state;
+    char out[4096];
+    int rc = pcg_test_sh(out, sizeof out, "%s bench harness --n 1 --steps 1 --modes ',,' 2>&1", pcg_test_binary());
+    assert_int_equal(rc, 2);
+    assert_int_equal(pcg_test_count_lines(out), 1);
+    assert_non_null(strstr(out, "--modes takes"));
+}
+
+PCG_TESTS(harness_set, cmocka_unit_test(harness_set_file_matches_seed), cmocka_unit_test(harness_set_damaged_files),
+          cmocka_unit_test(harness_modes_empty_refused))
