@@ -85,7 +85,9 @@ static int parse_modes(const char *list, int *modes)
         if (m < 0) return -1;
         modes[m] = 1;
     }
-    return 0;
+    int any = 0;
+    for (int k = 0; k < N_MODES; k++) any |= modes[k];
+    return any ? 0 : -1; /* "" or ",,": a benchmark of the builder alone, not what was asked */
 }
 
 /* One --flag VALUE (or --no-builder).  1 when it took the value, 0 when not,

@@ -53,6 +53,8 @@ int pcg_test_exists(const char *path);
 char *pcg_test_slurp(const char *path);
 /* DIR/NAME parsed as JSON (fails the test when it is not). */
 struct json_t *pcg_test_json_in(const char *dir, const char *name);
+/* The text of dir/name (malloc'd); fails the test without it. */
+char *pcg_test_file_in(const char *dir, const char *name);
 /* Occurrences of needle in s, and of '\n'. */
 int pcg_test_count_of(const char *s, const char *needle);
 int pcg_test_count_lines(const char *s);

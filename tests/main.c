@@ -50,6 +50,15 @@ struct json_t *pcg_test_json_in(const char *dir, const char *name)
     return j;
 }
 
+char *pcg_test_file_in(const char *dir, const char *name)
+{
+    char path[PATH_MAX + 256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    char *s = pcg_test_slurp(path);
+    if (!s) fail_msg("no %s", path);
+    return s;
+}
+
 int pcg_test_count_of(const char *s, const char *needle)
 {
     int n = 0;

@@ -138,17 +138,6 @@ static void saved_level(const char *dir, const target_t *t, int *perfect, int *v
     *perfect = *valid && m.perfect;
 }
 
-static char *dir_file(const char *dir, const char *name)
-{
-    char path[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    char *s = pcg_test_slurp(path);
-    if (!s) fail_msg("no %s", path);
-    return s;
-}
-
-/* `pcgrllm edit ARGS --out DIR` (DIR: name in the scratch directory, its
- * path in dir); the exit status, the output in out. */
 static int edit_cli(char *out, size_t outlen, char *dir, const char *name, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 static int edit_cli(char *out, size_t outlen, char *dir, const char *name, const char *fmt, ...)
@@ -179,7 +168,7 @@ static void edit_recovery_and_early_stop(void **state)
     saved_level(e->dir, &e->t, &perfect, &valid);
     assert_true(perfect);
     /* the second request carries the feedback, the history and the guidance */
-    char *req = dir_file(e->dir, "requests.jsonl");
+    char *req = pcg_test_file_in(e->dir, "requests.jsonl");
     const char *second = strchr(req, '\n');
     assert_non_null(second);
     assert_non_null(strstr(second, "Measured on the saved level: player -> key 5 steps (wanted 7)"));
@@ -188,7 +177,7 @@ static void edit_recovery_and_early_stop(void **state)
     const char *history = strstr(req, "- step 1:");
     assert_true(history > second); /* the first request has no history yet */
     free(req);
-    char *steps = dir_file(e->dir, "steps.jsonl");
+    char *steps = pcg_test_file_in(e->dir, "steps.jsonl");
     assert_int_equal(pcg_test_count_lines(steps), 2);
     assert_non_null(strstr(steps, "\"recovered\":1"));
     free(steps);
@@ -209,7 +198,7 @@ static void edit_acceptance_keeps_the_perfect_level(void **state)
     int perfect, valid;
     saved_level(e->dir, &e->t, &perfect, &valid);
     assert_true(perfect);
-    char *steps = dir_file(e->dir, "steps.jsonl");
+    char *steps = pcg_test_file_in(e->dir, "steps.jsonl");
     const char *third = strstr(steps, "\"step\":3");
     assert_non_null(third);
     assert_non_null(strstr(third, "\"outcome\":\"rejected\""));
@@ -235,7 +224,7 @@ static void edit_open_loop_ends_broken(void **state)
     assert_false(perfect);
     assert_false(valid);
     /* the open loop's requests show neither feedback nor guidance */
-    char *req = dir_file(e->dir, "requests.jsonl");
+    char *req = pcg_test_file_in(e->dir, "requests.jsonl");
     assert_null(strstr(req, "Measured on the saved level"));
     assert_null(strstr(req, "What a wall on a route tile would do"));
     free(req);
@@ -255,7 +244,7 @@ static void edit_retry_without_recovery(void **state)
     assert_true(e->res.perfect);
     assert_int_equal(e->res.recovered, 0);
     assert_int_equal(e->res.calls, 2);
-    char *req = dir_file(e->dir, "requests.jsonl");
+    char *req = pcg_test_file_in(e->dir, "requests.jsonl");
     assert_non_null(strstr(req, "could not read your reply: the list of tool calls is cut off"));
     free(req);
     free(e);
@@ -272,7 +261,7 @@ static void edit_refusals_one_by_one(void **state)
     int requests;
     episode *e = scripted(replies, 1, &sw, 1, "refusals", &requests);
     assert_int_equal(requests, 1);
-    char *steps = dir_file(e->dir, "steps.jsonl");
+    char *steps = pcg_test_file_in(e->dir, "steps.jsonl");
     assert_non_null(strstr(steps, "call 1: unknown tool 'teleport' (set, line, rect, room, cave, automata, maze, repair)"));
     assert_non_null(strstr(steps, "call 2: row 99 is outside 0..4"));
     assert_non_null(strstr(steps, "call 3: would overwrite the PLAYER at (0,0)"));
@@ -323,7 +312,7 @@ static void edit_offline_reaches_perfect(void **state)
         if (rc != 0) fail_msg("target %d/%d: exit %d: %s", legs[i][0], legs[i][1], rc, out);
         assert_non_null(strstr(out, "a perfect match after"));
         assert_non_null(strstr(out, "offline (rule-based)"));
-        char *steps = dir_file(dir, "steps.jsonl");
+        char *steps = pcg_test_file_in(dir, "steps.jsonl");
         assert_non_null(strstr(steps, "\"editor\":\"offline (rule-based)\""));
         free(steps);
         target_t t;
@@ -345,7 +334,7 @@ static void edit_resume_continues(void **state)
                          "\"tolerance\":0}'";
     int rc = edit_cli(out, sizeof out, dir, "resume", "--seed 1 %s --llm offline --no-feedback --steps 2", target);
     assert_int_equal(rc, 1); /* not there yet */
-    char *before = dir_file(dir, "steps.jsonl");
+    char *before = pcg_test_file_in(dir, "steps.jsonl");
     assert_int_equal(pcg_test_count_lines(before), 2);
     /* a second run without --resume refuses to overwrite it */
     rc = edit_cli(out, sizeof out, dir, "resume", "--seed 1 %s --llm offline --no-feedback --steps 2", target);
@@ -355,7 +344,7 @@ static void edit_resume_continues(void **state)
     if (rc != 0) fail_msg("resume: exit %d: %s", rc, out);
     assert_null(strstr(out, "step 1:"));
     assert_non_null(strstr(out, "step 3:"));
-    char *after = dir_file(dir, "steps.jsonl");
+    char *after = pcg_test_file_in(dir, "steps.jsonl");
     assert_memory_equal(after, before, strlen(before)); /* the steps done stay as they were */
     assert_non_null(strstr(after + strlen(before), "\"step\":3"));
     free(before);
@@ -391,7 +380,7 @@ static void edit_budgets_and_a_server_gone(void **state)
     assert_non_null(strstr(err, "does not answer"));
     assert_int_equal(e->res.stop, EDIT_STOP_SERVER);
     assert_int_equal(e->res.steps, 0);
-    char *st = dir_file(e->dir, "state.json");
+    char *st = pcg_test_file_in(e->dir, "state.json");
     assert_non_null(strstr(st, "\"stop\": \"server\""));
     free(st);
     free(e);
@@ -420,7 +409,7 @@ static void edit_story_read_by_the_model(void **state)
     if (rc != 0) fail_msg("exit %d: %s", rc, out);
     assert_int_equal(requests, 2);
     assert_non_null(strstr(out, "a perfect match after 1 step"));
-    char *req = dir_file(dir, "requests.jsonl");
+    char *req = pcg_test_file_in(dir, "requests.jsonl");
     assert_non_null(strstr(req, "\"task\":\"target\""));
     assert_non_null(strstr(req, "Seven steps to the key"));
     free(req);
@@ -439,7 +428,7 @@ static void edit_noisy_is_seeded(void **state)
                  "--seed 2 --target '{\"kind\":\"pathlength\",\"player_key\":20,\"key_door\":20}' "
                  "--llm noisy:0.5 --editor-seed 9 --steps 4 --no-early-stop");
         assert_non_null(strstr(out, "noisy:0.50 (rule-based, random calls)"));
-        steps[i] = dir_file(dir, "steps.jsonl");
+        steps[i] = pcg_test_file_in(dir, "steps.jsonl");
     }
     assert_string_equal(steps[0], steps[1]);
     free(steps[0]);

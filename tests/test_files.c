@@ -243,6 +243,20 @@ static void files_fnv1a64(void **state)
     assert_non_null(strstr(err, "is a directory"));
 }
 
+/* An empty output path says so, before any write (build --out ''). */
+static void files_empty_output_path(void **state)
+{
+    (void)state;
+    char err[300] = "";
+    assert_int_equal(check_output_path("", err, sizeof err), -1);
+    assert_string_equal(err, "an empty path");
+    char out[2048];
+    int rc = pcg_test_sh(out, sizeof out, "%s build --target '{\"kind\":\"keydoor\",\"gate\":\"KEY\"}' --out '' 2>&1",
+                         pcg_test_binary());
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(out, "--out: an empty path"));
+}
+
 PCG_TESTS(files, cmocka_unit_test(files_fifo_inputs_refused), cmocka_unit_test(files_read_file_refuses_fifo),
           cmocka_unit_test(files_render_output_kinds), cmocka_unit_test(files_atomic_writes),
-          cmocka_unit_test(files_fnv1a64))
+          cmocka_unit_test(files_fnv1a64), cmocka_unit_test(files_empty_output_path))

@@ -54,6 +54,15 @@ static void grid_config_refused(void **state)
     assert_int_equal(rc, 2);
     assert_int_equal(pcg_test_count_lines(out), 1);
     assert_non_null(strstr(out, "unknown key 'colour'"));
+    /* a key given twice is refused as such, and does not hide an unknown one */
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"format\": 3, \"scenarios\": [1], \"repeats\": 1, \"colour\": \"blue\", \"repeats\": 1}", f);
+    fclose(f);
+    rc = pcg_test_sh(out, sizeof out, "%s grid --config %s --out %s 2>&1", pcg_test_binary(), path, dir);
+    assert_int_equal(rc, 2);
+    assert_int_equal(pcg_test_count_lines(out), 1);
+    assert_non_null(strstr(out, "duplicate object key"));
     /* a model server named in the file but not on the command line */
     snprintf(path, sizeof path, "%s/gcfg-server.json", pcg_test_tmpdir());
     f = fopen(path, "w");

@@ -5,6 +5,7 @@
 #include "feasible.h"
 #include "harness_set.h"
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static harness_case made[HARNESS_SET_MAX], read_back[HARNESS_SET_MAX];
@@ -71,11 +72,32 @@ static void harness_set_damaged_files(void **state)
         if (!strstr(err, bad[i][2])) fail_msg("%s: '%s' lacks '%s'", bad[i][0], err, bad[i][2]);
         assert_null(strchr(err, '\n'));
     }
+    /* a valid set behind megabytes of blanks is refused by its size, not read */
     char err[400];
+    char *padded = malloc((8u << 20) + 200);
+    assert_non_null(padded);
+    memset(padded, ' ', 8u << 20);
+    strcpy(padded + (8u << 20), "{\"seed\":1,\"fixed\":1,\"cases\":[{\"player_key\":10,\"key_door\":16,\"level_seed\":3}]}");
+    assert_int_equal(read_text("harness_padded.json", padded, err, sizeof err), -1);
+    free(padded);
+    if (!strstr(err, "too large")) fail_msg("padded: '%s'", err);
     assert_int_equal(read_text("harness_ok.json",
                                "{\"seed\":1,\"fixed\":1,\"cases\":[{\"player_key\":10,\"key_door\":16,\"level_seed\":3}]}",
                                err, sizeof err),
                      1);
 }
 
-PCG_TESTS(harness_set, cmocka_unit_test(harness_set_file_matches_seed), cmocka_unit_test(harness_set_damaged_files))
+/* bench harness --modes with no mode in it is refused, not run as the
+ * builder's row alone. */
+static void harness_modes_empty_refused(void **state)
+{
+    (void)state;
+    char out[4096];
+    int rc = pcg_test_sh(out, sizeof out, "%s bench harness --n 1 --steps 1 --modes ',,' 2>&1", pcg_test_binary());
+    assert_int_equal(rc, 2);
+    assert_int_equal(pcg_test_count_lines(out), 1);
+    assert_non_null(strstr(out, "--modes takes"));
+}
+
+PCG_TESTS(harness_set, cmocka_unit_test(harness_set_file_matches_seed), cmocka_unit_test(harness_set_damaged_files),
+          cmocka_unit_test(harness_modes_empty_refused))

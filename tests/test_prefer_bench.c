@@ -110,11 +110,16 @@ static void prefer_bench_bad_input(void **state)
         "[]\n",
     };
     eval_scenario_t s = *eval_scenario(1);
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    /* names too long to keep apart: the judges or the plays would merge */
+    char long_judge[400], long_play[400];
+    snprintf(long_judge, sizeof long_judge, "{\"trajectory\":\"t\",\"judge\":\"%0200d\",\"overall\":5,\"dimensions\":{}}\n", 7);
+    snprintf(long_play, sizeof long_play, "{\"trajectory\":\"%0300d\",\"judge\":\"j\",\"overall\":5,\"dimensions\":{}}\n", 7);
+    const char *const longer[] = {long_judge, long_play};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad + 2; i++) {
         snprintf(path, sizeof path, "%s/bench_bad_%zu.jsonl", pcg_test_tmpdir(), i);
         FILE *f = fopen(path, "w");
         assert_non_null(f);
-        fputs(bad[i], f);
+        fputs(i < sizeof bad / sizeof *bad ? bad[i] : longer[i - sizeof bad / sizeof *bad], f);
         fclose(f);
         char *paths[1] = {path};
         bench_data d;

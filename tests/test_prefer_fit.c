@@ -121,6 +121,20 @@ static void prefer_fit_bad_input(void **state)
         assert_int_equal(pcg_test_count_lines(out), 1);
         assert_non_null(strstr(out, "line 1"));
     }
+    /* names too long to keep apart: generators or personas would merge */
+    static const char *const longer[] = {"{\"persona\":\"p\",\"trajectory\":\"%0200d/t.jsonl\",\"overall\":5,"
+                                         "\"dimensions\":{\"mastery\":{\"score\":3}}}\n",
+                                         "{\"persona\":\"%0200d\",\"overall\":5,\"dimensions\":{\"mastery\":{\"score\":3}}}\n"};
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/long_obs_%zu.jsonl", pcg_test_tmpdir(), i);
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fprintf(f, longer[i], 7);
+        fclose(f);
+        int rc = pcg_test_sh(out, sizeof out, "%s prefer fit %s 2>&1", pcg_test_binary(), path);
+        assert_int_equal(rc, 1);
+        if (!strstr(out, "line 1: the generator")) fail_msg("%zu: %s", i, out);
+    }
     assert_int_equal(pcg_test_sh(out, sizeof out, "%s prefer fit 2>&1", pcg_test_binary()), 2);
     assert_int_equal(pcg_test_sh(out, sizeof out, "%s prefer guess x 2>&1", pcg_test_binary()), 2);
     assert_int_equal(pcg_test_count_lines(out), 1);

@@ -84,6 +84,15 @@ static void run_config_file_refused(void **state)
         {"[1, 2]", "expected a JSON object"},
         {"{\"scenario\": 1, \"author\": \"openai\", \"llm\": {\"base_url\": \"http://127.0.0.1:9/v1\", \"model\": \"m\"}}",
          "give --base-url http://127.0.0.1:9/v1"},
+        /* a file someone else wrote must not have the run copy what it names
+         * into the run directory and the model's prompts */
+        {"{\"scenario\": 1, \"init_reward\": \"/etc/hostname\"}", "give --init-reward /etc/hostname"},
+        /* a wrong type is refused, not read as the default */
+        {"{\"scenario\": 1, \"evaluator_rules\": \"yes\"}", "'evaluator_rules' must be true or false"},
+        {"{\"scenario\": 1, \"node_time\": \"1h\"}", "'node_time' must be"},
+        {"{\"scenario\": 1, \"backend\": \"gpu0\"}", "'backend' must be cpu, cuda or auto"},
+        {"{\"scenario\": 1, \"matmul\": 16}", "'matmul' must be"},
+        {"{\"scenario\": 1, \"profile\": 3}", "'profile' must be"},
     };
     char path[600], out[8192], dir[600];
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {

@@ -156,7 +156,8 @@ int grid_def_from_file(const char *path, grid_def *d, char *err, int errlen)
     long len;
     memset(d, 0, sizeof *d);
     char *text = read_file(path, 16L << 20, &len, why, sizeof why);
-    json_t *o = text ? json_loads(text, JSON_REJECT_DUPLICATES, NULL) : NULL;
+    json_error_t je;
+    json_t *o = text ? json_loads(text, JSON_REJECT_DUPLICATES, &je) : NULL;
     const char *key, *bad = NULL;
     json_t *v;
     json_object_foreach(o, key, v) {
@@ -166,6 +167,9 @@ int grid_def_from_file(const char *path, grid_def *d, char *err, int errlen)
     }
     int rc = -1;
     if (!text) snprintf(err, (size_t)errlen, "--config: %s", why);
+    /* refused here, not parsed again below without the key check: a key
+     * given twice hid every unknown key */
+    else if (!o) snprintf(err, (size_t)errlen, "--config %s: line %d: %s", path, je.line, je.text);
     else if (bad) snprintf(err, (size_t)errlen, "--config %s: unknown key '%.60s' (the keys grid.json holds: docs/grid.md)", path, bad);
     else if ((rc = grid_def_from_json(text, d, why, sizeof why))) snprintf(err, (size_t)errlen, "--config %s: %s", path, why);
     json_decref(o);

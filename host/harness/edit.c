@@ -1,6 +1,7 @@
 /* The editing loop: ask, recover, run on a copy, measure, accept or not.
  * See edit.h and docs/harness.md, "The editing loop". */
 #include "edit_internal.h"
+#include "dirguard.h"
 #include "feasible.h"
 #include "levelio.h"
 #include "tools.h"
@@ -148,7 +149,7 @@ static int decide(loop_t *L, const level_t *cand, const tools_result *tr, edit_s
         char path[4200];
         snprintf(path, sizeof path, "%s/level.txt", L->run->dir);
         if (level_write(path, &L->saved, "the saved level of an editing run") != 0) {
-            snprintf(err, (size_t)errlen, "%s: %s", path, write_error());
+            snprintf(err, (size_t)errlen, "%s", write_error()); /* it names the path */
             return -1;
         }
     }
@@ -242,17 +243,22 @@ static int check_target(const edit_run *run, const level_t *start, char *err, in
 static int open_run_dir(const edit_run *run, const level_t *start, char *err, int errlen)
 {
     char path[4200];
-    if (make_dirs_msg(run->dir, err, errlen)) return -1;
-    snprintf(path, sizeof path, "%s/state.json", run->dir);
-    if (path_present(path)) {
-        snprintf(err, (size_t)errlen, "%s holds an editing run already: --resume continues it", run->dir);
+    if (make_dirs_msg(run->dir, err, errlen) || dirguard_add(run->dir, "editing run directory", 0, err, errlen))
         return -1;
+    /* steps.jsonl too: a run killed before it wrote state.json */
+    const char *marks[] = {"state.json", "steps.jsonl"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", run->dir, marks[i]);
+        if (path_present(path)) {
+            snprintf(err, (size_t)errlen, "%s holds an editing run already: --resume continues it", run->dir);
+            return -1;
+        }
     }
     const char *names[] = {"start.txt", "level.txt"};
     for (int i = 0; i < 2; i++) {
         snprintf(path, sizeof path, "%s/%s", run->dir, names[i]);
         if (level_write(path, start, i ? "the saved level of an editing run" : "the start level") != 0) {
-            snprintf(err, (size_t)errlen, "%s: %s", path, write_error());
+            snprintf(err, (size_t)errlen, "%s", write_error()); /* it names the path */
             return -1;
         }
     }
@@ -268,6 +274,13 @@ static int begin(loop_t *L, char *err, int errlen)
             return EDIT_USAGE;
         }
         int k = run->sw.history < HISTORY_MAX ? run->sw.history : HISTORY_MAX;
+        /* a run directory may come from someone else: nothing in it is
+         * followed out of it (host/sys/dirguard.h) */
+        char why[600];
+        if (dirguard_add(run->dir, "editing run directory", 1, why, sizeof why)) {
+            snprintf(err, (size_t)errlen, "--resume: %s", why);
+            return EDIT_ERROR;
+        }
         if (edit_resume_read(run->dir, run->target, L->hist, k, &L->n_hist, &L->saved, L->tiles, L->res, err,
                              errlen))
             return EDIT_ERROR;
@@ -281,11 +294,39 @@ static int begin(loop_t *L, char *err, int errlen)
     return EDIT_OK;
 }
 
+/* The totals so far, with the saved level's measurement and the wall time
+ * since t0 added to the time of earlier sessions. */
+static void result_now(const loop_t *L, double t0, edit_result *out)
+{
+    *out = *L->res;
+    out->perfect = L->m.perfect;
+    out->valid = L->m.valid;
+    out->route_key = L->m.route_key;
+    out->route_door = L->m.route_door;
+    out->route = L->m.route;
+    out->seconds += now_seconds() - t0;
+}
+
+/* state.json after every step, not only at the end: a run that is killed
+ * can be resumed, and a new run into its directory is refused rather than
+ * overwriting its saved level.  EDIT_OK, or EDIT_ERROR with err. */
+static int save_progress(const loop_t *L, double t0, char *err, int errlen)
+{
+    edit_result now;
+    result_now(L, t0, &now);
+    char why[400];
+    if (edit_write_state(L->run->dir, L->run->target, L->run, &now, 1, why, sizeof why)) {
+        snprintf(err, (size_t)errlen, "%s", why);
+        return EDIT_ERROR;
+    }
+    return EDIT_OK;
+}
+
 static int episode_loop(loop_t *L, double t0, char *err, int errlen)
 {
     edit_result *res = L->res;
-    int rc = EDIT_OK;
-    for (;;) {
+    int rc = save_progress(L, t0, err, errlen);
+    while (rc == EDIT_OK) {
         const char *over = over_budget(L, t0);
         if (L->m.perfect && L->run->sw.early_stop) {
             res->stop = EDIT_STOP_PERFECT;
@@ -298,6 +339,7 @@ static int episode_loop(loop_t *L, double t0, char *err, int errlen)
             snprintf(res->why, sizeof res->why, "%s", over);
         } else if ((rc = edit_step(L, res->steps + 1, err, errlen)) == EDIT_OK) {
             res->steps++;
+            rc = save_progress(L, t0, err, errlen);
             continue;
         } else if (rc == EDIT_SERVER) {
             res->stop = EDIT_STOP_SERVER;
@@ -305,6 +347,7 @@ static int episode_loop(loop_t *L, double t0, char *err, int errlen)
         }
         return rc;
     }
+    return rc;
 }
 
 int edit_episode(const edit_run *run, level_t *final, unsigned char *final_tiles, edit_result *res, char *err,
@@ -330,14 +373,9 @@ int edit_episode(const edit_run *run, level_t *final, unsigned char *final_tiles
         L->witness_ok = run->sw.feedback && edit_witness(run->target, &L->saved, &L->witness, L->witness_tiles) == 0;
         rc = episode_loop(L, t0, err, errlen);
         if (run->editor->llm) run->editor->llm->deadline = deadline;
-        res->perfect = L->m.perfect;
-        res->valid = L->m.valid;
-        res->route_key = L->m.route_key;
-        res->route_door = L->m.route_door;
-        res->route = L->m.route;
-        res->seconds += now_seconds() - t0;
+        result_now(L, t0, res);
         char why[400];
-        if (edit_write_state(run->dir, run->target, run, res, why, sizeof why) && rc == EDIT_OK) {
+        if (edit_write_state(run->dir, run->target, run, res, 0, why, sizeof why) && rc == EDIT_OK) {
             snprintf(err, (size_t)errlen, "%s", why);
             rc = EDIT_ERROR;
         }

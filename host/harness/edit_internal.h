@@ -104,9 +104,10 @@ char *edit_history_text(const edit_step_t *steps, int n, char *err, int errlen);
  * level, the totals.  0, or -1 with err. */
 int edit_resume_read(const char *dir, const target_t *t, edit_step_t *last, int k, int *n_last, level_t *saved,
                      unsigned char *tiles, edit_result *res, char *err, int errlen);
-/* state.json and the step line of a finished step. */
+/* The step line of a finished step; state.json, with "stop": "running"
+ * while the episode goes on (running), else why it stopped. */
 void edit_write_step(const edit_records *r, const edit_step_t *s, const json_t *calls, const json_t *refusals);
-int edit_write_state(const char *dir, const target_t *t, const edit_run *run, const edit_result *res, char *err,
-                     int errlen);
+int edit_write_state(const char *dir, const target_t *t, const edit_run *run, const edit_result *res, int running,
+                     char *err, int errlen);
 
 #endif

@@ -5,6 +5,7 @@
 #include "edit_internal.h"
 #include "levelio.h"
 #include "util.h"
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,7 @@ void edit_record(const edit_records *r, const char *name, json_t *obj)
     if (fd >= 0) {
         size_t n = strlen(line);
         line[n] = '\n'; /* json_dumps leaves room for its NUL, which becomes the line's end */
-        if (write_all(fd, line, n + 1) != 0) die_msg("edit: %s: %s", path, write_error());
+        if (write_all(fd, line, n + 1) != 0) die_msg("edit: %s: %s", path, strerror(errno));
         close(fd);
     } else {
         die_msg("edit: %s", err);
@@ -56,8 +57,8 @@ void edit_write_step(const edit_records *r, const edit_step_t *s, const json_t *
 
 static const char *stop_names[] = {"steps", "perfect", "budget", "server"};
 
-int edit_write_state(const char *dir, const target_t *t, const edit_run *run, const edit_result *res, char *err,
-                     int errlen)
+int edit_write_state(const char *dir, const target_t *t, const edit_run *run, const edit_result *res, int running,
+                     char *err, int errlen)
 {
     if (!dir) return 0;
     char label[160];
@@ -69,7 +70,7 @@ int edit_write_state(const char *dir, const target_t *t, const edit_run *run, co
                           "early_stop", w->early_stop, "steps", res->steps, "accepted", res->accepted, "calls",
                           (json_int_t)res->calls, "tokens", (json_int_t)res->tokens, "recovered", res->recovered,
                           "seconds", res->seconds, "perfect", res->perfect, "valid", res->valid, "legs",
-                          res->route_key, res->route_door, "route", res->route, "stop", stop_names[res->stop]);
+                          res->route_key, res->route_door, "route", res->route, "stop", running ? "running" : stop_names[res->stop]);
     json_object_set_new(o, "output_tokens", json_integer(res->output_tokens));
     char *text = json_dumps(o, JSON_INDENT(2));
     json_decref(o);
@@ -106,6 +107,20 @@ static void step_of(const json_t *o, edit_step_t *s)
     snprintf(s->m.reason, sizeof s->m.reason, "%s", json_string_value(json_object_get(o, "reason")) ?: "");
 }
 
+/* A run killed while writing a step leaves its line cut short: that step
+ * is not done, and its bytes are ended with a newline so that the next
+ * step's line is not glued to them.  0, or -1 with err. */
+static int end_cut_line(const char *path, const char *text, long len, char *err, int errlen)
+{
+    if (len == 0 || text[len - 1] == '\n') return 0;
+    int fd = open_append_fd(path, err, errlen);
+    if (fd < 0) return -1;
+    int rc = write_all(fd, "\n", 1);
+    if (rc) say_to(err, errlen, "%s: %s", path, strerror(errno));
+    close(fd);
+    return rc ? -1 : 0;
+}
+
 /* The steps done (complete lines of steps.jsonl), the last k of them in last. */
 static int read_steps(const char *dir, edit_step_t *last, int k, int *n_last, char *err, int errlen)
 {
@@ -116,6 +131,12 @@ static int read_steps(const char *dir, edit_step_t *last, int k, int *n_last, ch
     long len;
     char *text = read_file(path, RECORD_MAX, &len, err, errlen);
     if (!text) return -1;
+    /* the lines are read as C strings: a NUL would hide every step after it */
+    if (memchr(text, 0, (size_t)len) || end_cut_line(path, text, len, err, errlen)) {
+        if (memchr(text, 0, (size_t)len)) say_to(err, errlen, "%s: holds a NUL byte", path);
+        free(text);
+        return -1;
+    }
     int done = 0;
     for (char *line = text, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
         *nl = 0;
@@ -134,6 +155,24 @@ static int read_steps(const char *dir, edit_step_t *last, int k, int *n_last, ch
     }
     free(text);
     return done;
+}
+
+/* A total of state.json: the budgets are checked against them, so a wrong
+ * type or a huge value is refused rather than read as 0 or wrapped.  An
+ * absent one is 0 (a run's first state.json may predate a total). */
+#define TOTAL_MAX 1000000000L
+static int stored_total(const json_t *st, const char *key, long *out, char *why, int whylen)
+{
+    const json_t *v = json_object_get(st, key);
+    json_int_t x = json_integer_value(v);
+    *out = 0;
+    if (!v) return 0;
+    if (!json_is_integer(v) || x < 0 || x > TOTAL_MAX) {
+        snprintf(why, (size_t)whylen, "'%s' must be an integer 0..%ld", key, TOTAL_MAX);
+        return -1;
+    }
+    *out = (long)x;
+    return 0;
 }
 
 int edit_resume_read(const char *dir, const target_t *t, edit_step_t *last, int k, int *n_last, level_t *saved,
@@ -155,13 +194,25 @@ int edit_resume_read(const char *dir, const target_t *t, edit_step_t *last, int 
                  bad ? r2 : "a different one");
         return -1;
     }
-    res->calls = (long)json_integer_value(json_object_get(st, "calls"));
-    res->tokens = (long)json_integer_value(json_object_get(st, "tokens"));
-    res->output_tokens = (long)json_integer_value(json_object_get(st, "output_tokens"));
-    res->recovered = (int)json_integer_value(json_object_get(st, "recovered"));
-    res->accepted = (int)json_integer_value(json_object_get(st, "accepted"));
-    res->seconds = json_number_value(json_object_get(st, "seconds"));
+    long recovered = 0, accepted = 0;
+    int bad_total = stored_total(st, "calls", &res->calls, why, sizeof why) ||
+                    stored_total(st, "tokens", &res->tokens, why, sizeof why) ||
+                    stored_total(st, "output_tokens", &res->output_tokens, why, sizeof why) ||
+                    stored_total(st, "recovered", &recovered, why, sizeof why) ||
+                    stored_total(st, "accepted", &accepted, why, sizeof why);
+    const json_t *secs = json_object_get(st, "seconds");
+    res->seconds = json_number_value(secs);
+    if (!bad_total && (!json_is_number(secs) || !(res->seconds >= 0 && res->seconds <= TOTAL_MAX))) {
+        snprintf(why, sizeof why, "'seconds' must be a number 0..%.0f", (double)TOTAL_MAX);
+        bad_total = 1;
+    }
     json_decref(st);
+    if (bad_total) {
+        snprintf(err, (size_t)errlen, "--resume: %s: %s", path, why);
+        return -1;
+    }
+    res->recovered = (int)recovered;
+    res->accepted = (int)accepted;
     snprintf(path, sizeof path, "%s/level.txt", dir);
     if (level_read(path, saved, tiles, why, sizeof why) != 0) {
         snprintf(err, (size_t)errlen, "--resume: %s", why);

@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
+/* the full set written out is about 300 bytes a case at most */
+#define HARNESS_SET_FILE_MAX ((long)HARNESS_SET_MAX * 300)
+
 void harness_case_target(const harness_case *c, target_t *t)
 {
     target_pathlegs(t, c->leg_key, c->leg_door, 0);
@@ -79,9 +82,12 @@ static int read_case(const json_t *o, int i, harness_case *c, char *err, int err
 int harness_set_read(const char *path, harness_case *out, int max, int *fixed, char *err, int errlen)
 {
     json_error_t jerr;
-    json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    char why[1400];
+    /* bounded, and a regular file only: a set file from elsewhere may be a
+     * FIFO that never ends or gigabytes of blanks */
+    json_t *doc = read_json_file(path, HARNESS_SET_FILE_MAX, why, sizeof why);
     if (!doc) {
-        say_to(err, errlen, "%s: %s", path, jerr.text);
+        say_to(err, errlen, "%s", why);
         return -1;
     }
     json_t *cases = NULL;

@@ -10,6 +10,9 @@
 #include <string.h>
 
 #define BENCH_FILE_MAX (256L << 20)
+/* a judge and its persona fit the key of 192 bytes with " / " between */
+#define JUDGE_NAME_MAX 120
+#define PERSONA_NAME_MAX 60
 
 static int find_or_add(char *table, size_t width, int *n, int max, const char *name)
 {
@@ -50,8 +53,17 @@ static int read_line(const json_t *a, const eval_scenario_t *s, bench_data *d, c
         say_to(err, errlen, "an assessment needs judge and trajectory");
         return -1;
     }
+    /* names are kept to a width: longer ones would be cut, and two judges or
+     * plays alike up to the cut would be taken for one, a rating of the one
+     * silently replacing the other's */
+    if (strlen(judge) > JUDGE_NAME_MAX || (persona && strlen(persona) > PERSONA_NAME_MAX) ||
+        strlen(play) >= sizeof *d->plays) {
+        say_to(err, errlen, "judge (at most %d bytes), persona (%d) or trajectory (%zu) too long", JUDGE_NAME_MAX,
+               PERSONA_NAME_MAX, sizeof *d->plays - 1);
+        return -1;
+    }
     char key[192];
-    snprintf(key, sizeof key, "%.120s%s%.60s", judge, persona ? " / " : "", persona ? persona : "");
+    snprintf(key, sizeof key, "%s%s%s", judge, persona ? " / " : "", persona ? persona : "");
     int j = find_or_add((char *)d->judges, sizeof *d->judges, &d->n_judges, BENCH_MAX_JUDGES, key);
     int p = find_or_add((char *)d->plays, sizeof *d->plays, &d->n_plays, BENCH_MAX_PLAYS, play);
     if (j < 0 || p < 0) {

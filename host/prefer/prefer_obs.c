@@ -25,12 +25,15 @@ static int name_index(char (**names)[160], int *n, int max, const char *name, si
     return (*n)++;
 }
 
-/* The trajectory's folder: plays of one generator's levels live together. */
-static void folder_of(const char *path, char *out, size_t len)
+/* The trajectory's folder: plays of one generator's levels live together.
+ * 0, or -1 when it does not fit out. */
+static int folder_of(const char *path, char *out, size_t len)
 {
     const char *slash = strrchr(path, '/');
     if (!slash) snprintf(out, len, ".");
+    else if ((size_t)(slash - path) >= len) return -1;
     else snprintf(out, len, "%.*s", (int)(slash - path), path);
+    return 0;
 }
 
 int pref_scores_json(const json_t *dims, double *x, int *missing, char *err, int errlen)
@@ -71,10 +74,16 @@ static int read_obs(const json_t *a, pref_data *d, char (**personas)[160], char 
     const char *gen = json_string_value(json_object_get(a, "generator"));
     const char *traj = json_string_value(json_object_get(a, "trajectory"));
     char folder[160];
-    if (!gen) {
-        folder_of(traj ? traj : "", folder, sizeof folder);
-        gen = folder;
+    /* the tables keep names to a width: two longer ones alike up to the
+     * cut would be taken for one generator (a held-out fold that is not)
+     * or one persona */
+    if ((!gen && folder_of(traj ? traj : "", folder, sizeof folder)) || (gen && strlen(gen) >= sizeof folder) ||
+        strlen(persona) >= sizeof **personas) {
+        say_to(err, errlen, "the generator (the 'generator' field, else the trajectory's folder) or the persona is "
+                            "longer than %zu bytes", sizeof folder - 1);
+        return -1;
     }
+    if (!gen) gen = folder;
     pref_obs o = {0};
     int missing;
     if (pref_scores_json(json_object_get(a, "dimensions"), o.x, &missing, err, errlen)) return -1;

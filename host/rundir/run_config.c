@@ -266,6 +266,16 @@ json_t *run_config_to_json(const run_config *given)
         dst = i_;                                                                              \
     } while (0)
 
+/* A key that runs made before it existed may lack: absent is the old
+ * default, but present it must be well formed (ok), not quietly read as
+ * that default.  0, or -1 with err. */
+static int optional_key(const json_t *v, int ok, const char *key, const char *what, char *err, int errlen)
+{
+    if (!v || ok) return 0;
+    snprintf(err, (size_t)errlen, "config.json: '%s' must be %s", key, what);
+    return -1;
+}
+
 /* The author and its model server (the key's variable is never read from
  * a stored file: host/llm/trust.h). */
 static int author_from_json(json_t *o, run_config *c, char *err, int errlen)
@@ -278,6 +288,9 @@ static int author_from_json(json_t *o, run_config *c, char *err, int errlen)
          * server is checked by resume_server */
         json_t *bu = json_object_get(l, "base_url"), *mo = json_object_get(l, "model");
         json_t *te = json_object_get(l, "temperature");
+        if (optional_key(mo, json_is_string(mo), "llm.model", "a string", err, errlen) ||
+            optional_key(te, json_is_number(te), "llm.temperature", "a number", err, errlen))
+            return -1;
         if (json_is_string(bu) && !llm_base_url_ok(json_string_value(bu))) {
             snprintf(err, (size_t)errlen, "config.json: 'llm.base_url' must be an http:// or https:// address");
             return -1;
@@ -321,9 +334,13 @@ static int search_from_json(json_t *o, run_config *c, char *err, int errlen)
     c->trials = (int)v;
     GET_INT("fixes", v, 0, 100);
     c->fixes = (int)v;
-    json_t *nt = json_object_get(o, "node_time"); /* absent in runs made before the option */
-    if (json_is_number(nt) && json_number_value(nt) >= 0) c->node_time = json_number_value(nt);
-    c->evaluator_rules = json_is_true(json_object_get(o, "evaluator_rules")); /* absent before the option: off */
+    json_t *nt = json_object_get(o, "node_time"), *er = json_object_get(o, "evaluator_rules");
+    if (optional_key(nt, json_is_number(nt) && json_number_value(nt) >= 0 && json_number_value(nt) <= RUN_SECONDS_MAX,
+                     "node_time", "a number of seconds 0..1e9", err, errlen) ||
+        optional_key(er, json_is_boolean(er), "evaluator_rules", "true or false", err, errlen))
+        return -1;
+    if (nt) c->node_time = json_number_value(nt);
+    c->evaluator_rules = json_is_true(er); /* absent before the option: off */
     GET_REAL("target_fitness", c->target_fitness, -1, 1); /* -1: none */
     c->accept = GRAPH_ACCEPT_ALWAYS; /* runs made before the option refined every node they made */
     if (json_object_get(o, "accept")) GET_NAME("accept", accept_names, 2, c->accept);
@@ -352,10 +369,18 @@ static int training_from_json(json_t *o, run_config *c, char *err, int errlen)
     }
     snprintf(c->preset, sizeof c->preset, "%s", json_string_value(p));
     json_t *pf = json_object_get(o, "profile"); /* absent: the run named no profile */
-    if (json_is_string(pf) && run_profile_flags(json_string_value(pf)))
-        snprintf(c->profile, sizeof c->profile, "%s", json_string_value(pf));
-    snprintf(c->backend, sizeof c->backend, "%s", json_string_value(b));
+    const char *bs = json_string_value(b);
+    if (optional_key(pf, json_is_null(pf) || (json_is_string(pf) && run_profile_flags(json_string_value(pf))),
+                     "profile", "a profile's name (quick) or null", err, errlen))
+        return -1;
+    if (strcmp(bs, "cpu") && strcmp(bs, "cuda") && strcmp(bs, "auto")) {
+        snprintf(err, (size_t)errlen, "config.json: 'backend' must be cpu, cuda or auto");
+        return -1;
+    }
+    if (json_is_string(pf)) snprintf(c->profile, sizeof c->profile, "%s", json_string_value(pf));
+    snprintf(c->backend, sizeof c->backend, "%s", bs);
     json_t *mm = json_object_get(o, "matmul"); /* absent in runs made before the option */
+    if (optional_key(mm, json_is_string(mm), "matmul", "fp32, tf32 or bf16", err, errlen)) return -1;
     const char *mms = json_is_string(mm) ? json_string_value(mm) : "fp32";
     if (strcmp(mms, "fp32") && strcmp(mms, "tf32") && strcmp(mms, "bf16")) {
         snprintf(err, (size_t)errlen, "config.json: 'matmul' must be fp32, tf32 or bf16");

@@ -61,6 +61,8 @@ static void note_file(const json_t *file, run_config_file_info *info)
     info->has_author = json_object_get(file, "author") != NULL;
     const char *url = json_string_value(json_object_get(json_object_get(file, "llm"), "base_url"));
     if (url) snprintf(info->server, sizeof info->server, "%s", url);
+    const char *init = json_string_value(json_object_get(file, "init_reward"));
+    if (init) snprintf(info->init_reward, sizeof info->init_reward, "%s", init);
 }
 
 int run_config_file_load(const char *path, run_config *c, run_config_file_info *info, char *err, int errlen)
@@ -87,8 +89,13 @@ int run_config_file_load(const char *path, run_config *c, run_config_file_info *
 }
 
 int run_config_file_check(const char *path, const run_config_file_info *info, const run_config *c, int base_url_set,
-                          char *err, int errlen)
+                          int init_reward_set, char *err, int errlen)
 {
+    if (info->init_reward[0] && !init_reward_set) {
+        say_to(err, errlen, "--config %s reads the initial reward from %.300s; a config file never reads a file on its "
+                            "own: give --init-reward %.300s to use it", path, info->init_reward, info->init_reward);
+        return -1;
+    }
     if (c->offline || !info->server[0] || base_url_set || trust_default_server(info->server)) return 0;
     say_to(err, errlen, "--config %s names the model server %.300s; a config file never picks a server on its own: "
                         "give --base-url %.300s to use it", path, info->server, info->server);

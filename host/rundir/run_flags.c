@@ -398,7 +398,8 @@ int run_flags_parse(run_config *c, int argc, char **argv, run_flags_seen *seen, 
     if (!first.config) return 0;
     if (!seen->have_task && info.has_task) seen->have_task = 1;
     if (!seen->llm_set && info.has_author) seen->llm_set = 1;
-    return run_config_file_check(first.config, &info, c, seen->base_url_set, err, errlen);
+    /* scratch started from c before the file: an initial reward there came from the flags */
+    return run_config_file_check(first.config, &info, c, seen->base_url_set, scratch.init_reward[0] != 0, err, errlen);
 }
 
 int run_config_from_flags(run_config *c, int argc, char **argv, char *err, int errlen)

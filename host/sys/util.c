@@ -242,6 +242,11 @@ static int check_output_at(const dirguard_at *at, const char *path, char *err, i
 
 int check_output_path(const char *path, char *err, int errlen)
 {
+    if (!path[0]) { /* it would reach the write as ": cannot write" */
+        snprintf(err, (size_t)errlen, "an empty path");
+        errno = ENOENT;
+        return -1;
+    }
     dirguard_at at;
     if (dirguard_resolve(path, &at, err, errlen)) return -1;
     int rc = check_output_at(&at, path, err, errlen);
