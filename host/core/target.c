@@ -482,7 +482,7 @@ int target_from_json(const char *text, target_t *out, char *reason, int len)
     }
     size_t n = strlen(text);
     if (n > 65536) {
-        say_to(reason, len, "target JSON: reply too long (%zu bytes)", n);
+        say_to(reason, len, "target JSON: too long (%zu bytes; at most 65536)", n);
         return STORY_INVALID;
     }
     /* The first balanced {...} that parses as JSON, wherever it is: prose
