@@ -494,7 +494,7 @@ static void edit_witness_in_the_feedback(void **state)
         int rc = run_from(e, s.url, &start, &sw, 1, feedback ? "witness-on" : "witness-off", err, sizeof err);
         pcg_test_srv_stop(&s);
         if (rc != EDIT_OK) fail_msg("edit_episode: %s", err);
-        char *req = dir_file(e->dir, "requests.jsonl");
+        char *req = pcg_test_file_in(e->dir, "requests.jsonl");
         const char *shown = strstr(req, "A level that meets the target looks like this");
         if (feedback) {
             assert_non_null(shown);
@@ -532,7 +532,7 @@ static void edit_offline_uses_the_witness(void **state)
             edit_result res;
             if (edit_episode(&run, &final, final_tiles, &res, err, sizeof err) != EDIT_OK)
                 fail_msg("case %d: %s", witness_cases[k], err);
-            char *req = dir_file(dir, "requests.jsonl");
+            char *req = pcg_test_file_in(dir, "requests.jsonl");
             if (feedback) {
                 assert_true(res.perfect);
                 assert_true(res.steps <= 8);
