@@ -76,7 +76,7 @@ static void damaged_copy(const char *base, const char *name, const char *damage,
 
 static int resume(const char *dir, char *out, size_t len)
 {
-    return pcg_test_sh(out, len, "%s edit " TARGET " --llm offline --steps 3 --no-early-stop --resume --out %s 2>&1",
+    return pcg_test_sh(out, len, "%s edit " TARGET " --llm offline --steps 3 --no-early-stop --no-feedback --resume --out %s 2>&1",
                        pcg_test_binary(), dir);
 }
 
@@ -86,7 +86,7 @@ static void edit_resume_refuses_damage(void **state)
     pcg_test_use_source_prompts();
     char base[PATH_MAX], dir[PATH_MAX], out[8192];
     snprintf(base, sizeof base, "%s/edit-damage-base", pcg_test_tmpdir());
-    int rc = pcg_test_sh(out, sizeof out, "rm -rf '%s' && %s edit --seed 1 " TARGET " --llm offline --steps 2 --out %s",
+    int rc = pcg_test_sh(out, sizeof out, "rm -rf '%s' && %s edit --seed 1 " TARGET " --llm offline --steps 2 --no-feedback --out %s",
                          base, pcg_test_binary(), base);
     assert_int_equal(rc, 1);
     static const char *const bad[][3] = {
