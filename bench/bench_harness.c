@@ -176,7 +176,11 @@ static int run_mode(const harness_args *a, int mode, const harness_case *cases, 
         level_t start = env_start_level(cases[i].level_seed, PCG_DEFAULT_SIDE, PCG_DEFAULT_SIDE, start_tiles), final;
         target_t t;
         harness_case_target(&cases[i], &t);
-        edit_run run = {&start, &t, &a->editor, {0}, {a->steps, 0, 0, 0}, NULL, 0, 0};
+        /* each case draws its own noise: the same draws for every case would
+         * hit the same steps of all of them */
+        edit_editor editor = a->editor;
+        editor.seed = a->editor.seed ^ ((uint64_t)cases[i].level_seed << 20);
+        edit_run run = {&start, &t, &editor, {0}, {a->steps, 0, 0, 0}, NULL, 0, 0};
         mode_switches(mode, &run.sw);
         edit_result res;
         char err[600];
