@@ -9,7 +9,8 @@
 # machine's), packed into libs.tar.gz to stay well under what a lease may
 # carry, the data the checks read (rewards/human, rewards/engine), the
 # newest glibc symbol version the binaries need (glibc_needed) and
-# device_check.sh.
+# device_check.sh.  The binaries lose their debug sections, not their
+# symbols.
 #
 #   sh scripts/devkit.sh BUILD DEVKIT
 set -eu
@@ -27,6 +28,9 @@ done
 rm -rf "$kit"
 mkdir -p "$kit/lib" "$kit/cuda/human" "$kit/rewards"
 cp "$build/pcgrllm" "$build/pcgrllm_tests" "$build/libpcgrllm_cuda.so" "$kit/"
+# the debug sections are most of the binaries' size and nothing on the GPU
+# machine reads them (the symbol tables stay, for backtraces)
+strip --strip-debug "$kit/pcgrllm" "$kit/pcgrllm_tests"
 cp "$build/cuda/reward_sample.fatbin" "$kit/cuda/"
 cp $modules "$kit/cuda/human/"
 cp -r rewards/human rewards/engine "$kit/rewards/"
