@@ -202,7 +202,8 @@ static void play_llm_player(void **state)
     free(text);
     char *log = pcg_test_slurp(srv.log);
     pcg_test_srv_stop(&srv);
-    assert_int_equal(pcg_test_count_lines(log), 2);
+    /* one question per play (the log may also hold a probe of the server's context) */
+    assert_int_equal(pcg_test_count_of(log, "You stand at a junction"), 2);
     assert_non_null(strstr(log, "Thrill Seeker"));
     free(log);
     /* a budget of no calls asks nothing */
