@@ -93,6 +93,14 @@ int reward_validate(const char *src, int variant, int n_envs, uint64_t seed, dou
  * environment i at step t of the episode (n_envs * 3*16*16 floats). */
 int reward_validate_values(const char *src, int variant, int n_envs, uint64_t seed, double timeout_s,
                            reward_stats *stats, float *values, char *reason, int reason_len);
+/* The same checks on given edits instead of random play: n episodes of
+ * steps edits on h x w maps of the variant (episode i from maps[i*h*w..]
+ * with frozen[i*h*w..], the actions actions[i*steps..], replayed by the
+ * trusted environment in the worker); values[i*steps + t] is the reward of
+ * episode i's edit t.  0, or -1 with the reason. */
+int reward_values_edits(const char *src, int variant, int h, int w, int n, int steps, const unsigned char *maps,
+                        const unsigned char *frozen, const unsigned char *actions, double timeout_s, float *values,
+                        char *reason, int reason_len);
 /* While a check runs, a line about where it is ("reward check: 5.0 s, 1024
  * of 61696 calls done") every every_s seconds goes to fn (NULL: this
  * process's stderr, the default, every 5 s); every_s <= 0: no lines.  A

@@ -360,6 +360,33 @@ int reward_worker_validate(const unsigned char *job, size_t job_len)
 
 /* ---- the caller's side ---- */
 
+/* Episodes of edits for the worker to replay: n maps of h x w with their
+ * frozen masks, steps actions each ([env][step]). */
+typedef struct {
+    int variant, h, w, n, steps;
+    const unsigned char *maps, *frozen, *actions;
+} edit_episodes;
+
+static unsigned char *pack_job(const char *src, const edit_episodes *e, double timeout_s, int probe,
+                               size_t *job_len)
+{
+    size_t cells = (size_t)e->h * e->w, src_len = strlen(src), n = (size_t)e->n;
+    vjob j = {VJOB_MAGIC, e->h, e->w, e->variant, e->n, e->steps, probe, timeout_s, sizeof(vjob), src_len,
+              0, 0, 0};
+    j.maps_off = sizeof(vjob) + src_len;
+    j.frozen_off = j.maps_off + n * cells;
+    j.actions_off = j.frozen_off + n * cells;
+    *job_len = j.actions_off + n * (size_t)e->steps;
+    unsigned char *job = malloc(*job_len);
+    if (!job) return NULL;
+    memcpy(job, &j, sizeof j);
+    memcpy(job + j.src_off, src, src_len);
+    memcpy(job + j.maps_off, e->maps, n * cells);
+    memcpy(job + j.frozen_off, e->frozen, n * cells);
+    memcpy(job + j.actions_off, e->actions, n * (size_t)e->steps);
+    return job;
+}
+
 /* The episode of random play every validation replays: the trusted
  * environment's starting maps and env_random_actions' actions, in a job
  * for the worker. */
@@ -368,31 +395,23 @@ static unsigned char *episode_job(const char *src, int variant, int n, uint64_t 
 {
     env_t e;
     if (env_alloc(&e, n, PCG_DEFAULT_SIDE, PCG_DEFAULT_SIDE, variant, seed)) return NULL;
-    size_t cells = (size_t)e.cells, src_len = strlen(src), steps = (size_t)e.cfg.episode_len;
-    vjob j = {VJOB_MAGIC, e.cfg.h, e.cfg.w, variant, n, (int32_t)steps, probe, timeout_s, sizeof(vjob), src_len,
-              0, 0, 0};
-    j.maps_off = sizeof(vjob) + src_len;
-    j.frozen_off = j.maps_off + (size_t)n * cells;
-    j.actions_off = j.frozen_off + (size_t)n * cells;
-    *job_len = j.actions_off + (size_t)n * steps;
-    unsigned char *job = malloc(*job_len);
-    if (!job) {
+    size_t steps = (size_t)e.cfg.episode_len;
+    unsigned char *actions = malloc((size_t)n * steps);
+    if (!actions) {
         env_free(&e);
         return NULL;
     }
-    memcpy(job, &j, sizeof j);
-    memcpy(job + j.src_off, src, src_len);
-    memcpy(job + j.maps_off, e.maps, (size_t)n * cells);
-    memcpy(job + j.frozen_off, e.frozen, (size_t)n * cells);
     /* env_random_actions' draws, serially: hundreds of small OpenMP regions
      * are slow on a loaded machine */
     for (int i = 0; i < n; i++)
         for (size_t t = 0; t < steps; t += 4) {
             pcg_u32x4 b = philox_block(seed, (1ull << 32) + (pcg_u64)i, (pcg_u64)t >> 2);
             for (size_t k = 0; k < 4 && t + k < steps; k++)
-                job[j.actions_off + (size_t)i * steps + t + k] =
-                    (unsigned char)philox_below(b.v[k], (pcg_u32)e.cfg.n_actions);
+                actions[(size_t)i * steps + t + k] = (unsigned char)philox_below(b.v[k], (pcg_u32)e.cfg.n_actions);
         }
+    edit_episodes ep = {variant, e.cfg.h, e.cfg.w, n, (int)steps, e.maps, e.frozen, actions};
+    unsigned char *job = pack_job(src, &ep, timeout_s, probe, job_len);
+    free(actions);
     env_free(&e);
     return job;
 }
@@ -606,6 +625,29 @@ static int collect_values(const unsigned char *job, size_t job_len, vcollect *c,
     return -1;
 }
 
+/* Replay job (n_envs episodes of steps edits) in the worker and judge
+ * its values; per_env as for judge_values. */
+static int judge_job(const unsigned char *job, size_t job_len, int n_envs, int steps, double timeout_s,
+                     jit_progress *prog, reward_stats *stats, float *per_env, char *reason, int reason_len)
+{
+    vcollect c = {0};
+    c.expected = (size_t)n_envs * steps + (size_t)n_envs * ((steps + DOUBLE_EVERY - 1) / DOUBLE_EVERY) +
+                 (size_t)(steps < RECHECK ? steps : RECHECK);
+    c.values = malloc(c.expected * sizeof(float));
+    c.timeout_s = timeout_s;
+    c.prog = prog;
+    int rc = -1;
+    if (!c.values) {
+        snprintf(reason, (size_t)reason_len, "out of memory");
+    } else if (collect_values(job, job_len, &c, reason, reason_len) == 0) {
+        reward_stats st;
+        rc = judge_values(c.values, n_envs, steps, c.cpu_seconds, &st, per_env, reason, reason_len);
+        if (rc == 0 && stats) *stats = st;
+    }
+    free(c.values);
+    return rc;
+}
+
 /* The whole CPU validation; per_env as for judge_values.  kind: 1 when the
  * compiler refused the source, 2 otherwise. */
 static int sandbox_run(const char *src, int variant, int n_envs, uint64_t seed, double timeout_s, int probe,
@@ -627,22 +669,33 @@ static int sandbox_run(const char *src, int variant, int n_envs, uint64_t seed, 
         snprintf(reason, (size_t)reason_len, "out of memory for %d environments", n_envs);
         return -1;
     }
-    int steps = ((const vjob *)job)->steps;
-    vcollect c = {0};
-    c.expected = (size_t)n_envs * steps + (size_t)n_envs * ((steps + DOUBLE_EVERY - 1) / DOUBLE_EVERY) +
-                 (size_t)(steps < RECHECK ? steps : RECHECK);
-    c.values = malloc(c.expected * sizeof(float));
-    c.timeout_s = timeout_s;
-    c.prog = &prog;
-    int rc = -1;
-    if (!c.values) {
-        snprintf(reason, (size_t)reason_len, "out of memory");
-    } else if (collect_values(job, job_len, &c, reason, reason_len) == 0) {
-        reward_stats st;
-        rc = judge_values(c.values, n_envs, steps, c.cpu_seconds, &st, per_env, reason, reason_len);
-        if (rc == 0 && stats) *stats = st;
+    int rc = judge_job(job, job_len, n_envs, ((const vjob *)job)->steps, timeout_s, &prog, stats, per_env, reason,
+                       reason_len);
+    free(job);
+    return rc;
+}
+
+int reward_values_edits(const char *src, int variant, int h, int w, int n, int steps, const unsigned char *maps,
+                        const unsigned char *frozen, const unsigned char *actions, double timeout_s, float *values,
+                        char *reason, int reason_len)
+{
+    jit_progress prog;
+    jit_progress_start(&prog);
+    if (compile_cpu(src, timeout_s, &prog, reason, reason_len)) return -1;
+    if (n < 1 || n > 4096 || steps < 1 || h < 5 || w < 5 || h > PCG_MAX_SIDE || w > PCG_MAX_SIDE ||
+        (size_t)n * steps > (1u << 24)) {
+        snprintf(reason, (size_t)reason_len, "bad edit episodes (%d of %d steps on %dx%d)", n, steps, h, w);
+        return -1;
     }
-    free(c.values);
+    if (!(timeout_s > 0)) timeout_s = 30;
+    edit_episodes ep = {variant, h, w, n, steps, maps, frozen, actions};
+    size_t job_len = 0;
+    unsigned char *job = pack_job(src, &ep, timeout_s, 0, &job_len);
+    if (!job) {
+        snprintf(reason, (size_t)reason_len, "out of memory");
+        return -1;
+    }
+    int rc = judge_job(job, job_len, n, steps, timeout_s, &prog, NULL, values, reason, reason_len);
     free(job);
     return rc;
 }
