@@ -1,6 +1,7 @@
 /* The offline author: rule-based baseline reward design (not a language
  * model).  See author_offline.h and docs/offline-author.md. */
 #include "author_offline.h"
+#include "author_experience.h"
 #include "dungeon.h"
 #include "util.h"
 #include <math.h>
@@ -12,7 +13,7 @@
 static const char *const term_names[AT_N_KINDS] = {
     "key_count",  "player_key", "key_door",     "enemy_count",  "enemy_near",  "enemy_none",
     "enemy_away", "gate_count", "door_count",   "player_gate",  "gate_door",   "door_separates",
-    "route_length",
+    "route_length", "exp_forks", "exp_dead_ends", "exp_open", "exp_guard",
 };
 
 const char *author_term_name(int kind) { return kind >= 0 && kind < AT_N_KINDS ? term_names[kind] : "?"; }
@@ -382,6 +383,9 @@ int author_code(const author_reward *r, char *buf, size_t len)
     out(&b, "        float v = 0.0f;\n");
     if (r->target.kind == TARGET_KEYDOOR) emit_keydoor_terms(&b, r);
     else emit_encounter_terms(&b, r);
+    char experience[2400];
+    if (author_experience_code(r, experience, sizeof experience) < 0) b.overflow = 1;
+    else out(&b, "%s", experience);
     out(&b, "        score[s] = v;\n");
     out(&b, "    }\n");
     out(&b, "    return %s * (score[1] - score[0]);\n}\n", flit(r->scale, w));

@@ -34,6 +34,11 @@ enum {
     AT_GATE_DOOR,      /* key-door: a door reachable from that gate */
     AT_DOOR_SEPARATES, /* key-door: the way to the treasure runs through the door */
     AT_ROUTE_LENGTH,   /* path length: the route Player -> Key -> Door within the tolerance */
+    /* experience terms (author_experience.h): signed weights, features in [0, 1] */
+    AT_EXP_FORKS,      /* floor cells with three or more ways on, per eighth of the map */
+    AT_EXP_DEAD_ENDS,  /* floor cells with one way out, per 32nd of the map */
+    AT_EXP_OPEN,       /* the share of the map that is not wall */
+    AT_EXP_GUARD,      /* enemy types with one within 3 steps of the key */
     AT_N_KINDS
 };
 /* Forms: binary features, or shaped ones that also reward getting closer
