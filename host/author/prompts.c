@@ -26,7 +26,8 @@ const char *const prompt_vocabulary[] = {
     "levels",       "tiles",          "level_count", "important_tiles", "target",     "attempt",
     "attempts",     "failure",        "evaluator_rules", "level",     "step",         "steps",
     "history",      "guidance",       "legs",        "validity",      "outcome",      "calls",
-    "persona",      "dimensions",     "trajectory",  "view",          "moves",        NULL,
+    "persona",      "dimensions",     "trajectory",  "view",          "moves",        "dimension",
+    "direction",    "reward",         "evidence",    NULL,
 };
 
 /* A template of a profile and the placeholders its role needs

@@ -16,6 +16,7 @@ static void prefer_usage(FILE *f)
     fprintf(f,
             "usage: pcgrllm prefer fit [--lambda L] [--json] ASSESSMENTS.jsonl...\n"
             "       pcgrllm prefer bench (--scenario N | --target JSON) [--json] ASSESSMENTS.jsonl...\n"
+            "       pcgrllm prefer refine --persona P [...] RUN ASSESSMENTS.jsonl... (prefer refine --help)\n"
             "  Fits one ridge model per persona (lambda 10 by default) predicting the overall\n"
             "  rating from the twelve dimensions of pcgrllm assess's output, and compares it on\n"
             "  held-out generators (a generator: the \"generator\" field, else the trajectory's\n"
@@ -231,5 +232,6 @@ int cmd_prefer(int argc, char **argv)
     }
     if (!strcmp(argv[1], "fit")) return prefer_fit(argc - 1, argv + 1);
     if (!strcmp(argv[1], "bench")) return prefer_bench(argc - 1, argv + 1);
-    return die_msg("prefer: unknown subcommand '%s' (fit, bench)", argv[1]), 2;
+    if (!strcmp(argv[1], "refine")) return prefer_refine(argc - 1, argv + 1);
+    return die_msg("prefer: unknown subcommand '%s' (fit, bench, refine)", argv[1]), 2;
 }

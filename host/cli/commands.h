@@ -15,6 +15,7 @@ int cmd_levels(int argc, char **argv);
 int cmd_play(int argc, char **argv);
 int cmd_assess(int argc, char **argv);
 int cmd_prefer(int argc, char **argv);
+int prefer_refine(int argc, char **argv); /* cmd_prefer_refine.c */
 int cmd_build(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_render(int argc, char **argv);

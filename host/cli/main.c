@@ -24,7 +24,7 @@ static const struct {
     {"generate", cmd_generate, "levels from a trained policy: one episode on the fixed evaluation maps"},
     {"levels", cmd_levels, "write starting maps, or maps after an episode of random play"},
     {"assess", cmd_assess, "rate recorded plays on twelve experience dimensions and overall (offline or model judge)"},
-    {"prefer", cmd_prefer, "per-persona preference models (prefer fit) and the judge benchmark (prefer bench)"},
+    {"prefer", cmd_prefer, "per-persona preference models (prefer fit), the judge benchmark (prefer bench), refinement for a persona (prefer refine)"},
     {"play", cmd_play, "record playthroughs of levels (route, explorer or model player) as JSON lines"},
     {"build", cmd_build, "a level for a target, joined from certified pieces and verified by the evaluator"},
     {"show", cmd_show, "print a level in the terminal with a legend"},

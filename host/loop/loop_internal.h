@@ -23,10 +23,15 @@ void note_halt(const run_config *c, const char *why);
 
 /* run_node.c: one thought node */
 int run_node(run_state *R, int id);
+json_t *run_eval_json(const run_state *R, const level_set *ls);
 
 /* run_child.c: the steps that run as subprocesses */
 int step_train(run_state *R, int id, const char *ndir, char *reason, int len);
 int step_generate_levels(run_state *R, const char *ndir, char *reason, int len);
+
+/* report.c, report_prefer.c: the report's pages */
+void report_html_escape(FILE *f, const char *s);
+void report_write_refinements(FILE *f, const char *dir);
 
 /* run_resume.c: the nodes' files and their checksums */
 int check_finished_nodes(run_state *R, const char *graph_path);

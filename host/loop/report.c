@@ -1,5 +1,6 @@
 /* The result summary of a run directory: a node table on the terminal and a
  * self-contained HTML page (no server, no external files). */
+#include "loop_internal.h"
 #include "graph.h"
 #include "llm.h"
 #include "minecraft.h"
@@ -38,7 +39,7 @@ static void best_path(const thought_graph *g, int best, char *buf, size_t len)
         k += (size_t)snprintf(buf + k, len - k, "%d%s", chain[i], i ? " -> " : "");
 }
 
-static void html_escape(FILE *f, const char *s)
+void report_html_escape(FILE *f, const char *s)
 {
     for (; s && *s; s++) {
         switch (*s) {
@@ -67,9 +68,9 @@ static void author_server(FILE *f, json_t *cfg)
     const char *url = json_string_value(json_object_get(llm, "base_url"));
     if (!model || !url) return;
     fprintf(f, ": ");
-    html_escape(f, model);
+    report_html_escape(f, model);
     fprintf(f, " at ");
-    html_escape(f, url);
+    report_html_escape(f, url);
 }
 
 /* The version and commit that made the run, and its threads. */
@@ -81,12 +82,12 @@ static void provenance(FILE *f, json_t *cfg)
     json_t *threads = json_object_get(cfg, "threads_at_start");
     if (!version) return; /* a run made before they were recorded */
     fprintf(f, "<br><b>Made with:</b> pcgrllm ");
-    html_escape(f, version);
-    if (commit) fprintf(f, " (commit "), html_escape(f, commit), fprintf(f, ")");
+    report_html_escape(f, version);
+    if (commit) fprintf(f, " (commit "), report_html_escape(f, commit), fprintf(f, ")");
     if (json_is_integer(threads)) {
         fprintf(f, "; %lld CPU thread%s at the start", json_integer_value(threads),
                 json_integer_value(threads) == 1 ? "" : "s");
-        if (why) fprintf(f, " ("), html_escape(f, why), fprintf(f, ")");
+        if (why) fprintf(f, " ("), report_html_escape(f, why), fprintf(f, ")");
         fprintf(f, "; CPU training does not depend on the thread count (docs/training.md)");
     }
 }
@@ -101,7 +102,7 @@ static void write_details(FILE *f, json_t *cfg)
         const char *key = k < PPO_N_DETAILS ? ppo_details[k].key : "node_seeds";
         json_t *v = json_object_get(cfg, key);
         fprintf(f, "%s %s ", k ? "," : "", key);
-        if (json_is_string(v)) html_escape(f, json_string_value(v));
+        if (json_is_string(v)) report_html_escape(f, json_string_value(v));
         else fprintf(f, "%s (not recorded)", k < PPO_N_DETAILS ? ppo_details[k].names[1] : "offset");
     }
 }
@@ -112,7 +113,7 @@ static const char *cfg_text(json_t *cfg, const char *key, char *buf, size_t len)
     char *text = NULL;
     size_t n = 0;
     FILE *m = open_memstream(&text, &n);
-    if (m) html_escape(m, json_string_value(json_object_get(cfg, key)));
+    if (m) report_html_escape(m, json_string_value(json_object_get(cfg, key)));
     if (m && fclose(m) == 0) snprintf(buf, len, "%s", text);
     else snprintf(buf, len, "?");
     free(text);
@@ -345,7 +346,7 @@ static void write_download(FILE *f, const level_t *l, int node, int k, const eva
                    "<code>/function pcgrllm:%s</code></td>", name, b64, name);
     else {
         fprintf(f, "<td class='failed'>not exported: ");
-        html_escape(f, why);
+        report_html_escape(f, why);
         fprintf(f, "</td>");
     }
     free(b64);
@@ -368,7 +369,7 @@ static void write_levels_table(FILE *f, const level_set *ls, int node, const eva
                    "(README, &ldquo;walk through your levels in Minecraft&rdquo;).</p>\n", MC_DEFAULT_SCALE);
     else {
         fprintf(f, "No Minecraft downloads: ");
-        html_escape(f, mc_err);
+        report_html_escape(f, mc_err);
         fprintf(f, "</p>\n");
     }
     fprintf(f, "<table><tr><th>level</th><th>score</th><th>playable</th><th>ASPAO</th>%s</tr>\n",
@@ -395,13 +396,13 @@ static void write_head(FILE *f, const char *dir, json_t *cfg, const char *target
                "padding:4px 8px;text-align:right}.node{border-top:2px solid #999;margin-top:2em}img{max-width:100%%}"
                ".graph{border:1px solid #ddd;background:#fcfcfc}.failed{color:#a00}\n</style></head><body>\n");
     fprintf(f, "<h1>pcgrllm run report</h1>\n<p><b>Directory:</b> ");
-    html_escape(f, dir);
+    report_html_escape(f, dir);
     fprintf(f, "<br><b>Story:</b> ");
-    html_escape(f, story);
+    report_html_escape(f, story);
     fprintf(f, "<br><b>Target:</b> ");
-    html_escape(f, target_desc);
+    report_html_escape(f, target_desc);
     fprintf(f, "<br><b>Author:</b> ");
-    html_escape(f, label);
+    report_html_escape(f, label);
     author_server(f, cfg);
     /* report reads config.json as stored: its names are text from a file */
     char pe[256], abl[256], fb[256], preset[256], backend[256];
@@ -435,9 +436,9 @@ static void write_head(FILE *f, const char *dir, json_t *cfg, const char *target
     provenance(f, cfg);
     if (json_is_string(profile)) {
         fprintf(f, "<br><b>Profile:</b> --");
-        html_escape(f, json_string_value(profile));
+        report_html_escape(f, json_string_value(profile));
         fprintf(f, ", which sets ");
-        html_escape(f, json_string_value(json_object_get(cfg, "profile_flags")));
+        report_html_escape(f, json_string_value(json_object_get(cfg, "profile_flags")));
     }
     fprintf(f, "</p>\n");
 }
@@ -493,7 +494,7 @@ static void write_node(FILE *f, const char *dir, const thought_graph *g, int i, 
     char *failed = run_read_text(p);
     if (failed) {
         fprintf(f, "<p class='failed'>Failed: ");
-        html_escape(f, failed);
+        report_html_escape(f, failed);
         fprintf(f, "</p>\n");
         free(failed);
     }
@@ -508,14 +509,14 @@ static void write_node(FILE *f, const char *dir, const thought_graph *g, int i, 
     free(ls);
     if (nd->feedback) {
         fprintf(f, "<h4>Feedback</h4><pre>");
-        html_escape(f, nd->feedback);
+        report_html_escape(f, nd->feedback);
         fprintf(f, "</pre>\n");
     }
     snprintf(p, sizeof p, "%s/nodes/%03d/reward.c", dir, i);
     char *code = run_read_text(p);
     if (code) {
         fprintf(f, "<details><summary><b>Reward</b> (%zu bytes)</summary><pre>", strlen(code));
-        html_escape(f, code);
+        report_html_escape(f, code);
         fprintf(f, "</pre></details>\n");
         free(code);
     }
@@ -558,6 +559,7 @@ static int write_html(const char *dir, json_t *cfg, const thought_graph *g, int 
     write_fitness_chart(f, g);
     write_node_table(f, dir, g, n_levels, s);
     for (int i = 0; i < g->n; i++) write_node(f, dir, g, i, n_levels, s, blocks, mc_err);
+    report_write_refinements(f, dir);
     fprintf(f, "</body></html>\n");
     free(blocks);
     int bad = ferror(f);

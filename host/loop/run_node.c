@@ -16,7 +16,7 @@
 
 /* ---------------------------------------------------------------- levels */
 
-static json_t *eval_json(const run_state *R, const level_set *ls)
+json_t *run_eval_json(const run_state *R, const level_set *ls)
 {
     static const char *const enemy[3] = {"BAT", "SCORPION", "SPIDER"};
     json_t *o = json_object();
@@ -272,7 +272,7 @@ static int step_fitness(run_state *R, int id, const char *ndir, level_set *ls, d
     }
     eval_levels(&R->esc, ls->levels, ls->n, ls->per, &ls->sum);
     run_path(path, sizeof path, ndir, "eval.json");
-    if (!path_present(path) && run_write_json(path, eval_json(R, ls))) {
+    if (!path_present(path) && run_write_json(path, run_eval_json(R, ls))) {
         snprintf(reason, (size_t)len, "%s", write_error());
         return -1;
     }

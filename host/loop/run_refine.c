@@ -1,0 +1,53 @@
+/* A finished run's generators refined: see run_refine.h. */
+#include "run_refine.h"
+#include "loop_internal.h"
+#include "dirguard.h"
+#include "util.h"
+#include <stdio.h>
+#include <string.h>
+
+int run_refine_open(run_state *R, run_config *c, thought_graph *g, const char *dir, const llm_config *llm,
+                    int offline, FILE *log, char *err, int errlen)
+{
+    char path[1200], why[1024];
+    memset(R, 0, sizeof *R);
+    memset(g, 0, sizeof *g);
+    run_config_defaults(c);
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    if (dirguard_add(dir, "run directory", 1, why, sizeof why)) return say_to(err, errlen, "%s", why), -1;
+    json_t *j = read_json_file(path, 1L << 20, why, sizeof why);
+    if (!j) return say_to(err, errlen, "%s holds no finished run: %s", dir, why), -1;
+    int rc = run_config_from_json(j, c, why, sizeof why);
+    json_decref(j);
+    if (rc) return say_to(err, errlen, "%s: %s", path, why), -1;
+    snprintf(c->out, sizeof c->out, "%s", dir);
+    c->resume = 1;
+    c->quiet = 1;
+    c->offline = offline;
+    if (llm) c->llm = *llm;
+    c->llm.usage = &R->usage;
+    c->llm.server = &R->server;
+    R->c = c;
+    R->log = log;
+    R->t_start = now_seconds();
+    if (setup_target(R)) return say_to(err, errlen, "%s: the run's target cannot be read", dir), -1;
+    snprintf(path, sizeof path, "%s/graph.json", dir);
+    if (graph_load(path, g, why, sizeof why)) return say_to(err, errlen, "%s", why), -1;
+    return 0;
+}
+
+int run_refine_candidate(run_state *R, int id, const char *cdir, level_set *ls, double *fitness, char *err,
+                         int errlen)
+{
+    char reason[2048], dir[2048], path[2048];
+    if (step_train(R, id, cdir, reason, sizeof reason) || step_generate_levels(R, cdir, reason, sizeof reason))
+        return say_to(err, errlen, "%s", reason), -1;
+    run_path(dir, sizeof dir, cdir, "levels");
+    if (run_load_levels(dir, R->c->n_levels, ls, reason, sizeof reason))
+        return say_to(err, errlen, "generated levels: %s", reason), -1;
+    eval_levels(&R->esc, ls->levels, ls->n, ls->per, &ls->sum);
+    *fitness = ls->sum.fitness;
+    run_path(path, sizeof path, cdir, "eval.json");
+    if (!path_present(path) && run_write_json(path, run_eval_json(R, ls))) return say_to(err, errlen, "%s", write_error()), -1;
+    return 0;
+}

@@ -1,0 +1,211 @@
+/* Persona-directed refinement: the pipeline (refine.h). */
+#include "refine_internal.h"
+#include "judge_offline.h"
+#include "prefer_fit.h"
+#include "reward_jit.h"
+#include "run.h"
+#include "run_refine.h"
+#include "util.h"
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void say(refine_ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(refine_ctx *x, const char *fmt, ...)
+{
+    char line[2000];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    printf("%s\n", line);
+    fflush(stdout);
+    if (x->log) fprintf(x->log, "%s\n", line), fflush(x->log);
+}
+
+/* The persona's model from the observations: its own separate ridge fit. */
+static int fit_model(refine_ctx *x, char *err, int errlen)
+{
+    pref_data d;
+    int skipped, p = -1;
+    if (pref_read(x->o->observations, x->o->n_observations, &d, &skipped, err, errlen)) return -1;
+    for (int k = 0; k < d.n_personas; k++)
+        if (!strcmp(d.personas[k], x->o->persona)) p = k;
+    int rc = p < 0 ? -1 : pref_fit_persona(&d, p, x->o->lambda, &x->model);
+    if (rc) say_to(err, errlen, "the observations hold too few ratings by %s to fit its model", x->o->persona);
+    pref_free(&d);
+    return rc;
+}
+
+/* The run, its node, the persona and its model, the node's profile. */
+static int setup(refine_ctx *x, char *err, int errlen)
+{
+    const refine_opts *o = x->o;
+    char path[1400], why[1200];
+    if (run_refine_open(&x->R, &x->c, &x->g, o->run, &o->llm, !o->author_model, NULL, err, errlen)) return -1;
+    x->node = o->node >= 0 ? o->node : graph_best(&x->g);
+    if (x->node < 0 || x->node >= x->g.n || x->g.nodes[x->node].status != NODE_OK)
+        return say_to(err, errlen, "%s has no finished node %d", o->run, x->node), -1;
+    snprintf(path, sizeof path, "%s/nodes/%03d/reward.c", o->run, x->node);
+    if (!(x->code = run_read_text(path))) return say_to(err, errlen, "cannot read %s", path), -1;
+    snprintf(path, sizeof path, "%s/nodes/%03d/levels", o->run, x->node);
+    if (!(x->levels = malloc(sizeof *x->levels))) return say_to(err, errlen, "out of memory"), -1;
+    if (run_load_levels(path, x->c.n_levels, x->levels, why, sizeof why))
+        return say_to(err, errlen, "node %d's levels: %s", x->node, why), -1;
+    eval_levels(&x->R.esc, x->levels->levels, x->levels->n, x->levels->per, &x->levels->sum);
+    x->fitness = x->levels->sum.fitness;
+    int usage;
+    if (!(x->persona_text = persona_load(o->persona, &usage, err, errlen))) return -1;
+    x->persona = persona_index(o->persona);
+    if (!o->judge_model && x->persona < 0)
+        return say_to(err, errlen, "the offline judge rates only its five personas, not '%s'", o->persona), -1;
+    if (fit_model(x, err, errlen)) return -1;
+    snprintf(x->dir, sizeof x->dir, "%s/prefer/%s", o->run, o->persona);
+    if (make_dirs_msg(x->dir, err, errlen)) return -1;
+    snprintf(path, sizeof path, "%s/refine.log", x->dir);
+    x->log = open_append(path, why, sizeof why);
+    x->R.log = x->log;
+    snprintf(path, sizeof path, "%s/original", x->dir);
+    if (refine_profile_levels(o, x->persona, x->persona_text, x->levels, path, &x->before, err, errlen)) return -1;
+    x->n_targets = refine_select(&x->model, x->before.x, x->targets, o->max_targets);
+    return 0;
+}
+
+/* Before training: the contracts, then the sandbox.  0 to train. */
+static int check_candidate(refine_ctx *x, refine_candidate *k)
+{
+    char why[700];
+    int rc = contract_check(x->code, k->code, x->R.esc.variant, dim_id(k->t.dim), k->t.direction, &k->contract,
+                            why, sizeof why);
+    k->contract_ran = rc == 0;
+    if (rc < 0) return k->verdict = CAND_SANDBOX, say_to(k->why, sizeof k->why, "%s", why), -1;
+    if (rc == 0 && k->contract.held < k->contract.pairs) {
+        k->verdict = CAND_CONTRACT;
+        say_to(k->why, sizeof k->why, "held on %d of %d contract pairs", k->contract.held, k->contract.pairs);
+        return -1;
+    }
+    reward_stats st;
+    if (reward_validate(k->code, x->R.esc.variant, x->c.check_envs, 1, 30, &st, why, sizeof why)) {
+        k->verdict = CAND_SANDBOX;
+        say_to(k->why, sizeof k->why, "%s", why);
+        return -1;
+    }
+    return 0;
+}
+
+/* One candidate: revise, check, train, generate, play, judge, gate. */
+static void run_candidate(refine_ctx *x, refine_candidate *k, const char *parent_code, const char *evidence)
+{
+    char err[1500], path[1400];
+    if (make_dirs_msg(k->dir, err, sizeof err)) {
+        k->verdict = CAND_FAILED;
+        say_to(k->why, sizeof k->why, "%s", err);
+        return;
+    }
+    k->code = refine_revise(x, parent_code, &k->t, k->round, evidence, k->dir, k->note, sizeof k->note);
+    say(x, "  %s %s: %s", k->t.direction > 0 ? "raise" : "lower", dim_id(k->t.dim), k->note);
+    if (!k->code) {
+        k->verdict = CAND_NO_REVISION;
+        return;
+    }
+    snprintf(path, sizeof path, "%s/reward.c", k->dir);
+    if (write_file_atomic_msg(path, k->code, strlen(k->code), err, sizeof err) || check_candidate(x, k)) {
+        if (!k->verdict) k->verdict = CAND_FAILED, say_to(k->why, sizeof k->why, "%s", err);
+        return;
+    }
+    level_set *ls = malloc(sizeof *ls);
+    int rc = !ls || run_refine_candidate(&x->R, x->node, k->dir, ls, &k->fitness, err, sizeof err) ||
+             refine_profile_levels(x->o, x->persona, x->persona_text, ls, k->dir, &k->prof, err, sizeof err);
+    free(ls);
+    if (rc) {
+        k->verdict = CAND_FAILED;
+        say_to(k->why, sizeof k->why, "%s", ls ? err : "out of memory");
+        return;
+    }
+    k->trained = 1;
+    k->verdict = refine_gate(&x->model, &k->t, x->before.x, k->prof.x, x->fitness, k->fitness, &k->gain);
+}
+
+static void say_candidate(refine_ctx *x, const refine_candidate *k)
+{
+    if (k->trained)
+        say(x, "    %s %.2f -> %.2f, predicted preference %+.3f, rating %.2f -> %.2f, fitness %.3f -> %.3f: %s",
+            dim_id(k->t.dim), x->before.x[k->t.dim], k->prof.x[k->t.dim], k->gain, x->before.rating, k->prof.rating,
+            x->fitness, k->fitness, refine_candidate_verdict(k->verdict));
+    else
+        say(x, "    %s%s%s", refine_candidate_verdict(k->verdict), k->why[0] ? ": " : "", k->why);
+}
+
+/* The feedback round: the best rejected candidate that was trained, revised
+ * once more with what it showed. */
+static void feedback_round(refine_ctx *x)
+{
+    int best = -1;
+    for (int i = 0; i < x->n_cand; i++)
+        if (x->cand[i].trained && !isnan(x->cand[i].gain) && (best < 0 || x->cand[i].gain > x->cand[best].gain))
+            best = i;
+    if (best < 0) return say(x, "no trained candidate to give feedback on");
+    const refine_candidate *b = &x->cand[best];
+    char evidence[900];
+    snprintf(evidence, sizeof evidence,
+             "The previous revision (below is the reward it revised) was trained and played: %s went from %.2f to "
+             "%.2f (it must move by at least %.2f the intended way), the persona's predicted preference changed "
+             "by %+.3f, and the story's fitness went from %.3f to %.3f. It was not kept: %s. Its reward:\n%s",
+             dim_id(b->t.dim), x->before.x[b->t.dim], b->prof.x[b->t.dim], REFINE_EPSILON, b->gain, x->fitness,
+             b->fitness, refine_candidate_verdict(b->verdict), b->code);
+    refine_candidate *k = &x->cand[x->n_cand++];
+    memset(k, 0, sizeof *k);
+    k->t = b->t;
+    k->round = 1;
+    snprintf(k->dir, sizeof k->dir, "%s/feedback", x->dir);
+    say(x, "feedback round on candidate %d", best + 1);
+    run_candidate(x, k, b->code, evidence);
+    say_candidate(x, k);
+    if (k->verdict == REFINE_ACCEPT) x->accepted = x->n_cand - 1;
+}
+
+static void refine_free(refine_ctx *x)
+{
+    for (int i = 0; i < x->n_cand; i++) free(x->cand[i].code);
+    free(x->code);
+    free(x->persona_text);
+    free(x->levels);
+    graph_free(&x->g);
+    if (x->log) fclose(x->log);
+}
+
+int refine_run(const refine_opts *o)
+{
+    refine_ctx *x = calloc(1, sizeof *x);
+    char err[2000];
+    if (!x) return die_msg("prefer refine: out of memory"), 1;
+    x->o = o;
+    x->accepted = -1;
+    if (setup(x, err, sizeof err)) {
+        die_msg("prefer refine: %s", err);
+        refine_free(x);
+        free(x);
+        return 1;
+    }
+    say(x, "refining node %d of %s for %s (fitness %.3f, %d plays, mean rating %.2f); %d target%s", x->node, o->run,
+        o->persona, x->fitness, x->before.plays, x->before.rating, x->n_targets, x->n_targets == 1 ? "" : "s");
+    for (int i = 0; i < x->n_targets && x->accepted < 0 && !x->server_failed; i++) {
+        refine_candidate *k = &x->cand[x->n_cand++];
+        k->t = x->targets[i];
+        snprintf(k->dir, sizeof k->dir, "%s/candidate_%d", x->dir, i + 1);
+        run_candidate(x, k, x->code, NULL);
+        say_candidate(x, k);
+        if (k->verdict == REFINE_ACCEPT) x->accepted = i;
+    }
+    if (x->accepted < 0 && o->feedback && !x->server_failed && x->n_targets > 0) feedback_round(x);
+    int rc = refine_write_record(x, err, sizeof err) ? (die_msg("prefer refine: %s", err), 1) : 0;
+    if (!rc) refine_print(x);
+    /* the run's report shows the refinement beside its nodes */
+    if (!rc && run_report(o->run, 1, 1) == 0) printf("report: %s/report.html\n", o->run);
+    if (x->server_failed) rc = 4;
+    refine_free(x);
+    free(x);
+    return rc;
+}
