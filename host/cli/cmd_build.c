@@ -88,9 +88,8 @@ static int read_target(const char *json_text, const char *story, target_t *t)
             return die_msg("build: refused: %s", why), 3;
         return 0;
     }
-    int rc = target_from_json(json_text, t, why, sizeof why);
+    int rc = target_read_json(json_text, t, why, sizeof why);
     if (rc == STORY_REFUSED) return die_msg("build: refused: the target refuses: %s", why), 3;
-    if (rc == STORY_OK && target_validate(t, why, sizeof why)) rc = STORY_INVALID;
     if (rc != STORY_OK) return die_msg("build: --target: %s", why), 2;
     return 0;
 }

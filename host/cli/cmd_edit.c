@@ -167,7 +167,7 @@ static int read_target(edit_args *a, target_t *t)
 {
     char why[600];
     if (a->target) {
-        if (target_from_json(a->target, t, why, sizeof why) == STORY_OK) return 0;
+        if (target_read_json(a->target, t, why, sizeof why) == STORY_OK) return 0;
         return bad("--target: %s", why);
     }
     if (make_dirs_msg(a->out, why, sizeof why)) {

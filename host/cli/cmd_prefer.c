@@ -179,10 +179,7 @@ static int bench_scenario(const char *scenario, const char *target, eval_scenari
         *s = *eval_scenario((int)n);
         return -1;
     }
-    target_t t;
-    if (target_from_json(target, &t, why, sizeof why) != STORY_OK || target_validate(&t, why, sizeof why))
-        return die_msg("prefer bench: --target: %s", why), 2;
-    target_to_scenario(&t, "", s);
+    if (target_scenario_from_json(target, s, why, sizeof why)) return die_msg("prefer bench: --target: %s", why), 2;
     return -1;
 }
 

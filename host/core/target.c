@@ -529,12 +529,17 @@ int target_from_json(const char *text, target_t *out, char *reason, int len)
     return rc;
 }
 
+int target_read_json(const char *text, target_t *t, char *why, int len)
+{
+    int rc = target_from_json(text, t, why, len);
+    if (rc == STORY_OK && target_validate(t, why, len) != 0) rc = STORY_INVALID;
+    return rc;
+}
+
 int target_scenario_from_json(const char *text, eval_scenario_t *out, char *why, int len)
 {
     target_t t;
-    int rc = target_from_json(text, &t, why, len);
-    if (rc == STORY_OK && target_validate(&t, why, len) != 0) rc = STORY_INVALID;
-    if (rc != STORY_OK) return -1;
+    if (target_read_json(text, &t, why, len) != STORY_OK) return -1;
     target_to_scenario(&t, "", out);
     return 0;
 }

@@ -79,9 +79,13 @@ const char *target_tile_name(int tile);
  * static or caller-owned text). */
 void target_to_scenario(const target_t *t, const char *story, eval_scenario_t *out);
 
-/* The evaluator's scenario for target JSON (target_from_json, then
- * target_validate, then target_to_scenario with an empty story).  0, or -1
- * with the reason (a refusal included) in why. */
+/* A target given as JSON on a command line: target_from_json, then
+ * target_validate.  STORY_OK, or STORY_REFUSED / STORY_INVALID with the
+ * reason in why. */
+int target_read_json(const char *text, target_t *t, char *why, int len);
+/* The evaluator's scenario for target JSON (target_read_json, then
+ * target_to_scenario with an empty story).  0, or -1 with the reason (a
+ * refusal included) in why. */
 int target_scenario_from_json(const char *text, eval_scenario_t *out, char *why, int len);
 
 /* JSON form, shared with the language model's target-extraction prompt:
