@@ -119,62 +119,36 @@ static int read_header(const json_t *o, play_features *f, char *err, int errlen)
 }
 
 /* Header, steps, summary: each line checked in turn. */
-static int read_lines(char *text, play_features *f, unsigned char *seen, char *err, int errlen)
+typedef struct {
+    play_features *f;
+    unsigned char *seen;
+    int lines, have_end;
+} traj_reader;
+
+/* One line of the record: the header first, the summary last, steps between. */
+static int read_line(const json_t *o, int line, void *ctx, char *err, int errlen)
 {
-    int line = 0, have_end = 0;
-    for (char *s = text, *nl; s && *s; s = nl ? nl + 1 : NULL) {
-        nl = strchr(s, '\n');
-        if (nl) *nl = 0;
-        line++;
-        if (!*s) continue;
-        if (have_end) {
-            say_to(err, errlen, "line %d: text after the summary", line);
-            return -1;
-        }
-        json_error_t jerr;
-        json_t *o = json_loads(s, JSON_REJECT_DUPLICATES, &jerr);
-        char why[200] = "";
-        int rc = 0;
-        if (!json_is_object(o)) {
-            say_to(why, sizeof why, "not a JSON object");
-            rc = -1;
-        } else if (line == 1) {
-            rc = read_header(o, f, why, sizeof why);
-        } else if (json_object_get(o, "end")) {
-            rc = read_end(o, f, why, sizeof why);
-            have_end = 1;
-        } else {
-            rc = read_step(o, f, seen, why, sizeof why);
-        }
-        json_decref(o);
-        if (rc) {
-            say_to(err, errlen, "line %d: %s", line, why);
-            return -1;
-        }
+    traj_reader *r = ctx;
+    if (r->have_end) return say_to(err, errlen, "text after the summary"), -1;
+    if (r->lines++ == 0) return read_header(o, r->f, err, errlen);
+    if (json_object_get(o, "end")) {
+        r->have_end = 1;
+        return read_end(o, r->f, err, errlen);
     }
-    if (!have_end) say_to(err, errlen, "no summary line: the record is cut short");
-    return have_end ? 0 : -1;
+    (void)line;
+    return read_step(o, r->f, r->seen, err, errlen);
 }
 
 int traj_read(const char *path, play_features *f, char *err, int errlen)
 {
     memset(f, 0, sizeof *f);
     f->key_step = f->door_step = f->key_seen_step = f->door_seen_step = -1;
-    long len;
-    char why[1200];
-    char *text = read_file(path, TRAJ_MAX_BYTES, &len, why, sizeof why);
-    if (!text) return say_to(err, errlen, "%s", why), -1;
-    unsigned char *seen = calloc(256 * 256, 1);
-    int rc = -1;
-    if (!seen) say_to(why, sizeof why, "out of memory");
-    else if (memchr(text, 0, (size_t)len)) say_to(why, sizeof why, "holds a NUL byte");
-    else rc = read_lines(text, f, seen, why, sizeof why);
-    free(seen);
-    free(text);
-    if (rc) {
-        say_to(err, errlen, "%s: %s", path, why);
-        return -1;
-    }
+    traj_reader r = {f, calloc(256 * 256, 1), 0, 0};
+    if (!r.seen) return say_to(err, errlen, "%s: out of memory", path), -1;
+    int rc = read_jsonl_file(path, TRAJ_MAX_BYTES, read_line, &r, err, errlen);
+    free(r.seen);
+    if (rc) return -1;
+    if (!r.have_end) return say_to(err, errlen, "%s: no summary line: the record is cut short", path), -1;
     f->steps = f->positions > 0 ? f->positions - 1 : 0;
     if (f->positions) f->mean_moves /= f->positions;
     return 0;
@@ -220,45 +194,45 @@ static void render_step(FILE *f, const json_t *o)
     render_events(f, events);
 }
 
+typedef struct {
+    FILE *f;
+    int shown, hidden, max_steps;
+    char end[160];
+} traj_text;
+
+static int render_line(const json_t *o, int line, void *ctx, char *err, int errlen)
+{
+    traj_text *t = ctx;
+    if (json_object_get(o, "level")) {
+        fprintf(t->f, "level %s, played by the %s player (the window is 5x5 around the player: @ player, # wall, "
+                      ". floor, k key, D door, b bat, s scorpion, x spider)\n",
+                json_string_value(json_object_get(o, "level")) ?: "?",
+                json_string_value(json_object_get(o, "player")) ?: "?");
+    } else if (json_object_get(o, "end")) {
+        snprintf(t->end, sizeof t->end, "end: %s after %lld steps\n", json_string_value(json_object_get(o, "end")) ?: "?",
+                 (long long)json_integer_value(json_object_get(o, "steps")));
+    } else if (t->shown < t->max_steps) {
+        render_step(t->f, o);
+        t->shown++;
+    } else {
+        t->hidden++;
+    }
+    (void)line, (void)err, (void)errlen;
+    return 0;
+}
+
 char *traj_render(const char *path, int max_steps, char *err, int errlen)
 {
-    long len;
-    char why[1200];
-    char *text = read_file(path, TRAJ_MAX_BYTES, &len, why, sizeof why), *out = NULL;
+    char *out = NULL;
     size_t outlen = 0;
-    if (!text) {
-        say_to(err, errlen, "%s", why);
-        return NULL;
-    }
-    FILE *f = open_memstream(&out, &outlen);
-    int shown = 0, hidden = 0;
-    char end[160] = "";
-    for (char *s = text, *nl; f && s && *s; s = nl ? nl + 1 : NULL) {
-        nl = strchr(s, '\n');
-        if (nl) *nl = 0;
-        json_t *o = json_loads(s, 0, NULL);
-        if (json_object_get(o, "level")) {
-            fprintf(f, "level %s, played by the %s player (the window is 5x5 around the player: @ player, # wall, "
-                       ". floor, k key, D door, b bat, s scorpion, x spider)\n",
-                    json_string_value(json_object_get(o, "level")) ?: "?",
-                    json_string_value(json_object_get(o, "player")) ?: "?");
-        } else if (json_object_get(o, "end")) {
-            snprintf(end, sizeof end, "end: %s after %lld steps\n", json_string_value(json_object_get(o, "end")) ?: "?",
-                     (long long)json_integer_value(json_object_get(o, "steps")));
-        } else if (json_is_object(o) && shown < max_steps) {
-            render_step(f, o);
-            shown++;
-        } else if (json_is_object(o)) {
-            hidden++;
-        }
-        json_decref(o);
-    }
-    if (f && hidden) fprintf(f, "(%d further steps not shown)\n", hidden);
-    if (f) fputs(end, f);
-    free(text);
-    if (!f || fclose(f)) {
+    traj_text t = {open_memstream(&out, &outlen), 0, 0, max_steps, ""};
+    if (!t.f) return say_to(err, errlen, "out of memory"), NULL;
+    int rc = read_jsonl_file(path, TRAJ_MAX_BYTES, render_line, &t, err, errlen);
+    if (t.hidden) fprintf(t.f, "(%d further steps not shown)\n", t.hidden);
+    fputs(t.end, t.f);
+    if (fclose(t.f) || rc) {
+        if (!rc) say_to(err, errlen, "out of memory");
         free(out);
-        say_to(err, errlen, "out of memory");
         return NULL;
     }
     return out;
