@@ -88,6 +88,10 @@ static void trajectory_damaged(void **state)
         {"{\"level\":\"a\",\"player\":\"route\"}\n{\"step\":0,\"pos\":[999,0],\"sees\":[],\"moves\":[],\"events\":[]}\n"
          "{\"end\":\"door\"}\n",
          "line 2"},
+        /* the header's map is 2x2: a step elsewhere is not on the level played */
+        {"{\"level\":\"a\",\"player\":\"route\",\"map\":[\"@.\",\"kD\"]}\n"
+         "{\"step\":0,\"pos\":[5,1],\"sees\":[],\"moves\":[],\"events\":[]}\n{\"end\":\"door\"}\n",
+         "line 2: a step at (5,1) lies outside the header's 2x2 map"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char path[600], err[800] = "", name[32];

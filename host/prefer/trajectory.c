@@ -39,6 +39,11 @@ static int read_step(const json_t *o, play_features *f, unsigned char *seen, cha
         say_to(err, errlen, "a step needs pos [row, col], sees, moves (at most 4) and events");
         return -1;
     }
+    if (f->h > 0 && (r >= f->h || c >= f->w)) {
+        say_to(err, errlen, "a step at (%lld,%lld) lies outside the header's %dx%d map", (long long)r, (long long)c,
+               f->h, f->w);
+        return -1;
+    }
     if (!seen[r * 256 + c]) f->visited++;
     seen[r * 256 + c] = 1;
     int at = f->positions++;
