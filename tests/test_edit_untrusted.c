@@ -94,6 +94,7 @@ static void edit_resume_refuses_damage(void **state)
         {"type", "sed -i 's/\"tokens\": 0/\"tokens\": \"none\"/' state.json", "'tokens' must be an integer"},
         {"negative", "sed -i 's/\"accepted\": [0-9]*/\"accepted\": -4/' state.json", "'accepted' must be an integer"},
         {"nul", "printf 'x\\000y\\n' >> steps.jsonl", "holds a NUL byte"},
+        {"order", "sed -i '1s/\"step\": *1/\"step\": 2/' steps.jsonl", "line 1: step out of order where step 1 was due"},
         {"link", "rm level.txt && ln -s /etc/passwd level.txt", "links there are not followed"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {

@@ -137,13 +137,23 @@ static int read_steps(const char *dir, edit_step_t *last, int k, int *n_last, ch
         free(text);
         return -1;
     }
-    int done = 0;
+    int done = 0, lineno = 0;
     for (char *line = text, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
         *nl = 0;
+        lineno++;
         json_t *o = json_loads(line, 0, NULL);
         if (!json_is_object(o)) {
             json_decref(o);
             continue;
+        }
+        /* steps are written 1, 2, ... in order: any other number is a record from elsewhere */
+        json_t *step = json_object_get(o, "step");
+        if (!json_is_integer(step) || json_integer_value(step) != done + 1) {
+            say_to(err, errlen, "%s: line %d: step %s where step %d was due", path, lineno,
+                   json_is_integer(step) ? "out of order" : "without a number", done + 1);
+            json_decref(o);
+            free(text);
+            return -1;
         }
         done++;
         if (k > 0) {
