@@ -133,6 +133,9 @@ static void refine_command_end_to_end(void **state)
     int trained = 0;
     json_array_foreach(cands, i, c) {
         assert_non_null(json_string_value(json_object_get(c, "verdict")));
+        /* the offline author is given only dimensions it has a lever for */
+        int sign;
+        assert_true(author_experience_lever(json_string_value(json_object_get(c, "dimension")), &sign) >= 0);
         if (json_object_get(c, "profile")) {
             trained++;
             /* an offline revision holds its contracts by construction */

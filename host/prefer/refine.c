@@ -1,5 +1,6 @@
 /* Persona-directed refinement: the pipeline (refine.h). */
 #include "refine_internal.h"
+#include "author_experience.h"
 #include "judge_offline.h"
 #include "prefer_fit.h"
 #include "reward_jit.h"
@@ -39,6 +40,19 @@ static int fit_model(refine_ctx *x, char *err, int errlen)
     return rc;
 }
 
+/* PREFER's ranking of every dimension with room to move; the offline
+ * author steers only those it has a lever for, so it takes the first
+ * --targets of those (a model author the first --targets of all). */
+static void select_targets(refine_ctx *x)
+{
+    refine_target all[PREFER_N_DIMS];
+    int n = refine_select(&x->model, x->before.x, all, PREFER_N_DIMS), sign;
+    x->n_targets = 0;
+    for (int i = 0; i < n && x->n_targets < x->o->max_targets; i++)
+        if (x->o->author_model || author_experience_lever(dim_id(all[i].dim), &sign) >= 0)
+            x->targets[x->n_targets++] = all[i];
+}
+
 /* The run, its node, the persona and its model, the node's profile. */
 static int setup(refine_ctx *x, char *err, int errlen)
 {
@@ -69,7 +83,7 @@ static int setup(refine_ctx *x, char *err, int errlen)
     x->R.log = x->log;
     snprintf(path, sizeof path, "%s/original", x->dir);
     if (refine_profile_levels(o, x->persona, x->persona_text, x->levels, path, &x->before, err, errlen)) return -1;
-    x->n_targets = refine_select(&x->model, x->before.x, x->targets, o->max_targets);
+    select_targets(x);
     return 0;
 }
 
