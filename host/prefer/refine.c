@@ -109,6 +109,15 @@ static int check_candidate(refine_ctx *x, refine_candidate *k)
     return 0;
 }
 
+/* An earlier candidate trained on the same reward (two dimensions may
+ * share a lever): its levels and plays stand for this one's too. */
+static const refine_candidate *same_reward(const refine_ctx *x, const refine_candidate *k)
+{
+    for (const refine_candidate *e = x->cand; e < k; e++)
+        if (e->trained && e->code && !strcmp(e->code, k->code)) return e;
+    return NULL;
+}
+
 /* One candidate: revise, check, train, generate, play, judge, gate. */
 static void run_candidate(refine_ctx *x, refine_candidate *k, const char *parent_code, const char *evidence)
 {
@@ -127,6 +136,16 @@ static void run_candidate(refine_ctx *x, refine_candidate *k, const char *parent
     snprintf(path, sizeof path, "%s/reward.c", k->dir);
     if (write_file_atomic_msg(path, k->code, strlen(k->code), err, sizeof err) || check_candidate(x, k)) {
         if (!k->verdict) k->verdict = CAND_FAILED, say_to(k->why, sizeof k->why, "%s", err);
+        return;
+    }
+    const refine_candidate *twin = same_reward(x, k);
+    if (twin) {
+        k->fitness = twin->fitness;
+        k->prof = twin->prof;
+        k->trained = 1;
+        snprintf(k->why, sizeof k->why, "the same reward as %s: its training and plays are reused",
+                 twin->dir + strlen(x->dir) + 1);
+        k->verdict = refine_gate(&x->model, &k->t, x->before.x, k->prof.x, x->fitness, k->fitness, &k->gain);
         return;
     }
     level_set *ls = malloc(sizeof *ls);
