@@ -206,6 +206,40 @@ static void refine_model_author(void **state)
     free(log);
 }
 
+/* A model judge that answers every dimension for the original's four plays
+ * and leaves most out afterwards: no candidate can be kept on an
+ * incomplete profile, and nothing is filled in. */
+static void refine_model_judge_incomplete(void **state)
+{
+    (void)state;
+    pcg_test_use_source_prompts();
+    char dir[512], bin[PATH_MAX], out[65536];
+    snprintf(dir, sizeof dir, "%s/refine", pcg_test_tmpdir());
+    assert_non_null(realpath(pcg_test_binary(), bin));
+    if (!pcg_test_exists(dir)) make_run_and_observations(dir, bin);
+    pcg_fake_srv srv;
+    pcg_test_srv_start(&srv, "tests/fake_openai_refine_judge.json", "refine-judge", "PCG_REFINE_KEY");
+    int rc = pcg_test_sh(out, sizeof out,
+                         "cd %s && rm -rf run/prefer/thrill_seeker && PCG_REFINE_KEY=k %s prefer refine --persona "
+                         "thrill_seeker --judge openai --repeats 1 --targets 1 --no-feedback --base-url %s --model "
+                         "fake-judge --api-key-env PCG_REFINE_KEY --llm-retries 1 run obs.jsonl 2>&1",
+                         dir, bin, srv.url);
+    pcg_test_srv_stop(&srv);
+    if (rc) fail_msg("refine exited %d: %s", rc, out);
+    char rdir[700];
+    snprintf(rdir, sizeof rdir, "%s/run/prefer/thrill_seeker", dir);
+    json_t *rec = pcg_test_json_in(rdir, "refine.json");
+    assert_non_null(rec);
+    assert_true(json_is_true(json_object_get(json_object_get(rec, "before"), "complete")));
+    json_t *c = json_array_get(json_object_get(rec, "candidates"), 0);
+    assert_string_equal(json_string_value(json_object_get(c, "verdict")), "incomplete profile");
+    json_t *prof = json_object_get(c, "profile");
+    assert_false(json_is_true(json_object_get(prof, "complete")));
+    assert_true(json_is_null(json_object_get(json_object_get(prof, "dimensions"), "mastery")));
+    assert_string_equal(json_string_value(json_object_get(rec, "kept")), "original");
+    json_decref(rec);
+}
+
 static void refine_bad_input(void **state)
 {
     (void)state;
@@ -237,4 +271,5 @@ static void refine_bad_input(void **state)
 
 PCG_TESTS(refine, cmocka_unit_test(contracts_follow_the_direction), cmocka_unit_test(experience_terms_round_trip),
           cmocka_unit_test(refine_command_end_to_end), cmocka_unit_test(refine_model_author),
+          cmocka_unit_test(refine_model_judge_incomplete),
           cmocka_unit_test(refine_bad_input))
