@@ -22,7 +22,7 @@ int run_refine_open(run_state *R, run_config *c, thought_graph *g, const char *d
     if (rc) return say_to(err, errlen, "%s: %s", path, why), -1;
     snprintf(c->out, sizeof c->out, "%s", dir);
     c->resume = 1;
-    c->quiet = 1;
+    c->quiet = 0; /* training's progress lines, as a run shows them */
     c->offline = offline;
     if (llm) c->llm = *llm;
     c->llm.usage = &R->usage;
