@@ -1,10 +1,13 @@
 /* The batched environment behind the C ABI (pcg_api.h): env_t of
- * host/core/env.h with the arrays a vector env hands out, and the human
- * rewards compiled into the library (human_native.h). */
+ * host/core/env.h with the arrays a vector env hands out, the human
+ * rewards compiled into the library (human_native.h), and a reward file
+ * scored in the binary's confined worker (batch_reward.h). */
 #include "pcg_api.h"
+#include "batch_reward.h"
 #include "env.h"
 #include "human_native.h"
 #include "util.h"
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +17,8 @@ struct pcg_vec {
     int n, size, variant;
     unsigned char *final_maps; /* n*cells, env_t's final_maps */
     reward_fn reward;          /* NULL: every reward 0 */
+    batch_reward *worker;      /* a reward file's worker, or NULL */
+    float *scores;             /* n: the worker's rewards of the last step */
 };
 
 int pcg_api_version(void) { return PCG_API_VERSION; }
@@ -57,6 +62,8 @@ void pcg_vec_free(pcg_vec *v)
     if (!v) return;
     env_free(&v->e);
     free(v->final_maps);
+    batch_reward_stop(v->worker);
+    free(v->scores);
     free(v);
 }
 
@@ -88,12 +95,47 @@ int pcg_vec_reset(pcg_vec *v, int has_seed, uint64_t seed, char *err, int errlen
     return vec_alloc(v, seed, err, errlen);
 }
 
+/* env_step with the reward scored in the worker between the edit and the
+ * bookkeeping: the same step rules (env_rules.h) in two passes around one
+ * exchange with the worker.  A failed exchange still finishes the step
+ * (rewards 0), so that the batch stays whole for the caller.  The passes
+ * run on this thread alone: the worker scores on every core meanwhile,
+ * and OpenMP's idle threads here would spin on those cores after each
+ * pass (docs/python.md). */
+static int step_with_worker(pcg_vec *v, const int32_t *actions, char *err, int errlen)
+{
+    env_t *e = &v->e;
+    const env_batch *b = &e->b;
+    memcpy(b->actions, actions, sizeof(int) * (size_t)v->n);
+    for (int i = 0; i < v->n; i++) {
+        batch_edit(b, i, 0, 0, 0, 1);
+        if (b->steps[i] + 1 >= e->cfg.episode_len)
+            memcpy(v->final_maps + (size_t)i * e->cells, b->maps + (size_t)i * e->cells, (size_t)e->cells);
+    }
+    int rc = batch_reward_score(v->worker, b->prev, b->maps, v->scores, err, errlen);
+    int bad = -1;
+    for (int i = 0; rc == 0 && bad < 0 && i < v->n; i++)
+        if (batch_reward_given(b, i) && !isfinite(v->scores[i])) bad = i;
+    for (int i = 0; i < v->n; i++) batch_finish(b, i, rc ? 0.0f : v->scores[i], 1);
+    /* the log as env_step sums it */
+    double episodes = 0, ret = 0, changed = 0;
+    for (int i = 0; i < v->n; i++)
+        episodes += b->episodes[i], ret += b->episode_return[i], changed += b->changed[i];
+    e->log.episodes = episodes, e->log.episode_return = ret, e->log.changed = changed;
+    if (rc) return -1;
+    if (bad >= 0)
+        return say_to(err, errlen, "the reward returned %s for environment %d, which is not finite",
+                      isnan(v->scores[bad]) ? "NaN" : v->scores[bad] > 0 ? "inf" : "-inf", bad), -1;
+    return 0;
+}
+
 int pcg_vec_step(pcg_vec *v, const int32_t *actions, char *err, int errlen)
 {
     int na = v->e.cfg.n_actions;
     for (int i = 0; i < v->n; i++)
         if (actions[i] < 0 || actions[i] >= na)
             return say_to(err, errlen, "action %d of environment %d is outside 0..%d", (int)actions[i], i, na - 1), -1;
+    if (v->worker) return step_with_worker(v, actions, err, errlen);
     /* int32_t is int on every target the engine builds for */
     env_step(&v->e, (const int *)actions);
     if (v->e.nonfinite) {
@@ -114,8 +156,27 @@ void pcg_vec_log(pcg_vec *v, double *out, int clear)
     if (clear) env_log_clear(&v->e);
 }
 
+int pcg_vec_set_reward_file(pcg_vec *v, const char *binary, const char *src, double watchdog_s, char *err,
+                            int errlen)
+{
+    if (!binary || !src) return say_to(err, errlen, "the reward worker needs the binary and the source"), -1;
+    float *scores = malloc(sizeof(float) * (size_t)v->n);
+    if (!scores) return say_to(err, errlen, "out of memory for %d rewards", v->n), -1;
+    batch_reward *w = batch_reward_start(binary, src, v->n, v->e.cfg.h, v->e.cfg.w, 0, watchdog_s, err, errlen);
+    if (!w) return free(scores), -1;
+    batch_reward_stop(v->worker);
+    free(v->scores);
+    v->worker = w, v->scores = scores;
+    v->reward = NULL;
+    env_set_reward(&v->e, NULL, NULL);
+    return 0;
+}
+
 int pcg_vec_set_human_reward(pcg_vec *v, int scenario, char *err, int errlen)
 {
+    batch_reward_stop(v->worker);
+    free(v->scores);
+    v->worker = NULL, v->scores = NULL;
     if (scenario == 0) {
         v->reward = NULL;
     } else {
@@ -134,15 +195,23 @@ double pcg_vec_bench(pcg_vec *v, double seconds)
     long steps = 0;
     uint64_t t = 0;
     double t0 = now_seconds(), el = 0;
+    char err[8];
+    int failed = 0;
     do {
-        for (int k = 0; k < 16; k++, t++) {
-            env_random_actions(&v->e, 3, t, act);
-            env_step(&v->e, act);
+        for (int k = 0; k < 16 && !failed; k++, t++) {
+            if (!v->worker) {
+                env_random_actions(&v->e, 3, t, act);
+                env_step(&v->e, act);
+                continue;
+            }
+            /* env_random_actions' numbers, on this thread (see step_with_worker) */
+            for (int i = 0; i < v->n; i++) act[i] = batch_random_action(3, i, t, v->e.cfg.n_actions);
+            failed = step_with_worker(v, act, err, sizeof err) != 0;
         }
         steps += 16L * v->n;
         el = now_seconds() - t0;
-    } while (el < seconds);
+    } while (el < seconds && !failed);
     free(act);
     env_reset_all(&v->e);
-    return (double)steps / el;
+    return failed ? -1 : (double)steps / el;
 }

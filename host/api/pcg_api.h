@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 /* The ABI's version; a caller refuses a library with another. */
-#define PCG_API_VERSION 1
+#define PCG_API_VERSION 2
 int pcg_api_version(void);
 
 /* A batch of n environments, map side `size`, variant "dungeon" or
@@ -46,6 +46,16 @@ void pcg_vec_log(pcg_vec *v, double *out, int clear);
  * own, rewards/human/scenarioN.c, compiled into the library), or with none
  * (scenario 0: every reward 0).  0, or -1 with err. */
 int pcg_vec_set_human_reward(pcg_vec *v, int scenario, char *err, int errlen);
+/* Score every step with the reward in src (C, the reward API; checked
+ * already by `pcgrllm check-reward`), which runs only in a confined worker
+ * process of the pcgrllm binary at `binary` (reward_jit/batch_reward.h),
+ * never in this one; watchdog_s: the longest a step's rewards may take
+ * (<= 0: 10 s).  A worker that crashes, is stopped by the filter or the
+ * watchdog, or returns a non-finite reward makes pcg_vec_step fail with
+ * one line; the step is still finished (rewards 0 when the worker failed).
+ * 0, or -1 with err (the worker could not be started). */
+int pcg_vec_set_reward_file(pcg_vec *v, const char *binary, const char *src, double watchdog_s, char *err,
+                            int errlen);
 /* The C loop's own rate: steps per second of random actions on this
  * batch for about `seconds` (the batch is reset afterwards). */
 double pcg_vec_bench(pcg_vec *v, double seconds);

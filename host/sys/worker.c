@@ -136,6 +136,7 @@ static int job_file(const void *job, size_t len)
 }
 
 typedef struct {
+    const char *exe;
     char *argv[6];
     char jobfd[16], pipefd[16];
     int job;
@@ -159,9 +160,26 @@ static int exec_worker(void *arg)
 {
     exec_job *x = arg;
     put_decimal(x->pipefd, child_fd());
-    child_exec("/proc/self/exe", x->argv, x->envp, x->job, 1);
-    child_fail("cannot start the worker process (exec of /proc/self/exe failed)");
+    child_exec(x->exe, x->argv, x->envp, x->job, 1);
+    child_fail("cannot start the worker process (exec of the pcgrllm binary failed)");
     return 127;
+}
+
+/* Start exe's role with job descriptor fd (kept open across the exec)
+ * and watch it (child_run_ex). */
+static int start_worker(const char *exe, const char *role, int fd, const child_opts *o, void **blob,
+                        size_t *blob_len, char *reason, int reason_len)
+{
+    /* argv and the environment are built here: after fork only exec runs */
+    exec_job x;
+    memset(&x, 0, sizeof x);
+    x.exe = exe;
+    snprintf(x.jobfd, sizeof x.jobfd, "%d", fd);
+    x.job = fd;
+    char *argv[] = {"pcgrllm", WORKER_ARG, (char *)role, x.jobfd, x.pipefd, NULL};
+    memcpy(x.argv, argv, sizeof argv);
+    x.envp = worker_environment();
+    return child_run_ex(exec_worker, &x, o, blob, blob_len, reason, reason_len);
 }
 
 int worker_run(const char *role, const void *job, size_t job_len, const child_opts *opts, void **blob,
@@ -181,17 +199,19 @@ int worker_run(const char *role, const void *job, size_t job_len, const child_op
     memset(&o, 0, sizeof o);
     if (opts) o = *opts;
     if (roles[r].untrusted) o.untrusted = 1;
-    /* argv and the environment are built here: after fork only exec runs */
-    exec_job x;
-    memset(&x, 0, sizeof x);
-    snprintf(x.jobfd, sizeof x.jobfd, "%d", fd);
-    x.job = fd;
-    char *argv[] = {"pcgrllm", WORKER_ARG, (char *)roles[r].name, x.jobfd, x.pipefd, NULL};
-    memcpy(x.argv, argv, sizeof argv);
-    x.envp = worker_environment();
-    int rc = child_run_ex(exec_worker, &x, &o, blob, blob_len, reason, reason_len);
+    int rc = start_worker("/proc/self/exe", roles[r].name, fd, &o, blob, blob_len, reason, reason_len);
     close(fd);
     return rc;
+}
+
+int worker_run_shared(const char *exe, const char *role, int region_fd, const child_opts *opts, char *reason,
+                      int reason_len)
+{
+    child_opts o;
+    memset(&o, 0, sizeof o);
+    if (opts) o = *opts;
+    o.untrusted = 1;
+    return start_worker(exe, role, region_fd, &o, NULL, NULL, reason, reason_len);
 }
 
 /* ---- the worker's side ---- */
@@ -220,12 +240,17 @@ int worker_dispatch(int argc, char **argv)
     struct stat st;
     if (fstat(job, &st)) return 1;
     size_t len = (size_t)st.st_size;
-    const unsigned char *data = NULL;
+    /* a shared role's region is written by both sides; every other job is
+     * sealed and read-only */
+    int prot = roles[r].shared ? PROT_READ | PROT_WRITE : PROT_READ;
+    unsigned char *data = NULL;
     if (len > 0) {
-        void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, job, 0);
+        void *m = mmap(NULL, len, prot, MAP_SHARED, job, 0);
         if (m == MAP_FAILED) return 1;
         data = m;
     }
     close(job);
+    if (roles[r].shared) return roles[r].shared(data, len);
+    if (!roles[r].fn) return 1;
     return roles[r].fn(data, len);
 }

@@ -17,10 +17,14 @@
 /* A role's entry point in the worker: job is the mapped job (read-only,
  * page-aligned).  Returns the process exit status. */
 typedef int (*worker_fn)(const unsigned char *job, size_t job_len);
+/* A role started by worker_run_shared: region is the caller's shared
+ * memory file, mapped read-write in both processes. */
+typedef int (*worker_shared_fn)(unsigned char *region, size_t region_len);
 typedef struct {
     const char *name;
     worker_fn fn;
     int untrusted; /* runs reward code: its messages are checked, never echoed */
+    worker_shared_fn shared; /* set instead of fn for worker_run_shared's roles */
 } worker_role;
 
 /* The roles this binary's workers play, set once before worker_dispatch
@@ -32,6 +36,17 @@ void worker_set_roles(const worker_role *roles, int n);
  * opts->untrusted is forced on for roles that run reward code). */
 int worker_run(const char *role, const void *job, size_t job_len, const child_opts *opts, void **blob,
                size_t *blob_len, char *reason, int reason_len);
+
+/* Run role in a worker of the binary at exe (a caller that is not this
+ * binary: the Python package's library), as worker_run but untrusted
+ * always and without a result blob, its job a shared region: region_fd is
+ * a memory file (memfd, unsealed) that the caller keeps mapped and the
+ * worker maps read-write too, so that the two exchange data through it
+ * while the worker runs (a confined worker can read no descriptor).
+ * Blocks until the worker ends: a caller that talks to it meanwhile runs
+ * this on a thread of its own. */
+int worker_run_shared(const char *exe, const char *role, int region_fd, const child_opts *opts, char *reason,
+                      int reason_len);
 
 /* The environment a worker or any other subprocess that needs no secret
  * gets: the variables on a short allow-list (CUDA, OpenMP/OpenBLAS, locale,

@@ -2,7 +2,7 @@
 import ctypes
 import os
 
-API_VERSION = 1
+API_VERSION = 2
 _ERR_LEN = 1024
 
 
@@ -32,6 +32,8 @@ def _load():
             except (OSError, AttributeError) as e:
                 raise PcgError("%s is not a pcgrllm library (%s); run `make lib` or set PCGRLLM_LIB"
                                % (path, str(e).splitlines()[0])) from None
+            global _LIB_PATH
+            _LIB_PATH = os.path.abspath(path)
             break
     else:
         raise PcgError("libpcgrllm.so not found (looked at %s); run `make lib` or set PCGRLLM_LIB"
@@ -63,6 +65,7 @@ def _declare(lib):
         "pcg_vec_log": (None, [c.c_void_p, dp, c.c_int]),
         "pcg_vec_set_human_reward": (c.c_int, [c.c_void_p, c.c_int, c.c_char_p, c.c_int]),
         "pcg_vec_bench": (c.c_double, [c.c_void_p, c.c_double]),
+        "pcg_vec_set_reward_file": (c.c_int, [c.c_void_p, c.c_char_p, c.c_char_p, c.c_double, c.c_char_p, c.c_int]),
         "pcg_eval": (c.c_void_p, [c.c_char_p, c.c_int, i32p, i32p, u8p, c.POINTER(c.c_long),
                                   c.POINTER(c.c_char_p), c.c_char_p, c.c_int]),
         "pcg_free": (None, [c.c_void_p]),
@@ -79,6 +82,7 @@ def _declare(lib):
 
 
 _LIB = None
+_LIB_PATH = None
 
 
 def lib():
@@ -96,3 +100,23 @@ def errbuf():
 def raise_from(buf):
     """A PcgError carrying the engine's line in buf."""
     raise PcgError(buf.value.decode("utf-8", "replace") or "the engine reported an error")
+
+
+def binary():
+    """The pcgrllm binary, whose confined workers run reward files:
+    $PCGRLLM_BIN if set; else beside the library (or beside its build/
+    folder); else the source tree's.  PcgError when there is none."""
+    env = os.environ.get("PCGRLLM_BIN")
+    if env:
+        tried = [env]
+    else:
+        lib()
+        here = os.path.dirname(os.path.abspath(__file__))
+        libdir = os.path.dirname(_LIB_PATH)
+        tried = [os.path.join(libdir, "pcgrllm"), os.path.join(libdir, "..", "pcgrllm"),
+                 os.path.join(here, "pcgrllm"), os.path.join(here, "..", "..", "pcgrllm")]
+    for path in tried:
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return os.path.abspath(path)
+    raise PcgError("the pcgrllm binary, which runs reward files, was not found (looked at %s); run `make` or "
+                   "set PCGRLLM_BIN" % ", ".join(os.path.normpath(p) for p in tried))

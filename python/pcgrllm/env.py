@@ -1,9 +1,11 @@
 """The batched Dungeon environment as a Gymnasium-style vector env."""
 import ctypes
+import os
 
 import numpy as np
 
 from ._lib import PcgError, errbuf, lib, raise_from
+from ._reward import checked_source
 
 
 def _view(ptr, shape, dtype):
@@ -20,7 +22,9 @@ class VecDungeon:
     Observations: uint8 (n, 2h-1, 2w-1), the compact crop centred on the
     cell edited next.  Actions: int (n,) in 0..n_actions-1.  Rewards:
     float32 (n,): with reward="scenario1".."scenario4" the human reward of
-    that scenario (rewards/human/, compiled into the library), else 0.  An
+    that scenario (rewards/human/, compiled into the library); with the
+    path of a reward file, that reward, checked by `pcgrllm check-reward`
+    and run only in the binary's confined worker process; else 0.  An
     episode ends
     after episode_len steps (3*h*w), which is a truncation, never a
     termination; the environment then starts its next episode at once and
@@ -29,7 +33,7 @@ class VecDungeon:
 
     REWARDS = ("scenario1", "scenario2", "scenario3", "scenario4")
 
-    def __init__(self, n, variant="dungeon", seed=0, size=16, reward=None):
+    def __init__(self, n, variant="dungeon", seed=0, size=16, reward=None, reward_timeout=10.0):
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
             raise TypeError("n must be an int, not %s" % type(n).__name__)
         if not isinstance(variant, str):
@@ -43,15 +47,28 @@ class VecDungeon:
         self.seed = int(seed)
         self.reward = reward
         if reward is not None:
-            if reward not in self.REWARDS:
+            try:
+                self._set_reward(reward, float(reward_timeout), err)
+            except BaseException:
                 self.close()
-                raise ValueError("reward must be None or one of %s, not %r (a reward file runs only in the "
-                                 "engine's confined worker: pcgrllm train)" % (", ".join(self.REWARDS), reward))
-            if self._lib.pcg_vec_set_human_reward(self._h, self.REWARDS.index(reward) + 1, err, len(err)):
-                self.close()
-                raise_from(err)
+                raise
         self._actions = None
         self._bind()
+
+    def _set_reward(self, reward, timeout, err):
+        if reward in self.REWARDS:
+            if self._lib.pcg_vec_set_human_reward(self._h, self.REWARDS.index(reward) + 1, err, len(err)):
+                raise_from(err)
+            return
+        if not isinstance(reward, (str, os.PathLike)):
+            raise TypeError("reward must be None, one of %s or the path of a reward file, not %s"
+                            % (", ".join(self.REWARDS), type(reward).__name__))
+        if not os.path.isfile(reward):
+            raise ValueError("reward must be None, one of %s or the path of a reward file; %s is neither"
+                           % (", ".join(self.REWARDS), os.fspath(reward)))
+        src, exe = checked_source(os.fspath(reward), self.variant)
+        if self._lib.pcg_vec_set_reward_file(self._h, exe.encode(), src, timeout, err, len(err)):
+            raise_from(err)
 
     def _bind(self):
         shape = (ctypes.c_int32 * 8)()
