@@ -1,8 +1,9 @@
 """Environment steps per second from Python (VecDungeon.step in a Python
 loop) against the engine's own C loop on the same batch (VecDungeon.bench_c),
-at 64, 1024 and 4096 environments.
+at 64, 1024 and 4096 environments.  With --reward FILE both loops score
+every step with the reward file in the binary's confined worker.
 
-    make bench-python            (or: python3 python/bench.py [--seconds S] [--reward scenario1])
+    make bench-python            (or: python3 python/bench.py [--seconds S] [--reward scenario1|FILE])
 """
 import argparse
 import os
@@ -48,10 +49,16 @@ def python_rate(env, seconds):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=2.0, help="seconds per measurement (default 2)")
-    ap.add_argument("--reward", choices=pcgrllm.VecDungeon.REWARDS, help="score every step with a human reward")
+    ap.add_argument("--reward", help="score every step with a human reward (%s) or a reward file, run in the "
+                    "binary's confined worker" % ", ".join(pcgrllm.VecDungeon.REWARDS))
     args = ap.parse_args()
-    print("environment steps/s, dungeon 16x16, 31x31 compact observation each step, %s"
-          % (args.reward + " human reward" if args.reward else "no reward"))
+    if not args.reward:
+        what = "no reward"
+    elif args.reward in pcgrllm.VecDungeon.REWARDS:
+        what = args.reward + " human reward"
+    else:
+        what = "reward file %s in the confined worker" % args.reward
+    print("environment steps/s, dungeon 16x16, 31x31 compact observation each step, %s" % what)
     print("machine: %s" % machine())
     print("%8s %14s %14s %8s" % ("envs", "Python loop", "C loop", "Python/C"))
     for n in (64, 1024, 4096):
