@@ -29,6 +29,7 @@ struct batch_reward {
     double watchdog_s;
     pthread_t thread;
     int watching;          /* the thread was started */
+    pid_t owner;           /* the process that started it (a fork's copy must not drive it) */
     uint32_t request;      /* the last batch asked for */
     double started;        /* when the worker was started */
     double asked_at;       /* when the batch in flight was asked for; 0 none (atomic) */
@@ -125,7 +126,7 @@ batch_reward *batch_reward_start(const char *exe, const char *src, int n, int h,
         return say_to(err, errlen, "reward worker: the binary's path is too long"), NULL;
     batch_reward *b = calloc(1, sizeof *b);
     if (!b) return say_to(err, errlen, "out of memory"), NULL;
-    b->n = n, b->cells = h * w, b->fd = -1;
+    b->n = n, b->cells = h * w, b->fd = -1, b->owner = getpid();
     b->watchdog_s = watchdog_s > 0 ? watchdog_s : 10.0;
     snprintf(b->exe, sizeof b->exe, "%s", exe);
     if (make_region(b, src, h, w, threads, err, errlen)) return batch_reward_stop(b), NULL;
@@ -149,6 +150,8 @@ int batch_reward_score(batch_reward *b, const unsigned char *prev, const unsigne
                        int errlen)
 {
     if (__atomic_load_n(&b->dead, __ATOMIC_ACQUIRE)) return say_to(err, errlen, "%s", b->why), -1;
+    if (getpid() != b->owner)
+        return say_to(err, errlen, "reward worker: it belongs to the process that started it, not to this fork"), -1;
     size_t levels = (size_t)b->n * (size_t)b->cells;
     memcpy(b->region + b->off.prev, prev, levels);
     memcpy(b->region + b->off.curr, curr, levels);
@@ -171,7 +174,8 @@ int batch_reward_score(batch_reward *b, const unsigned char *prev, const unsigne
 void batch_reward_stop(batch_reward *b)
 {
     if (!b) return;
-    if (b->watching) {
+    /* a fork's copy leaves the worker and the watch to their owner */
+    if (b->watching && getpid() == b->owner) {
         __atomic_store_n(&b->quit, 1, __ATOMIC_RELEASE);
         store_time(&b->asked_at, 0);
         __atomic_store_n(&b->head->quit, 1, __ATOMIC_RELEASE);

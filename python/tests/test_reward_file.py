@@ -43,6 +43,12 @@ def test_reward_file_equals_the_engine_reward(n, cpu_check):
             assert np.array_equal(ia["final_maps"], ib["final_maps"])
     assert ended == 1 and ia["log"]["episodes"] == n
     assert (ra != 0).any() or ia["log"]["episode_return"] != 0
+    # a reset with a new seed keeps the worker
+    native.reset(seed=11)
+    worker.reset(seed=11)
+    for t in range(50):
+        actions = native.random_actions(3, t)
+        assert np.array_equal(native.step(actions)[1].view(np.uint32), worker.step(actions)[1].view(np.uint32))
     # the C loop through the worker runs the same steps
     assert worker.bench_c(0.05) > 0
     worker.close()
