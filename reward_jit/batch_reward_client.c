@@ -124,6 +124,8 @@ batch_reward *batch_reward_start(const char *exe, const char *src, int n, int h,
     if (strlen(src) > 65536) return say_to(err, errlen, "reward worker: the source is too long"), NULL;
     if (strlen(exe) >= sizeof ((batch_reward *)0)->exe)
         return say_to(err, errlen, "reward worker: the binary's path is too long"), NULL;
+    if (access(exe, X_OK))
+        return say_to(err, errlen, "reward worker: cannot run %.3000s: %s", exe, strerror(errno)), NULL;
     batch_reward *b = calloc(1, sizeof *b);
     if (!b) return say_to(err, errlen, "out of memory"), NULL;
     b->n = n, b->cells = h * w, b->fd = -1, b->owner = getpid();
