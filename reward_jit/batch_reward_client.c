@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "child.h"
+#include "reward_jit.h"
 #include "util.h"
 #include "worker.h"
 
@@ -121,7 +122,7 @@ static int make_region(batch_reward *b, const char *src, int h, int w, int threa
 batch_reward *batch_reward_start(const char *exe, const char *src, int n, int h, int w, int threads,
                                  double watchdog_s, char *err, int errlen)
 {
-    if (strlen(src) > 65536) return say_to(err, errlen, "reward worker: the source is too long"), NULL;
+    if (strlen(src) > REWARD_MAX_SOURCE) return say_to(err, errlen, "reward worker: the source is too long"), NULL;
     if (strlen(exe) >= sizeof ((batch_reward *)0)->exe)
         return say_to(err, errlen, "reward worker: the binary's path is too long"), NULL;
     if (access(exe, X_OK))
