@@ -5,7 +5,6 @@
 #define _GNU_SOURCE
 #include "batch_reward.h"
 #include <errno.h>
-#include <math.h>
 #include <omp.h>
 #include <pthread.h>
 #include <stdio.h>
