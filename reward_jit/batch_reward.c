@@ -1,5 +1,5 @@
 /* The worker's half of batch_reward.h: compile, confine, then score the
- * batches the caller asks for until it says quit.  Only the binary links
+ * chunks the caller hands over until it says quit.  Only the binary links
  * this file (it needs libtcc). */
 #define _GNU_SOURCE
 #include "batch_reward.h"
@@ -25,7 +25,8 @@ static int read_head(const unsigned char *region, size_t len, batch_reward_head 
     if (len < sizeof *h) return -1;
     memcpy(h, region, sizeof *h);
     if (h->magic != BATCH_REWARD_MAGIC || h->n < 1 || h->n > 10000000 || h->h < 1 || h->h > PCG_MAX_SIDE ||
-        h->w < 1 || h->w > PCG_MAX_SIDE || h->src_len > REWARD_MAX_SOURCE || h->threads < 1 || h->threads > 1024)
+        h->w < 1 || h->w > PCG_MAX_SIDE || h->src_len > REWARD_MAX_SOURCE || h->threads < 1 || h->threads > 1024 ||
+        h->chunks < 1 || h->chunks > 8)
         return -1;
     *o = batch_reward_layout(h->n, h->h * h->w, h->src_len);
     return o->total <= len ? 0 : -1;
@@ -42,7 +43,8 @@ typedef struct {
     batch_reward_offsets o;
     reward_prog *prog;
     int threads;
-    uint32_t go;   /* the batch the threads are to score */
+    int lo, hi;    /* the levels of the chunk being scored */
+    uint32_t go;   /* the chunk the threads are to score (its number) */
     uint32_t left; /* its slices not yet scored */
 } scorer;
 
@@ -51,11 +53,13 @@ typedef struct {
     int k;
 } slice_arg;
 
-/* Slice k of batch req; the last slice to end publishes the batch. */
+/* Slice k of chunk q; the last slice to end publishes the chunk. */
 static void score_slice(scorer *s, int k, uint32_t req)
 {
-    const int n = s->h.n, cells = s->h.h * s->h.w;
-    int lo = (int)((long)n * k / s->threads), hi = (int)((long)n * (k + 1) / s->threads);
+    const int cells = s->h.h * s->h.w;
+    int lo, hi;
+    batch_reward_chunk(s->hi - s->lo, s->threads, k, &lo, &hi);
+    lo += s->lo, hi += s->lo;
     float *out = (float *)(s->region + s->o.rewards);
     for (int i = lo; i < hi; i++) {
         level_t prev = {s->h.h, s->h.w, s->region + s->o.prev + (size_t)i * cells};
@@ -65,6 +69,7 @@ static void score_slice(scorer *s, int k, uint32_t req)
     if (__atomic_sub_fetch(&s->left, 1, __ATOMIC_ACQ_REL) == 0) {
         __atomic_store_n(&s->live->done, req, __ATOMIC_RELEASE);
         batch_reward_wake(&s->live->done);
+        batch_reward_wake(&s->left);
     }
 }
 
@@ -100,7 +105,8 @@ static int compile_confined(scorer *s)
     s->prog = reward_compile_cpu(src, err, sizeof err);
     free(src);
     if (!s->prog) return 3;
-    s->threads = s->h.threads < s->h.n ? s->h.threads : s->h.n;
+    int smallest = s->h.n / s->h.chunks; /* levels in the smallest chunk */
+    s->threads = s->h.threads < smallest ? s->h.threads : smallest < 1 ? 1 : smallest;
     static slice_arg args[1024];
     for (int k = 1; k < s->threads; k++) {
         pthread_t t;
@@ -128,10 +134,13 @@ int reward_worker_batch(unsigned char *region, size_t region_len)
             batch_reward_wait(&s.live->request, seen, 0);
             continue;
         }
-        seen = req;
+        /* the chunks in order; each one's slices end before the next starts */
+        uint32_t q = ++seen;
+        batch_reward_chunk(s.h.n, s.h.chunks, (int)((q - 1) % (uint32_t)s.h.chunks), &s.lo, &s.hi);
         __atomic_store_n(&s.left, (uint32_t)s.threads, __ATOMIC_RELEASE);
-        __atomic_store_n(&s.go, req, __ATOMIC_RELEASE);
+        __atomic_store_n(&s.go, q, __ATOMIC_RELEASE);
         if (s.threads > 1) batch_reward_wake(&s.go);
-        score_slice(&s, 0, req);
+        score_slice(&s, 0, q);
+        for (uint32_t d; (d = __atomic_load_n(&s.left, __ATOMIC_ACQUIRE)) != 0;) batch_reward_wait(&s.left, d, 0);
     }
 }

@@ -9,8 +9,10 @@
  * filter on every thread and only then runs the reward -- the confinement
  * of `train`'s CPU worker.  A confined process can read no descriptor, so
  * the two sides share one memory file: the caller writes the levels of a
- * batch and raises `request`; the worker scores them and raises `done`
- * (futexes on both words).  The caller trusts nothing the worker writes:
+ * chunk of the batch and raises `request`; the worker scores them and
+ * raises `done` (futexes on both words).  A batch goes in `chunks` parts
+ * so that the two overlap: the worker scores one part while the caller
+ * finishes the step of the part before.  The caller trusts nothing the worker writes:
  * it keeps its own copy of the layout, copies the rewards out and checks
  * them, and a watchdog ends a worker that does not answer. */
 #ifndef PCG_BATCH_REWARD_H
@@ -30,10 +32,10 @@
  * the rewards (n floats), at the offsets of batch_reward_layout. */
 typedef struct {
     uint32_t magic;
-    int32_t n, h, w, threads;
+    int32_t n, h, w, threads, chunks;
     uint32_t src_len;
-    uint32_t request; /* caller: the number of the batch to score */
-    uint32_t done;    /* worker: the number of the batch it scored */
+    uint32_t request; /* caller: chunks handed over so far (chunk q-1 mod chunks is the q-th) */
+    uint32_t done;    /* worker: chunks scored so far */
     uint32_t ready;   /* worker: 1 once compiled and confined */
     uint32_t quit;    /* caller: 1 to end the worker */
 } batch_reward_head;
@@ -54,6 +56,13 @@ static inline batch_reward_offsets batch_reward_layout(int n, int cells, size_t 
     o.rewards = (o.curr + levels + 63) & ~(size_t)63;
     o.total = o.rewards + sizeof(float) * (size_t)n;
     return o;
+}
+
+/* Chunk c of n levels cut into k: [*lo, *hi). */
+static inline void batch_reward_chunk(int n, int k, int c, int *lo, int *hi)
+{
+    *lo = (int)((long)n * c / k);
+    *hi = (int)((long)n * (c + 1) / k);
 }
 
 /* Futexes on a word of the shared region (not private: two processes).
@@ -79,11 +88,19 @@ typedef struct batch_reward batch_reward;
  * NULL with one line in err. */
 batch_reward *batch_reward_start(const char *exe, const char *src, int n, int h, int w, int threads,
                                  double watchdog_s, char *err, int errlen);
-/* Score n transitions prev -> curr (n*h*w tile ids each) into out[n].  0,
- * or -1 with one line in err: the worker crashed, was stopped by the
- * filter or the watchdog, or ended; every later call fails the same way. */
-int batch_reward_score(batch_reward *b, const unsigned char *prev, const unsigned char *curr, float *out, char *err,
-                       int errlen);
+/* A batch in parts: the chunks (at most 8), and chunk c's levels
+ * [*lo, *hi). */
+int batch_reward_chunks(const batch_reward *b);
+void batch_reward_range(const batch_reward *b, int c, int *lo, int *hi);
+/* Hand chunk c of a batch to the worker: the transitions prev -> curr of
+ * its levels (prev and curr hold all n*h*w tile ids); then take its
+ * rewards into out[lo..hi).  Chunks go in order 0, 1, ..., and each is
+ * taken after it was sent.  0, or -1 with one line in err: the worker
+ * crashed, was stopped by the filter or the watchdog, or ended; every
+ * later call fails the same way. */
+int batch_reward_send(batch_reward *b, int c, const unsigned char *prev, const unsigned char *curr, char *err,
+                      int errlen);
+int batch_reward_take(batch_reward *b, int c, float *out, char *err, int errlen);
 /* End the worker and free everything (NULL is fine). */
 void batch_reward_stop(batch_reward *b);
 

@@ -19,8 +19,13 @@
 /* How long the worker may take to compile and confine itself. */
 #define START_LIMIT_S 60.0
 
+/* Levels per chunk, about, and the most chunks: enough to overlap the
+ * two sides, few enough that each hand-off is a small share of a step. */
+#define CHUNK_LEVELS 256
+#define MAX_CHUNKS 4
+
 struct batch_reward {
-    int n, cells;
+    int n, cells, chunks;
     batch_reward_offsets off;
     int fd;
     unsigned char *region;
@@ -30,7 +35,8 @@ struct batch_reward {
     pthread_t thread;
     int watching;          /* the thread was started */
     pid_t owner;           /* the process that started it (a fork's copy must not drive it) */
-    uint32_t request;      /* the last batch asked for */
+    uint32_t request;      /* chunks handed over so far */
+    uint32_t base;         /* request before the batch's first chunk */
     double started;        /* when the worker was started */
     double asked_at;       /* when the batch in flight was asked for; 0 none (atomic) */
     int quit;              /* stop was asked for (atomic) */
@@ -112,7 +118,7 @@ static int make_region(batch_reward *b, const char *src, int h, int w, int threa
     b->region = m;
     b->head = m;
     batch_reward_head head = {BATCH_REWARD_MAGIC, b->n, h, w, threads > 0 ? threads : omp_get_max_threads(),
-                              (uint32_t)src_len, 0, 0, 0, 0};
+                              b->chunks, (uint32_t)src_len, 0, 0, 0, 0};
     memcpy(b->region, &head, sizeof head);
     memcpy(b->region + b->off.src, src, src_len + 1);
     return 0;
@@ -129,6 +135,7 @@ batch_reward *batch_reward_start(const char *exe, const char *src, int n, int h,
     batch_reward *b = calloc(1, sizeof *b);
     if (!b) return say_to(err, errlen, "out of memory"), NULL;
     b->n = n, b->cells = h * w, b->fd = -1, b->owner = getpid();
+    b->chunks = n / CHUNK_LEVELS < 1 ? 1 : n / CHUNK_LEVELS > MAX_CHUNKS ? MAX_CHUNKS : n / CHUNK_LEVELS;
     b->watchdog_s = watchdog_s > 0 ? watchdog_s : 10.0;
     snprintf(b->exe, sizeof b->exe, "%s", exe);
     if (make_region(b, src, h, w, threads, err, errlen)) return batch_reward_stop(b), NULL;
@@ -148,28 +155,51 @@ batch_reward *batch_reward_start(const char *exe, const char *src, int n, int h,
     return b;
 }
 
-int batch_reward_score(batch_reward *b, const unsigned char *prev, const unsigned char *curr, float *out, char *err,
-                       int errlen)
+int batch_reward_chunks(const batch_reward *b) { return b->chunks; }
+
+void batch_reward_range(const batch_reward *b, int c, int *lo, int *hi) { batch_reward_chunk(b->n, b->chunks, c, lo, hi); }
+
+/* 0 while the worker can be asked, else -1 with the line why not. */
+static int usable(const batch_reward *b, char *err, int errlen)
 {
     if (__atomic_load_n(&b->dead, __ATOMIC_ACQUIRE)) return say_to(err, errlen, "%s", b->why), -1;
     if (getpid() != b->owner)
         return say_to(err, errlen, "reward worker: it belongs to the process that started it, not to this fork"), -1;
-    size_t levels = (size_t)b->n * (size_t)b->cells;
-    memcpy(b->region + b->off.prev, prev, levels);
-    memcpy(b->region + b->off.curr, curr, levels);
-    uint32_t req = ++b->request;
-    store_time(&b->asked_at, now_seconds());
-    __atomic_store_n(&b->head->request, req, __ATOMIC_RELEASE);
+    return 0;
+}
+
+int batch_reward_send(batch_reward *b, int c, const unsigned char *prev, const unsigned char *curr, char *err,
+                      int errlen)
+{
+    if (usable(b, err, errlen)) return -1;
+    int lo, hi;
+    batch_reward_range(b, c, &lo, &hi);
+    size_t at = (size_t)lo * (size_t)b->cells, len = (size_t)(hi - lo) * (size_t)b->cells;
+    memcpy(b->region + b->off.prev + at, prev + at, len);
+    memcpy(b->region + b->off.curr + at, curr + at, len);
+    if (c == 0) {
+        b->base = b->request;
+        store_time(&b->asked_at, now_seconds());
+    }
+    __atomic_store_n(&b->head->request, ++b->request, __ATOMIC_RELEASE);
     batch_reward_wake(&b->head->request);
+    return 0;
+}
+
+int batch_reward_take(batch_reward *b, int c, float *out, char *err, int errlen)
+{
+    uint32_t want = b->base + (uint32_t)c + 1;
     for (;;) {
+        if (usable(b, err, errlen)) return -1;
         uint32_t done = __atomic_load_n(&b->head->done, __ATOMIC_ACQUIRE);
-        if (done == req) break;
-        if (__atomic_load_n(&b->dead, __ATOMIC_ACQUIRE)) return say_to(err, errlen, "%s", b->why), -1;
+        if ((int32_t)(done - want) >= 0) break;
         batch_reward_wait(&b->head->done, done, 0.05);
     }
-    store_time(&b->asked_at, 0);
+    if (c == b->chunks - 1) store_time(&b->asked_at, 0);
+    int lo, hi;
+    batch_reward_range(b, c, &lo, &hi);
     /* copied out: the worker cannot change them afterwards */
-    memcpy(out, b->region + b->off.rewards, sizeof(float) * (size_t)b->n);
+    memcpy(out + lo, b->region + b->off.rewards + sizeof(float) * (size_t)lo, sizeof(float) * (size_t)(hi - lo));
     return 0;
 }
 

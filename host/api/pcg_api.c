@@ -96,27 +96,38 @@ int pcg_vec_reset(pcg_vec *v, int has_seed, uint64_t seed, char *err, int errlen
 }
 
 /* env_step with the reward scored in the worker between the edit and the
- * bookkeeping: the same step rules (env_rules.h) in two passes around one
- * exchange with the worker.  A failed exchange still finishes the step
- * (rewards 0), so that the batch stays whole for the caller.  The passes
- * run on this thread alone: the worker scores on every core meanwhile,
- * and OpenMP's idle threads here would spin on those cores after each
- * pass (docs/python.md). */
+ * bookkeeping: the same step rules (env_rules.h), the batch in the
+ * worker's chunks so that the two sides overlap -- every chunk edited and
+ * handed over, then each one's rewards taken and its step finished while
+ * the worker scores the next.  These passes run on this thread alone: the
+ * worker scores on every core meanwhile, and OpenMP's idle threads here
+ * would spin on those cores after each pass (docs/python.md).  A failed
+ * exchange still finishes the step (rewards 0), so that the batch stays
+ * whole for the caller. */
 static int step_with_worker(pcg_vec *v, const int32_t *actions, char *err, int errlen)
 {
     env_t *e = &v->e;
     const env_batch *b = &e->b;
+    int chunks = batch_reward_chunks(v->worker), rc = 0, bad = -1, lo, hi;
     memcpy(b->actions, actions, sizeof(int) * (size_t)v->n);
-    for (int i = 0; i < v->n; i++) {
-        batch_edit(b, i, 0, 0, 0, 1);
-        if (b->steps[i] + 1 >= e->cfg.episode_len)
-            memcpy(v->final_maps + (size_t)i * e->cells, b->maps + (size_t)i * e->cells, (size_t)e->cells);
+    for (int c = 0; c < chunks; c++) {
+        batch_reward_range(v->worker, c, &lo, &hi);
+        for (int i = lo; i < hi; i++) {
+            batch_edit(b, i, 0, 0, 0, 1);
+            if (b->steps[i] + 1 >= e->cfg.episode_len)
+                memcpy(v->final_maps + (size_t)i * e->cells, b->maps + (size_t)i * e->cells, (size_t)e->cells);
+        }
+        if (rc == 0) rc = batch_reward_send(v->worker, c, b->prev, b->maps, err, errlen);
     }
-    int rc = batch_reward_score(v->worker, b->prev, b->maps, v->scores, err, errlen);
-    int bad = -1;
-    for (int i = 0; rc == 0 && bad < 0 && i < v->n; i++)
-        if (batch_reward_given(b, i) && !isfinite(v->scores[i])) bad = i;
-    for (int i = 0; i < v->n; i++) batch_finish(b, i, rc ? 0.0f : v->scores[i], 1);
+    for (int c = 0; c < chunks; c++) {
+        batch_reward_range(v->worker, c, &lo, &hi);
+        if (rc == 0) rc = batch_reward_take(v->worker, c, v->scores, err, errlen);
+        for (int i = lo; i < hi; i++) {
+            float r = rc ? 0.0f : v->scores[i];
+            if (bad < 0 && batch_reward_given(b, i) && !isfinite(r)) bad = i;
+            batch_finish(b, i, r, 1);
+        }
+    }
     /* the log as env_step sums it */
     double episodes = 0, ret = 0, changed = 0;
     for (int i = 0; i < v->n; i++)
