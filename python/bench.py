@@ -3,7 +3,7 @@ loop) against the engine's own C loop on the same batch (VecDungeon.bench_c),
 at 64, 1024 and 4096 environments.  With --reward FILE both loops score
 every step with the reward file in the binary's confined worker.
 
-    make bench-python            (or: python3 python/bench.py [--seconds S] [--reward scenario1|FILE])
+    make bench-python            (or: python3 python/bench.py [--seconds S] [--rounds R] [--reward scenario1|FILE])
 """
 import argparse
 import os
@@ -49,6 +49,9 @@ def python_rate(env, seconds):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=2.0, help="seconds per measurement (default 2)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="measure the C and the Python loop in turn this many times and print the medians "
+                    "(default 1; on a shared machine more rounds see the same load)")
     ap.add_argument("--reward", help="score every step with a human reward (%s) or a reward file, run in the "
                     "binary's confined worker" % ", ".join(pcgrllm.VecDungeon.REWARDS))
     args = ap.parse_args()
@@ -64,8 +67,11 @@ def main():
     for n in (64, 1024, 4096):
         env = pcgrllm.VecDungeon(n, seed=1, reward=args.reward)
         env.bench_c(0.2)  # warm-up
-        c = env.bench_c(args.seconds)
-        p = python_rate(env, args.seconds)
+        cs, ps = [], []
+        for _ in range(max(1, args.rounds)):
+            cs.append(env.bench_c(args.seconds))
+            ps.append(python_rate(env, args.seconds))
+        c, p = float(np.median(cs)), float(np.median(ps))
         print("%8d %14.0f %14.0f %7.2fx" % (n, p, c, p / c))
         env.close()
 
