@@ -5,6 +5,7 @@
 #include "util.h"
 #include <dirent.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,9 +21,16 @@ static int plain_name(const char *s)
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
+/* A record's number when it is one a refinement writes (scores 1..5,
+ * ratings 1..10, fitness 0..1): anything far outside is shown as "-". */
+static int plausible(json_t *v)
+{
+    return json_is_number(v) && fabs(json_number_value(v)) <= 1e3;
+}
+
 static void number_cell(FILE *f, json_t *v, const char *fmt)
 {
-    if (json_is_number(v)) fprintf(f, fmt, json_number_value(v));
+    if (plausible(v)) fprintf(f, fmt, json_number_value(v));
     else fputs("<td>-</td>", f);
 }
 
@@ -53,14 +61,16 @@ static void candidates_list(FILE *f, json_t *rec)
     json_t *c;
     fputs("<ul>\n", f);
     json_array_foreach(json_object_get(rec, "candidates"), i, c) {
-        fprintf(f, "<li>%s ", json_string_value(json_object_get(c, "round")) ?: "?");
+        fputs("<li>", f);
+        report_html_escape(f, json_string_value(json_object_get(c, "round")) ?: "?");
+        fputc(' ', f);
         report_html_escape(f, json_string_value(json_object_get(c, "direction")));
         fputc(' ', f);
         report_html_escape(f, json_string_value(json_object_get(c, "dimension")));
         fputs(": ", f);
         report_html_escape(f, json_string_value(json_object_get(c, "verdict")));
         json_t *fit = json_object_get(c, "fitness");
-        if (json_is_number(fit)) fprintf(f, " (fitness %.3f)", json_number_value(fit));
+        if (plausible(fit)) fprintf(f, " (fitness %.3f)", json_number_value(fit));
         fputs("</li>\n", f);
     }
     fputs("</ul>\n", f);
@@ -95,7 +105,8 @@ void report_write_refinements(FILE *f, const char *dir)
 {
     char path[1200];
     snprintf(path, sizeof path, "%s/prefer", dir);
-    DIR *d = opendir(path);
+    char err[1400];
+    DIR *d = open_dir(path, err, sizeof err); /* beneath the run's guard: no link followed */
     if (!d) return;
     char *names[MAX_PERSONAS];
     int n = 0;
