@@ -5,6 +5,7 @@
  * end to end on a small run, recording every candidate, and refuses bad
  * input with one line. */
 #include "harness.h"
+#include "refine_fixture.h"
 #include "author_experience.h"
 #include "contracts.h"
 #include "dungeon.h"
@@ -107,6 +108,16 @@ static void make_run_and_observations(const char *dir, const char *bin)
                          "offline --persona $p T/*/*.jsonl; done > obs.jsonl",
                          dir, dir, dir, bin, bin, bin, bin);
     if (rc) fail_msg("setup failed (%d): %s", rc, out);
+}
+
+const char *refine_fixture(void)
+{
+    static char dir[512];
+    char bin[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/refine", pcg_test_tmpdir());
+    assert_non_null(realpath(pcg_test_binary(), bin));
+    if (!pcg_test_exists(dir)) make_run_and_observations(dir, bin);
+    return dir;
 }
 
 static void refine_command_end_to_end(void **state)

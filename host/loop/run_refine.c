@@ -3,8 +3,25 @@
 #include "loop_internal.h"
 #include "dirguard.h"
 #include "util.h"
+#include "target.h"
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* A story run's target.json: present and readable.  0, or -1 with one line. */
+static int stored_target(const char *dir, char *err, int errlen)
+{
+    char path[1200], why[1024];
+    long len;
+    target_t t;
+    snprintf(path, sizeof path, "%s/target.json", dir);
+    char *text = read_file(path, 1L << 16, &len, why, sizeof why);
+    int rc = text ? (target_from_json(text, &t, why, sizeof why) == STORY_OK ? 0 : -1) : -1;
+    free(text);
+    if (rc && text) say_to(err, errlen, "%s: the story's target: %s", path, why);
+    else if (rc) say_to(err, errlen, "the story's target: %s", why);
+    return rc;
+}
 
 int run_refine_open(run_state *R, run_config *c, thought_graph *g, const char *dir, const llm_config *llm,
                     int offline, FILE *log, char *err, int errlen)
@@ -30,6 +47,8 @@ int run_refine_open(run_state *R, run_config *c, thought_graph *g, const char *d
     R->c = c;
     R->log = log;
     R->t_start = now_seconds();
+    /* a story's target was extracted when the run began: read, never extracted again */
+    if (c->scenario < 1 && stored_target(dir, err, errlen)) return -1;
     if (setup_target(R)) return say_to(err, errlen, "%s: the run's target cannot be read", dir), -1;
     snprintf(path, sizeof path, "%s/graph.json", dir);
     if (graph_load(path, g, why, sizeof why)) return say_to(err, errlen, "%s", why), -1;

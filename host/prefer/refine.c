@@ -53,17 +53,52 @@ static void select_targets(refine_ctx *x)
             x->targets[x->n_targets++] = all[i];
 }
 
+/* The node's reward, as the sandbox takes it (REWARD_MAX_SOURCE at most). */
+static int read_reward(refine_ctx *x, char *err, int errlen)
+{
+    char path[1400], why[1200];
+    long len;
+    snprintf(path, sizeof path, "%s/nodes/%03d/reward.c", x->o->run, x->node);
+    if (!(x->code = read_file(path, REWARD_MAX_SOURCE, &len, why, sizeof why)))
+        return say_to(err, errlen, "node %d's reward: %s", x->node, why), -1;
+    if ((size_t)len != strlen(x->code)) return say_to(err, errlen, "%s holds a NUL byte: not C source", path), -1;
+    return 0;
+}
+
+/* RUN/prefer/PERSONA for this refinement: a finished one there (its
+ * refine.json) is refused unless --restart, which moves whatever is there
+ * aside (aside says where) rather than mixing it with the new one. */
+static int persona_dir(refine_ctx *x, char *aside, int alen, char *err, int errlen)
+{
+    char path[1400];
+    snprintf(x->dir, sizeof x->dir, "%s/prefer/%s", x->o->run, x->o->persona);
+    snprintf(path, sizeof path, "%s/refine.json", x->dir);
+    aside[0] = 0;
+    if (!x->o->restart && path_present(path))
+        return say_to(err, errlen,
+                      "%s holds a finished refinement (refine.json); --restart keeps it beside as %s.N and starts "
+                      "over",
+                      x->dir, x->dir),
+               -1;
+    if (x->o->restart && refine_set_aside(x->dir, aside, alen, err, errlen) < 0) return -1;
+    if (make_dirs_msg(x->dir, err, errlen)) return -1;
+    snprintf(path, sizeof path, "%s/refine.log", x->dir);
+    if (!(x->log = open_append(path, err, errlen))) return -1;
+    x->R.log = x->log;
+    return 0;
+}
+
 /* The run, its node, the persona and its model, the node's profile. */
 static int setup(refine_ctx *x, char *err, int errlen)
 {
     const refine_opts *o = x->o;
-    char path[1400], why[1200];
+    char path[1400], why[1200], aside[1300];
     if (run_refine_open(&x->R, &x->c, &x->g, o->run, &o->llm, !o->author_model, NULL, err, errlen)) return -1;
     x->node = o->node >= 0 ? o->node : graph_best(&x->g);
-    if (x->node < 0 || x->node >= x->g.n || x->g.nodes[x->node].status != NODE_OK)
+    if (x->node < 0) return say_to(err, errlen, "%s has no finished node to refine", o->run), -1;
+    if (x->node >= x->g.n || x->g.nodes[x->node].status != NODE_OK)
         return say_to(err, errlen, "%s has no finished node %d", o->run, x->node), -1;
-    snprintf(path, sizeof path, "%s/nodes/%03d/reward.c", o->run, x->node);
-    if (!(x->code = run_read_text(path))) return say_to(err, errlen, "cannot read %s", path), -1;
+    if (read_reward(x, err, errlen)) return -1;
     snprintf(path, sizeof path, "%s/nodes/%03d/levels", o->run, x->node);
     if (!(x->levels = malloc(sizeof *x->levels))) return say_to(err, errlen, "out of memory"), -1;
     if (run_load_levels(path, x->c.n_levels, x->levels, why, sizeof why))
@@ -75,14 +110,12 @@ static int setup(refine_ctx *x, char *err, int errlen)
     x->persona = persona_index(o->persona);
     if (!o->judge_model && x->persona < 0)
         return say_to(err, errlen, "the offline judge rates only its five personas, not '%s'", o->persona), -1;
-    if (fit_model(x, err, errlen)) return -1;
-    snprintf(x->dir, sizeof x->dir, "%s/prefer/%s", o->run, o->persona);
-    if (make_dirs_msg(x->dir, err, errlen)) return -1;
-    snprintf(path, sizeof path, "%s/refine.log", x->dir);
-    x->log = open_append(path, why, sizeof why);
-    x->R.log = x->log;
+    if (fit_model(x, err, errlen) || persona_dir(x, aside, sizeof aside, err, errlen)) return -1;
+    if (aside[0]) say(x, "the earlier refinement for %s is kept in %s", o->persona, aside);
     snprintf(path, sizeof path, "%s/original", x->dir);
-    if (refine_profile_levels(o, x->persona, x->persona_text, x->levels, path, &x->before, err, errlen)) return -1;
+    int rc = refine_profile_levels(o, x->persona, x->persona_text, x->levels, path, &x->before, why, sizeof why);
+    if (rc == REFINE_SERVER_FAILED) x->server_failed = 1;
+    if (rc) return say_to(err, errlen, "node %d's plays: %s", x->node, why), -1;
     select_targets(x);
     return 0;
 }
@@ -122,15 +155,12 @@ static const refine_candidate *same_reward(const refine_ctx *x, const refine_can
 static void run_candidate(refine_ctx *x, refine_candidate *k, const char *parent_code, const char *evidence)
 {
     char err[1500], path[1400];
-    if (make_dirs_msg(k->dir, err, sizeof err)) {
-        k->verdict = CAND_FAILED;
-        say_to(k->why, sizeof k->why, "%s", err);
-        return;
-    }
-    k->code = refine_revise(x, parent_code, &k->t, k->round, evidence, k->dir, k->note, sizeof k->note);
+    k->code = refine_revise(x, k, parent_code, evidence);
     say(x, "  %s %s: %s", k->t.direction > 0 ? "raise" : "lower", dim_id(k->t.dim), k->note);
+    if (k->aside[0]) say(x, "    an earlier attempt with another revision is kept in %s", k->aside);
+    if (k->reused) say(x, "    what an earlier attempt made of this same revision is reused");
     if (!k->code) {
-        k->verdict = CAND_NO_REVISION;
+        if (!k->verdict) k->verdict = CAND_NO_REVISION;
         return;
     }
     snprintf(path, sizeof path, "%s/reward.c", k->dir);
@@ -149,10 +179,11 @@ static void run_candidate(refine_ctx *x, refine_candidate *k, const char *parent
         return;
     }
     level_set *ls = malloc(sizeof *ls);
-    int rc = !ls || run_refine_candidate(&x->R, x->node, k->dir, ls, &k->fitness, err, sizeof err) ||
-             refine_profile_levels(x->o, x->persona, x->persona_text, ls, k->dir, &k->prof, err, sizeof err);
+    int rc = !ls ? -1 : run_refine_candidate(&x->R, x->node, k->dir, ls, &k->fitness, err, sizeof err) ? -1
+                      : refine_profile_levels(x->o, x->persona, x->persona_text, ls, k->dir, &k->prof, err, sizeof err);
     free(ls);
     if (rc) {
+        if (rc == REFINE_SERVER_FAILED) x->server_failed = 1;
         k->verdict = CAND_FAILED;
         say_to(k->why, sizeof k->why, "%s", ls ? err : "out of memory");
         return;
@@ -181,13 +212,15 @@ static void feedback_round(refine_ctx *x)
             best = i;
     if (best < 0) return say(x, "no trained candidate to give feedback on");
     const refine_candidate *b = &x->cand[best];
+    /* the revision itself is the prompt's reward, whole: repeated here it
+     * would be cut to the evidence's length */
     char evidence[900];
     snprintf(evidence, sizeof evidence,
-             "The previous revision (below is the reward it revised) was trained and played: %s went from %.2f to "
-             "%.2f (it must move by at least %.2f the intended way), the persona's predicted preference changed "
-             "by %+.3f, and the story's fitness went from %.3f to %.3f. It was not kept: %s. Its reward:\n%s",
+             "The previous revision (the reward below) was trained and played: %s went from %.2f to %.2f (it must "
+             "move by at least %.2f the intended way), the persona's predicted preference changed by %+.3f, and "
+             "the story's fitness went from %.3f to %.3f. It was not kept: %s.",
              dim_id(b->t.dim), x->before.x[b->t.dim], b->prof.x[b->t.dim], REFINE_EPSILON, b->gain, x->fitness,
-             b->fitness, refine_candidate_verdict(b->verdict), b->code);
+             b->fitness, refine_candidate_verdict(b->verdict));
     refine_candidate *k = &x->cand[x->n_cand++];
     memset(k, 0, sizeof *k);
     k->t = b->t;
@@ -218,9 +251,10 @@ int refine_run(const refine_opts *o)
     x->accepted = -1;
     if (setup(x, err, sizeof err)) {
         die_msg("prefer refine: %s", err);
+        int rc = x->server_failed ? 4 : 1;
         refine_free(x);
         free(x);
-        return 1;
+        return rc;
     }
     say(x, "refining node %d of %s for %s (fitness %.3f, %d plays, mean rating %.2f); %d target%s", x->node, o->run,
         o->persona, x->fitness, x->before.plays, x->before.rating, x->n_targets, x->n_targets == 1 ? "" : "s");

@@ -26,6 +26,7 @@ typedef struct {
     unsigned seed;          /* the explorer's and the offline judge's */
     double lambda;
     int feedback;           /* a feedback round when nothing is accepted */
+    int restart;            /* an earlier refinement for the persona is moved aside, not refused */
 } refine_opts;
 
 /* A generator's experience under the persona: the mean of its plays'
@@ -38,7 +39,9 @@ typedef struct {
 
 /* Play every level of ls with the explorer into dir/plays/ and judge the
  * plays under persona (index p of the offline judge, text for a model
- * judge).  0, or -1 with one line. */
+ * judge).  0, or -1 with one line (REFINE_SERVER_FAILED when it was the
+ * model judge's server). */
+#define REFINE_SERVER_FAILED (-2)
 int refine_profile_levels(const refine_opts *o, int p, const char *persona_text, const level_set *ls,
                           const char *dir, refine_profile *out, char *err, int errlen);
 

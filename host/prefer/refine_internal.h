@@ -17,6 +17,8 @@ typedef struct {
     refine_target t;
     int round;              /* 0 directed, 1 the feedback round */
     char dir[1300], note[400], why[700];
+    char aside[1320];       /* where an earlier attempt with another revision was moved, or "" */
+    int reused;             /* an earlier attempt's work on this same revision is reused */
     int verdict;
     int contract_ran;
     contract_result contract;
@@ -46,14 +48,21 @@ typedef struct {
     FILE *log;
 } refine_ctx;
 
-/* refine_author.c: the revised reward for t (round 1: the feedback round,
+/* refine_author.c: k's revision of code (k->round 1: the feedback round,
  * evidence what the rejected candidate showed), malloc'd, or NULL with
- * note saying why. */
-char *refine_revise(refine_ctx *x, const char *code, const refine_target *t, int round, const char *evidence,
-                    const char *cdir, char *note, int len);
+ * k->note saying why (k->verdict CAND_FAILED when k->dir could not be
+ * made).  k->dir is reused only when an earlier attempt in it revised to
+ * the same reward (the offline author) or from the same request (a model);
+ * otherwise an earlier attempt there is moved aside (k->aside), so that a
+ * new reward never inherits another's training. */
+char *refine_revise(refine_ctx *x, refine_candidate *k, const char *code, const char *evidence);
 
 /* refine_record.c: the record refine.json and the summary on stdout. */
 int refine_write_record(const refine_ctx *x, char *err, int errlen);
+/* An earlier attempt in dir, moved to dir.N (the first N free; to says
+ * which), so that nothing it made is lost.  0: dir is missing or empty,
+ * nothing moved; 1: moved; -1 with one line in err. */
+int refine_set_aside(const char *dir, char *to, int tolen, char *err, int errlen);
 void refine_print(const refine_ctx *x);
 const char *refine_candidate_verdict(int verdict);
 

@@ -14,7 +14,7 @@
 static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
 
 /* One play judged: its twelve scores (NaN where missing) and rating (NaN
- * when none).  0, or -1 with one line (the server failed). */
+ * when none).  0, or -1 with one line (REFINE_SERVER_FAILED: the server). */
 static int judge_play(const refine_opts *o, int p, const char *persona_text, const json_t *defs, const char *path,
                       const play_features *f, double *x, double *rating, int *complete, char *err, int errlen)
 {
@@ -34,7 +34,7 @@ static int judge_play(const refine_opts *o, int p, const char *persona_text, con
     judge_result jr;
     int rc = judge_model_assess(&o->llm, defs, persona_text, play, o->repeats, &jr, err, errlen);
     free(play);
-    if (rc) return -1;
+    if (rc) return REFINE_SERVER_FAILED;
     for (int j = 0; j < PREFER_N_DIMS; j++) x[j] = jr.answers[j] ? jr.score[j] : NAN;
     *rating = jr.n_ratings ? jr.rating : NAN;
     *complete = jr.complete;
@@ -83,8 +83,8 @@ int refine_profile_levels(const refine_opts *o, int p, const char *persona_text,
         play_features f;
         double x[PREFER_N_DIMS], rating;
         int complete;
-        rc = play_one(o, ls, i, dir, path, sizeof path, &f, err, errlen) ||
-             judge_play(o, p, persona_text, defs, path, &f, x, &rating, &complete, err, errlen);
+        rc = play_one(o, ls, i, dir, path, sizeof path, &f, err, errlen) ? -1
+             : judge_play(o, p, persona_text, defs, path, &f, x, &rating, &complete, err, errlen);
         if (rc) break;
         for (int j = 0; j < PREFER_N_DIMS; j++)
             if (!isnan(x[j])) sum[j] += x[j], count[j]++;
@@ -95,5 +95,5 @@ int refine_profile_levels(const refine_opts *o, int p, const char *persona_text,
     json_decref(defs);
     for (int j = 0; j < PREFER_N_DIMS; j++) out->x[j] = count[j] ? sum[j] / count[j] : NAN;
     out->rating = rcount ? rsum / rcount : NAN;
-    return rc ? -1 : 0;
+    return rc;
 }

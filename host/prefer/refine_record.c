@@ -1,6 +1,7 @@
 /* Refinement's record and summary (refine_internal.h). */
 #include "refine_internal.h"
 #include "util.h"
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +15,32 @@ const char *refine_candidate_verdict(int verdict)
     case CAND_FAILED: return "failed";
     default: return refine_verdict_name(verdict);
     }
+}
+
+/* 1 when dir holds anything (a missing or unreadable one: 0). */
+static int holds_anything(const char *dir)
+{
+    char err[300];
+    DIR *d = open_dir(dir, err, sizeof err);
+    if (!d) return path_present(dir); /* a file or a refused link in its place is something */
+    struct dirent *e;
+    int any = 0;
+    while (!any && (e = readdir(d)))
+        any = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(d);
+    return any;
+}
+
+int refine_set_aside(const char *dir, char *to, int tolen, char *err, int errlen)
+{
+    if (!holds_anything(dir)) return 0;
+    for (int n = 1; n <= 999; n++) {
+        snprintf(to, (size_t)tolen, "%s.%d", dir, n);
+        if (path_present(to)) continue;
+        return path_rename(dir, to, err, errlen) ? -1 : 1;
+    }
+    say_to(err, errlen, "%s: 999 earlier attempts are kept beside it already; remove some", dir);
+    return -1;
 }
 
 static json_t *num(double v) { return isnan(v) ? json_null() : json_real(v); }
@@ -35,6 +62,7 @@ static json_t *candidate_json(const refine_ctx *x, const refine_candidate *k)
     const char *dir = k->dir + strlen(x->o->run) + 1; /* relative to the run */
     json_object_set_new(c, "dir", json_string(dir));
     if (k->why[0]) json_object_set_new(c, "why", json_string(k->why));
+    if (k->aside[0]) json_object_set_new(c, "earlier_attempt", json_string(k->aside + strlen(x->o->run) + 1));
     if (k->contract_ran) {
         json_t *sh = json_array();
         for (int i = 0; i < k->contract.pairs; i++) json_array_append_new(sh, json_real(k->contract.shift[i]));
