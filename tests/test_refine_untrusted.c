@@ -1,6 +1,6 @@
 /* `prefer refine` on what it cannot trust: a run directory someone else
  * made (damaged, huge, FIFOs, links out of it, a story without its
- * target), a model author's hostile replies and a failing server, a model
+ * target, months of training asked for), a model author's hostile replies and a failing server, a model
  * judge whose server fails, a rerun over an earlier refinement (a new
  * reward never inherits another's training, and nothing finished is
  * lost), and hostile records in the report. */
@@ -53,11 +53,13 @@ static void refine_untrusted_run_directory(void **state)
         {"sed -i 's/\"scenario\": 1/\"scenario\": 0/' u/config.json && rm -f u/target.json", "target.json"},
         {"sed -i 's/\"scenario\": 1/\"scenario\": 0/' u/config.json && echo '{\"kind\": 7}' > u/target.json",
          "target"},
+        /* a run asking for months of training per candidate: asked first, refused without a terminal */
+        {"sed -i 's/\"steps\": 8192/\"steps\": 100000000000/' u/config.json", "--yes"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         fresh_copy(dir, "u");
         int rc = pcg_test_sh(out, sizeof out, "cd %s && rm -rf outside && mkdir outside && %s && %s prefer refine "
-                             "--persona thrill_seeker u obs.jsonl 2>&1", dir, cases[k].damage, bin);
+                             "--persona thrill_seeker u obs.jsonl 2>&1 </dev/null", dir, cases[k].damage, bin);
         if (rc != 1 || !strstr(out, cases[k].says) || pcg_test_count_lines(out) != 1)
             fail_msg("%s: exit %d: %s", cases[k].damage, rc, out);
         rc = pcg_test_sh(out, sizeof out, "cd %s && ls -A outside | wc -l", dir);

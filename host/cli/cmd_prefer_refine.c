@@ -15,7 +15,7 @@ static void refine_usage(FILE *f)
     fprintf(f,
             "usage: pcgrllm prefer refine --persona P [--node N] [--llm offline|openai] [--judge offline|openai]\n"
             "                             [--targets K] [--repeats R] [--seed S] [--lambda L] [--no-feedback]\n"
-            "                             [--restart]\n"
+            "                             [--restart] [--yes]\n"
             "                             [llm flags] RUN ASSESSMENTS.jsonl...\n"
             "  Refines node N of RUN (default: its best) for persona P: the node's levels are played\n"
             "  (explorer) and judged under P; P's ridge model, fitted on the assessments, picks up\n"
@@ -26,7 +26,9 @@ static void refine_usage(FILE *f)
             "  fall; otherwise one feedback round on the best rejected candidate.  Records in\n"
             "  RUN/prefer/P/ (refine.json); an interrupted refinement resumes, reusing a candidate's\n"
             "  training only for the same revision; --restart moves an earlier one aside to\n"
-            "  RUN/prefer/P.N and starts over (a finished one is refused without it).\n"
+            "  RUN/prefer/P.N and starts over (a finished one is refused without it).  Each\n"
+            "  candidate trains as the run trained (its config.json); --yes goes on when that is\n"
+            "  projected at over 3 hours on the CPU.\n"
             "  --llm offline    the rule-based offline author's experience terms (default)\n"
             "  --llm openai     a language model author (llm flags); --judge openai a model judge\n"
             "%s\n",
@@ -43,6 +45,7 @@ static const struct option *refine_options(void)
         {"targets", required_argument, 0, 't'}, {"repeats", required_argument, 0, 'r'},
         {"seed", required_argument, 0, 's'},    {"lambda", required_argument, 0, 'l'},
         {"no-feedback", no_argument, 0, 'F'},   {"restart", no_argument, 0, 'R'},
+        {"yes", no_argument, 0, 'y'},
         {"help", no_argument, 0, 'h'}};
     llm_options_table(own, sizeof own / sizeof own[0], 'L', refine_table, sizeof refine_table / sizeof refine_table[0]);
     return refine_table;
@@ -86,6 +89,7 @@ static int refine_flag(refine_opts *o, int c, const char *name)
         return -1;
     case 'F': o->feedback = 0; return -1;
     case 'R': o->restart = 1; return -1;
+    case 'y': o->yes = 1; return -1;
     case 'L':
         snprintf(flag, sizeof flag, "--%s", name);
         if (llm_config_flag(&o->llm, flag, optarg, err, sizeof err) < 0) return die_msg("prefer refine: %s", err), 2;

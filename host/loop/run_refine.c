@@ -1,7 +1,10 @@
 /* A finished run's generators refined: see run_refine.h. */
 #include "run_refine.h"
 #include "loop_internal.h"
+#include "backend.h"
 #include "dirguard.h"
+#include "ppo.h"
+#include "train_estimate.h"
 #include "util.h"
 #include "target.h"
 #include <stdio.h>
@@ -69,4 +72,25 @@ int run_refine_candidate(run_state *R, int id, const char *cdir, level_set *ls, 
     run_path(path, sizeof path, cdir, "eval.json");
     if (!path_present(path) && run_write_json(path, run_eval_json(R, ls))) return say_to(err, errlen, "%s", write_error()), -1;
     return 0;
+}
+
+int run_refine_cost(const run_state *R, int candidates, int yes)
+{
+    const run_config *c = R->c;
+    backend_probe_result pr;
+    char err[700];
+    /* a device trains far faster than the estimate; a probe that fails is
+     * left to training to report */
+    if (candidates < 1 || yes || backend_probe(c->backend, &pr, err, sizeof err) || pr.backend == BACKEND_CUDA) return 0;
+    ppo_config cfg;
+    ppo_config_default(&cfg);
+    cfg.n_envs = c->envs;
+    snprintf(cfg.preset, sizeof cfg.preset, "%s", c->preset);
+    double sps = train_estimate_sps(&cfg, 10.0); /* a reward of about 10 us a call */
+    double seconds = sps > 0 ? (double)candidates * (double)c->steps / sps : -1;
+    if (seconds <= TRAIN_ASK_ABOVE_S) return 0;
+    char advice[300];
+    snprintf(advice, sizeof advice, "%d candidate%s of %lld steps each, as the run's config.json trains its nodes",
+             candidates, candidates == 1 ? "" : "s", (long long)c->steps);
+    return train_confirm_long_job("prefer refine", seconds, advice) ? 0 : 1;
 }

@@ -21,4 +21,10 @@ int run_refine_open(run_state *R, run_config *c, thought_graph *g, const char *d
 int run_refine_candidate(run_state *R, int id, const char *cdir, level_set *ls, double *fitness, char *err,
                          int errlen);
 
+/* Before training `candidates` rewards as the run trained its nodes
+ * (config.json's steps, envs, preset; a run from elsewhere may ask for
+ * months): on the CPU, a projected time past TRAIN_ASK_ABOVE_S goes on only
+ * when asked (or yes).  0 to go on, 1 refused (one line said). */
+int run_refine_cost(const run_state *R, int candidates, int yes);
+
 #endif

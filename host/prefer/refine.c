@@ -110,7 +110,10 @@ static int setup(refine_ctx *x, char *err, int errlen)
     x->persona = persona_index(o->persona);
     if (!o->judge_model && x->persona < 0)
         return say_to(err, errlen, "the offline judge rates only its five personas, not '%s'", o->persona), -1;
-    if (fit_model(x, err, errlen) || persona_dir(x, aside, sizeof aside, err, errlen)) return -1;
+    if (fit_model(x, err, errlen)) return -1;
+    /* at most this many trainings; asked before anything is written */
+    if (run_refine_cost(&x->R, o->max_targets + o->feedback, o->yes)) return x->refused = 1, -1;
+    if (persona_dir(x, aside, sizeof aside, err, errlen)) return -1;
     if (aside[0]) say(x, "the earlier refinement for %s is kept in %s", o->persona, aside);
     snprintf(path, sizeof path, "%s/original", x->dir);
     int rc = refine_profile_levels(o, x->persona, x->persona_text, x->levels, path, &x->before, why, sizeof why);
@@ -250,7 +253,7 @@ int refine_run(const refine_opts *o)
     x->o = o;
     x->accepted = -1;
     if (setup(x, err, sizeof err)) {
-        die_msg("prefer refine: %s", err);
+        if (!x->refused) die_msg("prefer refine: %s", err);
         int rc = x->server_failed ? 4 : 1;
         refine_free(x);
         free(x);

@@ -27,6 +27,7 @@ typedef struct {
     double lambda;
     int feedback;           /* a feedback round when nothing is accepted */
     int restart;            /* an earlier refinement for the persona is moved aside, not refused */
+    int yes;                /* train even when the CPU time projected is many hours */
 } refine_opts;
 
 /* A generator's experience under the persona: the mean of its plays'
