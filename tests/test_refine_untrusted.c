@@ -74,6 +74,38 @@ static void refine_untrusted_run_directory(void **state)
         fail_msg("no finished node: exit %d: %s", rc, out);
 }
 
+/* Observations that cannot fit the persona's model: one line, exit 1,
+ * nothing written in the run. */
+static void refine_untrusted_observations(void **state)
+{
+    (void)state;
+    pcg_test_use_source_prompts();
+    const char *dir = refine_fixture();
+    char bin[PATH_MAX], out[8192];
+    bin_path(bin);
+    static const struct {
+        const char *make, *says;
+    } cases[] = {
+        {"echo '{' > bad.jsonl", "bad.jsonl: line 1"},
+        {"grep -v thrill_seeker obs.jsonl > bad.jsonl", "too few ratings by thrill_seeker"},
+        {"sed 's/\"overall\": *[0-9.]*/\"overall\": NaN/' obs.jsonl > bad.jsonl", "bad.jsonl: line 1"},
+        {"sed 's/\"overall\": *[0-9.]*/\"overall\": 1e308/' obs.jsonl > bad.jsonl", "overall"},
+        {"sed 's/\"score\": *[0-9]/\"score\": \"5\"/' obs.jsonl > bad.jsonl", "score"},
+        {"rm -f bad.jsonl && mkfifo bad.jsonl", "FIFO"},
+    };
+    fresh_copy(dir, "o");
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        int rc = pcg_test_sh(out, sizeof out, "cd %s && %s && %s prefer refine --persona thrill_seeker o bad.jsonl "
+                             "2>&1 </dev/null", dir, cases[k].make, bin);
+        if (rc != 1 || !strstr(out, cases[k].says) || pcg_test_count_lines(out) != 1)
+            fail_msg("%s: exit %d: %s", cases[k].make, rc, out);
+        char prefer[700];
+        snprintf(prefer, sizeof prefer, "%s/o/prefer", dir);
+        assert_false(pcg_test_exists(prefer));
+    }
+    pcg_test_sh(out, sizeof out, "rm -f %s/bad.jsonl", dir);
+}
+
 /* The first candidate of rec that was trained, its dir relative to the run. */
 static const char *trained_dir(json_t *rec)
 {
@@ -296,6 +328,7 @@ static void refine_report_hostile_records(void **state)
 }
 
 PCG_TESTS(refine_untrusted, cmocka_unit_test(refine_untrusted_run_directory),
+          cmocka_unit_test(refine_untrusted_observations),
           cmocka_unit_test(refine_rerun_keys_on_the_reward), cmocka_unit_test(refine_model_replies_untrusted),
           cmocka_unit_test(refine_model_author_resumes), cmocka_unit_test(refine_judge_server_fails),
           cmocka_unit_test(refine_report_hostile_records))

@@ -161,7 +161,7 @@ static void run_candidate(refine_ctx *x, refine_candidate *k, const char *parent
     k->code = refine_revise(x, k, parent_code, evidence);
     say(x, "  %s %s: %s", k->t.direction > 0 ? "raise" : "lower", dim_id(k->t.dim), k->note);
     if (k->aside[0]) say(x, "    an earlier attempt with another revision is kept in %s", k->aside);
-    if (k->reused) say(x, "    what an earlier attempt made of this same revision is reused");
+    if (k->reused) say(x, "    an earlier attempt's training of this same revision is reused");
     if (!k->code) {
         if (!k->verdict) k->verdict = CAND_NO_REVISION;
         return;

@@ -101,7 +101,7 @@ static char *model_reused(const char *cdir, const char *prompt, char *note, int 
 static char *revise_model(const refine_ctx *x, const char *prompt, const refine_target *t, const char *cdir,
                           char *note, int len, int *server_failed)
 {
-    char err[1200], path[1300];
+    char err[1200], path[1400];
     snprintf(path, sizeof path, "%s/request.txt", cdir);
     write_file_atomic_msg(path, prompt, strlen(prompt), err, sizeof err);
     llm_message msg = {"user", prompt, NULL, 0};
@@ -155,7 +155,9 @@ char *refine_revise(refine_ctx *x, refine_candidate *k, const char *code, const 
         out = model_reused(k->dir, prompt, k->note, sizeof k->note);
         reuse = out != NULL;
     }
-    k->reused = reuse;
+    char done[1400];
+    snprintf(done, sizeof done, "%s/train.done", k->dir);
+    k->reused = reuse && path_present(done);
     if (candidate_dir(k, reuse)) {
         free(out);
         free(prompt);

@@ -18,7 +18,7 @@ typedef struct {
     int round;              /* 0 directed, 1 the feedback round */
     char dir[1300], note[400], why[700];
     char aside[1320];       /* where an earlier attempt with another revision was moved, or "" */
-    int reused;             /* an earlier attempt's work on this same revision is reused */
+    int reused;             /* an earlier attempt's training of this same revision is reused */
     int verdict;
     int contract_ran;
     contract_result contract;
