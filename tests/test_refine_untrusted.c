@@ -26,6 +26,15 @@ static void bin_path(char *bin)
     assert_non_null(realpath(pcg_test_binary(), bin));
 }
 
+/* In dir: make, then `prefer refine ARGS`: exit 1 with one line holding says. */
+static void refused_in_a_line(const char *dir, const char *make, const char *args, const char *says)
+{
+    char bin[PATH_MAX], out[8192];
+    bin_path(bin);
+    int rc = pcg_test_sh(out, sizeof out, "cd %s && %s && %s prefer refine %s 2>&1 </dev/null", dir, make, bin, args);
+    if (rc != 1 || !strstr(out, says) || pcg_test_count_lines(out) != 1) fail_msg("%s: exit %d: %s", make, rc, out);
+}
+
 /* Each damage refused with one line naming it, exit 1, and nothing written
  * outside the run (the directory "outside" stays empty). */
 static void refine_untrusted_run_directory(void **state)
@@ -33,8 +42,7 @@ static void refine_untrusted_run_directory(void **state)
     (void)state;
     pcg_test_use_source_prompts();
     const char *dir = refine_fixture();
-    char bin[PATH_MAX], out[8192];
-    bin_path(bin);
+    char out[8192], make[600];
     static const struct {
         const char *damage, *says;
     } cases[] = {
@@ -55,23 +63,18 @@ static void refine_untrusted_run_directory(void **state)
          "target"},
         /* a run asking for months of training per candidate: asked first, refused without a terminal */
         {"sed -i 's/\"steps\": 8192/\"steps\": 100000000000/' u/config.json", "--yes"},
+        /* no finished node: the line says so, not "node -1" */
+        {"python3 -c \"import json; g = json.load(open('u/graph.json')); g['nodes'][0].update(status='failed', "
+         "fitness=0); json.dump(g, open('u/graph.json', 'w'))\"",
+         "no finished node to refine"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         fresh_copy(dir, "u");
-        int rc = pcg_test_sh(out, sizeof out, "cd %s && rm -rf outside && mkdir outside && %s && %s prefer refine "
-                             "--persona thrill_seeker u obs.jsonl 2>&1 </dev/null", dir, cases[k].damage, bin);
-        if (rc != 1 || !strstr(out, cases[k].says) || pcg_test_count_lines(out) != 1)
-            fail_msg("%s: exit %d: %s", cases[k].damage, rc, out);
-        rc = pcg_test_sh(out, sizeof out, "cd %s && ls -A outside | wc -l", dir);
+        snprintf(make, sizeof make, "rm -rf outside && mkdir outside && %s", cases[k].damage);
+        refused_in_a_line(dir, make, "--persona thrill_seeker u obs.jsonl", cases[k].says);
+        int rc = pcg_test_sh(out, sizeof out, "cd %s && ls -A outside | wc -l", dir);
         if (rc || atoi(out) != 0) fail_msg("%s: something was written outside the run", cases[k].damage);
     }
-    /* no finished node: the line says so, not "node -1" */
-    fresh_copy(dir, "u");
-    int rc = pcg_test_sh(out, sizeof out, "cd %s && python3 -c \"import json; g = json.load(open('u/graph.json')); "
-                         "g['nodes'][0].update(status='failed', fitness=0); json.dump(g, open('u/graph.json', 'w'))\" && "
-                         "%s prefer refine --persona thrill_seeker u obs.jsonl 2>&1", dir, bin);
-    if (rc != 1 || !strstr(out, "no finished node to refine") || pcg_test_count_lines(out) != 1)
-        fail_msg("no finished node: exit %d: %s", rc, out);
 }
 
 /* Observations that cannot fit the persona's model: one line, exit 1,
@@ -81,8 +84,7 @@ static void refine_untrusted_observations(void **state)
     (void)state;
     pcg_test_use_source_prompts();
     const char *dir = refine_fixture();
-    char bin[PATH_MAX], out[8192];
-    bin_path(bin);
+    char prefer[700];
     static const struct {
         const char *make, *says;
     } cases[] = {
@@ -94,16 +96,12 @@ static void refine_untrusted_observations(void **state)
         {"rm -f bad.jsonl && mkfifo bad.jsonl", "FIFO"},
     };
     fresh_copy(dir, "o");
+    snprintf(prefer, sizeof prefer, "%s/o/prefer", dir);
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
-        int rc = pcg_test_sh(out, sizeof out, "cd %s && %s && %s prefer refine --persona thrill_seeker o bad.jsonl "
-                             "2>&1 </dev/null", dir, cases[k].make, bin);
-        if (rc != 1 || !strstr(out, cases[k].says) || pcg_test_count_lines(out) != 1)
-            fail_msg("%s: exit %d: %s", cases[k].make, rc, out);
-        char prefer[700];
-        snprintf(prefer, sizeof prefer, "%s/o/prefer", dir);
+        refused_in_a_line(dir, cases[k].make, "--persona thrill_seeker o bad.jsonl", cases[k].says);
         assert_false(pcg_test_exists(prefer));
     }
-    pcg_test_sh(out, sizeof out, "rm -f %s/bad.jsonl", dir);
+    refused_in_a_line(dir, "rm -f bad.jsonl", "--persona thrill_seeker o bad.jsonl", "bad.jsonl");
 }
 
 /* The first candidate of rec that was trained, its dir relative to the run. */
