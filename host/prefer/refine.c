@@ -163,6 +163,8 @@ static void run_candidate(refine_ctx *x, refine_candidate *k, const char *parent
     if (k->aside[0]) say(x, "    an earlier attempt with another revision is kept in %s", k->aside);
     if (k->reused) say(x, "    an earlier attempt's training of this same revision is reused");
     if (!k->code) {
+        if (!k->verdict && x->server_failed) /* the server's failure, not a verdict on the author */
+            k->verdict = CAND_FAILED, say_to(k->why, sizeof k->why, "the author's model server failed");
         if (!k->verdict) k->verdict = CAND_NO_REVISION;
         return;
     }
