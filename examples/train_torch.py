@@ -16,6 +16,7 @@ import torch.nn as nn
 import pcgrllm
 
 N_TILES = 10  # tile ids 0..9 in an observation (0: border)
+FROZEN_BIT = 0x10  # added to a cell's tile id where the cell is frozen (docs/python.md)
 
 
 class Policy(nn.Module):
@@ -24,16 +25,19 @@ class Policy(nn.Module):
     def __init__(self, obs_shape, n_actions):
         super().__init__()
         self.body = nn.Sequential(
-            nn.Conv2d(N_TILES, 32, 3, stride=2), nn.ReLU(),
+            nn.Conv2d(N_TILES + 1, 32, 3, stride=2), nn.ReLU(),
             nn.Conv2d(32, 64, 3, stride=2), nn.ReLU(), nn.Flatten())
         with torch.no_grad():
-            width = self.body(torch.zeros(1, N_TILES, *obs_shape)).shape[1]
+            width = self.body(torch.zeros(1, N_TILES + 1, *obs_shape)).shape[1]
         self.pi = nn.Linear(width, n_actions)
         self.v = nn.Linear(width, 1)
 
     def forward(self, obs):
-        # obs: uint8 (n, h, w) -> one-hot (n, N_TILES, h, w)
-        x = nn.functional.one_hot(obs.long(), N_TILES).permute(0, 3, 1, 2).float()
+        # obs: uint8 (n, h, w) -> one-hot tiles and the frozen plane (n, N_TILES + 1, h, w)
+        cells = obs.long()
+        tiles = nn.functional.one_hot(cells & (FROZEN_BIT - 1), N_TILES).permute(0, 3, 1, 2).float()
+        frozen = ((cells & FROZEN_BIT) != 0).float().unsqueeze(1)
+        x = torch.cat([tiles, frozen], dim=1)
         z = self.body(x)
         return self.pi(z), self.v(z).squeeze(-1)
 
