@@ -1,17 +1,18 @@
-/* Bit-row searches: the level core's 4-connected searches with one 64-bit
- * word per map row (bit c = column c), shared by the CPU backend, the CUDA
- * kernels and NVRTC like the rest of the level core (every function is
- * PCG_HD; no allocation, no libc).
+/* Bit-row searches: the level core's 4-connected searches on 64-bit words
+ * of whole map rows (64 / w rows to a word, the cells in row-major order),
+ * shared by the CPU backend, the CUDA kernels and NVRTC like the rest of
+ * the level core (every function is PCG_HD; no allocation, no libc).
  *
  * A search keeps `seen`, the cells reached so far, and grows it one BFS
  * layer at a time: a cell joins layer d+1 when it is passable, not seen and
- * next to a seen cell (left/right: the row shifted by one, up/down: the
- * adjacent rows).  The cells that join at step d are exactly those at
- * distance d, so distances are the queue BFS's (lv_bfs in level.h, kept as
- * the reference); tests/test_bitrows.c compares the two.  Only the rows
- * next to the last layer can change, so each step visits those rows alone.
- * Passable masks never hold bits at or past the width, so a shift cannot
- * carry a cell across the map's edge. */
+ * next to a seen cell (left/right: the word shifted by one, up/down: by the
+ * width within a word and across to the words around it).  The cells that
+ * join at step d are exactly those at distance d, so distances are the
+ * queue BFS's (lv_bfs in level.h, kept as the reference);
+ * tests/test_bitrows.c compares the two.  Only the words next to the last
+ * layer can change, so each step visits those words alone.  Passable masks
+ * never hold bits past the level's cells, and a shift across a row's end
+ * is masked off, so no cell is carried over the map's edge. */
 #ifndef PCG_BITROWS_H
 #define PCG_BITROWS_H
 #include "hd.h"
@@ -321,36 +322,40 @@ PCG_HD pcg_u64 br_fill_row(pcg_u64 pass, pcg_u64 seed)
     return up | down;
 }
 
+/* Row r of a mask whose words are all built. */
+PCG_HD pcg_u64 br_row(const br_mask *m, int r)
+{
+    pcg_u64 row_bits = m->w == 64 ? ~(pcg_u64)0 : ((pcg_u64)1 << m->w) - 1;
+    return (m->word[r / m->per] >> (r % m->per * m->w)) & row_bits;
+}
+
 /* Number of 4-connected regions of the cells set in m.  Each region is
  * flooded from its first cell; whole row runs are taken at once since
- * distances do not matter here, so the rows are taken out of the words
- * one to a word (a run must not carry into the next row). */
+ * distances do not matter here, so the flood works on rows taken out of
+ * the words (a run must not carry into the next row). */
 PCG_HD int br_regions(br_mask *m)
 {
-    pcg_u64 seen[PCG_MAX_SIDE], pass[PCG_MAX_SIDE];
-    const int h = m->h, w = m->w;
-    const pcg_u64 row_bits = w == 64 ? ~(pcg_u64)0 : ((pcg_u64)1 << w) - 1;
+    pcg_u64 seen[PCG_MAX_SIDE];
+    const int h = m->h;
     int regions = 0;
-    for (int r = 0; r < h; r++) {
-        seen[r] = 0;
-        pass[r] = (br_mask_word(m, r / m->per) >> (r % m->per * w)) & row_bits;
-    }
+    for (int j = 0; j < m->words; j++) br_mask_word(m, j);
+    for (int r = 0; r < h; r++) seen[r] = 0;
     for (int r0 = 0; r0 < h; r0++) {
         pcg_u64 left;
-        while ((left = pass[r0] & ~seen[r0]) != 0) {
+        while ((left = br_row(m, r0) & ~seen[r0]) != 0) {
             regions++;
-            seen[r0] |= br_fill_row(pass[r0], left & (~left + 1));
+            seen[r0] |= br_fill_row(br_row(m, r0), left & (~left + 1));
             int lo = r0, hi = r0;
             while (hi >= lo) {
                 int a = lo > 0 ? lo - 1 : 0, b = hi + 1 < h ? hi + 1 : h - 1;
                 pcg_u64 above = a > 0 ? seen[a - 1] : 0;
                 lo = h, hi = -1;
                 for (int r = a; r <= b; r++) {
-                    pcg_u64 cur = seen[r], below = r + 1 < h ? seen[r + 1] : 0;
-                    pcg_u64 grow = (above | below) & pass[r] & ~cur;
+                    pcg_u64 cur = seen[r], below = r + 1 < h ? seen[r + 1] : 0, pass = br_row(m, r);
+                    pcg_u64 grow = (above | below) & pass & ~cur;
                     above = cur;
                     if (!grow) continue;
-                    seen[r] = cur | br_fill_row(pass[r], grow);
+                    seen[r] = cur | br_fill_row(pass, grow);
                     if (lo > r) lo = r;
                     hi = r;
                 }
