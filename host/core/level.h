@@ -52,22 +52,28 @@ PCG_HD int lv_count(const level_t *l, int tile)
     return br_count(l->t, l->h * l->w, tile);
 }
 
+/* The cells of t[i..i+n) (n <= 8) that hold tile, one top bit per byte.
+ * Whole words take the plain load; only the level's last word is cut. */
+PCG_HD pcg_u64 lv_hits(const unsigned char *t, int i, int n, int tile)
+{
+    return n >= 8 ? br_bytes_eq(br_load(t + i, 8), (unsigned)tile) : br_bytes_eq_at(t + i, n, (unsigned)tile);
+}
+
 /* Row-major positions of a tile: returns the total count, fills up to max.
  * Eight cells are tested at once; once max are kept the rest are counted. */
 PCG_HD int lv_find(const level_t *l, int tile, int *rows, int *cols, int max)
 {
-    int n = 0, cells = l->h * l->w;
+    int n = 0, cells = l->h * l->w, i = 0;
     if (tile < 0 || tile > 255) return 0; /* no byte holds it */
-    for (int i = 0; i < cells; i += 8) {
-        pcg_u64 hit = br_bytes_eq_at(l->t + i, cells - i < 8 ? cells - i : 8, (unsigned)tile);
-        for (; hit && n < max; hit &= hit - 1, n++) {
+    for (; i < cells && n < max; i += 8)
+        for (pcg_u64 hit = lv_hits(l->t, i, cells - i, tile); hit; hit &= hit - 1, n++) {
             int cell = i + br_low_bit(hit) / 8;
-            if (rows) rows[n] = cell / l->w;
-            if (cols) cols[n] = cell % l->w;
+            if (n < max) {
+                if (rows) rows[n] = cell / l->w;
+                if (cols) cols[n] = cell % l->w;
+            }
         }
-        n += br_tops_count(hit);
-    }
-    return n;
+    return n + (i < cells ? br_count(l->t + i, cells - i, tile) : 0);
 }
 
 /* Cell index of the first tile in row-major order, -1 if none. */
@@ -76,7 +82,7 @@ PCG_HD int lv_first(const level_t *l, int tile)
     int cells = l->h * l->w;
     if (tile < 0 || tile > 255) return -1;
     for (int i = 0; i < cells; i += 8) {
-        pcg_u64 hit = br_bytes_eq_at(l->t + i, cells - i < 8 ? cells - i : 8, (unsigned)tile);
+        pcg_u64 hit = lv_hits(l->t, i, cells - i, tile);
         if (hit) return i + br_low_bit(hit) / 8;
     }
     return -1;
