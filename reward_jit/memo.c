@@ -6,6 +6,7 @@
  * level go into the thread's `fresh` record and replace the slot's when
  * the call ends. */
 #include "memo.h"
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -49,8 +50,20 @@ static __thread memo_call call;
 static __thread int thread_index = -1;
 static atomic_int next_thread_index;
 
+/* A forked child starts with one thread: numbering starts again there, so
+ * the threads it starts find room in the table. */
+static void renumber_in_child(void)
+{
+    atomic_store(&next_thread_index, 0);
+    thread_index = -1;
+}
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static void install_atfork(void) { pthread_atfork(NULL, NULL, renumber_in_child); }
+
 reward_memo *reward_memo_new(int threads)
 {
+    pthread_once(&atfork_once, install_atfork);
     reward_memo *m = calloc(1, sizeof *m);
     if (!m || threads < 1) return free(m), NULL;
     m->thread = calloc((size_t)threads, sizeof *m->thread);
