@@ -7,6 +7,7 @@
 #include <string.h>
 #include "jit_internal.h"
 #include "level.h"
+#include "memo.h"
 
 __thread const char *jit_call_top;
 void (*jit_find_tiles_overflow)(int max, int room);
@@ -34,7 +35,24 @@ void (*jit_check_level)(const void *l, int api);
 static int api_level_height(const level_t *l) { return LEVEL(l, API_LEVEL_HEIGHT)->h; }
 static int api_level_width(const level_t *l) { return LEVEL(l, API_LEVEL_WIDTH)->w; }
 static int api_tile_at(const level_t *l, int r, int c) { return lv_get(LEVEL(l, API_TILE_AT), r, c); }
-static int api_count_tiles(const level_t *l, int tile) { return lv_count(LEVEL(l, API_COUNT_TILES), tile); }
+/* The answer to k on l: the memo's when this call's levels were asked it
+ * one step earlier (memo.h), else computed by `expr` and kept.  Each
+ * helper names its level to validation first, whatever the memo holds. */
+#define MEMO_ANSWER(l, k, expr)                         \
+    do {                                                \
+        int value_;                                     \
+        if (reward_memo_get((l), (k), &value_)) return value_; \
+        value_ = (expr);                                \
+        reward_memo_put((l), (k), value_);              \
+        return value_;                                  \
+    } while (0)
+
+static int api_count_tiles(const level_t *l, int tile)
+{
+    l = LEVEL(l, API_COUNT_TILES);
+    memo_key k = {MEMO_COUNT_TILES, {tile, 0, 0, 0, 0}};
+    MEMO_ANSWER(l, &k, lv_count(l, tile));
+}
 static int api_find_tiles(const level_t *l, int tile, int *rows, int *cols, int max)
 {
     if (max < 0) max = 0;
@@ -43,16 +61,27 @@ static int api_find_tiles(const level_t *l, int tile, int *rows, int *cols, int 
 }
 static int api_path_length(const level_t *l, int r0, int c0, int r1, int c1)
 {
-    return lv_path_length(LEVEL(l, API_PATH_LENGTH), r0, c0, r1, c1);
+    l = LEVEL(l, API_PATH_LENGTH);
+    memo_key k = {MEMO_PATH_LENGTH, {r0, c0, r1, c1, 0}};
+    MEMO_ANSWER(l, &k, lv_path_length(l, r0, c0, r1, c1));
 }
 static int api_nearest(const level_t *l, int r, int c, int tile)
 {
-    return lv_nearest(LEVEL(l, API_NEAREST_TILE_DISTANCE), r, c, tile);
+    l = LEVEL(l, API_NEAREST_TILE_DISTANCE);
+    memo_key k = {MEMO_NEAREST, {r, c, tile, 0, 0}};
+    MEMO_ANSWER(l, &k, lv_nearest(l, r, c, tile));
 }
-static int api_count_regions(const level_t *l) { return lv_regions(LEVEL(l, API_COUNT_REGIONS)); }
+static int api_count_regions(const level_t *l)
+{
+    l = LEVEL(l, API_COUNT_REGIONS);
+    memo_key k = {MEMO_REGIONS, {0, 0, 0, 0, 0}};
+    MEMO_ANSWER(l, &k, lv_regions(l));
+}
 static int api_path_through(const level_t *l, int r0, int c0, int r1, int c1, unsigned passable)
 {
-    return lv_path_through(LEVEL(l, API_PATH_LENGTH_THROUGH), r0, c0, r1, c1, passable);
+    l = LEVEL(l, API_PATH_LENGTH_THROUGH);
+    memo_key k = {MEMO_PATH_THROUGH, {r0, c0, r1, c1, (int)passable}};
+    MEMO_ANSWER(l, &k, lv_path_through(l, r0, c0, r1, c1, passable));
 }
 
 /* Conversions tcc calls into its runtime library for. */

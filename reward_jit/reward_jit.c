@@ -2,8 +2,10 @@
  * non-writable program image that only sees the reward API. */
 #include "reward_jit.h"
 #include "jit_internal.h"
+#include "memo.h"
 #include <libtcc.h>
 #include <math.h>
+#include <omp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -495,6 +497,7 @@ struct reward_prog {
     float (*fn)(const level_t *, const level_t *);
     void *mem;
     size_t len;
+    reward_memo *memo; /* NULL: every question answered afresh */
 };
 
 /* libtcc keeps global state: one compilation at a time, and no fork in the
@@ -637,6 +640,13 @@ static int protect_image(TCCState *s, char *mem, size_t len, long page)
 /* Compiles and links full into fresh memory (*mem, *len: the caller
  * unmaps it unless the program took it).  The program, or NULL with
  * diag->msg.  Called under tcc_lock. */
+/* Threads the memo keeps room for: every thread OpenMP may run. */
+static int memo_threads(void)
+{
+    int t = omp_get_max_threads(), procs = omp_get_num_procs();
+    return t > procs ? t : procs;
+}
+
 static reward_prog *compile_into_memory(TCCState *s, const char *full, const char *src, tcc_diag *diag, void **mem,
                                         size_t *len)
 {
@@ -669,6 +679,7 @@ static reward_prog *compile_into_memory(TCCState *s, const char *full, const cha
     p->fn = (float (*)(const level_t *, const level_t *))fn;
     p->mem = *mem;
     p->len = *len;
+    p->memo = reward_memo_new(memo_threads());
     *mem = MAP_FAILED;
     return p;
 }
@@ -703,15 +714,25 @@ float reward_prog_call(const level_t *prev, const level_t *curr, void *prog)
 {
     /* every frame of the reward lies below this local */
     char top;
+    reward_prog *p = prog;
     jit_call_top = &top;
-    float r = ((reward_prog *)prog)->fn(prev, curr);
+    reward_memo_begin(p->memo, prev, curr);
+    float r = p->fn(prev, curr);
+    reward_memo_end();
     jit_call_top = NULL;
     return r;
+}
+
+void reward_prog_memo(reward_prog *p, int on)
+{
+    if (on && !p->memo) p->memo = reward_memo_new(memo_threads());
+    if (!on) reward_memo_free(p->memo), p->memo = NULL;
 }
 
 void reward_prog_free(reward_prog *p)
 {
     if (!p) return;
+    reward_memo_free(p->memo);
     munmap(p->mem, p->len);
     free(p);
 }

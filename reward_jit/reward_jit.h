@@ -37,6 +37,9 @@ reward_prog *reward_compile_cpu(const char *src, char *err, int errlen);
 /* Calls compute_reward; matches env.h's reward_fn with ctx = the program. */
 float reward_prog_call(const level_t *prev, const level_t *curr, void *prog);
 void reward_prog_free(reward_prog *p);
+/* The memo of the API's answers from step to step (memo.h), on by default;
+ * off answers every question afresh (the same values, more slowly). */
+void reward_prog_memo(reward_prog *p, int on);
 /* Address range of the compiled image (for fault classification). */
 void reward_prog_image(const reward_prog *p, const void **lo, size_t *len);
 

@@ -119,6 +119,36 @@ static void bitrows_random_levels(void **state)
     printf("bitrows: %ld random levels match the queue BFS\n", n);
 }
 
+/* The word-at-a-time scans (lv_count, lv_find, lv_first) against a byte
+ * loop: random levels of every cell count up to PCG_MAX_CELLS (tails of
+ * 1-7 cells included), every max from 0 past the count, ids out of range. */
+static void bitrows_scans(void **state)
+{
+    (void)state;
+    static unsigned char t[PCG_MAX_CELLS];
+    int rows[PCG_MAX_CELLS], cols[PCG_MAX_CELLS];
+    philox_stream rs;
+    philox_stream_init(&rs, 23, 3, 0);
+    for (int it = 0; it < 20000; it++) {
+        int w = 1 + below(&rs, PCG_MAX_SIDE), h = 1 + below(&rs, PCG_MAX_CELLS / w), cells = h * w;
+        int kinds = 1 + below(&rs, 12);
+        for (int i = 0; i < cells; i++) t[i] = (unsigned char)below(&rs, kinds);
+        level_t l = {h, w, t};
+        int tile = below(&rs, 14) - 1, want = 0, first = -1; /* -1 and 12 hold nothing */
+        for (int i = 0; i < cells; i++)
+            if (t[i] == tile) want++, first = first < 0 ? i : first;
+        int max = below(&rs, want + 3), n = lv_find(&l, tile, rows, cols, max);
+        if (n != want || lv_count(&l, tile) != want || lv_first(&l, tile) != first)
+            fail_msg("%dx%d tile %d: find %d, count %d, first %d; the bytes hold %d, first %d", h, w, tile, n,
+                     lv_count(&l, tile), lv_first(&l, tile), want, first);
+        for (int k = 0, i = 0; k < (max < want ? max : want); k++, i++) {
+            while (t[i] != tile) i++;
+            if (rows[k] != i / w || cols[k] != i % w)
+                fail_msg("%dx%d tile %d: position %d at (%d,%d), not (%d,%d)", h, w, tile, k, rows[k], cols[k], i / w, i % w);
+        }
+    }
+}
+
 /* A side past PCG_MAX_SIDE (cells still within PCG_MAX_CELLS) takes the
  * queue BFS: the same answers, no row array overrun. */
 static void bitrows_tall_level(void **state)
@@ -137,4 +167,4 @@ static void bitrows_tall_level(void **state)
 }
 
 PCG_TESTS(bitrows, cmocka_unit_test(bitrows_random_play), cmocka_unit_test(bitrows_random_levels),
-          cmocka_unit_test(bitrows_tall_level))
+          cmocka_unit_test(bitrows_tall_level), cmocka_unit_test(bitrows_scans))

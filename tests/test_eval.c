@@ -757,6 +757,43 @@ static void eval_matches_reference(void **state)
     assert_true(partial > 1000);
 }
 
+/* The batch scorer reads only what the score needs (its searches write
+ * distances at keys and doors alone): its scores equal eval_level's on
+ * random levels of many shapes, rows wider than a bit-row word among them,
+ * for the four scenarios and a path-length target. */
+static void eval_batch_matches_shapes(void **state)
+{
+    (void)state;
+    enum { N = 64 };
+    static unsigned char t[N][PCG_MAX_CELLS];
+    eval_scenario_t path = {0, "", "Player -> Key -> Door", VARIANT_DUNGEON, EVAL_PATHLENGTH, {0, 0, 0}, 0, 10, 2, 0, 0, 0};
+    static const int shapes[][2] = {{16, 16}, {5, 7}, {13, 29}, {64, 64}, {3, 100}, {1, 300}, {40, 33}, {9, 64}};
+    unsigned x = 99;
+    int nonzero = 0;
+    for (int round = 0; round < 40; round++) {
+        level_t set[N];
+        float scores[N];
+        for (int i = 0; i < N; i++) {
+            int h = shapes[(round + i) % 8][0], w = shapes[(round + i) % 8][1];
+            random_level(&x, t[i], h, w);
+            set[i] = (level_t){h, w, t[i]};
+        }
+        for (int sc = 0; sc <= 4; sc++) {
+            const eval_scenario_t *s = sc ? eval_scenario(sc) : &path;
+            eval_score_batch(s, set, N, scores);
+            for (int i = 0; i < N; i++) {
+                eval_level_t m;
+                eval_level(s, &set[i], &m);
+                if (scores[i] != (float)m.score)
+                    fail_msg("round %d level %d (%dx%d) scenario %d: batch %g, eval_level %g", round, i, set[i].h,
+                             set[i].w, sc, scores[i], m.score);
+                nonzero += m.score > 0;
+            }
+        }
+    }
+    assert_true(nonzero > 1000); /* the set has solutions to agree on */
+}
+
 /* --- Word2Minecraft's metrics and the routes behind the distances --- */
 
 static void eval_w2m_objectives(void **state)
@@ -1257,7 +1294,8 @@ PCG_TESTS(eval, cmocka_unit_test(eval_presets), cmocka_unit_test(eval_path_lengt
           cmocka_unit_test(eval_treasure_unplayable), cmocka_unit_test(eval_treasure_duplicates),
           cmocka_unit_test(eval_metrics), cmocka_unit_test(eval_diversity_hamming),
           cmocka_unit_test(eval_diversity_random), cmocka_unit_test(eval_fitness_and_summary),
-          cmocka_unit_test(eval_batch_matches), cmocka_unit_test(eval_matches_reference), cmocka_unit_test(eval_w2m_objectives),
+          cmocka_unit_test(eval_batch_matches), cmocka_unit_test(eval_matches_reference),
+          cmocka_unit_test(eval_batch_matches_shapes), cmocka_unit_test(eval_w2m_objectives),
           cmocka_unit_test(eval_w2m_metrics), cmocka_unit_test(eval_routes_hand),
           cmocka_unit_test(eval_routes_match_metrics), cmocka_unit_test(eval_cli_json), cmocka_unit_test(eval_cli_errors),
           cmocka_unit_test(eval_reference_summary))

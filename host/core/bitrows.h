@@ -1,17 +1,18 @@
-/* Bit-row searches: the level core's 4-connected searches with one 64-bit
- * word per map row (bit c = column c), shared by the CPU backend, the CUDA
- * kernels and NVRTC like the rest of the level core (every function is
- * PCG_HD; no allocation, no libc).
+/* Bit-row searches: the level core's 4-connected searches on 64-bit words
+ * of whole map rows (64 / w rows to a word, the cells in row-major order),
+ * shared by the CPU backend, the CUDA kernels and NVRTC like the rest of
+ * the level core (every function is PCG_HD; no allocation, no libc).
  *
  * A search keeps `seen`, the cells reached so far, and grows it one BFS
  * layer at a time: a cell joins layer d+1 when it is passable, not seen and
- * next to a seen cell (left/right: the row shifted by one, up/down: the
- * adjacent rows).  The cells that join at step d are exactly those at
- * distance d, so distances are the queue BFS's (lv_bfs in level.h, kept as
- * the reference); tests/test_bitrows.c compares the two.  Only the rows
- * next to the last layer can change, so each step visits those rows alone.
- * Passable masks never hold bits at or past the width, so a shift cannot
- * carry a cell across the map's edge. */
+ * next to a seen cell (left/right: the word shifted by one, up/down: by the
+ * width within a word and across to the words around it).  The cells that
+ * join at step d are exactly those at distance d, so distances are the
+ * queue BFS's (lv_bfs in level.h, kept as the reference);
+ * tests/test_bitrows.c compares the two.  Only the words next to the last
+ * layer can change, so each step visits those words alone.  Passable masks
+ * never hold bits past the level's cells, and a shift across a row's end
+ * is masked off, so no cell is carried over the map's edge. */
 #ifndef PCG_BITROWS_H
 #define PCG_BITROWS_H
 #include "hd.h"
@@ -60,6 +61,13 @@ PCG_HD int br_bit_count64(pcg_u64 x)
 /* Bytes i < n of p as a word, byte i at bits 8i..8i+7, the rest 0. */
 PCG_HD pcg_u64 br_load(const unsigned char *p, int n)
 {
+#if !defined(__CUDACC__) && defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (n == 8) { /* one unaligned load: the compiler does not merge the eight below */
+        pcg_u64 v;
+        __builtin_memcpy(&v, p, 8);
+        return v;
+    }
+#endif
     if (n == 8)
         return (pcg_u64)p[0] | (pcg_u64)p[1] << 8 | (pcg_u64)p[2] << 16 | (pcg_u64)p[3] << 24 |
                (pcg_u64)p[4] << 32 | (pcg_u64)p[5] << 40 | (pcg_u64)p[6] << 48 | (pcg_u64)p[7] << 56;
@@ -81,100 +89,165 @@ PCG_HD pcg_u64 br_gather(pcg_u64 tops)
     return ((tops >> 7) * 0x0102040810204080ull) >> 56;
 }
 
+/* Number of bytes of a br_bytes_eq answer that hold their top bit: one
+ * multiply sums the eight 0/1 bytes into the top byte (a bit count would
+ * be a library call where the target has no popcount instruction). */
+PCG_HD int br_tops_count(pcg_u64 tops)
+{
+    return (int)(((tops >> 7) * BR_ONES) >> 56);
+}
+
+/* br_bytes_eq over bytes i < n of p (n <= 8): the bytes past n, which
+ * br_load leaves 0, never answer. */
+PCG_HD pcg_u64 br_bytes_eq_at(const unsigned char *p, int n, unsigned b)
+{
+    pcg_u64 tops = br_bytes_eq(br_load(p, n), b);
+    return n == 8 ? tops : tops & ((((pcg_u64)1) << (8 * n)) - 1);
+}
+
 /* Number of the n bytes of t equal to tile, eight at a time. */
 PCG_HD int br_count(const unsigned char *t, int n, int tile)
 {
     int count = 0, i = 0;
     if (tile < 0 || tile > 255) return 0;
-    for (; i + 8 <= n; i += 8) count += br_bit_count64(br_bytes_eq(br_load(t + i, 8), (unsigned)tile));
+    for (; i + 8 <= n; i += 8) count += br_tops_count(br_bytes_eq(br_load(t + i, 8), (unsigned)tile));
     for (; i < n; i++) count += t[i] == tile;
     return count;
 }
 
-/* The cells of a level whose tile is in a set, one row at a time: a search
- * builds only the rows it reaches (built: bit r when row[r] holds row r). */
+/* The cells of a level whose tile is in a set, as words of whole rows: a
+ * word holds per = 64 / w rows (span = per * w bits), bit b of word j is
+ * cell j * span + b, so the cells stay in row-major order and a 16-wide
+ * level fits in four words.  A search builds only the words it reaches
+ * (built: bit j when word[j] holds word j). */
 typedef struct {
     const unsigned char *t;
-    int w, allow, nt, invert;
+    int h, w, per, span, words;
+    int edge; /* the first bit of a word's last row: span - w */
+    int allow, nt, invert;
     unsigned char tiles[16]; /* the set, or its complement when invert */
+    pcg_u64 first, last;     /* the bits of column 0 and of column w-1 in a word */
     pcg_u64 built;
-    pcg_u64 row[PCG_MAX_SIDE];
+    pcg_u64 word[PCG_MAX_SIDE];
 } br_mask;
 
 /* The tiles whose bit is set in open (bit t = tile t; ids past 31 have
- * none), and cell allow (-1: none).  Each byte is compared with the tiles
- * of open, or of its complement when that is shorter (then ids past 31 are
- * ruled out apart). */
-PCG_HD void br_mask_init(br_mask *m, const unsigned char *t, int w, pcg_u32 open, int allow)
+ * none), and cell allow (-1: none), on an h x w level (both 1..64).  Each
+ * byte is compared with the tiles of open, or of its complement when that
+ * is shorter (then ids past 31 are ruled out apart). */
+PCG_HD void br_mask_init(br_mask *m, const unsigned char *t, int h, int w, pcg_u32 open, int allow)
 {
     m->t = t;
+    m->h = h;
     m->w = w;
+    m->per = 64 / w;
+    m->span = m->per * w;
+    m->words = (h + m->per - 1) / m->per;
+    m->edge = m->span - w;
     m->allow = allow;
     m->invert = br_bit_count64(open) > 16;
     m->nt = 0;
     m->built = 0;
+    m->first = 0;
+    for (int i = 0; i < m->per; i++) m->first |= (pcg_u64)1 << (i * w);
+    m->last = m->first << (w - 1);
     for (pcg_u32 set = m->invert ? ~open : open; set; set &= set - 1) m->tiles[m->nt++] = (unsigned char)br_low_bit(set);
 }
 
 /* The cells holding tile (any int: one outside 0..255 is nowhere). */
-PCG_HD void br_mask_tile(br_mask *m, const unsigned char *t, int w, int tile)
+PCG_HD void br_mask_tile(br_mask *m, const unsigned char *t, int h, int w, int tile)
 {
-    br_mask_init(m, t, w, 0, -1);
+    br_mask_init(m, t, h, w, 0, -1);
     if (tile >= 0 && tile <= 255) m->tiles[m->nt++] = (unsigned char)tile;
 }
 
-/* Row r of the mask, built on first use. */
-PCG_HD pcg_u64 br_mask_row(br_mask *m, int r)
+/* Word j of the mask built from its cells' bytes, which lie one after
+ * another in the level. */
+PCG_HD pcg_u64 br_mask_build(br_mask *m, int j)
 {
-    if ((m->built >> r) & 1u) return m->row[r];
-    const unsigned char *row = m->t + r * m->w;
+    int base = j * m->span, cells = m->h * m->w;
+    int n = cells - base < m->span ? cells - base : m->span;
     pcg_u64 bits = 0;
-    for (int c = 0; c < m->w; c += 8) {
-        int n = m->w - c < 8 ? m->w - c : 8;
-        pcg_u64 v = br_load(row + c, n), hit = 0;
-        for (int k = 0; k < m->nt; k++) hit |= br_bytes_eq(v, m->tiles[k]);
+    for (int c = 0; c < n; c += 8) {
+        int k = n - c < 8 ? n - c : 8;
+        pcg_u64 v = br_load(m->t + base + c, k), hit = 0;
+        for (int q = 0; q < m->nt; q++) hit |= br_bytes_eq(v, m->tiles[q]);
         if (m->invert) hit = ~hit & br_bytes_eq(v & (BR_ONES * 0xE0u), 0) & (BR_ONES * 0x80u);
-        bits |= (br_gather(hit) & ((1u << n) - 1u)) << c;
+        bits |= (br_gather(hit) & ((1u << k) - 1u)) << c;
     }
-    if (m->allow >= 0 && m->allow / m->w == r) bits |= (pcg_u64)1 << (m->allow % m->w);
-    m->built |= (pcg_u64)1 << r;
-    return m->row[r] = bits;
+    if (m->allow >= base && m->allow < base + n) bits |= (pcg_u64)1 << (m->allow - base);
+    m->built |= (pcg_u64)1 << j;
+    return m->word[j] = bits;
+}
+
+/* Word j of the mask, built on first use (the test stays small enough to
+ * inline into the search loops). */
+PCG_HD pcg_u64 br_mask_word(br_mask *m, int j)
+{
+    return (m->built >> j) & 1u ? m->word[j] : br_mask_build(m, j);
 }
 
 /* A search in progress: the cells reached, the last layer's cells and the
- * rows [lo, hi] that hold them (hi < lo: the search is over). */
+ * words [lo, hi] that hold them (hi < lo: the search is over). */
 typedef struct {
-    int h, lo, hi;
+    int lo, hi;
     pcg_u64 seen[PCG_MAX_SIDE];
     pcg_u64 fresh[PCG_MAX_SIDE];
 } br_search;
 
 /* Layer 0: the source alone, entered whether passable or not. */
-PCG_HD void br_start(br_search *s, int h, int w, int src)
+PCG_HD void br_start(br_search *s, const br_mask *m, int src)
 {
-    s->h = h;
-    for (int r = 0; r < h; r++) s->seen[r] = s->fresh[r] = 0;
-    s->lo = s->hi = src / w;
-    s->seen[src / w] = s->fresh[src / w] = (pcg_u64)1 << (src % w);
+    for (int j = 0; j < m->words; j++) s->seen[j] = s->fresh[j] = 0;
+    s->lo = s->hi = src / m->span;
+    s->seen[s->lo] = s->fresh[s->lo] = (pcg_u64)1 << (src % m->span);
+}
+
+/* How a word's cells meet their neighbours, read out of the mask once per
+ * step (stores into a search may alias the mask's words, so the compiler
+ * would read them again for every word). */
+typedef struct {
+    pcg_u64 first, last;
+    int edge, vert; /* vert: w when a word holds more than one row, else 0 */
+} br_sides;
+
+PCG_HD br_sides br_sides_of(const br_mask *m)
+{
+    br_sides d = {m->first, m->last, m->edge, m->per > 1 ? m->w : 0};
+    return d;
+}
+
+/* The cells next to those of x (`above` and `below` its neighbour words):
+ * left and right within a row (a shift that crosses into the next row is
+ * masked off), up and down to the rows of the same word, and across the
+ * word's first and last rows to the words around it. */
+PCG_HD pcg_u64 br_around(br_sides d, pcg_u64 x, pcg_u64 above, pcg_u64 below)
+{
+    pcg_u64 n = ((x << 1) & ~d.first) | ((x >> 1) & ~d.last) | (above >> d.edge) | (below << d.edge);
+    if (d.vert) n |= (x << d.vert) | (x >> d.vert); /* vert <= 32 */
+    return n;
 }
 
 /* The next layer into fresh; 0 when it is empty.  seen is updated in place
- * from the top down: `above` carries row r-1's value from before the step. */
+ * word by word: `above` carries word j-1's value from before the step.
+ * Bits past a word's span join nothing: no mask holds them. */
 PCG_HD int br_step(br_search *s, br_mask *pass)
 {
-    int a = s->lo > 0 ? s->lo - 1 : 0, b = s->hi + 1 < s->h ? s->hi + 1 : s->h - 1;
+    const int words = pass->words;
+    const br_sides sides = br_sides_of(pass);
+    int a = s->lo > 0 ? s->lo - 1 : 0, b = s->hi + 1 < words ? s->hi + 1 : words - 1;
     pcg_u64 above = a > 0 ? s->seen[a - 1] : 0;
-    int lo = s->h, hi = -1;
-    for (int r = a; r <= b; r++) {
-        pcg_u64 cur = s->seen[r], below = r + 1 < s->h ? s->seen[r + 1] : 0;
-        pcg_u64 grow = ((cur << 1) | (cur >> 1) | above | below) & ~cur;
-        pcg_u64 n = grow ? grow & br_mask_row(pass, r) : 0;
-        s->fresh[r] = n;
-        s->seen[r] = cur | n;
+    int lo = words, hi = -1;
+    for (int j = a; j <= b; j++) {
+        pcg_u64 cur = s->seen[j], below = j + 1 < words ? s->seen[j + 1] : 0;
+        pcg_u64 grow = br_around(sides, cur, above, below) & ~cur;
+        pcg_u64 n = grow ? grow & br_mask_word(pass, j) : 0;
+        s->fresh[j] = n;
+        s->seen[j] = cur | n;
         above = cur;
         if (n) {
-            if (lo > r) lo = r;
-            hi = r;
+            if (lo > j) lo = j;
+            hi = j;
         }
     }
     s->lo = lo;
@@ -184,27 +257,27 @@ PCG_HD int br_step(br_search *s, br_mask *pass)
 
 /* Steps from src to dst through pass (src entered whatever it holds), -1
  * when dst is never reached. */
-PCG_HD int br_distance(int h, int w, br_mask *pass, int src, int dst)
+PCG_HD int br_distance(br_mask *pass, int src, int dst)
 {
     br_search s;
     if (src == dst) return 0;
-    br_start(&s, h, w, src);
-    int tr = dst / w;
-    pcg_u64 tbit = (pcg_u64)1 << (dst % w);
+    br_start(&s, pass, src);
+    int tj = dst / pass->span;
+    pcg_u64 tbit = (pcg_u64)1 << (dst % pass->span);
     for (int d = 1; br_step(&s, pass); d++)
-        if (s.fresh[tr] & tbit) return d;
+        if (s.fresh[tj] & tbit) return d;
     return -1;
 }
 
 /* Steps from src to the nearest cell whose bit is set in target, -1 when
  * none is reached. */
-PCG_HD int br_nearest(int h, int w, br_mask *pass, int src, br_mask *target)
+PCG_HD int br_nearest(br_mask *pass, int src, br_mask *target)
 {
     br_search s;
-    br_start(&s, h, w, src);
+    br_start(&s, pass, src);
     for (int d = 0;; d++) {
-        for (int r = s.lo; r <= s.hi; r++)
-            if (s.fresh[r] && (s.fresh[r] & br_mask_row(target, r))) return d;
+        for (int j = s.lo; j <= s.hi; j++)
+            if (s.fresh[j] && (s.fresh[j] & br_mask_word(target, j))) return d;
         if (!br_step(&s, pass)) return -1;
     }
 }
@@ -212,21 +285,26 @@ PCG_HD int br_nearest(int h, int w, br_mask *pass, int src, br_mask *target)
 /* lv_bfs's distances: dist[i] = steps from src (-1: unreachable) for every
  * cell, the same values the queue BFS writes.  With stop >= 0 the search
  * ends after the layer holding cell stop: the cells nearer than it hold
- * their distances, the rest -1 (enough for lv_path to stop).  Returns the
- * number of cells reached. */
-PCG_HD int br_bfs(int h, int w, br_mask *pass, int src, int stop, short *dist)
+ * their distances, the rest -1 (enough for lv_path to stop).  With keep
+ * not 0 only the cells set in keep get their distance, the rest -1 (a
+ * search read at a few cells skips writing the others).  Returns the
+ * number of cells whose distance it wrote. */
+PCG_HD int br_bfs(br_mask *pass, int src, int stop, br_mask *keep, short *dist)
 {
     br_search s;
-    int cells = h * w, reached = 1;
+    int cells = pass->h * pass->w, span = pass->span, reached = 1;
     for (int i = 0; i < cells; i++) dist[i] = -1;
     if (src < 0 || src >= cells) return 0;
-    br_start(&s, h, w, src);
+    br_start(&s, pass, src);
     dist[src] = 0;
     if (stop >= cells) stop = -1;
     if (stop == src) return reached;
     for (short d = 1; br_step(&s, pass); d++) {
-        for (int r = s.lo; r <= s.hi; r++)
-            for (pcg_u64 bits = s.fresh[r]; bits; bits &= bits - 1, reached++) dist[r * w + br_low_bit(bits)] = d;
+        for (int j = s.lo; j <= s.hi; j++) {
+            pcg_u64 bits = s.fresh[j];
+            if (keep && bits) bits &= br_mask_word(keep, j);
+            for (; bits; bits &= bits - 1, reached++) dist[j * span + br_low_bit(bits)] = d;
+        }
         if (stop >= 0 && dist[stop] >= 0) break;
     }
     return reached;
@@ -244,31 +322,40 @@ PCG_HD pcg_u64 br_fill_row(pcg_u64 pass, pcg_u64 seed)
     return up | down;
 }
 
-/* Number of 4-connected regions of the cells set in pass.  Each region is
+/* Row r of a mask whose words are all built. */
+PCG_HD pcg_u64 br_row(const br_mask *m, int r)
+{
+    pcg_u64 row_bits = m->w == 64 ? ~(pcg_u64)0 : ((pcg_u64)1 << m->w) - 1;
+    return (m->word[r / m->per] >> (r % m->per * m->w)) & row_bits;
+}
+
+/* Number of 4-connected regions of the cells set in m.  Each region is
  * flooded from its first cell; whole row runs are taken at once since
- * distances do not matter here. */
-PCG_HD int br_regions(int h, br_mask *m)
+ * distances do not matter here, so the flood works on rows taken out of
+ * the words (a run must not carry into the next row). */
+PCG_HD int br_regions(br_mask *m)
 {
     pcg_u64 seen[PCG_MAX_SIDE];
-    const pcg_u64 *pass = m->row;
+    const int h = m->h;
     int regions = 0;
-    for (int r = 0; r < h; r++) seen[r] = 0, br_mask_row(m, r);
+    for (int j = 0; j < m->words; j++) br_mask_word(m, j);
+    for (int r = 0; r < h; r++) seen[r] = 0;
     for (int r0 = 0; r0 < h; r0++) {
         pcg_u64 left;
-        while ((left = pass[r0] & ~seen[r0]) != 0) {
+        while ((left = br_row(m, r0) & ~seen[r0]) != 0) {
             regions++;
-            seen[r0] |= br_fill_row(pass[r0], left & (~left + 1));
+            seen[r0] |= br_fill_row(br_row(m, r0), left & (~left + 1));
             int lo = r0, hi = r0;
             while (hi >= lo) {
                 int a = lo > 0 ? lo - 1 : 0, b = hi + 1 < h ? hi + 1 : h - 1;
                 pcg_u64 above = a > 0 ? seen[a - 1] : 0;
                 lo = h, hi = -1;
                 for (int r = a; r <= b; r++) {
-                    pcg_u64 cur = seen[r], below = r + 1 < h ? seen[r + 1] : 0;
-                    pcg_u64 grow = (above | below) & pass[r] & ~cur;
+                    pcg_u64 cur = seen[r], below = r + 1 < h ? seen[r + 1] : 0, pass = br_row(m, r);
+                    pcg_u64 grow = (above | below) & pass & ~cur;
                     above = cur;
                     if (!grow) continue;
-                    seen[r] = cur | br_fill_row(pass[r], grow);
+                    seen[r] = cur | br_fill_row(pass, grow);
                     if (lo > r) lo = r;
                     hi = r;
                 }

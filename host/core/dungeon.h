@@ -167,15 +167,23 @@ PCG_HD int dungeon_obs_cell(const dungeon_cfg *c, int step)
     return (step - lag) % (c->h * c->w);
 }
 
+/* n bytes from src to dst, which do not overlap: the restrict qualifiers
+ * let the host compiler make the loop one library copy. */
+PCG_HD void dungeon_copy(unsigned char *__restrict__ dst, const unsigned char *__restrict__ src, int n)
+{
+    for (int i = 0; i < n; i++) dst[i] = src[i];
+}
+
 /* Compact observation: the crop the policy sees before the edit of step,
  * centred on dungeon_obs_cell. */
 PCG_HD void dungeon_observe(const dungeon_cfg *c, int step, const unsigned char *pad, unsigned char *obs)
 {
     int cell = dungeon_obs_cell(c, step);
-    int r = cell / c->w, col = cell % c->w;
-    const unsigned char *src = pad + r * c->pad_w + col;
-    for (int i = 0; i < c->crop_h; i++)
-        for (int j = 0; j < c->crop_w; j++) obs[i * c->crop_w + j] = src[i * c->pad_w + j];
+    /* the sizes in locals: obs is bytes, which may alias *c as far as the
+     * compiler knows, so it would read them again after every byte */
+    int crop_h = c->crop_h, crop_w = c->crop_w, pad_w = c->pad_w;
+    const unsigned char *src = pad + (cell / c->w) * pad_w + cell % c->w;
+    for (int i = 0; i < crop_h; i++, src += pad_w, obs += crop_w) dungeon_copy(obs, src, crop_w);
 }
 
 #endif

@@ -83,7 +83,7 @@ PCG_HD void batch_edit(const env_batch *d, int i, int random, pcg_u64 seed, pcg_
             for (int k = 0; k < d->cells / 4; k++) dst[k] = src[k];
         } else
 #endif
-            for (int k = 0; k < d->cells; k++) d->prev[off + k] = map[k];
+            dungeon_copy(d->prev + off, map, d->cells);
     }
     d->changed[i] += (unsigned int)dungeon_apply(&d->c, d->steps[i], a, map, d->frozen + off,
                                                  d->pad + (size_t)i * d->pad_size);

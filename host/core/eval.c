@@ -38,20 +38,30 @@ static int is_enemy(int tile)
     return tile == TILE_BAT || tile == TILE_SCORPION || tile == TILE_SPIDER;
 }
 
-/* Bit e of near[c]: an enemy of type e lies within Chebyshev distance 2 of
- * cell c (the 5x5 window of docs/evaluator.md#encounter-scenarios-1-2). */
-static void enemy_windows(const level_t *l, unsigned char *near)
+/* Bit e: an enemy of type e lies within Chebyshev distance 2 of a cell of
+ * the path (the 5x5 windows of docs/evaluator.md#encounter-scenarios-1-2).
+ * Each cell's window is read where the path passes, stopping once every
+ * type is met: a level holds far more enemies than a route has cells. */
+static unsigned enemies_near_path(const level_t *l, const short *path, int n, unsigned met, unsigned all)
 {
     const int h = l->h, w = l->w;
-    memset(near, 0, (size_t)(h * w));
-    for (int i = 0; i < h * w; i++) {
-        int t = l->t[i];
-        if (!is_enemy(t)) continue;
-        int r = i / w, c = i % w;
-        unsigned char bit = (unsigned char)(1u << (t - TILE_BAT));
-        for (int nr = r - 2 > 0 ? r - 2 : 0; nr <= r + 2 && nr < h; nr++)
-            for (int nc = c - 2 > 0 ? c - 2 : 0; nc <= c + 2 && nc < w; nc++) near[nr * w + nc] |= bit;
+    int r = n > 0 ? path[0] / w : 0, c = n > 0 ? path[0] % w : 0;
+    for (int i = 0; i < n && met != all; i++) {
+        if (i > 0) { /* the next cell is a neighbour: no division */
+            int step = path[i] - path[i - 1];
+            if (step == w) r++;
+            else if (step == -w) r--;
+            else c += step;
+        }
+        int r0 = r - 2 > 0 ? r - 2 : 0, r1 = r + 2 < h ? r + 2 : h - 1;
+        int c0 = c - 2 > 0 ? c - 2 : 0, c1 = c + 2 < w ? c + 2 : w - 1;
+        for (int nr = r0; nr <= r1; nr++)
+            for (int nc = c0; nc <= c1; nc++) {
+                int t = l->t[nr * w + nc];
+                if (is_enemy(t)) met |= 1u << (t - TILE_BAT);
+            }
     }
+    return met;
 }
 
 /* The searches of scenarios 1-2 (docs/evaluator.md#encounter-scenarios-1-2), shared by the score
@@ -76,8 +86,11 @@ typedef struct {
     int keys_searched;           /* dist_b is filled */
 } encounter_search;
 
-/* The player's search.  0, or the missing tile (PLAYER or DOOR). */
-static int encounter_begin(encounter_search *e, const level_t *l, short *queue)
+/* The player's search.  0, or the missing tile (PLAYER or DOOR).  The
+ * door's search is read at keys alone, and so is the player's unless
+ * every_cell (objective paths and routes read it elsewhere; the score
+ * reads it at keys and the door). */
+static int encounter_begin(encounter_search *e, const level_t *l, short *queue, int every_cell)
 {
     e->l = l;
     e->keys_searched = 0;
@@ -85,8 +98,9 @@ static int encounter_begin(encounter_search *e, const level_t *l, short *queue)
     e->door = lv_first(l, TILE_DOOR);
     if (e->player < 0) return TILE_PLAYER;
     if (e->door < 0) return TILE_DOOR;
-    lv_bfs_rows(l, e->player, PCG_BLOCK_DEFAULT, -1, -1, e->dist_p, queue);
-    if (e->dist_p[e->door] >= 0) lv_bfs_rows(l, e->door, PCG_BLOCK_DEFAULT, -1, -1, e->dist_d, queue);
+    if (every_cell) lv_bfs_rows(l, e->player, PCG_BLOCK_DEFAULT, -1, -1, e->dist_p, queue);
+    else lv_bfs_rows_at(l, e->player, PCG_BLOCK_DEFAULT, (1u << TILE_KEY) | (1u << TILE_DOOR), e->dist_p, queue);
+    if (e->dist_p[e->door] >= 0) lv_bfs_rows_at(l, e->door, PCG_BLOCK_DEFAULT, 1u << TILE_KEY, e->dist_d, queue);
     return 0;
 }
 
@@ -103,15 +117,14 @@ static int encounter_solution(encounter_search *e, int k, short *queue)
         lv_bfs_rows(l, e->player, PCG_BLOCK_DEFAULT | (1u << TILE_KEY), -1, -1, e->dist_b, queue);
         e->keys_searched = 1;
     }
-    /* d1': every other KEY blocks, k is entered from its nearest neighbour */
-    int r = k / w, c = k % w, best = -1;
-    for (int q = 0; q < 4; q++) {
-        int nr = r + PCG_DR(q), nc = c + PCG_DC(q);
-        if (nr < 0 || nc < 0 || nr >= h || nc >= w) continue;
-        int d = e->dist_b[nr * w + nc];
-        if (d >= 0 && (best < 0 || d < best)) best = d;
-    }
-    return best >= 0 && best + 1 == d1 ? d1 : -1;
+    /* d1': every other KEY blocks, k is entered from its nearest neighbour.
+     * No neighbour reached is nearer than d1 - 1 (walls alone give d1), so
+     * d1' == d1 when one of them is at d1 - 1 with the keys blocking. */
+    const short *b = e->dist_b;
+    int r = k / w, c = k % w, near = d1 - 1;
+    int found = (r > 0 && b[k - w] == near) || (c > 0 && b[k - 1] == near) || (c + 1 < w && b[k + 1] == near) ||
+                (r + 1 < h && b[k + w] == near);
+    return found ? d1 : -1;
 }
 
 /* The key-avoiding route player -> solution key k, rebuilt from k. */
@@ -133,20 +146,18 @@ static int encounter_leg_to_door(encounter_search *e, int k, short *path, short 
 
 static void objective_paths(const eval_scenario_t *s, const level_t *l, const short *dist_p, eval_level_t *m);
 
-static void eval_encounter(const eval_scenario_t *s, const level_t *l, eval_level_t *m)
+static void eval_encounter(const eval_scenario_t *s, const level_t *l, eval_level_t *m, int full)
 {
     encounter_search e;
     short dist[PCG_MAX_CELLS], queue[PCG_MAX_CELLS], path[PCG_MAX_CELLS];
-    unsigned char near[PCG_MAX_CELLS];
     const int cells = l->h * l->w;
     const unsigned all_met = (1u << EVAL_N_ENEMIES) - 1;
 
-    if ((m->missing = encounter_begin(&e, l, queue))) return;
-    objective_paths(s, l, e.dist_p, m);
+    if ((m->missing = encounter_begin(&e, l, queue, full))) return;
+    if (full) objective_paths(s, l, e.dist_p, m);
     m->player_door = e.dist_p[e.door];
     m->playable = m->player_door > 0;
     if (m->player_door < 0) return;
-    int windows = 0;
     unsigned met = 0;
     for (int k = 0; k < cells; k++) {
         if (l->t[k] != TILE_KEY) continue;
@@ -160,15 +171,11 @@ static void eval_encounter(const eval_scenario_t *s, const level_t *l, eval_leve
             m->route_door = d2;
         }
         if (met == all_met || s->kind == EVAL_PATHLENGTH) continue; /* nothing to add to p */
-        if (!windows) {
-            enemy_windows(l, near);
-            windows = 1;
-        }
         int n = encounter_leg_to_key(&e, k, path);
-        for (int i = 0; i < n; i++) met |= near[path[i]];
+        met = enemies_near_path(l, path, n, met, all_met);
         if (met == all_met) continue;
         n = encounter_leg_to_door(&e, k, path, dist, queue);
-        for (int i = 0; i < n; i++) met |= near[path[i]];
+        met = enemies_near_path(l, path, n, met, all_met);
     }
     if (m->solutions == 0) return;
     if (s->kind == EVAL_PATHLENGTH) {
@@ -252,13 +259,13 @@ static int keydoor_run(const eval_scenario_t *s, const level_t *l, keydoor_searc
     return 0;
 }
 
-static void eval_keydoor(const eval_scenario_t *s, const level_t *l, eval_level_t *m)
+static void eval_keydoor(const eval_scenario_t *s, const level_t *l, eval_level_t *m, int full)
 {
     keydoor_search k;
     short queue[PCG_MAX_CELLS];
     m->missing = keydoor_run(s, l, &k, queue);
     if (m->missing == TILE_PLAYER) return;
-    objective_paths(s, l, k.dist_open, m);
+    if (full) objective_paths(s, l, k.dist_open, m);
     if (k.door >= 0) m->player_door = k.dist_open[k.door];
     if (m->missing) return;
     m->player_treasure = k.dist_open[k.treasure];
@@ -358,7 +365,9 @@ double eval_pathlength_score(const eval_scenario_t *s, int to_key, int to_door)
                   eval_route_score(to_door, s->leg_door, s->tolerance));
 }
 
-void eval_level(const eval_scenario_t *s, const level_t *l, eval_level_t *m)
+/* eval_level; with full 0 only what the score needs (no entropy, wall
+ * share or objective paths), for eval_score_batch. */
+static void eval_level_part(const eval_scenario_t *s, const level_t *l, eval_level_t *m, int full)
 {
     memset(m, 0, sizeof *m);
     m->player_door = m->route = m->route_key = m->route_door = m->player_gate = m->gate_door = m->player_treasure = -1;
@@ -367,16 +376,20 @@ void eval_level(const eval_scenario_t *s, const level_t *l, eval_level_t *m)
     if (l->h <= 0 || l->w <= 0 || cells > PCG_MAX_CELLS) return;
     for (int i = 0; i < cells; i++)
         if (l->t[i] < N_TILES) m->counts[l->t[i]]++;
-    for (int t = 0; t < N_TILES; t++) {
-        if (!m->counts[t]) continue;
-        double p = (double)m->counts[t] / cells;
-        m->entropy -= p * log2(p);
+    if (full) {
+        for (int t = 0; t < N_TILES; t++) {
+            if (!m->counts[t]) continue;
+            double p = (double)m->counts[t] / cells;
+            m->entropy -= p * log2(p);
+        }
+        m->entropy = fabs(m->entropy); /* no -0 for a one-tile level */
+        m->wall_share = (double)m->counts[TILE_WALL] / cells;
     }
-    m->entropy = fabs(m->entropy); /* no -0 for a one-tile level */
-    m->wall_share = (double)m->counts[TILE_WALL] / cells;
-    if (s->kind == EVAL_KEYDOOR) eval_keydoor(s, l, m);
-    else eval_encounter(s, l, m);
+    if (s->kind == EVAL_KEYDOOR) eval_keydoor(s, l, m, full);
+    else eval_encounter(s, l, m, full);
 }
+
+void eval_level(const eval_scenario_t *s, const level_t *l, eval_level_t *m) { eval_level_part(s, l, m, 1); }
 
 /* Every path behind a distance or a solution the evaluator reports, in
  * the order it takes them (see eval.h). */
@@ -384,7 +397,7 @@ static int routes_encounter(const level_t *l, eval_route_fn fn, void *ctx)
 {
     encounter_search e;
     short dist[PCG_MAX_CELLS], queue[PCG_MAX_CELLS], path[PCG_MAX_CELLS];
-    if (encounter_begin(&e, l, queue) || e.dist_p[e.door] < 0) return 0;
+    if (encounter_begin(&e, l, queue, 1) || e.dist_p[e.door] < 0) return 0;
     eval_leg_t leg = {EVAL_LEG_PLAYER_DOOR, e.player, e.door, path, lv_path(l, e.dist_p, e.door, path)};
     int rc = fn(ctx, &leg);
     for (int k = 0; k < l->h * l->w && !rc; k++) {
@@ -443,7 +456,7 @@ double eval_score_batch(const eval_scenario_t *s, const level_t *levels, int n, 
 #pragma omp parallel for schedule(dynamic, 8) if (n >= 32)
     for (int i = 0; i < n; i++) {
         eval_level_t m;
-        eval_level(s, &levels[i], &m);
+        eval_level_part(s, &levels[i], &m, 0);
         if (scores) scores[i] = (float)m.score;
         each[i] = m.score;
     }

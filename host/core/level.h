@@ -52,27 +52,39 @@ PCG_HD int lv_count(const level_t *l, int tile)
     return br_count(l->t, l->h * l->w, tile);
 }
 
-/* Row-major positions of a tile: returns the total count, fills up to max. */
+/* The cells of t[i..i+n) (n <= 8) that hold tile, one top bit per byte.
+ * Whole words take the plain load; only the level's last word is cut. */
+PCG_HD pcg_u64 lv_hits(const unsigned char *t, int i, int n, int tile)
+{
+    return n >= 8 ? br_bytes_eq(br_load(t + i, 8), (unsigned)tile) : br_bytes_eq_at(t + i, n, (unsigned)tile);
+}
+
+/* Row-major positions of a tile: returns the total count, fills up to max.
+ * Eight cells are tested at once; once max are kept the rest are counted. */
 PCG_HD int lv_find(const level_t *l, int tile, int *rows, int *cols, int max)
 {
-    int n = 0, cells = l->h * l->w;
-    for (int i = 0; i < cells; i++) {
-        if (l->t[i] != tile) continue;
-        if (n < max) {
-            if (rows) rows[n] = i / l->w;
-            if (cols) cols[n] = i % l->w;
+    int n = 0, cells = l->h * l->w, i = 0;
+    if (tile < 0 || tile > 255) return 0; /* no byte holds it */
+    for (; i < cells && n < max; i += 8)
+        for (pcg_u64 hit = lv_hits(l->t, i, cells - i, tile); hit; hit &= hit - 1, n++) {
+            int cell = i + br_low_bit(hit) / 8;
+            if (n < max) {
+                if (rows) rows[n] = cell / l->w;
+                if (cols) cols[n] = cell % l->w;
+            }
         }
-        n++;
-    }
-    return n;
+    return n + (i < cells ? br_count(l->t + i, cells - i, tile) : 0);
 }
 
 /* Cell index of the first tile in row-major order, -1 if none. */
 PCG_HD int lv_first(const level_t *l, int tile)
 {
     int cells = l->h * l->w;
-    for (int i = 0; i < cells; i++)
-        if (l->t[i] == tile) return i;
+    if (tile < 0 || tile > 255) return -1;
+    for (int i = 0; i < cells; i += 8) {
+        pcg_u64 hit = lv_hits(l->t, i, cells - i, tile);
+        if (hit) return i + br_low_bit(hit) / 8;
+    }
     return -1;
 }
 
@@ -123,18 +135,17 @@ PCG_HD int lv_path(const level_t *l, const short *dist, int target, short *out)
 {
     int w = l->w, h = l->h;
     if (target < 0 || target >= h * w || dist[target] < 0) return 0;
-    int len = dist[target] + 1, cur = target;
+    int len = dist[target] + 1, cur = target, r = target / w, c = target % w;
     out[len - 1] = (short)cur;
     for (int i = len - 2; i >= 0; i--) {
-        int r = cur / w, c = cur % w, d = dist[cur];
-        int next = -1;
-        for (int k = 0; k < 4 && next < 0; k++) {
+        int d = dist[cur];
+        for (int k = 0; k < 4; k++) {
             int nr = r + PCG_DR(k), nc = c + PCG_DC(k);
-            if (nr < 0 || nc < 0 || nr >= h || nc >= w) continue;
-            int n = nr * w + nc;
-            if (dist[n] == d - 1) next = n;
+            if (nr < 0 || nc < 0 || nr >= h || nc >= w || dist[nr * w + nc] != d - 1) continue;
+            r = nr, c = nc; /* always found: BFS distances are consistent */
+            break;
         }
-        cur = next; /* always found: BFS distances are consistent */
+        cur = r * w + c;
         out[i] = (short)cur;
     }
     return len;
@@ -201,8 +212,20 @@ PCG_HD int lv_bfs_rows(const level_t *l, int src, pcg_u32 block_mask, int allow,
 {
     br_mask pass;
     if (!lv_rows_fit(l)) return lv_bfs(l, src, block_mask, allow, dist, queue);
-    br_mask_init(&pass, l->t, l->w, ~block_mask, allow);
-    return br_bfs(l->h, l->w, &pass, src, stop, dist);
+    br_mask_init(&pass, l->t, l->h, l->w, ~block_mask, allow);
+    return br_bfs(&pass, src, stop, 0, dist);
+}
+
+/* lv_bfs_rows's dist (no stop, no allowed cell) read only at the cells
+ * holding a tile of keep (bit t = tile t): the other cells may hold -1
+ * where they are reached.  Returns the number of cells written. */
+PCG_HD int lv_bfs_rows_at(const level_t *l, int src, pcg_u32 block_mask, pcg_u32 keep, short *dist, short *queue)
+{
+    br_mask pass, at;
+    if (!lv_rows_fit(l)) return lv_bfs(l, src, block_mask, -1, dist, queue);
+    br_mask_init(&pass, l->t, l->h, l->w, ~block_mask, -1);
+    br_mask_init(&at, l->t, l->h, l->w, keep, -1);
+    return br_bfs(&pass, src, -1, &at, dist);
 }
 
 /* Steps of a shortest 4-connected path between two cells through the
@@ -216,8 +239,8 @@ PCG_HD int lv_path_through(const level_t *l, int r0, int c0, int r1, int c1, pcg
     if (!lv_tile_in(passable, l->t[s]) || !lv_tile_in(passable, l->t[t])) return -1;
     if (!lv_rows_fit(l)) return lv_path_through_queue(l, s, t, passable);
     br_mask pass;
-    br_mask_init(&pass, l->t, l->w, passable, -1);
-    return br_distance(l->h, l->w, &pass, s, t);
+    br_mask_init(&pass, l->t, l->h, l->w, passable, -1);
+    return br_distance(&pass, s, t);
 }
 
 /* Steps of a shortest 4-connected path (WALL/BORDER blocking) between two
@@ -234,9 +257,9 @@ PCG_HD int lv_nearest(const level_t *l, int r, int c, int tile)
     if (!lv_in(l, r, c) || ((PCG_BLOCK_DEFAULT >> l->t[r * l->w + c]) & 1u)) return -1;
     if (!lv_rows_fit(l)) return lv_nearest_queue(l, r * l->w + c, tile);
     br_mask pass, target;
-    br_mask_init(&pass, l->t, l->w, ~PCG_BLOCK_DEFAULT, -1);
-    br_mask_tile(&target, l->t, l->w, tile);
-    return br_nearest(l->h, l->w, &pass, r * l->w + c, &target);
+    br_mask_init(&pass, l->t, l->h, l->w, ~PCG_BLOCK_DEFAULT, -1);
+    br_mask_tile(&target, l->t, l->h, l->w, tile);
+    return br_nearest(&pass, r * l->w + c, &target);
 }
 
 /* Number of 4-connected regions of passable (non-wall) cells. */
@@ -244,8 +267,9 @@ PCG_HD int lv_regions(const level_t *l)
 {
     if (!lv_rows_fit(l)) return lv_regions_queue(l);
     br_mask pass;
-    br_mask_init(&pass, l->t, l->w, ~PCG_BLOCK_DEFAULT, -1);
-    return br_regions(l->h, &pass);
+    if (l->h <= 0 || l->w <= 0) return 0;
+    br_mask_init(&pass, l->t, l->h, l->w, ~PCG_BLOCK_DEFAULT, -1);
+    return br_regions(&pass);
 }
 
 #endif
