@@ -173,6 +173,27 @@ static void refine_command_end_to_end(void **state)
     free(page);
 }
 
+/* prefer refine on the fixture's run against a scripted server (its log
+ * into *log if given), after the persona's earlier refinement is removed.
+ * Returns the exit status; out holds what it printed. */
+static int refine_scripted(const char *script, const char *persona, const char *flags, char *out, size_t outlen,
+                           char **log)
+{
+    pcg_test_use_source_prompts();
+    const char *dir = refine_fixture();
+    char bin[PATH_MAX];
+    assert_non_null(realpath(pcg_test_binary(), bin));
+    pcg_fake_srv srv;
+    pcg_test_srv_start(&srv, script, "refine-server", "PCG_REFINE_KEY");
+    int rc = pcg_test_sh(out, outlen,
+                         "cd %s && rm -rf run/prefer/%s && PCG_REFINE_KEY=k %s prefer refine --persona %s %s "
+                         "--base-url %s --api-key-env PCG_REFINE_KEY --llm-retries 1 run obs.jsonl 2>&1",
+                         dir, persona, bin, persona, flags, srv.url);
+    if (log) *log = pcg_test_slurp(srv.log);
+    pcg_test_srv_stop(&srv);
+    return rc;
+}
+
 /* A model author against a scripted server: the first reply holds no
  * reward (recorded, nothing trained), the later ones a reward that is
  * checked, trained and judged; every request names the persona, the
@@ -180,21 +201,11 @@ static void refine_command_end_to_end(void **state)
 static void refine_model_author(void **state)
 {
     (void)state;
-    pcg_test_use_source_prompts();
-    char dir[512], bin[PATH_MAX], out[65536];
-    snprintf(dir, sizeof dir, "%s/refine", pcg_test_tmpdir());
-    assert_non_null(realpath(pcg_test_binary(), bin));
-    if (!pcg_test_exists(dir)) make_run_and_observations(dir, bin);
-    pcg_fake_srv srv;
-    pcg_test_srv_start(&srv, "tests/fake_openai_refine.json", "refine-author", "PCG_REFINE_KEY");
-    int rc = pcg_test_sh(out, sizeof out,
-                         "cd %s && rm -rf run/prefer/system_purist && PCG_REFINE_KEY=k %s prefer refine --persona "
-                         "system_purist --llm openai --base-url %s --model fake-author --api-key-env PCG_REFINE_KEY "
-                         "--llm-retries 1 --no-feedback run obs.jsonl 2>&1",
-                         dir, bin, srv.url);
-    char *log = pcg_test_slurp(srv.log);
-    pcg_test_srv_stop(&srv);
+    char out[65536], *log = NULL;
+    int rc = refine_scripted("tests/fake_openai_refine.json", "system_purist",
+                             "--llm openai --model fake-author --no-feedback", out, sizeof out, &log);
     if (rc) fail_msg("refine exited %d: %s", rc, out);
+    const char *dir = refine_fixture();
     char rdir[700];
     snprintf(rdir, sizeof rdir, "%s/run/prefer/system_purist", dir);
     json_t *rec = pcg_test_json_in(rdir, "refine.json");
@@ -223,20 +234,12 @@ static void refine_model_author(void **state)
 static void refine_model_judge_incomplete(void **state)
 {
     (void)state;
-    pcg_test_use_source_prompts();
-    char dir[512], bin[PATH_MAX], out[65536];
-    snprintf(dir, sizeof dir, "%s/refine", pcg_test_tmpdir());
-    assert_non_null(realpath(pcg_test_binary(), bin));
-    if (!pcg_test_exists(dir)) make_run_and_observations(dir, bin);
-    pcg_fake_srv srv;
-    pcg_test_srv_start(&srv, "tests/fake_openai_refine_judge.json", "refine-judge", "PCG_REFINE_KEY");
-    int rc = pcg_test_sh(out, sizeof out,
-                         "cd %s && rm -rf run/prefer/thrill_seeker && PCG_REFINE_KEY=k %s prefer refine --persona "
-                         "thrill_seeker --judge openai --repeats 1 --targets 1 --no-feedback --base-url %s --model "
-                         "fake-judge --api-key-env PCG_REFINE_KEY --llm-retries 1 run obs.jsonl 2>&1",
-                         dir, bin, srv.url);
-    pcg_test_srv_stop(&srv);
+    char out[65536];
+    int rc = refine_scripted("tests/fake_openai_refine_judge.json", "thrill_seeker",
+                             "--judge openai --model fake-judge --repeats 1 --targets 1 --no-feedback", out,
+                             sizeof out, NULL);
     if (rc) fail_msg("refine exited %d: %s", rc, out);
+    const char *dir = refine_fixture();
     char rdir[700];
     snprintf(rdir, sizeof rdir, "%s/run/prefer/thrill_seeker", dir);
     json_t *rec = pcg_test_json_in(rdir, "refine.json");
