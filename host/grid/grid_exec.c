@@ -86,22 +86,10 @@ void grid_log_close(void)
 
 void grid_say(const char *fmt, ...)
 {
-    char line[2048];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    vsay_and_log(g_log, 1, fmt, ap);
     va_end(ap);
-    printf("%s\n", line);
-    fflush(stdout);
-    if (g_log) {
-        time_t now = time(NULL);
-        struct tm tm;
-        char ts[32];
-        localtime_r(&now, &tm);
-        strftime(ts, sizeof ts, "%Y-%m-%d %H:%M:%S", &tm);
-        fprintf(g_log, "[%s] %s\n", ts, line);
-        fflush(g_log);
-    }
 }
 
 void grid_cell_dir(const char *out, const grid_cell *c, char *buf, size_t len)

@@ -16,14 +16,10 @@
 static void say(refine_ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(refine_ctx *x, const char *fmt, ...)
 {
-    char line[2000];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    vsay_and_log(x->log, 0, fmt, ap);
     va_end(ap);
-    printf("%s\n", line);
-    fflush(stdout);
-    if (x->log) fprintf(x->log, "%s\n", line), fflush(x->log);
 }
 
 /* The persona's model from the observations: its own separate ridge fit. */
@@ -130,6 +126,7 @@ static int check_candidate(refine_ctx *x, refine_candidate *k)
     int rc = contract_check(x->code, k->code, x->R.esc.variant, dim_id(k->t.dim), k->t.direction, &k->contract,
                             why, sizeof why);
     k->contract_ran = rc == 0;
+    if (rc == -2) x->parent_failed = 1;
     if (rc < 0) return k->verdict = CAND_SANDBOX, say_to(k->why, sizeof k->why, "%s", why), -1;
     if (rc == 0 && k->contract.held < k->contract.pairs) {
         k->verdict = CAND_CONTRACT;
@@ -263,7 +260,7 @@ int refine_run(const refine_opts *o)
     }
     say(x, "refining node %d of %s for %s (fitness %.3f, %d plays, mean rating %.2f); %d target%s", x->node, o->run,
         o->persona, x->fitness, x->before.plays, x->before.rating, x->n_targets, x->n_targets == 1 ? "" : "s");
-    for (int i = 0; i < x->n_targets && x->accepted < 0 && !x->server_failed; i++) {
+    for (int i = 0; i < x->n_targets && x->accepted < 0 && !x->server_failed && !x->parent_failed; i++) {
         refine_candidate *k = &x->cand[x->n_cand++];
         k->t = x->targets[i];
         snprintf(k->dir, sizeof k->dir, "%s/candidate_%d", x->dir, i + 1);
@@ -271,8 +268,11 @@ int refine_run(const refine_opts *o)
         say_candidate(x, k);
         if (k->verdict == REFINE_ACCEPT) x->accepted = i;
     }
-    if (x->accepted < 0 && o->feedback && !x->server_failed && x->n_targets > 0) feedback_round(x);
+    if (x->accepted < 0 && o->feedback && !x->server_failed && !x->parent_failed && x->n_targets > 0)
+        feedback_round(x);
     int rc = refine_write_record(x, err, sizeof err) ? (die_msg("prefer refine: %s", err), 1) : 0;
+    if (x->parent_failed) /* every other candidate would fail the same way */
+        die_msg("prefer refine: node %d: %s", x->node, x->cand[x->n_cand - 1].why), rc = 1;
     if (!rc) refine_print(x);
     /* the run's report shows the refinement beside its nodes */
     if (!rc && run_report(o->run, 1, 1) == 0) printf("report: %s/report.html\n", o->run);

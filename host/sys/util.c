@@ -33,6 +33,25 @@ void say_to(char *buf, int len, const char *fmt, ...)
     va_end(ap);
 }
 
+void vsay_and_log(FILE *log, int stamped, const char *fmt, va_list ap)
+{
+    char line[2048];
+    vsnprintf(line, sizeof line, fmt, ap);
+    printf("%s\n", line);
+    fflush(stdout);
+    if (!log) return;
+    if (stamped) {
+        time_t now = time(NULL);
+        struct tm tm;
+        char ts[32];
+        localtime_r(&now, &tm);
+        strftime(ts, sizeof ts, "%Y-%m-%d %H:%M:%S", &tm);
+        fprintf(log, "[%s] ", ts);
+    }
+    fprintf(log, "%s\n", line);
+    fflush(log);
+}
+
 /* "a FIFO", "a directory", ...: what a path is, for one-line refusals. */
 const char *file_kind(unsigned mode)
 {

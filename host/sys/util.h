@@ -1,6 +1,7 @@
 /* Small host helpers: files, errors, flags. */
 #ifndef PCG_UTIL_H
 #define PCG_UTIL_H
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +14,10 @@ void die_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Format a one-line reason into buf (len bytes); nothing when buf is NULL
  * or len is 0, for callers that do not want the reason. */
 void say_to(char *buf, int len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* One line of progress to stdout and, when log is open, to the log too
+ * (after a local-time stamp when stamped), both flushed at once: long
+ * work that a terminal watches and a log file keeps. */
+void vsay_and_log(FILE *log, int stamped, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 /* The files the engine reads and writes (docs/loop.md, "Files"):
  * inputs must be regular files: a FIFO, device, socket or directory is
  * refused in one line (never waited on); outputs are written to a
