@@ -1,5 +1,6 @@
 /* The offline author's experience terms: see author_experience.h. */
 #include "author_experience.h"
+#include "author_offline.h"
 #include "level.h"
 #include "target.h"
 #include "util.h"
@@ -113,17 +114,16 @@ static void emit_guard(FILE *b)
 static void emit_term(FILE *b, const author_term *t)
 {
     char w[40];
-    snprintf(w, sizeof w, "%.9g", (double)t->weight);
-    if (!strpbrk(w, ".eni")) strcat(w, ".0");
+    c_float_literal(t->weight, w);
     switch (t->kind) {
     case AT_EXP_FORKS:
-        fprintf(b, "        v += %sf * fminf((float)xp_forks / (xp_cells / 8.0f), 1.0f); /* exp_forks */\n", w);
+        fprintf(b, "        v += %s * fminf((float)xp_forks / (xp_cells / 8.0f), 1.0f); /* exp_forks */\n", w);
         break;
     case AT_EXP_DEAD_ENDS:
-        fprintf(b, "        v += %sf * fminf((float)xp_ends / (xp_cells / 32.0f), 1.0f); /* exp_dead_ends */\n", w);
+        fprintf(b, "        v += %s * fminf((float)xp_ends / (xp_cells / 32.0f), 1.0f); /* exp_dead_ends */\n", w);
         break;
-    case AT_EXP_OPEN: fprintf(b, "        v += %sf * fminf((float)xp_open / xp_cells, 1.0f); /* exp_open */\n", w); break;
-    case AT_EXP_GUARD: fprintf(b, "        v += %sf * fminf((float)xp_guard / 3.0f, 1.0f); /* exp_guard */\n", w); break;
+    case AT_EXP_OPEN: fprintf(b, "        v += %s * fminf((float)xp_open / xp_cells, 1.0f); /* exp_open */\n", w); break;
+    case AT_EXP_GUARD: fprintf(b, "        v += %s * fminf((float)xp_guard / 3.0f, 1.0f); /* exp_guard */\n", w); break;
     default: break;
     }
 }

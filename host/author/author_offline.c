@@ -93,8 +93,7 @@ static void out(sbuf *b, const char *fmt, ...)
     else b->pos += (size_t)n;
 }
 
-/* A C float literal that round-trips: "2.0f", "0.125f", "1.5e-05f". */
-static const char *flit(float v, char *s)
+const char *c_float_literal(float v, char *s)
 {
     snprintf(s, 40, "%.9g", (double)v);
     if (!strpbrk(s, ".eni")) strcat(s, ".0");
@@ -150,17 +149,17 @@ static void emit_connect(sbuf *b, const author_term *t, const char *cond, const 
     out(b, "        /* %s (%s): %s */\n", author_term_name(t->kind), t->form == AF_SHAPED ? "shaped" : "binary",
         what);
     if (t->form == AF_SHAPED)
-        out(b, "        v += %s * (%s ? 1.0f : -fminf((float)(regions - 1), 10.0f) / 10.0f);\n", flit(t->weight, w),
+        out(b, "        v += %s * (%s ? 1.0f : -fminf((float)(regions - 1), 10.0f) / 10.0f);\n", c_float_literal(t->weight, w),
             cond);
     else
-        out(b, "        v += %s * (%s ? 1.0f : 0.0f);\n", flit(t->weight, w), cond);
+        out(b, "        v += %s * (%s ? 1.0f : 0.0f);\n", c_float_literal(t->weight, w), cond);
 }
 
 static void emit_count(sbuf *b, const author_term *t, const char *count, int want, const char *what)
 {
     char w[40];
     out(b, "        /* %s: %s */\n", author_term_name(t->kind), what);
-    out(b, "        v += %s * -fminf(fabsf((float)%s - %d.0f), quarter) / 4.0f;\n", flit(t->weight, w), count, want);
+    out(b, "        v += %s * -fminf(fabsf((float)%s - %d.0f), quarter) / 4.0f;\n", c_float_literal(t->weight, w), count, want);
 }
 
 /* The route Player -> Key -> Door the encounter terms are measured on:
@@ -192,8 +191,8 @@ static void emit_route(sbuf *b, const author_reward *r)
 static void emit_leg_off(sbuf *b, const char *name, const char *dist, int want, int tolerance)
 {
     char lw[40], tw[40];
-    out(b, "            float %s = fmaxf(fabsf((float)(%s) - %s) - %s, 0.0f);\n", name, dist, flit((float)want, lw),
-        flit((float)tolerance, tw));
+    out(b, "            float %s = fmaxf(fabsf((float)(%s) - %s) - %s, 0.0f);\n", name, dist, c_float_literal((float)want, lw),
+        c_float_literal((float)tolerance, tw));
 }
 
 static void emit_route_length(sbuf *b, const author_term *t, const target_t *g)
@@ -208,15 +207,15 @@ static void emit_route_length(sbuf *b, const author_term *t, const target_t *g)
         emit_leg_off(b, "off_b", "d_kd", g->leg_door, g->tolerance);
         if (shaped)
             out(b, "            v += %s * 0.5f * ((1.0f - fminf(off_a / %s, 1.0f)) + (1.0f - fminf(off_b / %s, 1.0f)));\n",
-                flit(t->weight, w), flit((float)g->leg_key, aw), flit((float)g->leg_door, bw));
+                c_float_literal(t->weight, w), c_float_literal((float)g->leg_key, aw), c_float_literal((float)g->leg_door, bw));
         else
-            out(b, "            v += %s * (off_a == 0.0f && off_b == 0.0f ? 1.0f : 0.0f);\n", flit(t->weight, w));
+            out(b, "            v += %s * (off_a == 0.0f && off_b == 0.0f ? 1.0f : 0.0f);\n", c_float_literal(t->weight, w));
     } else {
         out(b, "            /* route_length (%s): the route Player -> Key -> Door %d steps, give or take %d */\n",
             shaped ? "shaped" : "binary", g->length, g->tolerance);
         emit_leg_off(b, "off", "d_pk + d_kd", g->length, g->tolerance);
-        if (shaped) out(b, "            v += %s * (1.0f - fminf(off / %s, 1.0f));\n", flit(t->weight, w), flit((float)g->length, lw));
-        else out(b, "            v += %s * (off == 0.0f ? 1.0f : 0.0f);\n", flit(t->weight, w));
+        if (shaped) out(b, "            v += %s * (1.0f - fminf(off / %s, 1.0f));\n", c_float_literal(t->weight, w), c_float_literal((float)g->length, lw));
+        else out(b, "            v += %s * (off == 0.0f ? 1.0f : 0.0f);\n", c_float_literal(t->weight, w));
     }
     out(b, "        }\n");
 }
@@ -241,14 +240,14 @@ static void emit_encounter_term(sbuf *b, const author_reward *r, const author_te
             t->form == AF_SHAPED ? "shaped" : "binary", n, t->param);
         if (t->form == AF_SHAPED)
             out(b, "        v += %s * (det_%s <= %d.0f ? 1.0f : -fminf(det_%s - %d.0f, 20.0f) / 20.0f);\n",
-                flit(t->weight, w), n, t->param, n, t->param);
+                c_float_literal(t->weight, w), n, t->param, n, t->param);
         else
-            out(b, "        v += %s * (det_%s <= %d.0f ? 1.0f : 0.0f);\n", flit(t->weight, w), n, t->param);
+            out(b, "        v += %s * (det_%s <= %d.0f ? 1.0f : 0.0f);\n", c_float_literal(t->weight, w), n, t->param);
         break;
     case AT_ROUTE_LENGTH: emit_route_length(b, t, &r->target); break;
     case AT_ENEMY_NONE:
         out(b, "        /* enemy_none: no %s on the map */\n", n);
-        out(b, "        v += %s * -fminf((float)n_%s, quarter) / 4.0f;\n", flit(t->weight, w), n);
+        out(b, "        v += %s * -fminf((float)n_%s, quarter) / 4.0f;\n", c_float_literal(t->weight, w), n);
         break;
     case AT_ENEMY_AWAY:
         out(b, "        /* enemy_away (%s): no %s within %d extra steps of the route */\n",
@@ -256,9 +255,9 @@ static void emit_encounter_term(sbuf *b, const author_reward *r, const author_te
         if (t->form == AF_SHAPED)
             out(b,
                 "        v += %s * (det_%s <= %d.0f ? -1.0f : -fmaxf(0.0f, %d.0f - det_%s) / 4.0f);\n",
-                flit(t->weight, w), n, t->param, t->param + 4, n);
+                c_float_literal(t->weight, w), n, t->param, t->param + 4, n);
         else
-            out(b, "        v += %s * (det_%s <= %d.0f ? -1.0f : 0.0f);\n", flit(t->weight, w), n, t->param);
+            out(b, "        v += %s * (det_%s <= %d.0f ? -1.0f : 0.0f);\n", c_float_literal(t->weight, w), n, t->param);
         break;
     default: break;
     }
@@ -337,7 +336,7 @@ static void emit_keydoor_terms(sbuf *b, const author_reward *r)
         case AT_DOOR_SEPARATES: {
             char w[40];
             out(b, "        /* door_separates: the treasure lies behind the door */\n");
-            out(b, "        v += %s * (sep ? 1.0f : 0.0f);\n", flit(t->weight, w));
+            out(b, "        v += %s * (sep ? 1.0f : 0.0f);\n", c_float_literal(t->weight, w));
             break;
         }
         default: break;
@@ -388,7 +387,7 @@ int author_code(const author_reward *r, char *buf, size_t len)
     else out(&b, "%s", experience);
     out(&b, "        score[s] = v;\n");
     out(&b, "    }\n");
-    out(&b, "    return %s * (score[1] - score[0]);\n}\n", flit(r->scale, w));
+    out(&b, "    return %s * (score[1] - score[0]);\n}\n", c_float_literal(r->scale, w));
     if (b.overflow) {
         buf[0] = 0;
         return -1;

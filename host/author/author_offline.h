@@ -138,4 +138,9 @@ int author_merge(author_reward *r, double parent_fitness, const author_reward *r
  * of docs/evaluator.md, through the evaluator). */
 void author_metrics_compute(const target_t *t, const level_t *levels, int n, author_metrics *m);
 
+/* v as a C float literal that round-trips ("2.0f", "0.125f", "1.5e-05f")
+ * in s, which holds 40 bytes; returns s.  For the reward code the offline
+ * author writes. */
+const char *c_float_literal(float v, char *s);
+
 #endif
