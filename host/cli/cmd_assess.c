@@ -121,7 +121,6 @@ static int parse_assess_flags(int argc, char **argv, assess_opts *o)
     return o->persona_name ? persona_ok(o) : -1;
 }
 
-static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
 
 static json_t *offline_assessment(const char *path, const play_features *f, const assess_opts *o)
 {
@@ -131,15 +130,12 @@ static json_t *offline_assessment(const char *path, const play_features *f, cons
     json_t *dims = json_object();
     for (int j = 0; j < PREFER_N_DIMS; j++)
         json_object_set_new(dims, dim_id(j), json_pack("{s:i, s:s}", "score", x[j], "why", why[j]));
+    int overall = judge_offline_rating(f, o->persona, o->seed, o->repeats, ratings);
     json_t *all = json_array();
-    for (int r = 0; r < o->repeats; r++) {
-        ratings[r] = judge_offline_overall(f, o->persona, o->seed, r);
-        json_array_append_new(all, json_integer(ratings[r]));
-    }
-    qsort(ratings, (size_t)o->repeats, sizeof *ratings, cmp_int);
+    for (int r = 0; r < o->repeats; r++) json_array_append_new(all, json_integer(ratings[r]));
     return json_pack("{s:s, s:s, s:s, s:s?, s:o, s:i, s:o, s:b}", "trajectory", path, "level", f->level, "judge",
                      "offline (rule-based)", "persona", o->persona_name, "dimensions", dims, "overall",
-                     ratings[o->repeats / 2], "ratings", all, "complete", 1);
+                     overall, "ratings", all, "complete", 1);
 }
 
 /* The model's answers as recorded: a dimension no repeat answered is null. */

@@ -11,8 +11,6 @@
 #include "llm.h"
 #include <jansson.h>
 
-#define JUDGE_MAX_REPEATS 9
-
 typedef struct {
     double score[PREFER_N_DIMS];          /* median of the valid answers; 0 when none */
     int answers[PREFER_N_DIMS];           /* repeats that gave a valid score */

@@ -3,6 +3,7 @@
 #include "philox.h"
 #include "util.h"
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const personas[PREFER_N_PERSONAS] = {"efficiency_essentialist", "narrative_architect",
@@ -131,4 +132,14 @@ int judge_offline_overall(const play_features *f, int p, unsigned seed, int r)
     }
     long v = lround(y);
     return v < 1 ? 1 : v > 10 ? 10 : (int)v;
+}
+
+static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
+
+int judge_offline_rating(const play_features *f, int p, unsigned seed, int repeats, int *ratings)
+{
+    int sorted[JUDGE_MAX_REPEATS];
+    for (int r = 0; r < repeats; r++) sorted[r] = ratings[r] = judge_offline_overall(f, p, seed, r);
+    qsort(sorted, (size_t)repeats, sizeof *sorted, cmp_int);
+    return sorted[repeats / 2];
 }

@@ -12,6 +12,8 @@
 
 #define PREFER_N_PERSONAS 5
 #define JUDGE_WHY_LEN 160
+/* the most repeats a judge (offline or model) runs per play */
+#define JUDGE_MAX_REPEATS 9
 
 /* The built-in personas' names, the files under prompts/prefer/personas/. */
 const char *persona_name(int p);
@@ -30,5 +32,8 @@ const double *persona_weights(int p, double *intercept);
  * rating never reads a model's dimension answer: the offline judge
  * derives both from the same play. */
 int judge_offline_overall(const play_features *f, int p, unsigned seed, int r);
+/* The ratings of repeats 0..repeats-1 (at most JUDGE_MAX_REPEATS) into
+ * ratings, in repeat order; returns their median, the judge's rating. */
+int judge_offline_rating(const play_features *f, int p, unsigned seed, int repeats, int *ratings);
 
 #endif

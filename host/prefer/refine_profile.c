@@ -11,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
-
 /* One play judged: its twelve scores (NaN where missing) and rating (NaN
  * when none).  0, or -1 with one line (REFINE_SERVER_FAILED: the server). */
 static int judge_play(const refine_opts *o, int p, const char *persona_text, const json_t *defs, const char *path,
@@ -23,9 +21,7 @@ static int judge_play(const refine_opts *o, int p, const char *persona_text, con
         char why[PREFER_N_DIMS][JUDGE_WHY_LEN];
         judge_offline_dims(f, s, why);
         for (int j = 0; j < PREFER_N_DIMS; j++) x[j] = s[j];
-        for (int k = 0; k < o->repeats; k++) r[k] = judge_offline_overall(f, p, o->seed, k);
-        qsort(r, (size_t)o->repeats, sizeof *r, cmp_int);
-        *rating = r[o->repeats / 2];
+        *rating = judge_offline_rating(f, p, o->seed, o->repeats, r);
         *complete = 1;
         return 0;
     }
