@@ -60,6 +60,10 @@ static void contracts_follow_the_direction(void **state)
     assert_int_equal(contract_check(parent, "float compute_reward(", VARIANT_DUNGEON, "decision", 1, &res, err,
                                     sizeof err), -1);
     assert_non_null(strstr(err, "revised reward"));
+    /* the parent's own failure is told apart: refine stops at it once */
+    assert_int_equal(contract_check("float compute_reward(", parent, VARIANT_DUNGEON, "decision", 1, &res, err,
+                                    sizeof err), -2);
+    assert_non_null(strstr(err, "original reward"));
     free(parent);
 }
 

@@ -141,7 +141,7 @@ int contract_check(const char *parent_src, const char *revised_src, int variant,
     char why[700];
     if (preferences(parent_src, variant, kind, n, before, why, sizeof why)) {
         say_to(err, errlen, "the original reward on the contract pairs: %s", why);
-        return -1;
+        return -2;
     }
     if (preferences(revised_src, variant, kind, n, after, why, sizeof why)) {
         say_to(err, errlen, "the revised reward on the contract pairs: %s", why);

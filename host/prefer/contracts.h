@@ -17,8 +17,9 @@ typedef struct {
 
 /* Check revised against parent for raising (direction +1) or lowering (-1)
  * dimension dim_id.  0: checked, res filled (it holds when held ==
- * pairs); 1: the dimension has no pairs (nothing checked); -1: a reward
- * failed to run on the pairs (err says which and why). */
+ * pairs); 1: the dimension has no pairs (nothing checked); -1: the
+ * revised reward failed to run on the pairs, -2: the parent did (err
+ * says why). */
 int contract_check(const char *parent_src, const char *revised_src, int variant, const char *dim_id, int direction,
                    contract_result *res, char *err, int errlen);
 

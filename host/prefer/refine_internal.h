@@ -45,6 +45,7 @@ typedef struct {
     refine_candidate cand[REFINE_MAX_TARGETS + 1];
     int n_cand, accepted;   /* accepted: the kept candidate's index, -1 for none */
     int server_failed;
+    int parent_failed; /* the node's own reward fails on the contract pairs: no revision can be checked */
     int refused;            /* the projected training time was refused (said already) */
     FILE *log;
 } refine_ctx;
