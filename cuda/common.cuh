@@ -43,6 +43,12 @@ const char *pcg_cuda_last_error(void);
     kernel<<<grid, block, shmem, stream>>>(__VA_ARGS__)
 #endif
 
+/* Blocks of `threads` for n threads of work. */
+static inline unsigned pcg_grid_for(unsigned threads, size_t n)
+{
+    return (unsigned)((n + threads - 1) / threads);
+}
+
 /* The stream every kernel and copy of the backend runs on. */
 cudaStream_t pcg_cuda_stream(void);
 /* 0 if that stream exists, else -1 (the reason in last_error). */
@@ -84,15 +90,31 @@ __device__ static inline float pcg_round_operand(float x, int math)
 int pcg_blas_math(int *cublas);
 
 /* Conv 2 as implicit GEMMs (cuda/conv.cu), operands rounded per math.
- * Forward writes out = conv(in) + b.  The weight gradient's rows are cut
- * into `splits` spans of `span` (grid z): one span adds into dst (dW);
- * more write their partial sums to dst + z*k*k*C*O for the caller to add
- * in order.  The input gradient overwrites din.  0, or -1 (last_error). */
+ * Forward writes out = conv(in) + b, through a ReLU when relu is set.
+ * The weight gradient's rows are cut into `splits` spans of `span` (grid
+ * z): one span adds into dst (dW); more write their partial sums to dst +
+ * z*k*k*C*O for the caller to add in order.  The input gradient overwrites
+ * din, with 0 wherever a non-NULL mask (the input's ReLU output) is not
+ * positive.  0, or -1 (last_error).  Fusing the ReLUs saves a pass over
+ * conv 2's output and conv 1's gradient. */
 int pcg_conv_implicit_forward(float *out, const float *in, const float *W, const float *b, int B,
-                              const nn_conv_shape &s, int math);
+                              const nn_conv_shape &s, int math, int relu);
 int pcg_conv_implicit_wgrad(float *dst, int splits, int span, const float *dout, const float *in, int B,
                             const nn_conv_shape &s, int math);
-int pcg_conv_implicit_dgrad(float *din, const float *dout, const float *W, int B, const nn_conv_shape &s, int math);
+int pcg_conv_implicit_dgrad(float *din, const float *dout, const float *W, int B, const nn_conv_shape &s, int math,
+                            const float *mask);
+
+/* The layers on the one-hot observation (cuda/onehot.cu): out = the
+ * dense layer (conv 1, through a ReLU when relu is set) of the window vw;
+ * the backward passes add into dW. */
+int pcg_dense_onehot_forward(float *out, const unsigned char *obs, const nn_obs_view &vw, const float *W,
+                             const float *b, int B, int C, int O);
+int pcg_dense_onehot_backward(float *dW, const float *dout, const unsigned char *obs, const nn_obs_view &vw, int B,
+                              int C, int O);
+int pcg_conv_onehot_forward(float *out, const unsigned char *obs, const nn_obs_view &vw, const float *W,
+                            const float *b, int B, const nn_conv_shape &s, int relu);
+int pcg_conv_onehot_backward(float *dW, const float *dout, const unsigned char *obs, const nn_obs_view &vw, int B,
+                             const nn_conv_shape &s);
 
 /* Sizes, for reserving the arena up front. */
 size_t pcg_nn_acts_bytes(const nn_config *c, int cap);

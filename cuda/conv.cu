@@ -43,7 +43,7 @@ struct fwd_b { /* W[e][o], by (o, e) */
 };
 
 __global__ static void conv_fwd_kernel(float *out, const float *in, const float *W, const float *b, int B,
-                                       nn_conv_shape s, int math)
+                                       nn_conv_shape s, int math, int relu)
 {
     __shared__ tile_slice As, Bs;
     int M = B * s.OH * s.OW, kr = s.k * s.k * s.C;
@@ -52,7 +52,9 @@ __global__ static void conv_fwd_kernel(float *out, const float *in, const float 
     for (int a = 0; a < COMB; a++)
         for (int c = 0; c < COMB; c++) {
             int i = blockIdx.x * TILE + threadIdx.y + SIDE * a, j = blockIdx.y * TILE + threadIdx.x + SIDE * c;
-            if (i < M && j < s.O) out[(size_t)i * s.O + j] = acc[a][c] + b[j];
+            if (i >= M || j >= s.O) continue;
+            float y = acc[a][c] + b[j];
+            out[(size_t)i * s.O + j] = relu && y < 0 ? 0.0f : y;
         }
 }
 
@@ -164,7 +166,7 @@ struct dgrad_b { /* W[(ky*k + kx)*C + c][o], by (c, (tap of the phase, o)) */
 };
 
 __global__ static void conv_dgrad_kernel(float *din, const float *dout, const float *W, int B, nn_conv_shape s,
-                                         int math)
+                                         int math, const float *mask)
 {
     __shared__ tile_slice As, Bs;
     conv_phase f = phase_of(s, blockIdx.z);
@@ -177,7 +179,8 @@ __global__ static void conv_dgrad_kernel(float *din, const float *dout, const fl
             int i = blockIdx.x * TILE + threadIdx.y + SIDE * a, j = blockIdx.y * TILE + threadIdx.x + SIDE * c;
             if (i >= M || j >= s.C) continue;
             phase_pixel x = pixel_at(f, s, i);
-            din[(((size_t)x.n * s.H + x.iy) * s.W + x.ix) * s.C + j] = acc[a][c];
+            size_t at = (((size_t)x.n * s.H + x.iy) * s.W + x.ix) * s.C + j;
+            din[at] = mask && !(mask[at] > 0) ? 0.0f : acc[a][c];
         }
 }
 
@@ -202,11 +205,11 @@ static int implicit_fits(int B, const nn_conv_shape &s)
 }
 
 int pcg_conv_implicit_forward(float *out, const float *in, const float *W, const float *b, int B,
-                              const nn_conv_shape &s, int math)
+                              const nn_conv_shape &s, int math, int relu)
 {
     if (implicit_fits(B, s)) return -1;
     dim3 g(tiles((long)B * s.OH * s.OW), tiles(s.O)), blk(SIDE, SIDE);
-    PCG_LAUNCH(conv_fwd_kernel, g, blk, 0, pcg_cuda_stream(), out, in, W, b, B, s, math);
+    PCG_LAUNCH(conv_fwd_kernel, g, blk, 0, pcg_cuda_stream(), out, in, W, b, B, s, math, relu);
     PCG_CK(cudaGetLastError(), -1);
     return 0;
 }
@@ -225,13 +228,14 @@ int pcg_conv_implicit_wgrad(float *dst, int splits, int span, const float *dout,
     return 0;
 }
 
-int pcg_conv_implicit_dgrad(float *din, const float *dout, const float *W, int B, const nn_conv_shape &s, int math)
+int pcg_conv_implicit_dgrad(float *din, const float *dout, const float *W, int B, const nn_conv_shape &s, int math,
+                            const float *mask)
 {
     if (implicit_fits(B, s)) return -1;
     /* phase (0, 0) has the most pixels */
     long most = (long)B * ((s.H + s.stride - 1) / s.stride) * ((s.W + s.stride - 1) / s.stride);
     dim3 g(tiles(most), tiles(s.C), (unsigned)(s.stride * s.stride)), blk(SIDE, SIDE);
-    PCG_LAUNCH(conv_dgrad_kernel, g, blk, 0, pcg_cuda_stream(), din, dout, W, B, s, math);
+    PCG_LAUNCH(conv_dgrad_kernel, g, blk, 0, pcg_cuda_stream(), din, dout, W, B, s, math, mask);
     PCG_CK(cudaGetLastError(), -1);
     return 0;
 }

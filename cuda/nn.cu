@@ -3,8 +3,8 @@
  * activations HWC, one sample per row.  Dense layers go through the
  * row-major sgemm wrappers, conv 2 through the implicit GEMMs of
  * cuda/conv.cu (or, where cuBLAS's tensor cores multiply, im2col +
- * sgemm); the layers on the one-hot observation (or on the window of it
- * that the config names) are gathers.  Where a kernel adds in the CPU's
+ * sgemm); the layers on the one-hot observation are the gathers of
+ * cuda/onehot.cu.  Where a kernel adds in the CPU's
  * order (the gathers, col2im, the one-hot dense backward) the result is
  * bit-identical to the CPU's; the sgemms, the implicit GEMMs and the
  * chunked sums agree within float rounding. */
@@ -21,7 +21,7 @@
 
 static unsigned grid_for(size_t n)
 {
-    return (unsigned)((n + NN_THREADS - 1) / NN_THREADS);
+    return pcg_grid_for(NN_THREADS, n);
 }
 
 #define LAUNCH_CK()                                                                      \
@@ -127,141 +127,6 @@ static int dense_backward(float *din, float *dW, float *db, const float *dout, c
     return 0;
 }
 
-/* ---- dense on the one-hot observation ---- */
-
-/* The cells of the window vw of each observation, row-major (nn_shapes.h). */
-__global__ static void dense_onehot_fwd_kernel(float *out, const unsigned char *obs, nn_obs_view vw, const float *W,
-                                               const float *b, int B, int C, int O)
-{
-    size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (idx >= (size_t)B * O) return;
-    int n = (int)(idx / O), o = (int)(idx % O);
-    const unsigned char *x = obs + (size_t)n * vw.size + vw.off;
-    float y = b[o];
-    for (int r = 0; r < vw.h; r++)
-        for (int c = 0; c < vw.w; c++) {
-            int i = r * vw.w + c;
-            unsigned char v = x[r * vw.ld + c];
-            y += W[((size_t)i * C + (v & OBS_TILE_MASK)) * O + o];
-            if (v & OBS_FROZEN_BIT) y += W[((size_t)i * C + C - 1) * O + o];
-        }
-    out[idx] = y;
-}
-
-/* One thread per (cell, output): its rows of dW, samples in order. */
-__global__ static void dense_onehot_bwd_kernel(float *dW, const float *dout, const unsigned char *obs, nn_obs_view vw,
-                                               int B, int C, int O)
-{
-    size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (idx >= (size_t)vw.h * vw.w * O) return;
-    int i = (int)(idx / O), o = (int)(idx % O);
-    const unsigned char *x = obs + vw.off + (i / vw.w) * vw.ld + i % vw.w;
-    float acc[OBS_CHANNELS];
-    for (int c = 0; c < C; c++) acc[c] = dW[((size_t)i * C + c) * O + o];
-    for (int n = 0; n < B; n++) {
-        unsigned char v = x[(size_t)n * vw.size];
-        float g = dout[(size_t)n * O + o];
-        acc[v & OBS_TILE_MASK] += g;
-        if (v & OBS_FROZEN_BIT) acc[C - 1] += g;
-    }
-    for (int c = 0; c < C; c++) dW[((size_t)i * C + c) * O + o] = acc[c];
-}
-
-/* ---- convolution on the one-hot observation (conv 1) ---- */
-
-/* Fused rows per tap and byte class (see nn_layers.h): class t holds row t,
- * class t + C-1 holds row t + the frozen row. */
-__global__ static void onehot_table_kernel(float *table, const float *W, int taps, int C, int O)
-{
-    size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (idx >= (size_t)taps * (C - 1) * O) return;
-    int o = (int)(idx % O), t = (int)(idx / O % (C - 1)), tap = (int)(idx / O / (C - 1));
-    int NC = 2 * (C - 1);
-    float w = W[((size_t)tap * C + t) * O + o], wf = W[((size_t)tap * C + C - 1) * O + o];
-    table[((size_t)tap * NC + t) * O + o] = w;
-    table[((size_t)tap * NC + t + C - 1) * O + o] = w + wf;
-}
-
-__device__ static int onehot_class(unsigned char v, int C)
-{
-    return (v & OBS_TILE_MASK) + ((v & OBS_FROZEN_BIT) ? C - 1 : 0);
-}
-
-__global__ static void conv_onehot_fwd_kernel(float *out, const unsigned char *obs, nn_obs_view vw,
-                                              const float *table, const float *b, int B, nn_conv_shape s)
-{
-    size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    size_t total = (size_t)B * s.OH * s.OW * s.O;
-    if (idx >= total) return;
-    int o = (int)(idx % s.O);
-    size_t row = idx / s.O;
-    int ox = (int)(row % s.OW), oy = (int)(row / s.OW % s.OH), n = (int)(row / s.OW / s.OH);
-    int NC = 2 * (s.C - 1);
-    const unsigned char *x = obs + (size_t)n * vw.size + vw.off;
-    float y = b[o];
-    for (int ky = 0; ky < s.k; ky++) {
-        int iy = oy * s.stride - s.pad + ky;
-        if (iy < 0 || iy >= s.H) continue;
-        for (int kx = 0; kx < s.k; kx++) {
-            int ix = ox * s.stride - s.pad + kx;
-            if (ix < 0 || ix >= s.W) continue;
-            y += table[((size_t)(ky * s.k + kx) * NC + onehot_class(x[iy * vw.ld + ix], s.C)) * s.O + o];
-        }
-    }
-    out[idx] = y;
-}
-
-/* Per (sample chunk, tap, output): class sums over the chunk's samples and
- * output positions, in the CPU's order. */
-__global__ static void conv_onehot_bwd_kernel(float *part, const float *dout, const unsigned char *obs,
-                                              nn_obs_view vw, int B, nn_conv_shape s, int chunk)
-{
-    size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    int taps = s.k * s.k, NC = 2 * (s.C - 1);
-    int chunks = (B + chunk - 1) / chunk;
-    if (idx >= (size_t)chunks * taps * s.O) return;
-    int o = (int)(idx % s.O), tap = (int)(idx / s.O % taps), c = (int)(idx / s.O / taps);
-    int ky = tap / s.k, kx = tap % s.k;
-    float acc[2 * (OBS_CHANNELS - 1)];
-    for (int q = 0; q < NC; q++) acc[q] = 0;
-    int n1 = min(B, (c + 1) * chunk);
-    for (int n = c * chunk; n < n1; n++) {
-        const unsigned char *x = obs + (size_t)n * vw.size + vw.off;
-        for (int oy = 0; oy < s.OH; oy++) {
-            int iy = oy * s.stride - s.pad + ky;
-            if (iy < 0 || iy >= s.H) continue;
-            for (int ox = 0; ox < s.OW; ox++) {
-                int ix = ox * s.stride - s.pad + kx;
-                if (ix < 0 || ix >= s.W) continue;
-                acc[onehot_class(x[iy * vw.ld + ix], s.C)] += dout[(((size_t)n * s.OH + oy) * s.OW + ox) * s.O + o];
-            }
-        }
-    }
-    float *p = part + (((size_t)c * taps + tap) * NC) * s.O + o;
-    for (int q = 0; q < NC; q++) p[(size_t)q * s.O] = acc[q];
-}
-
-/* Sum the chunks in order and fold the classes into the tile and frozen
- * rows of dW (as conv_onehot_backward does). */
-__global__ static void conv_onehot_fold_kernel(float *dW, const float *part, int chunks, nn_conv_shape s)
-{
-    size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    int taps = s.k * s.k, NC = 2 * (s.C - 1), C = s.C;
-    if (idx >= (size_t)taps * s.O) return;
-    int o = (int)(idx % s.O), tap = (int)(idx / s.O);
-    float *wt = dW + (size_t)tap * C * s.O, *wf = wt + (size_t)(C - 1) * s.O;
-    for (int t = 0; t < C - 1; t++) {
-        float plain = 0, frozen = 0;
-        for (int c = 0; c < chunks; c++) {
-            const float *p = part + (((size_t)c * taps + tap) * NC) * s.O + o;
-            plain += p[(size_t)t * s.O];
-            frozen += p[(size_t)(t + C - 1) * s.O];
-        }
-        wt[(size_t)t * s.O + o] += plain + frozen;
-        wf[o] += frozen;
-    }
-}
-
 /* ---- general convolution: im2col + sgemm ---- */
 
 /* One thread per (output position, channel) of one tap (grid y): 32-bit
@@ -306,37 +171,6 @@ __global__ static void col2im_kernel(float *din, const float *col, int B, nn_con
     din[idx] = acc;
 }
 
-static int conv_onehot_forward(float *out, const unsigned char *obs, const nn_obs_view &vw, const float *W,
-                               const float *b, int B, const nn_conv_shape &s)
-{
-    int taps = s.k * s.k, NC = 2 * (s.C - 1);
-    size_t mark = pcg_arena_mark();
-    float *table = (float *)pcg_arena_alloc((size_t)taps * NC * s.O * sizeof(float));
-    if (!table) return -1;
-    size_t nt = (size_t)taps * (s.C - 1) * s.O, no = (size_t)B * s.OH * s.OW * s.O;
-    PCG_LAUNCH(onehot_table_kernel, grid_for(nt), NN_THREADS, 0, pcg_cuda_stream(), table, W, taps, s.C, s.O);
-    PCG_LAUNCH(conv_onehot_fwd_kernel, grid_for(no), NN_THREADS, 0, pcg_cuda_stream(), out, obs, vw, table, b, B, s);
-    pcg_arena_release(mark);
-    LAUNCH_CK();
-    return 0;
-}
-
-static int conv_onehot_backward(float *dW, float *db, const float *dout, const unsigned char *obs,
-                                const nn_obs_view &vw, int B, const nn_conv_shape &s)
-{
-    int taps = s.k * s.k, NC = 2 * (s.C - 1);
-    int chunk = 64, chunks = (B + chunk - 1) / chunk;
-    size_t mark = pcg_arena_mark();
-    float *part = (float *)pcg_arena_alloc((size_t)chunks * taps * NC * s.O * sizeof(float));
-    if (!part) return -1;
-    size_t nb = (size_t)chunks * taps * s.O, nf = (size_t)taps * s.O;
-    PCG_LAUNCH(conv_onehot_bwd_kernel, grid_for(nb), NN_THREADS, 0, pcg_cuda_stream(), part, dout, obs, vw, B, s, chunk);
-    PCG_LAUNCH(conv_onehot_fold_kernel, grid_for(nf), NN_THREADS, 0, pcg_cuda_stream(), dW, part, chunks, s);
-    pcg_arena_release(mark);
-    LAUNCH_CK();
-    return add_col_sums(db, dout, B * s.OH * s.OW, s.O);
-}
-
 /* The im2col and col2im kernels index in 32 bits. */
 static int conv_fits_32(int B, const nn_conv_shape &s)
 {
@@ -362,16 +196,20 @@ static int conv_path(int path, int *math)
     return cublas && *math != PCG_MATH_FP32 ? PCG_CONV_IM2COL : PCG_CONV_IMPLICIT;
 }
 
+/* out = conv(in) + b, through a ReLU when relu is set (fused into the
+ * implicit GEMM's epilogue; after cuBLAS's product otherwise). */
 static int conv_forward(float *out, float *col, const float *in, const float *W, const float *b, int B,
-                        const nn_conv_shape &s, int path = PCG_CONV_AUTO)
+                        const nn_conv_shape &s, int path = PCG_CONV_AUTO, int relu = 0)
 {
     int math;
-    if (conv_path(path, &math) == PCG_CONV_IMPLICIT) return pcg_conv_implicit_forward(out, in, W, b, B, s, math);
+    if (conv_path(path, &math) == PCG_CONV_IMPLICIT)
+        return pcg_conv_implicit_forward(out, in, W, b, B, s, math, relu);
     if (conv_fits_32(B, s)) return -1;
     dim3 g(grid_for((size_t)B * s.OH * s.OW * s.C), (unsigned)(s.k * s.k));
     PCG_LAUNCH(im2col_kernel, g, NN_THREADS, 0, pcg_cuda_stream(), col, in, B, s);
     LAUNCH_CK();
-    return dense_forward(out, col, W, b, B * s.OH * s.OW, s.k * s.k * s.C, s.O);
+    if (dense_forward(out, col, W, b, B * s.OH * s.OW, s.k * s.k * s.C, s.O)) return -1;
+    return relu ? relu_forward(out, (size_t)B * s.OH * s.OW * s.O) : 0;
 }
 
 /* Rows of the reduction per span of the implicit weight gradient: spans
@@ -396,14 +234,17 @@ static int conv_wgrad(float *dW, float *col, const float *dout, const float *in,
     return 0;
 }
 
+/* din (may be NULL), zeroed wherever a non-NULL din_mask (the input's ReLU
+ * output) is not positive; dW and db added into. */
 static int conv_backward(float *din, float *dW, float *db, const float *dout, const float *in, float *col,
-                         const float *W, int B, const nn_conv_shape &s, int path = PCG_CONV_AUTO)
+                         const float *W, int B, const nn_conv_shape &s, int path = PCG_CONV_AUTO,
+                         const float *din_mask = NULL)
 {
     int rows = B * s.OH * s.OW, K = s.k * s.k * s.C, math;
     if (conv_path(path, &math) == PCG_CONV_IMPLICIT) {
         if (conv_wgrad(dW, col, dout, in, B, s, math)) return -1;
         if (add_col_sums(db, dout, rows, s.O)) return -1;
-        return din ? pcg_conv_implicit_dgrad(din, dout, W, B, s, math) : 0;
+        return din ? pcg_conv_implicit_dgrad(din, dout, W, B, s, math, din_mask) : 0;
     }
     if (dense_backward(NULL, dW, db, dout, col, W, rows, K, s.O)) return -1;
     if (!din) return 0;
@@ -412,7 +253,7 @@ static int conv_backward(float *din, float *dW, float *db, const float *dout, co
     size_t n = (size_t)B * s.H * s.W * s.C;
     PCG_LAUNCH(col2im_kernel, grid_for(n), NN_THREADS, 0, pcg_cuda_stream(), din, col, B, s);
     LAUNCH_CK();
-    return 0;
+    return din_mask ? relu_backward(din, din_mask, n) : 0;
 }
 
 static int conv_path_known(int path)
@@ -487,18 +328,14 @@ extern "C" int pcg_nn_forward(const nn_config *c, const size_t *off, const float
     nn_obs_view va = nn_actor_view(c), vc = nn_critic_view(c);
     int feat = c->h2 * c->w2 * c->c2;
     /* actor */
-    NN_CK(conv_onehot_forward(a->c1, obs, va, P + off[NN_C1W], P + off[NN_C1B], B, s1));
-    NN_CK(relu_forward(a->c1, (size_t)B * c->h1 * c->w1 * c->c1));
-    NN_CK(conv_forward(a->c2, a->col, a->c1, P + off[NN_C2W], P + off[NN_C2B], B, s2));
-    NN_CK(relu_forward(a->c2, (size_t)B * feat));
+    NN_CK(pcg_conv_onehot_forward(a->c1, obs, va, P + off[NN_C1W], P + off[NN_C1B], B, s1, 1));
+    NN_CK(conv_forward(a->c2, a->col, a->c1, P + off[NN_C2W], P + off[NN_C2B], B, s2, PCG_CONV_AUTO, 1));
     NN_CK(dense_forward(a->a1, a->c2, P + off[NN_A1W], P + off[NN_A1B], B, feat, c->actor_hidden));
     NN_CK(relu_forward(a->a1, (size_t)B * c->actor_hidden));
     NN_CK(dense_forward(a->logits, a->a1, P + off[NN_A2W], P + off[NN_A2B], B, c->actor_hidden, c->n_actions));
     /* critic */
     size_t nv = (size_t)B * c->critic_hidden;
-    PCG_LAUNCH(dense_onehot_fwd_kernel, grid_for(nv), NN_THREADS, 0, pcg_cuda_stream(), 
-        a->v1, obs, vc, P + off[NN_V1W], P + off[NN_V1B], B, c->in_ch, c->critic_hidden);
-    LAUNCH_CK();
+    NN_CK(pcg_dense_onehot_forward(a->v1, obs, vc, P + off[NN_V1W], P + off[NN_V1B], B, c->in_ch, c->critic_hidden));
     NN_CK(relu_forward(a->v1, nv));
     NN_CK(dense_forward(a->v2, a->v1, P + off[NN_V2W], P + off[NN_V2B], B, c->critic_hidden, c->critic_hidden));
     NN_CK(relu_forward(a->v2, nv));
@@ -528,9 +365,10 @@ extern "C" int pcg_nn_backward(const nn_config *c, const size_t *off, const floa
     NN_CK(dense_backward(a->dc2, G + off[NN_A1W], G + off[NN_A1B], a->da1, a->c2, P + off[NN_A1W], B, feat,
                          c->actor_hidden));
     NN_CK(relu_backward(a->dc2, a->c2, (size_t)B * feat));
-    NN_CK(conv_backward(a->dc1, G + off[NN_C2W], G + off[NN_C2B], a->dc2, a->c1, a->col, P + off[NN_C2W], B, s2));
-    NN_CK(relu_backward(a->dc1, a->c1, (size_t)B * c->h1 * c->w1 * c->c1));
-    NN_CK(conv_onehot_backward(G + off[NN_C1W], G + off[NN_C1B], a->dc1, obs, va, B, s1));
+    NN_CK(conv_backward(a->dc1, G + off[NN_C2W], G + off[NN_C2B], a->dc2, a->c1, a->col, P + off[NN_C2W], B, s2,
+                        PCG_CONV_AUTO, a->c1));
+    NN_CK(pcg_conv_onehot_backward(G + off[NN_C1W], a->dc1, obs, va, B, s1));
+    NN_CK(add_col_sums(G + off[NN_C1B], a->dc1, B * s1.OH * s1.OW, s1.O));
     /* critic */
     size_t nv = (size_t)B * c->critic_hidden;
     NN_CK(dense_backward(a->dv2, G + off[NN_V3W], G + off[NN_V3B], a->dvalue, a->v2, P + off[NN_V3W], B,
@@ -539,10 +377,7 @@ extern "C" int pcg_nn_backward(const nn_config *c, const size_t *off, const floa
     NN_CK(dense_backward(a->dv1, G + off[NN_V2W], G + off[NN_V2B], a->dv2, a->v1, P + off[NN_V2W], B,
                          c->critic_hidden, c->critic_hidden));
     NN_CK(relu_backward(a->dv1, a->v1, nv));
-    size_t nw = (size_t)vc.h * vc.w * c->critic_hidden;
-    PCG_LAUNCH(dense_onehot_bwd_kernel, grid_for(nw), NN_THREADS, 0, pcg_cuda_stream(), G + off[NN_V1W], a->dv1, obs, vc, B,
-                                                                                 c->in_ch, c->critic_hidden);
-    LAUNCH_CK();
+    NN_CK(pcg_dense_onehot_backward(G + off[NN_V1W], a->dv1, obs, vc, B, c->in_ch, c->critic_hidden));
     return add_col_sums(G + off[NN_V1B], a->dv1, B, c->critic_hidden);
 }
 

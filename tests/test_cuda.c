@@ -513,16 +513,29 @@ static void cuda_human_rewards_prebuilt_match_libtcc(void **state)
     }
 }
 
+/* A preset, or two shapes beside them: "odd", conv 1 with outputs that
+ * fill a tiled kernel's output group only in part, and "wide", a 9x9
+ * kernel past the tiled kernels' tables (the untiled one-hot kernels). */
+static int nn_test_config(const char *name, int crop_h, int crop_w, int n_actions, nn_config *cfg)
+{
+    int odd = !strcmp(name, "odd"), wide = !strcmp(name, "wide");
+    if (nn_preset_config(odd || wide ? "small" : name, crop_h, crop_w, n_actions, cfg)) return -1;
+    if (odd) cfg->c1 = 12;
+    if (wide) cfg->k = 9, cfg->pad = 4;
+    return nn_config_finish(cfg);
+}
+
 /* Every layer's forward and backward of the three presets (tiny: its
- * layers read a window of the observation), and the PPO loss, on the
- * device against host/learn/nn.c (relative error under 1e-4 in fp32). */
+ * layers read a window of the observation) and the two shapes above, and
+ * the PPO loss, on the device against host/learn/nn.c (relative error
+ * under 1e-4 in fp32). */
 static void cuda_nn_matches_cpu(void **state)
 {
     (void)state;
     const pcg_cuda_api *api = cuda_device_or_skip("cuda_nn_matches_cpu");
-    const char *presets[] = {"small", "paper", "tiny"};
+    const char *presets[] = {"small", "paper", "tiny", "odd", "wide"};
     const int B = 130;
-    for (int p = 0; p < 3; p++) {
+    for (int p = 0; p < 5; p++) {
         env_t e;
         assert_int_equal(env_alloc(&e, B, 16, 16, VARIANT_DUNGEON, 11), 0);
         int *act = malloc(sizeof(int) * B);
@@ -532,7 +545,7 @@ static void cuda_nn_matches_cpu(void **state)
             env_step(&e, act);
         }
         nn_config cfg;
-        assert_int_equal(nn_preset_config(presets[p], e.cfg.crop_h, e.cfg.crop_w, e.cfg.n_actions, &cfg), 0);
+        assert_int_equal(nn_test_config(presets[p], e.cfg.crop_h, e.cfg.crop_w, e.cfg.n_actions, &cfg), 0);
         nn_t nn;
         assert_int_equal(nn_alloc(&nn, &cfg), 0);
         nn_init(&nn, 7, CONV_INIT_LECUN);

@@ -116,6 +116,12 @@ static void check_flop_rows(const pcg_cuda_api *api)
         kernels += device_model_kind(&w[i]) == WORK_KERNEL && w[i].flops > 0;
     }
     assert_true(kernels >= 10);
+    /* the one-hot layers take the kernels that keep their re-read data in shared memory */
+    assert_non_null(find(api, "conv_onehot_fwd_tiled_kernel"));
+    assert_non_null(find(api, "conv_onehot_bwd_tiled_kernel"));
+    assert_null(find(api, "conv_onehot_fwd_kernel"));
+    assert_non_null(find(api, "dense_onehot_fwd_tiled_kernel"));
+    assert_non_null(find(api, "dense_onehot_bwd_tiled_kernel"));
     const pcg_cuda_work *adam = find(api, "adam_kernel");
     assert_non_null(adam);
     assert_int_equal(adam->flops, 16 * nn.n_params);

@@ -157,15 +157,37 @@ const flop_row flop_table[] = {
          const nn_obs_view &w = v.as<nn_obs_view>(3);
          return (double)w.h * w.w * v.num(6) * v.num(4);
      }},
+    /* the same adds, a tile of weights (gradients) in shared memory */
+    {"dense_onehot_fwd_tiled_kernel",
+     [](const view &v) {
+         const nn_obs_view &w = v.as<nn_obs_view>(2);
+         return v.num(5) * v.num(7) * w.h * w.w;
+     }},
+    {"dense_onehot_bwd_tiled_kernel",
+     [](const view &v) {
+         const nn_obs_view &w = v.as<nn_obs_view>(3);
+         return (double)w.h * w.w * v.num(6) * v.num(4);
+     }},
     {"onehot_table_kernel", [](const view &v) { return v.num(2) * (v.num(3) - 1) * v.num(4); }},
     /* an add per tap inside the input, per output */
     {"conv_onehot_fwd_kernel",
      [](const view &v) {
          const nn_conv_shape &s = v.as<nn_conv_shape>(6);
-         return v.num(5) * s.O * conv_adds(s);
+         return v.num(5) * s.O * (conv_adds(s) + (v.num(7) != 0) * s.OH * s.OW); /* + the fused ReLU's compare */
      }},
     /* the same (sample, output position, tap) triples, summed per tap */
     {"conv_onehot_bwd_kernel",
+     [](const view &v) {
+         const nn_conv_shape &s = v.as<nn_conv_shape>(5);
+         return v.num(4) * s.O * conv_adds(s);
+     }},
+    /* the same adds with the table slice and the gradients in shared memory */
+    {"conv_onehot_fwd_tiled_kernel",
+     [](const view &v) {
+         const nn_conv_shape &s = v.as<nn_conv_shape>(6);
+         return v.num(5) * s.O * (conv_adds(s) + (v.num(7) != 0) * s.OH * s.OW);
+     }},
+    {"conv_onehot_bwd_tiled_kernel",
      [](const view &v) {
          const nn_conv_shape &s = v.as<nn_conv_shape>(5);
          return v.num(4) * s.O * conv_adds(s);
@@ -189,7 +211,7 @@ const flop_row flop_table[] = {
      [](const view &v) {
          const nn_conv_shape &s = v.as<nn_conv_shape>(5);
          double outs = v.num(4) * s.OH * s.OW * s.O;
-         return outs * (2.0 * s.k * s.k * s.C + 1);
+         return outs * (2.0 * s.k * s.k * s.C + 1 + (v.num(7) != 0)); /* + the fused ReLU's compare */
      }},
     {"conv_wgrad_kernel",
      [](const view &v) {
@@ -200,8 +222,10 @@ const flop_row flop_table[] = {
     {"conv_dgrad_kernel",
      [](const view &v) {
          const nn_conv_shape &s = v.as<nn_conv_shape>(4);
+         double mask = v.as<const float *>(6) ? v.num(3) * s.H * s.W * s.C : 0; /* the fused ReLU's compare */
          return 2.0 * v.num(3) * s.C * s.O * phase_pairs(s.H, s.k, s.stride, s.pad) *
-                phase_pairs(s.W, s.k, s.stride, s.pad);
+                    phase_pairs(s.W, s.k, s.stride, s.pad) +
+                mask;
      }},
     {"ppo_loss_kernel", [](const view &v) { return v.num(7) * loss_flops(v.num(8)); }},
     /* six threads add B terms each; one scales */

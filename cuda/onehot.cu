@@ -1,0 +1,430 @@
+/* The layers on the one-hot observation (or on the window of it that the
+ * config names): the critic's first dense layer and conv 1, as gathers of
+ * weight rows by each cell's byte class instead of products with a one-hot
+ * matrix.  Each output (each gradient entry) adds in the CPU's order of
+ * host/learn/nn_layers.h, so the results are bit-identical to the CPU's,
+ * but the conv 1 weight gradient, summed in chunks of 64 samples.  The
+ * tiled kernels keep what the plain ones re-read in shared memory; the
+ * plain ones serve shapes past the tiled kernels' arrays. */
+#include "common.cuh"
+#include "dungeon.h"
+#ifdef PCG_SIM
+#include "sim.h"
+#endif
+#include "nn_shapes.h"
+
+#define ONEHOT_THREADS 256
+
+/* ---- dense on the one-hot observation ---- */
+
+/* The cells of the window vw of each observation, row-major (nn_shapes.h). */
+__global__ static void dense_onehot_fwd_kernel(float *out, const unsigned char *obs, nn_obs_view vw, const float *W,
+                                               const float *b, int B, int C, int O)
+{
+    size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (idx >= (size_t)B * O) return;
+    int n = (int)(idx / O), o = (int)(idx % O);
+    const unsigned char *x = obs + (size_t)n * vw.size + vw.off;
+    float y = b[o];
+    for (int r = 0; r < vw.h; r++)
+        for (int c = 0; c < vw.w; c++) {
+            int i = r * vw.w + c;
+            unsigned char v = x[r * vw.ld + c];
+            y += W[((size_t)i * C + (v & OBS_TILE_MASK)) * O + o];
+            if (v & OBS_FROZEN_BIT) y += W[((size_t)i * C + C - 1) * O + o];
+        }
+    out[idx] = y;
+}
+
+/* One thread per (cell, output): its rows of dW, samples in order. */
+__global__ static void dense_onehot_bwd_kernel(float *dW, const float *dout, const unsigned char *obs, nn_obs_view vw,
+                                               int B, int C, int O)
+{
+    size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (idx >= (size_t)vw.h * vw.w * O) return;
+    int i = (int)(idx / O), o = (int)(idx % O);
+    const unsigned char *x = obs + vw.off + (i / vw.w) * vw.ld + i % vw.w;
+    float acc[OBS_CHANNELS];
+    for (int c = 0; c < C; c++) acc[c] = dW[((size_t)i * C + c) * O + o];
+    for (int n = 0; n < B; n++) {
+        unsigned char v = x[(size_t)n * vw.size];
+        float g = dout[(size_t)n * O + o];
+        acc[v & OBS_TILE_MASK] += g;
+        if (v & OBS_FROZEN_BIT) acc[C - 1] += g;
+    }
+    for (int c = 0; c < C; c++) dW[((size_t)i * C + c) * O + o] = acc[c];
+}
+
+/* The tiled dense kernels: a block takes DENSE_GROUP outputs.  The
+ * forward pass keeps DENSE_CELLS cells' weight rows of those outputs in
+ * shared memory for DENSE_SAMPLES samples at a time (above, each sample
+ * reads its own copy of every row: 2.7 MB of weights a sample for the
+ * paper's critic); the backward pass a tile of DENSE_SAMPLES samples'
+ * gradients of those outputs for DENSE_CELLS cells.  Same order of adds,
+ * same bits. */
+#define DENSE_GROUP 16
+#define DENSE_CELLS 16
+#define DENSE_SAMPLES 32
+#define DENSE_THREADS 256 /* DENSE_GROUP outputs x 16 lanes (samples, or cells) */
+#define DENSE_LANES (DENSE_THREADS / DENSE_GROUP)
+static_assert(DENSE_LANES == DENSE_CELLS, "the backward pass takes a cell per lane");
+
+/* Cells c0.. (at most DENSE_CELLS) of samples n0.. into x[sample][cell]. */
+__device__ static void stage_cells(unsigned char *x, const unsigned char *obs, const nn_obs_view &vw, int B, int n0,
+                                   int c0, int cells)
+{
+    for (int i = threadIdx.x; i < DENSE_SAMPLES * cells; i += blockDim.x) {
+        int s = i / cells, q = i % cells, n = n0 + s, cell = c0 + q;
+        x[s * DENSE_CELLS + q] = n < B ? obs[(size_t)n * vw.size + vw.off + (cell / vw.w) * vw.ld + cell % vw.w] : 0;
+    }
+}
+
+/* Grid: (sample groups, output groups); thread (lane, output): samples
+ * lane and lane + DENSE_LANES of the group. */
+__global__ static void dense_onehot_fwd_tiled_kernel(float *out, const unsigned char *obs, nn_obs_view vw,
+                                                     const float *W, const float *b, int B, int C, int O)
+{
+    __shared__ float w[DENSE_CELLS * OBS_CHANNELS * DENSE_GROUP];
+    __shared__ unsigned char x[DENSE_SAMPLES * DENSE_CELLS];
+    int j = threadIdx.x % DENSE_GROUP, lane = threadIdx.x / DENSE_GROUP, o0 = blockIdx.y * DENSE_GROUP, o = o0 + j;
+    int n0 = blockIdx.x * DENSE_SAMPLES, cells = vw.h * vw.w;
+    float y[DENSE_SAMPLES / DENSE_LANES];
+    for (int k = 0; k < DENSE_SAMPLES / DENSE_LANES; k++) y[k] = o < O ? b[o] : 0.0f;
+    for (int c0 = 0; c0 < cells; c0 += DENSE_CELLS) {
+        int nc = min(DENSE_CELLS, cells - c0);
+        __syncthreads(); /* the last tile is read */
+        for (int i = threadIdx.x; i < nc * C * DENSE_GROUP; i += blockDim.x) {
+            int oo = o0 + i % DENSE_GROUP;
+            w[i] = oo < O ? W[((size_t)c0 * C + i / DENSE_GROUP) * O + oo] : 0.0f;
+        }
+        stage_cells(x, obs, vw, B, n0, c0, nc);
+        __syncthreads();
+        for (int k = 0; k < DENSE_SAMPLES / DENSE_LANES; k++) {
+            const unsigned char *xs = x + (lane + k * DENSE_LANES) * DENSE_CELLS;
+            for (int q = 0; q < nc; q++) {
+                unsigned char v = xs[q];
+                y[k] += w[(q * C + (v & OBS_TILE_MASK)) * DENSE_GROUP + j];
+                if (v & OBS_FROZEN_BIT) y[k] += w[(q * C + C - 1) * DENSE_GROUP + j];
+            }
+        }
+    }
+    if (o >= O) return;
+    for (int k = 0; k < DENSE_SAMPLES / DENSE_LANES; k++) {
+        int n = n0 + lane + k * DENSE_LANES;
+        if (n < B) out[(size_t)n * O + o] = y[k];
+    }
+}
+
+/* Grid: (cell groups of DENSE_CELLS, output groups); thread (cell lane,
+ * output): its rows of dW, samples in order, a tile at a time. */
+__global__ static void dense_onehot_bwd_tiled_kernel(float *dW, const float *dout, const unsigned char *obs,
+                                                     nn_obs_view vw, int B, int C, int O)
+{
+    __shared__ float g[DENSE_SAMPLES * DENSE_GROUP];
+    __shared__ unsigned char x[DENSE_SAMPLES * DENSE_CELLS];
+    int j = threadIdx.x % DENSE_GROUP, lane = threadIdx.x / DENSE_GROUP, o0 = blockIdx.y * DENSE_GROUP, o = o0 + j;
+    int c0 = blockIdx.x * DENSE_CELLS, cells = min(DENSE_CELLS, vw.h * vw.w - c0), i = c0 + lane;
+    bool mine = lane < cells && o < O;
+    float acc[OBS_CHANNELS];
+    for (int c = 0; c < C; c++) acc[c] = mine ? dW[((size_t)i * C + c) * O + o] : 0.0f;
+    for (int n0 = 0; n0 < B; n0 += DENSE_SAMPLES) {
+        __syncthreads(); /* the last tile is read */
+        for (int t = threadIdx.x; t < DENSE_SAMPLES * DENSE_GROUP; t += blockDim.x) {
+            int n = n0 + t / DENSE_GROUP, oo = o0 + t % DENSE_GROUP;
+            g[t] = n < B && oo < O ? dout[(size_t)n * O + oo] : 0.0f;
+        }
+        stage_cells(x, obs, vw, B, n0, c0, cells);
+        __syncthreads();
+        if (!mine) continue;
+        for (int s = 0; s < min(DENSE_SAMPLES, B - n0); s++) {
+            unsigned char v = x[s * DENSE_CELLS + lane];
+            float gv = g[s * DENSE_GROUP + j];
+            acc[v & OBS_TILE_MASK] += gv;
+            if (v & OBS_FROZEN_BIT) acc[C - 1] += gv;
+        }
+    }
+    if (!mine) return;
+    for (int c = 0; c < C; c++) dW[((size_t)i * C + c) * O + o] = acc[c];
+}
+
+static bool dense_tiled_fits(int C)
+{
+    return C <= OBS_CHANNELS;
+}
+
+int pcg_dense_onehot_forward(float *out, const unsigned char *obs, const nn_obs_view &vw, const float *W,
+                             const float *b, int B, int C, int O)
+{
+    if (dense_tiled_fits(C)) {
+        dim3 grid((unsigned)((B + DENSE_SAMPLES - 1) / DENSE_SAMPLES), (unsigned)((O + DENSE_GROUP - 1) / DENSE_GROUP));
+        PCG_LAUNCH(dense_onehot_fwd_tiled_kernel, grid, DENSE_THREADS, 0, pcg_cuda_stream(), out, obs, vw, W, b, B, C, O);
+    } else {
+        PCG_LAUNCH(dense_onehot_fwd_kernel, pcg_grid_for(ONEHOT_THREADS, (size_t)B * O), ONEHOT_THREADS, 0,
+                   pcg_cuda_stream(), out, obs, vw, W, b, B, C, O);
+    }
+    PCG_CK(cudaGetLastError(), -1);
+    return 0;
+}
+
+int pcg_dense_onehot_backward(float *dW, const float *dout, const unsigned char *obs, const nn_obs_view &vw, int B,
+                              int C, int O)
+{
+    if (dense_tiled_fits(C)) {
+        dim3 grid((unsigned)((vw.h * vw.w + DENSE_CELLS - 1) / DENSE_CELLS), (unsigned)((O + DENSE_GROUP - 1) / DENSE_GROUP));
+        PCG_LAUNCH(dense_onehot_bwd_tiled_kernel, grid, DENSE_THREADS, 0, pcg_cuda_stream(), dW, dout, obs, vw, B, C, O);
+    } else {
+        PCG_LAUNCH(dense_onehot_bwd_kernel, pcg_grid_for(ONEHOT_THREADS, (size_t)vw.h * vw.w * O), ONEHOT_THREADS, 0,
+                   pcg_cuda_stream(), dW, dout, obs, vw, B, C, O);
+    }
+    PCG_CK(cudaGetLastError(), -1);
+    return 0;
+}
+
+/* ---- convolution on the one-hot observation (conv 1) ---- */
+
+/* Fused rows per tap and byte class (see nn_layers.h): class t holds row t,
+ * class t + C-1 holds row t + the frozen row. */
+__global__ static void onehot_table_kernel(float *table, const float *W, int taps, int C, int O)
+{
+    size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (idx >= (size_t)taps * (C - 1) * O) return;
+    int o = (int)(idx % O), t = (int)(idx / O % (C - 1)), tap = (int)(idx / O / (C - 1));
+    int NC = 2 * (C - 1);
+    float w = W[((size_t)tap * C + t) * O + o], wf = W[((size_t)tap * C + C - 1) * O + o];
+    table[((size_t)tap * NC + t) * O + o] = w;
+    table[((size_t)tap * NC + t + C - 1) * O + o] = w + wf;
+}
+
+__device__ static int onehot_class(unsigned char v, int C)
+{
+    return (v & OBS_TILE_MASK) + ((v & OBS_FROZEN_BIT) ? C - 1 : 0);
+}
+
+__global__ static void conv_onehot_fwd_kernel(float *out, const unsigned char *obs, nn_obs_view vw,
+                                              const float *table, const float *b, int B, nn_conv_shape s, int relu)
+{
+    size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    size_t total = (size_t)B * s.OH * s.OW * s.O;
+    if (idx >= total) return;
+    int o = (int)(idx % s.O);
+    size_t row = idx / s.O;
+    int ox = (int)(row % s.OW), oy = (int)(row / s.OW % s.OH), n = (int)(row / s.OW / s.OH);
+    int NC = 2 * (s.C - 1);
+    const unsigned char *x = obs + (size_t)n * vw.size + vw.off;
+    float y = b[o];
+    for (int ky = 0; ky < s.k; ky++) {
+        int iy = oy * s.stride - s.pad + ky;
+        if (iy < 0 || iy >= s.H) continue;
+        for (int kx = 0; kx < s.k; kx++) {
+            int ix = ox * s.stride - s.pad + kx;
+            if (ix < 0 || ix >= s.W) continue;
+            y += table[((size_t)(ky * s.k + kx) * NC + onehot_class(x[iy * vw.ld + ix], s.C)) * s.O + o];
+        }
+    }
+    out[idx] = relu && y < 0 ? 0.0f : y;
+}
+
+/* Per (sample chunk, tap, output): class sums over the chunk's samples and
+ * output positions, in the CPU's order. */
+__global__ static void conv_onehot_bwd_kernel(float *part, const float *dout, const unsigned char *obs,
+                                              nn_obs_view vw, int B, nn_conv_shape s, int chunk)
+{
+    size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    int taps = s.k * s.k, NC = 2 * (s.C - 1);
+    int chunks = (B + chunk - 1) / chunk;
+    if (idx >= (size_t)chunks * taps * s.O) return;
+    int o = (int)(idx % s.O), tap = (int)(idx / s.O % taps), c = (int)(idx / s.O / taps);
+    int ky = tap / s.k, kx = tap % s.k;
+    float acc[2 * (OBS_CHANNELS - 1)];
+    for (int q = 0; q < NC; q++) acc[q] = 0;
+    int n1 = min(B, (c + 1) * chunk);
+    for (int n = c * chunk; n < n1; n++) {
+        const unsigned char *x = obs + (size_t)n * vw.size + vw.off;
+        for (int oy = 0; oy < s.OH; oy++) {
+            int iy = oy * s.stride - s.pad + ky;
+            if (iy < 0 || iy >= s.H) continue;
+            for (int ox = 0; ox < s.OW; ox++) {
+                int ix = ox * s.stride - s.pad + kx;
+                if (ix < 0 || ix >= s.W) continue;
+                acc[onehot_class(x[iy * vw.ld + ix], s.C)] += dout[(((size_t)n * s.OH + oy) * s.OW + ox) * s.O + o];
+            }
+        }
+    }
+    float *p = part + (((size_t)c * taps + tap) * NC) * s.O + o;
+    for (int q = 0; q < NC; q++) p[(size_t)q * s.O] = acc[q];
+}
+
+/* The same two passes with their re-read data in shared memory: the
+ * kernels above ask global memory (or, on a device, its caches) for a
+ * table row per tap per output and for each output gradient once per tap,
+ * about 3.5 MB a sample in the forward pass.  Here a block takes
+ * ONEHOT_GROUP outputs: the forward pass keeps that slice of the fused
+ * table (every tap and class) in shared memory for ONEHOT_SAMPLES samples,
+ * the backward pass one sample's gradients of those outputs at a time; the
+ * observation window is turned into byte classes once per sample.  Each
+ * output (each class sum) adds in the same order as above, so the bits are
+ * the same.  Shapes past the arrays' sizes take the kernels above. */
+#define ONEHOT_GROUP 8
+#define ONEHOT_SAMPLES 16
+#define ONEHOT_TABLE_MAX (49 * 2 * (OBS_CHANNELS - 1) * ONEHOT_GROUP)
+#define ONEHOT_CELLS_MAX 4096
+#define ONEHOT_POSITIONS_MAX 1024
+#define ONEHOT_FWD_THREADS 256
+
+/* The classes of sample n's window, by every thread of the block. */
+__device__ static void stage_classes(unsigned char *cls, const unsigned char *obs, const nn_obs_view &vw, int n,
+                                     const nn_conv_shape &s)
+{
+    const unsigned char *x = obs + (size_t)n * vw.size + vw.off;
+    for (int i = threadIdx.x; i < s.H * s.W; i += blockDim.x) cls[i] = onehot_class(x[(i / s.W) * vw.ld + i % s.W], s.C);
+}
+
+/* Grid: (sample groups, output groups); ONEHOT_FWD_THREADS threads, a
+ * thread per (position lane, output of the group). */
+__global__ static void conv_onehot_fwd_tiled_kernel(float *out, const unsigned char *obs, nn_obs_view vw,
+                                                    const float *table, const float *b, int B, nn_conv_shape s,
+                                                    int relu)
+{
+    __shared__ float tab[ONEHOT_TABLE_MAX];
+    __shared__ unsigned char cls[ONEHOT_CELLS_MAX];
+    int NC = 2 * (s.C - 1), rows = s.k * s.k * NC, o0 = blockIdx.y * ONEHOT_GROUP;
+    for (int i = threadIdx.x; i < rows * ONEHOT_GROUP; i += blockDim.x) {
+        int o = o0 + i % ONEHOT_GROUP;
+        tab[i] = o < s.O ? table[(size_t)(i / ONEHOT_GROUP) * s.O + o] : 0.0f;
+    }
+    int j = threadIdx.x % ONEHOT_GROUP, lane = threadIdx.x / ONEHOT_GROUP, lanes = blockDim.x / ONEHOT_GROUP;
+    int o = o0 + j, positions = s.OH * s.OW, n0 = blockIdx.x * ONEHOT_SAMPLES, n1 = min(B, n0 + ONEHOT_SAMPLES);
+    float bias = o < s.O ? b[o] : 0.0f;
+    for (int n = n0; n < n1; n++) {
+        __syncthreads(); /* the table is in; the last sample's classes are read */
+        stage_classes(cls, obs, vw, n, s);
+        __syncthreads();
+        if (o >= s.O) continue;
+        for (int p = lane; p < positions; p += lanes) {
+            int oy = p / s.OW, ox = p % s.OW;
+            float y = bias;
+            for (int ky = 0; ky < s.k; ky++) {
+                int iy = oy * s.stride - s.pad + ky;
+                if (iy < 0 || iy >= s.H) continue;
+                for (int kx = 0; kx < s.k; kx++) {
+                    int ix = ox * s.stride - s.pad + kx;
+                    if (ix < 0 || ix >= s.W) continue;
+                    y += tab[((ky * s.k + kx) * NC + cls[iy * s.W + ix]) * ONEHOT_GROUP + j];
+                }
+            }
+            out[((size_t)n * positions + p) * s.O + o] = relu && y < 0 ? 0.0f : y;
+        }
+    }
+}
+
+/* Grid: (sample chunks, output groups); a thread per (tap, output of the
+ * group), its class sums over the chunk as conv_onehot_bwd_kernel's. */
+__global__ static void conv_onehot_bwd_tiled_kernel(float *part, const float *dout, const unsigned char *obs,
+                                                    nn_obs_view vw, int B, nn_conv_shape s, int chunk)
+{
+    __shared__ float g[ONEHOT_POSITIONS_MAX * ONEHOT_GROUP];
+    __shared__ unsigned char cls[ONEHOT_CELLS_MAX];
+    int taps = s.k * s.k, NC = 2 * (s.C - 1), positions = s.OH * s.OW;
+    int c = blockIdx.x, o0 = blockIdx.y * ONEHOT_GROUP;
+    int tap = threadIdx.x / ONEHOT_GROUP, j = threadIdx.x % ONEHOT_GROUP, o = o0 + j;
+    int ky = tap / s.k, kx = tap % s.k;
+    float acc[2 * (OBS_CHANNELS - 1)];
+    for (int q = 0; q < NC; q++) acc[q] = 0;
+    int n1 = min(B, (c + 1) * chunk);
+    for (int n = c * chunk; n < n1; n++) {
+        __syncthreads(); /* the last sample's gradients and classes are read */
+        stage_classes(cls, obs, vw, n, s);
+        for (int i = threadIdx.x; i < positions * ONEHOT_GROUP; i += blockDim.x) {
+            int oo = o0 + i % ONEHOT_GROUP;
+            g[i] = oo < s.O ? dout[((size_t)n * positions + i / ONEHOT_GROUP) * s.O + oo] : 0.0f;
+        }
+        __syncthreads();
+        if (o >= s.O) continue;
+        for (int oy = 0; oy < s.OH; oy++) {
+            int iy = oy * s.stride - s.pad + ky;
+            if (iy < 0 || iy >= s.H) continue;
+            for (int ox = 0; ox < s.OW; ox++) {
+                int ix = ox * s.stride - s.pad + kx;
+                if (ix < 0 || ix >= s.W) continue;
+                acc[cls[iy * s.W + ix]] += g[(oy * s.OW + ox) * ONEHOT_GROUP + j];
+            }
+        }
+    }
+    if (o >= s.O) return;
+    float *p = part + (((size_t)c * taps + tap) * NC) * s.O + o;
+    for (int q = 0; q < NC; q++) p[(size_t)q * s.O] = acc[q];
+}
+
+/* Whether the shape fits the tiled kernels' shared arrays and blocks. */
+static bool onehot_tiled_fits(const nn_conv_shape &s)
+{
+    int taps = s.k * s.k;
+    return s.C <= OBS_CHANNELS && taps * 2 * (s.C - 1) * ONEHOT_GROUP <= ONEHOT_TABLE_MAX &&
+           s.H * s.W <= ONEHOT_CELLS_MAX && s.OH * s.OW <= ONEHOT_POSITIONS_MAX && taps * ONEHOT_GROUP <= 1024;
+}
+
+/* Sum the chunks in order and fold the classes into the tile and frozen
+ * rows of dW (as conv_onehot_backward does). */
+__global__ static void conv_onehot_fold_kernel(float *dW, const float *part, int chunks, nn_conv_shape s)
+{
+    size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    int taps = s.k * s.k, NC = 2 * (s.C - 1), C = s.C;
+    if (idx >= (size_t)taps * s.O) return;
+    int o = (int)(idx % s.O), tap = (int)(idx / s.O);
+    float *wt = dW + (size_t)tap * C * s.O, *wf = wt + (size_t)(C - 1) * s.O;
+    for (int t = 0; t < C - 1; t++) {
+        float plain = 0, frozen = 0;
+        for (int c = 0; c < chunks; c++) {
+            const float *p = part + (((size_t)c * taps + tap) * NC) * s.O + o;
+            plain += p[(size_t)t * s.O];
+            frozen += p[(size_t)(t + C - 1) * s.O];
+        }
+        wt[(size_t)t * s.O + o] += plain + frozen;
+        wf[o] += frozen;
+    }
+}
+
+int pcg_conv_onehot_forward(float *out, const unsigned char *obs, const nn_obs_view &vw, const float *W,
+                            const float *b, int B, const nn_conv_shape &s, int relu)
+{
+    int taps = s.k * s.k, NC = 2 * (s.C - 1);
+    size_t mark = pcg_arena_mark();
+    float *table = (float *)pcg_arena_alloc((size_t)taps * NC * s.O * sizeof(float));
+    if (!table) return -1;
+    size_t nt = (size_t)taps * (s.C - 1) * s.O, no = (size_t)B * s.OH * s.OW * s.O;
+    PCG_LAUNCH(onehot_table_kernel, pcg_grid_for(ONEHOT_THREADS, nt), ONEHOT_THREADS, 0, pcg_cuda_stream(), table, W, taps, s.C, s.O);
+    if (onehot_tiled_fits(s)) {
+        dim3 grid((unsigned)((B + ONEHOT_SAMPLES - 1) / ONEHOT_SAMPLES), (unsigned)((s.O + ONEHOT_GROUP - 1) / ONEHOT_GROUP));
+        PCG_LAUNCH(conv_onehot_fwd_tiled_kernel, grid, ONEHOT_FWD_THREADS, 0, pcg_cuda_stream(), out, obs, vw, table, b,
+                   B, s, relu);
+    } else {
+        PCG_LAUNCH(conv_onehot_fwd_kernel, pcg_grid_for(ONEHOT_THREADS, no), ONEHOT_THREADS, 0, pcg_cuda_stream(), out, obs, vw, table, b, B, s, relu);
+    }
+    pcg_arena_release(mark);
+    PCG_CK(cudaGetLastError(), -1);
+    return 0;
+}
+
+int pcg_conv_onehot_backward(float *dW, const float *dout, const unsigned char *obs,
+                              const nn_obs_view &vw, int B, const nn_conv_shape &s)
+{
+    int taps = s.k * s.k, NC = 2 * (s.C - 1);
+    int chunk = 64, chunks = (B + chunk - 1) / chunk;
+    size_t mark = pcg_arena_mark();
+    float *part = (float *)pcg_arena_alloc((size_t)chunks * taps * NC * s.O * sizeof(float));
+    if (!part) return -1;
+    size_t nb = (size_t)chunks * taps * s.O, nf = (size_t)taps * s.O;
+    if (onehot_tiled_fits(s)) {
+        dim3 grid((unsigned)chunks, (unsigned)((s.O + ONEHOT_GROUP - 1) / ONEHOT_GROUP));
+        PCG_LAUNCH(conv_onehot_bwd_tiled_kernel, grid, taps * ONEHOT_GROUP, 0, pcg_cuda_stream(), part, dout, obs, vw,
+                   B, s, chunk);
+    } else {
+        PCG_LAUNCH(conv_onehot_bwd_kernel, pcg_grid_for(ONEHOT_THREADS, nb), ONEHOT_THREADS, 0, pcg_cuda_stream(), part, dout, obs, vw, B, s,
+                   chunk);
+    }
+    PCG_LAUNCH(conv_onehot_fold_kernel, pcg_grid_for(ONEHOT_THREADS, nf), ONEHOT_THREADS, 0, pcg_cuda_stream(), dW, part, chunks, s);
+    pcg_arena_release(mark);
+    PCG_CK(cudaGetLastError(), -1);
+    return 0;
+}
+
