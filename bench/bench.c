@@ -106,7 +106,8 @@ static void bench_usage(void)
            "  they take device's --seconds, --envs, --mapping, --reward and --seed.  eval and reward run\n"
            "  on the host with every backend and print their CPU tables.  auto without a device measures\n"
            "  the CPU.  train --backend cuda-sim counts the device trainer's work in the simulation\n"
-           "  library and models one H200's time for it (a model, not a measurement; docs/cuda.md).\n");
+           "  library and models one H200's time for it (a model, not a measurement; docs/cuda.md);\n"
+           "  --backend cuda-sim without a benchmark prints every CPU table but train's, then that model.\n");
     printf("  pcgrllm bench NAME --help shows a benchmark's options.\n");
 }
 
@@ -133,6 +134,38 @@ static int bench_backend(const char *backend_arg, const int *selected, int *back
     return -1;
 }
 
+/* bench train --backend cuda-sim: the model alone, with its options;
+ * bench --backend cuda-sim: the CPU tables but train's, then the model (the
+ * benchmarks' defaults: each takes options of its own). */
+static int bench_with_model(const char *what, int argc, char **argv)
+{
+    if (strcmp(what, "train") && strcmp(what, "all")) {
+        die_msg("bench: --backend cuda-sim models the trainer only: pcgrllm bench train --backend cuda-sim, or "
+                "pcgrllm bench --backend cuda-sim for the CPU tables and the model");
+        return 2;
+    }
+    if (!strcmp(what, "train")) return bench_train_model(argc, argv);
+    if (argc > 1) {
+        die_msg("bench: --backend cuda-sim without a benchmark takes no options (%s); pcgrllm bench train "
+                "--backend cuda-sim --help lists the model's",
+                argv[1]);
+        return 2;
+    }
+    if (!bench_model_ready()) return 1;
+    int rc = 0;
+    printf("backend: cpu, then the device trainer by the simulation's counts (model, not a measurement)\n");
+    for (int i = 0; i < N_BENCH; i++) {
+        if (benches[i].fn == bench_train) continue;
+        char *sub[] = {(char *)benches[i].name, NULL};
+        fflush(stdout);
+        rc |= benches[i].fn(1, sub);
+    }
+    printf("\ntrain: the device trainer on one H200 by the simulation's work counts (model, not a measurement)\n");
+    fflush(stdout);
+    char *sub[] = {(char *)"train", NULL};
+    return rc | bench_train_model(1, sub);
+}
+
 int cmd_bench(int argc, char **argv)
 {
     char *args[MAX_ARGS];
@@ -151,14 +184,9 @@ int cmd_bench(int argc, char **argv)
         die_msg("bench: unknown benchmark '%s' (pcgrllm bench --help)", what);
         return 2;
     }
-    /* the simulation's counters and the device model: train only */
-    if (backend_arg && !strcmp(backend_arg, "cuda-sim")) {
-        if (strcmp(what, "train")) {
-            die_msg("bench: --backend cuda-sim models the trainer only: pcgrllm bench train --backend cuda-sim");
-            return 2;
-        }
-        return bench_train_model(argc - shift, argv + shift);
-    }
+    /* the simulation's counters and the device model: the trainer's, alone
+     * or after every CPU table but train's */
+    if (backend_arg && !strcmp(backend_arg, "cuda-sim")) return bench_with_model(what, argc - shift, argv + shift);
     int backend;
     if ((rc = bench_backend(backend_arg, selected, &backend)) >= 0) return rc;
     rc = 0;

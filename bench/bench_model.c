@@ -304,6 +304,11 @@ static const pcg_cuda_api *counting_library(void)
     return api;
 }
 
+int bench_model_ready(void)
+{
+    return counting_library() != NULL;
+}
+
 typedef struct {
     long rollout_steps;
     int full;

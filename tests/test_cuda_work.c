@@ -181,8 +181,9 @@ static void device_model_roofline(void **state)
     assert_true(fabs(t - sum) < 1e-12);
 }
 
-/* bench train --backend cuda-sim: only for train, only with the counting
- * library; each refusal is one line and an exit status. */
+/* bench [train] --backend cuda-sim: only for train or all, only with the
+ * counting library; each refusal is one line and an exit status, before
+ * any CPU table. */
 static void cuda_work_bench_errors(void **state)
 {
     (void)state;
@@ -192,6 +193,10 @@ static void cuda_work_bench_errors(void **state)
     assert_int_equal(rc, 2);
     assert_int_equal(pcg_test_count_lines(out), 1);
     assert_non_null(strstr(out, "models the trainer only"));
+    rc = pcg_test_sh(out, sizeof out, "%s bench --backend cuda-sim --seconds 1", bin);
+    assert_int_equal(rc, 2);
+    assert_int_equal(pcg_test_count_lines(out), 1);
+    assert_non_null(strstr(out, "takes no options"));
     rc = pcg_test_sh(out, sizeof out, "PCGRLLM_CUDA_LIB=%s/none.so %s bench train --backend cuda-sim",
                      pcg_test_tmpdir(), bin);
     assert_int_equal(rc, 1);
@@ -205,9 +210,12 @@ static void cuda_work_bench_errors(void **state)
     /* the plain simulation library does not count kernel bytes */
     const char *lib = getenv("PCGRLLM_CUDA_LIB");
     if (!lib || !*lib || !strstr(lib, "/sim/")) return;
-    rc = pcg_test_sh(out, sizeof out, "%s bench train --backend cuda-sim", bin);
-    if (rc != 1 || pcg_test_count_lines(out) != 1 || !strstr(out, "not counted") || !strstr(out, "COUNT=1"))
-        fail_msg("bench train --backend cuda-sim with %s: exit %d: %s", lib, rc, out);
+    const char *forms[] = {"bench train", "bench"};
+    for (int i = 0; i < 2; i++) {
+        rc = pcg_test_sh(out, sizeof out, "%s %s --backend cuda-sim", bin, forms[i]);
+        if (rc != 1 || pcg_test_count_lines(out) != 1 || !strstr(out, "not counted") || !strstr(out, "COUNT=1"))
+            fail_msg("%s --backend cuda-sim with %s: exit %d: %s", forms[i], lib, rc, out);
+    }
 }
 
 PCG_TESTS(cuda_work, cmocka_unit_test(cuda_work_counters), cmocka_unit_test(device_model_roofline),
