@@ -59,23 +59,24 @@ __global__ static void dense_onehot_bwd_kernel(float *dW, const float *dout, con
  * forward pass keeps DENSE_CELLS cells' weight rows of those outputs in
  * shared memory for DENSE_SAMPLES samples at a time (above, each sample
  * reads its own copy of every row: 2.7 MB of weights a sample for the
- * paper's critic); the backward pass a tile of DENSE_SAMPLES samples'
- * gradients of those outputs for DENSE_CELLS cells.  Same order of adds,
+ * paper's critic); the backward pass a tile of DENSE_BWD_SAMPLES samples'
+ * gradients of those outputs for DENSE_LANES cells.  Same order of adds,
  * same bits. */
 #define DENSE_GROUP 16
-#define DENSE_CELLS 16
+#define DENSE_CELLS 48
 #define DENSE_SAMPLES 32
+#define DENSE_BWD_SAMPLES 128
 #define DENSE_THREADS 256 /* DENSE_GROUP outputs x 16 lanes (samples, or cells) */
 #define DENSE_LANES (DENSE_THREADS / DENSE_GROUP)
-static_assert(DENSE_LANES == DENSE_CELLS, "the backward pass takes a cell per lane");
 
-/* Cells c0.. (at most DENSE_CELLS) of samples n0.. into x[sample][cell]. */
-__device__ static void stage_cells(unsigned char *x, const unsigned char *obs, const nn_obs_view &vw, int B, int n0,
-                                   int c0, int cells)
+/* Cells c0..c0+cells-1 of samples n0..n0+samples-1 into x[sample][cell],
+ * rows of ld; 0 past the batch. */
+__device__ static void stage_cells(unsigned char *x, int ld, int samples, const unsigned char *obs,
+                                   const nn_obs_view &vw, int B, int n0, int c0, int cells)
 {
-    for (int i = threadIdx.x; i < DENSE_SAMPLES * cells; i += blockDim.x) {
+    for (int i = threadIdx.x; i < samples * cells; i += blockDim.x) {
         int s = i / cells, q = i % cells, n = n0 + s, cell = c0 + q;
-        x[s * DENSE_CELLS + q] = n < B ? obs[(size_t)n * vw.size + vw.off + (cell / vw.w) * vw.ld + cell % vw.w] : 0;
+        x[s * ld + q] = n < B ? obs[(size_t)n * vw.size + vw.off + (cell / vw.w) * vw.ld + cell % vw.w] : 0;
     }
 }
 
@@ -97,7 +98,7 @@ __global__ static void dense_onehot_fwd_tiled_kernel(float *out, const unsigned 
             int oo = o0 + i % DENSE_GROUP;
             w[i] = oo < O ? W[((size_t)c0 * C + i / DENSE_GROUP) * O + oo] : 0.0f;
         }
-        stage_cells(x, obs, vw, B, n0, c0, nc);
+        stage_cells(x, DENSE_CELLS, DENSE_SAMPLES, obs, vw, B, n0, c0, nc);
         __syncthreads();
         for (int k = 0; k < DENSE_SAMPLES / DENSE_LANES; k++) {
             const unsigned char *xs = x + (lane + k * DENSE_LANES) * DENSE_CELLS;
@@ -115,29 +116,29 @@ __global__ static void dense_onehot_fwd_tiled_kernel(float *out, const unsigned 
     }
 }
 
-/* Grid: (cell groups of DENSE_CELLS, output groups); thread (cell lane,
+/* Grid: (cell groups of DENSE_LANES, output groups); thread (cell lane,
  * output): its rows of dW, samples in order, a tile at a time. */
 __global__ static void dense_onehot_bwd_tiled_kernel(float *dW, const float *dout, const unsigned char *obs,
                                                      nn_obs_view vw, int B, int C, int O)
 {
-    __shared__ float g[DENSE_SAMPLES * DENSE_GROUP];
-    __shared__ unsigned char x[DENSE_SAMPLES * DENSE_CELLS];
+    __shared__ float g[DENSE_BWD_SAMPLES * DENSE_GROUP];
+    __shared__ unsigned char x[DENSE_BWD_SAMPLES * DENSE_LANES];
     int j = threadIdx.x % DENSE_GROUP, lane = threadIdx.x / DENSE_GROUP, o0 = blockIdx.y * DENSE_GROUP, o = o0 + j;
-    int c0 = blockIdx.x * DENSE_CELLS, cells = min(DENSE_CELLS, vw.h * vw.w - c0), i = c0 + lane;
+    int c0 = blockIdx.x * DENSE_LANES, cells = min(DENSE_LANES, vw.h * vw.w - c0), i = c0 + lane;
     bool mine = lane < cells && o < O;
     float acc[OBS_CHANNELS];
     for (int c = 0; c < C; c++) acc[c] = mine ? dW[((size_t)i * C + c) * O + o] : 0.0f;
-    for (int n0 = 0; n0 < B; n0 += DENSE_SAMPLES) {
+    for (int n0 = 0; n0 < B; n0 += DENSE_BWD_SAMPLES) {
         __syncthreads(); /* the last tile is read */
-        for (int t = threadIdx.x; t < DENSE_SAMPLES * DENSE_GROUP; t += blockDim.x) {
+        for (int t = threadIdx.x; t < DENSE_BWD_SAMPLES * DENSE_GROUP; t += blockDim.x) {
             int n = n0 + t / DENSE_GROUP, oo = o0 + t % DENSE_GROUP;
             g[t] = n < B && oo < O ? dout[(size_t)n * O + oo] : 0.0f;
         }
-        stage_cells(x, obs, vw, B, n0, c0, cells);
+        stage_cells(x, DENSE_LANES, DENSE_BWD_SAMPLES, obs, vw, B, n0, c0, cells);
         __syncthreads();
         if (!mine) continue;
-        for (int s = 0; s < min(DENSE_SAMPLES, B - n0); s++) {
-            unsigned char v = x[s * DENSE_CELLS + lane];
+        for (int s = 0; s < min(DENSE_BWD_SAMPLES, B - n0); s++) {
+            unsigned char v = x[s * DENSE_LANES + lane];
             float gv = g[s * DENSE_GROUP + j];
             acc[v & OBS_TILE_MASK] += gv;
             if (v & OBS_FROZEN_BIT) acc[C - 1] += gv;
@@ -170,7 +171,7 @@ int pcg_dense_onehot_backward(float *dW, const float *dout, const unsigned char 
                               int C, int O)
 {
     if (dense_tiled_fits(C)) {
-        dim3 grid((unsigned)((vw.h * vw.w + DENSE_CELLS - 1) / DENSE_CELLS), (unsigned)((O + DENSE_GROUP - 1) / DENSE_GROUP));
+        dim3 grid((unsigned)((vw.h * vw.w + DENSE_LANES - 1) / DENSE_LANES), (unsigned)((O + DENSE_GROUP - 1) / DENSE_GROUP));
         PCG_LAUNCH(dense_onehot_bwd_tiled_kernel, grid, DENSE_THREADS, 0, pcg_cuda_stream(), dW, dout, obs, vw, B, C, O);
     } else {
         PCG_LAUNCH(dense_onehot_bwd_kernel, pcg_grid_for(ONEHOT_THREADS, (size_t)vw.h * vw.w * O), ONEHOT_THREADS, 0,
@@ -260,8 +261,9 @@ __global__ static void conv_onehot_bwd_kernel(float *part, const float *dout, co
  * about 3.5 MB a sample in the forward pass.  Here a block takes
  * ONEHOT_GROUP outputs: the forward pass keeps that slice of the fused
  * table (every tap and class) in shared memory for ONEHOT_SAMPLES samples,
- * the backward pass one sample's gradients of those outputs at a time; the
- * observation window is turned into byte classes once per sample.  Each
+ * the backward pass its samples' gradients of those outputs, as many
+ * samples at a time as the arrays hold; the observation window is turned
+ * into byte classes once per sample.  Each
  * output (each class sum) adds in the same order as above, so the bits are
  * the same.  Shapes past the arrays' sizes take the kernels above. */
 #define ONEHOT_GROUP 8
@@ -271,12 +273,46 @@ __global__ static void conv_onehot_bwd_kernel(float *part, const float *dout, co
 #define ONEHOT_POSITIONS_MAX 1024
 #define ONEHOT_FWD_THREADS 256
 
-/* The classes of sample n's window, by every thread of the block. */
-__device__ static void stage_classes(unsigned char *cls, const unsigned char *obs, const nn_obs_view &vw, int n,
-                                     const nn_conv_shape &s)
+/* The classes of samples m0..m1-1's windows, one after another from cls,
+ * by every thread of the block. */
+__device__ static void stage_classes(unsigned char *cls, const unsigned char *obs, const nn_obs_view &vw, int m0,
+                                     int m1, const nn_conv_shape &s)
 {
-    const unsigned char *x = obs + (size_t)n * vw.size + vw.off;
-    for (int i = threadIdx.x; i < s.H * s.W; i += blockDim.x) cls[i] = onehot_class(x[(i / s.W) * vw.ld + i % s.W], s.C);
+    int cells = s.H * s.W;
+    for (int i = threadIdx.x; i < (m1 - m0) * cells; i += blockDim.x) {
+        int n = m0 + i / cells, q = i % cells;
+        cls[i] = onehot_class(obs[(size_t)n * vw.size + vw.off + (q / s.W) * vw.ld + q % s.W], s.C);
+    }
+}
+
+/* How many samples' windows (and, backward, gradients) the shared arrays
+ * take at once: fewer barriers, the same order of adds. */
+__device__ static int staged_samples(const nn_conv_shape &s, bool gradients)
+{
+    int n = ONEHOT_CELLS_MAX / (s.H * s.W);
+    if (gradients) n = min(n, ONEHOT_POSITIONS_MAX / (s.OH * s.OW));
+    return max(n, 1);
+}
+
+/* One sample's outputs of this thread's output j, from its classes. */
+__device__ static void conv_onehot_sample(float *out, const float *tab, const unsigned char *cls, float bias, int n,
+                                          int j, int o, int relu, const nn_conv_shape &s)
+{
+    int NC = 2 * (s.C - 1), positions = s.OH * s.OW, lanes = blockDim.x / ONEHOT_GROUP;
+    for (int p = threadIdx.x / ONEHOT_GROUP; p < positions; p += lanes) {
+        int oy = p / s.OW, ox = p % s.OW;
+        float y = bias;
+        for (int ky = 0; ky < s.k; ky++) {
+            int iy = oy * s.stride - s.pad + ky;
+            if (iy < 0 || iy >= s.H) continue;
+            for (int kx = 0; kx < s.k; kx++) {
+                int ix = ox * s.stride - s.pad + kx;
+                if (ix < 0 || ix >= s.W) continue;
+                y += tab[((ky * s.k + kx) * NC + cls[iy * s.W + ix]) * ONEHOT_GROUP + j];
+            }
+        }
+        out[((size_t)n * positions + p) * s.O + o] = relu && y < 0 ? 0.0f : y;
+    }
 }
 
 /* Grid: (sample groups, output groups); ONEHOT_FWD_THREADS threads, a
@@ -292,28 +328,16 @@ __global__ static void conv_onehot_fwd_tiled_kernel(float *out, const unsigned c
         int o = o0 + i % ONEHOT_GROUP;
         tab[i] = o < s.O ? table[(size_t)(i / ONEHOT_GROUP) * s.O + o] : 0.0f;
     }
-    int j = threadIdx.x % ONEHOT_GROUP, lane = threadIdx.x / ONEHOT_GROUP, lanes = blockDim.x / ONEHOT_GROUP;
-    int o = o0 + j, positions = s.OH * s.OW, n0 = blockIdx.x * ONEHOT_SAMPLES, n1 = min(B, n0 + ONEHOT_SAMPLES);
+    int j = threadIdx.x % ONEHOT_GROUP, o = o0 + j, cells = s.H * s.W, step = staged_samples(s, false);
+    int n0 = blockIdx.x * ONEHOT_SAMPLES, n1 = min(B, n0 + ONEHOT_SAMPLES);
     float bias = o < s.O ? b[o] : 0.0f;
-    for (int n = n0; n < n1; n++) {
-        __syncthreads(); /* the table is in; the last sample's classes are read */
-        stage_classes(cls, obs, vw, n, s);
+    for (int m0 = n0; m0 < n1; m0 += step) {
+        int m1 = min(n1, m0 + step);
+        __syncthreads(); /* the table is in; the last samples' classes are read */
+        stage_classes(cls, obs, vw, m0, m1, s);
         __syncthreads();
         if (o >= s.O) continue;
-        for (int p = lane; p < positions; p += lanes) {
-            int oy = p / s.OW, ox = p % s.OW;
-            float y = bias;
-            for (int ky = 0; ky < s.k; ky++) {
-                int iy = oy * s.stride - s.pad + ky;
-                if (iy < 0 || iy >= s.H) continue;
-                for (int kx = 0; kx < s.k; kx++) {
-                    int ix = ox * s.stride - s.pad + kx;
-                    if (ix < 0 || ix >= s.W) continue;
-                    y += tab[((ky * s.k + kx) * NC + cls[iy * s.W + ix]) * ONEHOT_GROUP + j];
-                }
-            }
-            out[((size_t)n * positions + p) * s.O + o] = relu && y < 0 ? 0.0f : y;
-        }
+        for (int n = m0; n < m1; n++) conv_onehot_sample(out, tab, cls + (n - m0) * cells, bias, n, j, o, relu, s);
     }
 }
 
@@ -324,29 +348,34 @@ __global__ static void conv_onehot_bwd_tiled_kernel(float *part, const float *do
 {
     __shared__ float g[ONEHOT_POSITIONS_MAX * ONEHOT_GROUP];
     __shared__ unsigned char cls[ONEHOT_CELLS_MAX];
-    int taps = s.k * s.k, NC = 2 * (s.C - 1), positions = s.OH * s.OW;
-    int c = blockIdx.x, o0 = blockIdx.y * ONEHOT_GROUP;
+    int taps = s.k * s.k, NC = 2 * (s.C - 1), positions = s.OH * s.OW, cells = s.H * s.W;
+    int c = blockIdx.x, o0 = blockIdx.y * ONEHOT_GROUP, step = staged_samples(s, true);
     int tap = threadIdx.x / ONEHOT_GROUP, j = threadIdx.x % ONEHOT_GROUP, o = o0 + j;
     int ky = tap / s.k, kx = tap % s.k;
     float acc[2 * (OBS_CHANNELS - 1)];
     for (int q = 0; q < NC; q++) acc[q] = 0;
     int n1 = min(B, (c + 1) * chunk);
-    for (int n = c * chunk; n < n1; n++) {
-        __syncthreads(); /* the last sample's gradients and classes are read */
-        stage_classes(cls, obs, vw, n, s);
-        for (int i = threadIdx.x; i < positions * ONEHOT_GROUP; i += blockDim.x) {
-            int oo = o0 + i % ONEHOT_GROUP;
-            g[i] = oo < s.O ? dout[((size_t)n * positions + i / ONEHOT_GROUP) * s.O + oo] : 0.0f;
+    for (int m0 = c * chunk; m0 < n1; m0 += step) {
+        int m1 = min(n1, m0 + step), per = positions * ONEHOT_GROUP;
+        __syncthreads(); /* the last samples' gradients and classes are read */
+        stage_classes(cls, obs, vw, m0, m1, s);
+        for (int i = threadIdx.x; i < (m1 - m0) * per; i += blockDim.x) {
+            int n = m0 + i / per, oo = o0 + i % ONEHOT_GROUP;
+            g[i] = oo < s.O ? dout[((size_t)n * positions + i % per / ONEHOT_GROUP) * s.O + oo] : 0.0f;
         }
         __syncthreads();
         if (o >= s.O) continue;
-        for (int oy = 0; oy < s.OH; oy++) {
-            int iy = oy * s.stride - s.pad + ky;
-            if (iy < 0 || iy >= s.H) continue;
-            for (int ox = 0; ox < s.OW; ox++) {
-                int ix = ox * s.stride - s.pad + kx;
-                if (ix < 0 || ix >= s.W) continue;
-                acc[cls[iy * s.W + ix]] += g[(oy * s.OW + ox) * ONEHOT_GROUP + j];
+        for (int n = m0; n < m1; n++) {
+            const unsigned char *cn = cls + (n - m0) * cells;
+            const float *gn = g + (n - m0) * per;
+            for (int oy = 0; oy < s.OH; oy++) {
+                int iy = oy * s.stride - s.pad + ky;
+                if (iy < 0 || iy >= s.H) continue;
+                for (int ox = 0; ox < s.OW; ox++) {
+                    int ix = ox * s.stride - s.pad + kx;
+                    if (ix < 0 || ix >= s.W) continue;
+                    acc[cn[iy * s.W + ix]] += gn[(oy * s.OW + ox) * ONEHOT_GROUP + j];
+                }
             }
         }
     }
