@@ -69,10 +69,15 @@ PCG_HD void br4_set(const br4_shape *g, pcg_u64 *x, int r, int c)
  * every caller masks with passable cells or the level's. */
 PCG_HD void br4_around(const br4_shape *g, const pcg_u64 *x, pcg_u64 *out)
 {
+    /* the shape and x read once: a store to out may alias them */
+    const pcg_u64 not_first = ~g->first, not_last = ~g->last;
+    const int vert = g->vert, edge = g->edge;
+    pcg_u64 v[BR4_WORDS];
+    for (int j = 0; j < BR4_WORDS; j++) v[j] = x[j];
     for (int j = 0; j < BR4_WORDS; j++) {
-        pcg_u64 v = x[j], n = ((v << 1) & ~g->first) | ((v >> 1) & ~g->last) | (v << g->vert) | (v >> g->vert);
-        if (j > 0) n |= x[j - 1] >> g->edge;
-        if (j + 1 < BR4_WORDS) n |= x[j + 1] << g->edge;
+        pcg_u64 n = ((v[j] << 1) & not_first) | ((v[j] >> 1) & not_last) | (v[j] << vert) | (v[j] >> vert);
+        if (j > 0) n |= v[j - 1] >> edge;
+        if (j + 1 < BR4_WORDS) n |= v[j + 1] << edge;
         out[j] = n;
     }
 }
@@ -156,15 +161,53 @@ PCG_HD void br4_window5(const br4_shape *g, const pcg_u64 *x, pcg_u64 *out)
     }
 }
 
+#if defined(__SSE2__) && !defined(__CUDACC__)
+#define BR4_SSE2 1
+#include <emmintrin.h>
+
+/* br4_masks where the words hold the cells one after another (span 64)
+ * and they come in whole blocks of 16: a byte compare and a move of the
+ * sixteen top bits per tile and block. */
+static inline void br4_masks16(const unsigned char *t, int cells, pcg_u64 *pass, const unsigned char *tiles, int n,
+                               pcg_u64 (*out)[BR4_WORDS])
+{
+    for (int j = 0; j < BR4_WORDS; j++) {
+        if (pass) pass[j] = 0;
+        for (int i = 0; i < n; i++) out[i][j] = 0;
+    }
+    const __m128i high = _mm_set1_epi8((char)0xE0), zero = _mm_setzero_si128();
+    const __m128i wall = _mm_set1_epi8(TILE_WALL), border = _mm_set1_epi8(TILE_BORDER);
+    for (int c = 0; c < cells; c += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(t + c));
+        int j = c / 64, at = c % 64;
+        if (pass) {
+            unsigned low = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(v, high), zero));
+            unsigned blocked = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, wall), _mm_cmpeq_epi8(v, border)));
+            pass[j] |= (pcg_u64)(low & ~blocked) << at;
+        }
+        for (int i = 0; i < n; i++)
+            out[i][j] |= (pcg_u64)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8((char)tiles[i]))) << at;
+    }
+}
+#else
+#define BR4_SSE2 0
+#endif
+
 /* From the tile bytes t of the level: pass, the cells a search with only
  * WALL and BORDER blocking enters (as br_mask_init with
  * ~PCG_BLOCK_DEFAULT: ids past 31 block too), unless pass is 0, and
  * out[i] the cells holding tiles[i], i < n (n <= 8).  Eight cells per
- * load, as br_mask_build. */
+ * load, as br_mask_build, or sixteen with SSE2 where the layout allows. */
 PCG_HD void br4_masks(const br4_shape *g, const unsigned char *t, pcg_u64 *pass, const unsigned char *tiles, int n,
                       pcg_u64 (*out)[BR4_WORDS])
 {
     const int cells = g->h * g->w;
+#if BR4_SSE2
+    if (g->span == 64 && cells % 16 == 0) {
+        br4_masks16(t, cells, pass, tiles, n, out);
+        return;
+    }
+#endif
     for (int j = 0; j < BR4_WORDS; j++) {
         pcg_u64 p = 0, hit[8] = {0};
         int base = j * g->span, len = cells - base < g->span ? cells - base : g->span;

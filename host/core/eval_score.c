@@ -17,9 +17,8 @@ typedef struct {
     pcg_u64 pass[BR4_WORDS], keys[BR4_WORDS];
     pcg_u64 key_free[BR4_CELLS][BR4_WORDS]; /* [d]: key-free cells at distance d reached key-free */
     pcg_u64 leg[BR4_CELLS][BR4_WORDS];      /* [d]: cells at distance d from a key */
-    int n_sol;
-    short sol_d[BR4_CELLS];                        /* each solution key's d1, nearest first */
-    unsigned char sol_word[BR4_CELLS], sol_bit[BR4_CELLS]; /* and where it lies */
+    pcg_u64 sol[BR4_CELLS][BR4_WORDS];      /* [d]: the keys giving a solution with d1 = d */
+    int layers, any_sol;                    /* sol[1..layers) filled; any key set there */
 } encounter_fast;
 
 /* The player's search.  1 when it reaches the door, which it may leave
@@ -27,23 +26,21 @@ typedef struct {
 static int player_search(encounter_fast *e, int pr, int pc, int dr, int dc)
 {
     const br4_shape *g = &e->g;
-    pcg_u64 seen[BR4_WORDS] = {0}, fresh[BR4_WORDS] = {0}, sol[BR4_WORDS];
+    pcg_u64 seen[BR4_WORDS] = {0}, fresh[BR4_WORDS] = {0};
     br4_set(g, fresh, pr, pc);
     for (int j = 0; j < BR4_WORDS; j++) seen[j] = e->key_free[0][j] = fresh[j];
     int key_free = 1, door = 0;
-    e->n_sol = 0;
+    e->layers = 1;
+    e->any_sol = 0;
     for (int d = 1; br4_step(g, e->pass, seen, fresh); d++) {
         if (key_free) {
-            key_free = br4_step_free(g, fresh, e->keys, e->key_free[d - 1], e->key_free[d], sol) != 0;
-            for (int j = 0; j < BR4_WORDS; j++)
-                for (pcg_u64 k = sol[j]; k; k &= k - 1, e->n_sol++) {
-                    e->sol_d[e->n_sol] = (short)d;
-                    e->sol_word[e->n_sol] = (unsigned char)j;
-                    e->sol_bit[e->n_sol] = (unsigned char)br_low_bit(k);
-                }
+            key_free = br4_step_free(g, fresh, e->keys, e->key_free[d - 1], e->key_free[d], e->sol[d]) != 0;
+            const pcg_u64 *sol = e->sol[d];
+            e->any_sol |= (sol[0] | sol[1] | sol[2] | sol[3]) != 0;
+            e->layers = d + 1;
         }
         if (!door) door = br4_has(g, seen, dr, dc);
-        if (!key_free && (door || e->n_sol == 0)) break;
+        if (!key_free && (door || !e->any_sol)) break;
     }
     return door;
 }
@@ -89,16 +86,19 @@ static unsigned enemies_met(encounter_fast *e, const level_t *l, int dr, int dc)
     br4_masks(g, l->t, 0, types, EVAL_N_ENEMIES, near);
     for (int t = 0; t < EVAL_N_ENEMIES; t++) br4_window5(g, near[t], near[t]);
     unsigned met = 0;
-    for (int i = 0; i < e->n_sol && met != all; i++) {
-        int q = e->sol_bit[i] / g->w, kr = e->sol_word[i] * g->per + q, kc = e->sol_bit[i] - q * g->w;
-        pcg_u64 path[BR4_WORDS] = {0};
-        br4_path(g, (const pcg_u64(*)[BR4_WORDS])e->key_free, e->sol_d[i], kr, kc, path);
-        met = meets((const pcg_u64(*)[BR4_WORDS])near, path, met);
-        if (met == all) break;
-        for (int j = 0; j < BR4_WORDS; j++) path[j] = 0;
-        door_leg(e, kr, kc, dr, dc, path);
-        met = meets((const pcg_u64(*)[BR4_WORDS])near, path, met);
-    }
+    for (int d = 1; d < e->layers; d++)
+        for (int j = 0; j < BR4_WORDS; j++)
+            for (pcg_u64 keys = e->sol[d][j]; keys; keys &= keys - 1) {
+                int bit = br_low_bit(keys), q = bit / g->w, kr = j * g->per + q, kc = bit - q * g->w;
+                pcg_u64 path[BR4_WORDS] = {0};
+                br4_path(g, (const pcg_u64(*)[BR4_WORDS])e->key_free, d, kr, kc, path);
+                met = meets((const pcg_u64(*)[BR4_WORDS])near, path, met);
+                if (met == all) return met;
+                for (int i = 0; i < BR4_WORDS; i++) path[i] = 0;
+                door_leg(e, kr, kc, dr, dc, path);
+                met = meets((const pcg_u64(*)[BR4_WORDS])near, path, met);
+                if (met == all) return met;
+            }
     return met;
 }
 
@@ -111,7 +111,7 @@ static double encounter_score(const eval_scenario_t *s, const level_t *l)
     br4_shape_init(&e.g, l->h, l->w);
     br4_masks(&e.g, l->t, e.pass, &key, 1, &e.keys);
     int dr = door / l->w, dc = door % l->w;
-    if (!player_search(&e, player / l->w, player % l->w, dr, dc) || e.n_sol == 0) return 0.0;
+    if (!player_search(&e, player / l->w, player % l->w, dr, dc) || !e.any_sol) return 0.0;
     unsigned met = enemies_met(&e, l, dr, dc);
     int match = 0;
     for (int t = 0; t < EVAL_N_ENEMIES; t++) match += (int)((met >> t) & 1u) == (s->enemies[t] != 0);
