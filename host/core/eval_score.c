@@ -1,8 +1,9 @@
 /* The score alone of a level that fits four bit-row words (bitrows4.h),
  * for eval_score_batch: the same score as eval_level by fewer searches,
- * none of which writes a distance per cell (docs/evaluator.md#the-score-
- * only-pass).  tests/test_eval.c compares it with eval_level and with the
- * one-search-per-key reading on random levels. */
+ * none of which writes a distance per cell
+ * (docs/evaluator.md#the-score-only-pass).  tests/test_eval_score.c
+ * compares it with eval_level and with the one-search-per-key reading on
+ * random levels. */
 #include "eval.h"
 #include "bitrows4.h"
 
