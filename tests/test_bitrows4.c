@@ -143,7 +143,8 @@ static void bitrows4_random_levels(void **state)
     philox_stream rs;
     philox_stream_init(&rs, 23, 4, 0);
     long hits = 0, clear = 0;
-    for (int it = 0; it < 20000; it++) {
+    enum { LEVELS = 20000 };
+    for (int it = 0; it < LEVELS; it++) {
         int h, w;
         draw_shape(&rs, &h, &w);
         int walls = below(&rs, 60), cells = h * w;
@@ -180,7 +181,7 @@ static void bitrows4_random_levels(void **state)
     }
     printf("bitrows4: %ld words of stop cells reached clear, %ld of clear cells\n", hits, clear);
     assert_true(hits > 10000 && clear > 100000); /* the clear layers and their stop cells are exercised */
-    printf("bitrows4: 20000 random levels match the queue BFS\n");
+    printf("bitrows4: %d random levels match the queue BFS\n", (int)LEVELS);
 }
 
 PCG_TESTS(bitrows4, cmocka_unit_test(bitrows4_random_levels))
