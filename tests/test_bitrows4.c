@@ -125,13 +125,14 @@ static void compare_masks(const level_t *l, scratch *s, philox_stream *rs)
         if (win[j] & ~g->valid[j]) fail_msg("%dx%d: a window bit past the cells in word %d", l->h, l->w, j);
 }
 
-/* A shape that fits four words: the default map, one row a word, or any. */
+/* A shape that fits four words: the default map, rows of 16 (the SSE2
+ * neighbours), one row a word, or any. */
 static void draw_shape(philox_stream *rs, int *h, int *w)
 {
     do {
-        int kind = below(rs, 4);
-        *w = kind == 0 ? 16 : kind == 1 ? 33 + below(rs, 32) : 1 + below(rs, 64);
-        *h = kind == 0 ? 16 : 1 + below(rs, 64);
+        int kind = below(rs, 5);
+        *w = kind == 0 || kind == 1 ? 16 : kind == 2 ? 33 + below(rs, 32) : 1 + below(rs, 64);
+        *h = kind == 0 ? 16 : kind == 1 ? 1 + below(rs, 16) : 1 + below(rs, 64);
     } while (!br4_fits(*h, *w));
 }
 

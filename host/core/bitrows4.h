@@ -62,6 +62,53 @@ PCG_HD void br4_set(const br4_shape *g, pcg_u64 *x, int r, int c)
     x[g->row_word[r]] |= (pcg_u64)1 << (g->row_shift[r] + c);
 }
 
+#if defined(__SSE2__) && !defined(__CUDACC__)
+#define BR4_SSE2 1
+#include <emmintrin.h>
+
+/* br4_masks where the words hold the cells one after another (span 64)
+ * and they come in whole blocks of 16: a byte compare and a move of the
+ * sixteen top bits per tile and block. */
+static inline void br4_masks16(const unsigned char *t, int cells, pcg_u64 *pass, const unsigned char *tiles, int n,
+                               pcg_u64 (*out)[BR4_WORDS])
+{
+    for (int j = 0; j < BR4_WORDS; j++) {
+        if (pass) pass[j] = 0;
+        for (int i = 0; i < n; i++) out[i][j] = 0;
+    }
+    const __m128i high = _mm_set1_epi8((char)0xE0), zero = _mm_setzero_si128();
+    const __m128i wall = _mm_set1_epi8(TILE_WALL), border = _mm_set1_epi8(TILE_BORDER);
+    for (int c = 0; c < cells; c += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(t + c));
+        int j = c / 64, at = c % 64;
+        if (pass) {
+            unsigned low = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(v, high), zero));
+            unsigned blocked = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, wall), _mm_cmpeq_epi8(v, border)));
+            pass[j] |= (pcg_u64)(low & ~blocked) << at;
+        }
+        for (int i = 0; i < n; i++)
+            out[i][j] |= (pcg_u64)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8((char)tiles[i]))) << at;
+    }
+}
+
+/* br4_around on 16-wide rows (four rows to a word, the default map): the
+ * four words as two registers, up and down one shift of two bytes across
+ * them, left and right shifts within each word. */
+static inline void br4_around16(const pcg_u64 *x, pcg_u64 *out)
+{
+    const __m128i first = _mm_set1_epi64x(0x0001000100010001ll), last = _mm_set1_epi64x((long long)0x8000800080008000ull);
+    __m128i lo = _mm_loadu_si128((const __m128i *)x), hi = _mm_loadu_si128((const __m128i *)(x + 2));
+    __m128i up_lo = _mm_or_si128(_mm_srli_si128(lo, 2), _mm_slli_si128(hi, 14)), up_hi = _mm_srli_si128(hi, 2);
+    __m128i down_lo = _mm_slli_si128(lo, 2), down_hi = _mm_or_si128(_mm_slli_si128(hi, 2), _mm_srli_si128(lo, 14));
+    __m128i n_lo = _mm_or_si128(_mm_andnot_si128(first, _mm_slli_epi64(lo, 1)), _mm_andnot_si128(last, _mm_srli_epi64(lo, 1)));
+    __m128i n_hi = _mm_or_si128(_mm_andnot_si128(first, _mm_slli_epi64(hi, 1)), _mm_andnot_si128(last, _mm_srli_epi64(hi, 1)));
+    _mm_storeu_si128((__m128i *)out, _mm_or_si128(n_lo, _mm_or_si128(up_lo, down_lo)));
+    _mm_storeu_si128((__m128i *)(out + 2), _mm_or_si128(n_hi, _mm_or_si128(up_hi, down_hi)));
+}
+#else
+#define BR4_SSE2 0
+#endif
+
 /* The cells next to those of x (4-connected), as br_around: left and
  * right within a row, up and down within a word and across to the words
  * around it.  Where a word holds one row the vertical shift is 0 and x
@@ -69,6 +116,12 @@ PCG_HD void br4_set(const br4_shape *g, pcg_u64 *x, int r, int c)
  * every caller masks with passable cells or the level's. */
 PCG_HD void br4_around(const br4_shape *g, const pcg_u64 *x, pcg_u64 *out)
 {
+#if BR4_SSE2
+    if (g->w == 16) {
+        br4_around16(x, out);
+        return;
+    }
+#endif
     /* the shape and x read once: a store to out may alias them */
     const pcg_u64 not_first = ~g->first, not_last = ~g->last;
     const int vert = g->vert, edge = g->edge;
@@ -161,37 +214,6 @@ PCG_HD void br4_window5(const br4_shape *g, const pcg_u64 *x, pcg_u64 *out)
     }
 }
 
-#if defined(__SSE2__) && !defined(__CUDACC__)
-#define BR4_SSE2 1
-#include <emmintrin.h>
-
-/* br4_masks where the words hold the cells one after another (span 64)
- * and they come in whole blocks of 16: a byte compare and a move of the
- * sixteen top bits per tile and block. */
-static inline void br4_masks16(const unsigned char *t, int cells, pcg_u64 *pass, const unsigned char *tiles, int n,
-                               pcg_u64 (*out)[BR4_WORDS])
-{
-    for (int j = 0; j < BR4_WORDS; j++) {
-        if (pass) pass[j] = 0;
-        for (int i = 0; i < n; i++) out[i][j] = 0;
-    }
-    const __m128i high = _mm_set1_epi8((char)0xE0), zero = _mm_setzero_si128();
-    const __m128i wall = _mm_set1_epi8(TILE_WALL), border = _mm_set1_epi8(TILE_BORDER);
-    for (int c = 0; c < cells; c += 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(t + c));
-        int j = c / 64, at = c % 64;
-        if (pass) {
-            unsigned low = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(v, high), zero));
-            unsigned blocked = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, wall), _mm_cmpeq_epi8(v, border)));
-            pass[j] |= (pcg_u64)(low & ~blocked) << at;
-        }
-        for (int i = 0; i < n; i++)
-            out[i][j] |= (pcg_u64)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8((char)tiles[i]))) << at;
-    }
-}
-#else
-#define BR4_SSE2 0
-#endif
 
 /* From the tile bytes t of the level: pass, the cells a search with only
  * WALL and BORDER blocking enters (as br_mask_init with
