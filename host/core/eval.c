@@ -455,10 +455,14 @@ double eval_score_batch(const eval_scenario_t *s, const level_t *levels, int n, 
     if (!each) abort();
 #pragma omp parallel for schedule(dynamic, 8) if (n >= 32)
     for (int i = 0; i < n; i++) {
-        eval_level_t m;
-        eval_level_part(s, &levels[i], &m, 0);
-        if (scores) scores[i] = (float)m.score;
-        each[i] = m.score;
+        double score;
+        if (!eval_score_small(s, &levels[i], &score)) {
+            eval_level_t m;
+            eval_level_part(s, &levels[i], &m, 0);
+            score = m.score;
+        }
+        if (scores) scores[i] = (float)score;
+        each[i] = score;
     }
     for (int i = 0; i < n; i++) total += each[i]; /* in level order, whatever the threads */
     free(each);

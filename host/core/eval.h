@@ -110,6 +110,12 @@ double eval_levels(const eval_scenario_t *s, const level_t *levels, int n, eval_
  * levels, scored in parallel (OpenMP).  Returns the mean score. */
 double eval_score_batch(const eval_scenario_t *s, const level_t *levels, int n, float *scores);
 
+/* eval_level's score alone, for an encounter or key-door target on a level
+ * of at most four bit-row words (bitrows4.h; the 16x16 map among them):
+ * 1 and *score set, or 0 for any other level or target (eval_score_batch
+ * then takes eval_level's).  No allocation, thread-safe (eval_score.c). */
+int eval_score_small(const eval_scenario_t *s, const level_t *l, double *score);
+
 /* The objective tiles of a scenario (Word2Minecraft's ASPAO): the tiles of
  * its flow after the player.  Encounter: the required enemies, KEY, DOOR;
  * key-door: G, DOOR, TREASURE.  Writes at most EVAL_N_ENEMIES + 3 tile
