@@ -36,25 +36,6 @@ __global__ static void dense_onehot_fwd_kernel(float *out, const unsigned char *
     out[idx] = y;
 }
 
-/* One thread per (cell, output): its rows of dW, samples in order. */
-__global__ static void dense_onehot_bwd_kernel(float *dW, const float *dout, const unsigned char *obs, nn_obs_view vw,
-                                               int B, int C, int O)
-{
-    size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (idx >= (size_t)vw.h * vw.w * O) return;
-    int i = (int)(idx / O), o = (int)(idx % O);
-    const unsigned char *x = obs + vw.off + (i / vw.w) * vw.ld + i % vw.w;
-    float acc[OBS_CHANNELS];
-    for (int c = 0; c < C; c++) acc[c] = dW[((size_t)i * C + c) * O + o];
-    for (int n = 0; n < B; n++) {
-        unsigned char v = x[(size_t)n * vw.size];
-        float g = dout[(size_t)n * O + o];
-        acc[v & OBS_TILE_MASK] += g;
-        if (v & OBS_FROZEN_BIT) acc[C - 1] += g;
-    }
-    for (int c = 0; c < C; c++) dW[((size_t)i * C + c) * O + o] = acc[c];
-}
-
 /* The tiled dense kernels: a block takes DENSE_GROUP outputs.  The
  * forward pass keeps DENSE_CELLS cells' weight rows of those outputs in
  * shared memory for DENSE_SAMPLES samples at a time (above, each sample
@@ -148,6 +129,8 @@ __global__ static void dense_onehot_bwd_tiled_kernel(float *dW, const float *dou
     for (int c = 0; c < C; c++) dW[((size_t)i * C + c) * O + o] = acc[c];
 }
 
+/* The forward pass's plain kernel takes any channel count; the backward
+ * pass's callers allow at most OBS_CHANNELS (nn_backward). */
 static bool dense_tiled_fits(int C)
 {
     return C <= OBS_CHANNELS;
@@ -170,13 +153,12 @@ int pcg_dense_onehot_forward(float *out, const unsigned char *obs, const nn_obs_
 int pcg_dense_onehot_backward(float *dW, const float *dout, const unsigned char *obs, const nn_obs_view &vw, int B,
                               int C, int O)
 {
-    if (dense_tiled_fits(C)) {
-        dim3 grid((unsigned)((vw.h * vw.w + DENSE_LANES - 1) / DENSE_LANES), (unsigned)((O + DENSE_GROUP - 1) / DENSE_GROUP));
-        PCG_LAUNCH(dense_onehot_bwd_tiled_kernel, grid, DENSE_THREADS, 0, pcg_cuda_stream(), dW, dout, obs, vw, B, C, O);
-    } else {
-        PCG_LAUNCH(dense_onehot_bwd_kernel, pcg_grid_for(ONEHOT_THREADS, (size_t)vw.h * vw.w * O), ONEHOT_THREADS, 0,
-                   pcg_cuda_stream(), dW, dout, obs, vw, B, C, O);
+    if (!dense_tiled_fits(C)) {
+        pcg_cuda_set_error("dense one-hot backward: %d input channels, at most %d", C, OBS_CHANNELS);
+        return -1;
     }
+    dim3 grid((unsigned)((vw.h * vw.w + DENSE_LANES - 1) / DENSE_LANES), (unsigned)((O + DENSE_GROUP - 1) / DENSE_GROUP));
+    PCG_LAUNCH(dense_onehot_bwd_tiled_kernel, grid, DENSE_THREADS, 0, pcg_cuda_stream(), dW, dout, obs, vw, B, C, O);
     PCG_CK(cudaGetLastError(), -1);
     return 0;
 }

@@ -151,18 +151,13 @@ const flop_row flop_table[] = {
          const nn_obs_view &w = v.as<nn_obs_view>(2);
          return v.num(5) * v.num(7) * w.h * w.w;
      }},
-    /* cells x O threads, an add per sample (frozen cells as above) */
-    {"dense_onehot_bwd_kernel",
-     [](const view &v) {
-         const nn_obs_view &w = v.as<nn_obs_view>(3);
-         return (double)w.h * w.w * v.num(6) * v.num(4);
-     }},
     /* the same adds, a tile of weights (gradients) in shared memory */
     {"dense_onehot_fwd_tiled_kernel",
      [](const view &v) {
          const nn_obs_view &w = v.as<nn_obs_view>(2);
          return v.num(5) * v.num(7) * w.h * w.w;
      }},
+    /* cells x O threads, an add per sample (frozen cells as above) */
     {"dense_onehot_bwd_tiled_kernel",
      [](const view &v) {
          const nn_obs_view &w = v.as<nn_obs_view>(3);
