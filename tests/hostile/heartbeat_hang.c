@@ -17,6 +17,18 @@ static unsigned long long op_nanosleep(void)
     return k;
 }
 
+static unsigned long long op_getpid(void)
+{
+    volatile unsigned long long k = 0xc3050f00000027b8ULL; /* mov eax, 39 (getpid); syscall; ret */
+    return k;
+}
+
+static unsigned long long op_gettid(void)
+{
+    volatile unsigned long long k = 0xc3050f000000bab8ULL; /* mov eax, 186 (gettid); syscall; ret */
+    return k;
+}
+
 static call3 gadget(unsigned long long (*fn)(void), int nr)
 {
     const unsigned char *code = (const unsigned char *)fn;
@@ -27,7 +39,9 @@ static call3 gadget(unsigned long long (*fn)(void), int nr)
 }
 
 /* The message pipe's descriptor, read from this process's own argv at the
- * top of its stack ("__worker", "train", JOBFD, PIPEFD). */
+ * top of the main thread's stack ("__worker", "train", JOBFD, PIPEFD).  Only
+ * the main thread may scan: above another thread's stack the scan would run
+ * into unmapped memory and crash before the hang could be seen. */
 static int pipe_fd(void)
 {
     const char key[] = "__worker";
@@ -57,9 +71,13 @@ float compute_reward(const level_t *prev, const level_t *curr)
     call3 wr = gadget(op_write, 1), nap = gadget(op_nanosleep, 35);
     unsigned char beat[5] = {'H', 0, 0, 0, 0};
     long second[2] = {1, 0};
-    int fd = pipe_fd(); /* found from the main thread's stack; the others just wait for it */
-    if (fd < 0) return 0.0f;
+    call3 pid = gadget(op_getpid, 39), tid = gadget(op_gettid, 186);
+    int fd = pid(0, 0, 0) == tid(0, 0, 0) ? pipe_fd() : -1;
     for (;;) {
+        if (fd < 0) {
+            nap((long)second, 0, 0); /* the other threads hang quietly */
+            continue;
+        }
         wr(fd, (long)beat, 5);
         nap((long)second, 0, 0);
     }
