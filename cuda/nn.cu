@@ -316,13 +316,25 @@ extern "C" int pcg_nn_acts_alloc(nn_acts *a, const nn_config *c, int cap)
         if (call) return -1;                                                                                        \
     } while (0)
 
+/* The batch within the activations' capacity, and at most as many input
+ * channels as the one-hot kernels' accumulators hold. */
+static int nn_call_fits(const char *pass, const nn_config *c, const nn_acts *a, int B)
+{
+    if (B <= 0 || B > a->cap) {
+        pcg_cuda_set_error("%s: batch %d outside 1..%d", pass, B, a->cap);
+        return 0;
+    }
+    if (c->in_ch > OBS_CHANNELS) {
+        pcg_cuda_set_error("%s: %d input channels, at most %d", pass, c->in_ch, OBS_CHANNELS);
+        return 0;
+    }
+    return 1;
+}
+
 extern "C" int pcg_nn_forward(const nn_config *c, const size_t *off, const float *P, nn_acts *a,
                               const unsigned char *obs, int B)
 {
-    if (B <= 0 || B > a->cap) {
-        pcg_cuda_set_error("nn_forward: batch %d outside 1..%d", B, a->cap);
-        return -1;
-    }
+    if (!nn_call_fits("nn_forward", c, a, B)) return -1;
     nn_conv_shape s1, s2;
     nn_conv_shapes(c, &s1, &s2);
     nn_obs_view va = nn_actor_view(c), vc = nn_critic_view(c);
@@ -346,14 +358,7 @@ extern "C" int pcg_nn_forward(const nn_config *c, const size_t *off, const float
 extern "C" int pcg_nn_backward(const nn_config *c, const size_t *off, const float *P, float *G, nn_acts *a,
                                const unsigned char *obs, int B)
 {
-    if (B <= 0 || B > a->cap) {
-        pcg_cuda_set_error("nn_backward: batch %d outside 1..%d", B, a->cap);
-        return -1;
-    }
-    if (c->in_ch > OBS_CHANNELS) {
-        pcg_cuda_set_error("nn_backward: %d input channels, at most %d", c->in_ch, OBS_CHANNELS);
-        return -1;
-    }
+    if (!nn_call_fits("nn_backward", c, a, B)) return -1;
     nn_conv_shape s1, s2;
     nn_conv_shapes(c, &s1, &s2);
     nn_obs_view va = nn_actor_view(c), vc = nn_critic_view(c);

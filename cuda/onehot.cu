@@ -5,7 +5,7 @@
  * host/learn/nn_layers.h, so the results are bit-identical to the CPU's,
  * but the conv 1 weight gradient, summed in chunks of 64 samples.  The
  * tiled kernels keep what the plain ones re-read in shared memory; the
- * plain ones serve shapes past the tiled kernels' arrays. */
+ * plain conv 1 kernels serve shapes past the tiled kernels' arrays. */
 #include "common.cuh"
 #include "dungeon.h"
 #ifdef PCG_SIM
@@ -17,32 +17,12 @@
 
 /* ---- dense on the one-hot observation ---- */
 
-/* The cells of the window vw of each observation, row-major (nn_shapes.h). */
-__global__ static void dense_onehot_fwd_kernel(float *out, const unsigned char *obs, nn_obs_view vw, const float *W,
-                                               const float *b, int B, int C, int O)
-{
-    size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (idx >= (size_t)B * O) return;
-    int n = (int)(idx / O), o = (int)(idx % O);
-    const unsigned char *x = obs + (size_t)n * vw.size + vw.off;
-    float y = b[o];
-    for (int r = 0; r < vw.h; r++)
-        for (int c = 0; c < vw.w; c++) {
-            int i = r * vw.w + c;
-            unsigned char v = x[r * vw.ld + c];
-            y += W[((size_t)i * C + (v & OBS_TILE_MASK)) * O + o];
-            if (v & OBS_FROZEN_BIT) y += W[((size_t)i * C + C - 1) * O + o];
-        }
-    out[idx] = y;
-}
-
-/* The tiled dense kernels: a block takes DENSE_GROUP outputs.  The
- * forward pass keeps DENSE_CELLS cells' weight rows of those outputs in
- * shared memory for DENSE_SAMPLES samples at a time (above, each sample
- * reads its own copy of every row: 2.7 MB of weights a sample for the
- * paper's critic); the backward pass a tile of DENSE_BWD_SAMPLES samples'
- * gradients of those outputs for DENSE_LANES cells.  Same order of adds,
- * same bits. */
+/* A block takes DENSE_GROUP outputs.  The forward pass keeps DENSE_CELLS
+ * cells' weight rows of those outputs in shared memory for DENSE_SAMPLES
+ * samples at a time (a thread per output would read its own copy of every
+ * row: 2.7 MB of weights a sample for the paper's critic); the backward
+ * pass a tile of DENSE_BWD_SAMPLES samples' gradients of those outputs for
+ * DENSE_LANES cells.  Each output adds in the CPU's order: the same bits. */
 #define DENSE_GROUP 16
 #define DENSE_CELLS 48
 #define DENSE_SAMPLES 32
@@ -129,23 +109,21 @@ __global__ static void dense_onehot_bwd_tiled_kernel(float *dW, const float *dou
     for (int c = 0; c < C; c++) dW[((size_t)i * C + c) * O + o] = acc[c];
 }
 
-/* The forward pass's plain kernel takes any channel count; the backward
- * pass's callers allow at most OBS_CHANNELS (nn_backward). */
-static bool dense_tiled_fits(int C)
+/* The kernels' accumulators and shared rows hold at most OBS_CHANNELS
+ * channels, as many as the observation has (nn_forward checks it too). */
+static int dense_onehot_fits(const char *pass, int C)
 {
-    return C <= OBS_CHANNELS;
+    if (C <= OBS_CHANNELS) return 1;
+    pcg_cuda_set_error("dense one-hot %s: %d input channels, at most %d", pass, C, OBS_CHANNELS);
+    return 0;
 }
 
 int pcg_dense_onehot_forward(float *out, const unsigned char *obs, const nn_obs_view &vw, const float *W,
                              const float *b, int B, int C, int O)
 {
-    if (dense_tiled_fits(C)) {
-        dim3 grid((unsigned)((B + DENSE_SAMPLES - 1) / DENSE_SAMPLES), (unsigned)((O + DENSE_GROUP - 1) / DENSE_GROUP));
-        PCG_LAUNCH(dense_onehot_fwd_tiled_kernel, grid, DENSE_THREADS, 0, pcg_cuda_stream(), out, obs, vw, W, b, B, C, O);
-    } else {
-        PCG_LAUNCH(dense_onehot_fwd_kernel, pcg_grid_for(ONEHOT_THREADS, (size_t)B * O), ONEHOT_THREADS, 0,
-                   pcg_cuda_stream(), out, obs, vw, W, b, B, C, O);
-    }
+    if (!dense_onehot_fits("forward", C)) return -1;
+    dim3 grid((unsigned)((B + DENSE_SAMPLES - 1) / DENSE_SAMPLES), (unsigned)((O + DENSE_GROUP - 1) / DENSE_GROUP));
+    PCG_LAUNCH(dense_onehot_fwd_tiled_kernel, grid, DENSE_THREADS, 0, pcg_cuda_stream(), out, obs, vw, W, b, B, C, O);
     PCG_CK(cudaGetLastError(), -1);
     return 0;
 }
@@ -153,11 +131,9 @@ int pcg_dense_onehot_forward(float *out, const unsigned char *obs, const nn_obs_
 int pcg_dense_onehot_backward(float *dW, const float *dout, const unsigned char *obs, const nn_obs_view &vw, int B,
                               int C, int O)
 {
-    if (!dense_tiled_fits(C)) {
-        pcg_cuda_set_error("dense one-hot backward: %d input channels, at most %d", C, OBS_CHANNELS);
-        return -1;
-    }
-    dim3 grid((unsigned)((vw.h * vw.w + DENSE_LANES - 1) / DENSE_LANES), (unsigned)((O + DENSE_GROUP - 1) / DENSE_GROUP));
+    if (!dense_onehot_fits("backward", C)) return -1;
+    dim3 grid((unsigned)((vw.h * vw.w + DENSE_LANES - 1) / DENSE_LANES),
+              (unsigned)((O + DENSE_GROUP - 1) / DENSE_GROUP));
     PCG_LAUNCH(dense_onehot_bwd_tiled_kernel, grid, DENSE_THREADS, 0, pcg_cuda_stream(), dW, dout, obs, vw, B, C, O);
     PCG_CK(cudaGetLastError(), -1);
     return 0;
@@ -183,6 +159,38 @@ __device__ static int onehot_class(unsigned char v, int C)
     return (v & OBS_TILE_MASK) + ((v & OBS_FROZEN_BIT) ? C - 1 : 0);
 }
 
+/* The taps of output position (oy, ox) that land inside the input, in
+ * the CPU's order of adds: f(tap, iy, ix). */
+template <class F>
+__device__ static void for_window_taps(const nn_conv_shape &s, int oy, int ox, const F &f)
+{
+    for (int ky = 0; ky < s.k; ky++) {
+        int iy = oy * s.stride - s.pad + ky;
+        if (iy < 0 || iy >= s.H) continue;
+        for (int kx = 0; kx < s.k; kx++) {
+            int ix = ox * s.stride - s.pad + kx;
+            if (ix < 0 || ix >= s.W) continue;
+            f(ky * s.k + kx, iy, ix);
+        }
+    }
+}
+
+/* The output positions where tap (ky, kx) lands inside the input, in the
+ * CPU's order of adds: f(position, iy, ix). */
+template <class F>
+__device__ static void for_tap_positions(const nn_conv_shape &s, int ky, int kx, const F &f)
+{
+    for (int oy = 0; oy < s.OH; oy++) {
+        int iy = oy * s.stride - s.pad + ky;
+        if (iy < 0 || iy >= s.H) continue;
+        for (int ox = 0; ox < s.OW; ox++) {
+            int ix = ox * s.stride - s.pad + kx;
+            if (ix < 0 || ix >= s.W) continue;
+            f(oy * s.OW + ox, iy, ix);
+        }
+    }
+}
+
 __global__ static void conv_onehot_fwd_kernel(float *out, const unsigned char *obs, nn_obs_view vw,
                                               const float *table, const float *b, int B, nn_conv_shape s, int relu)
 {
@@ -195,15 +203,9 @@ __global__ static void conv_onehot_fwd_kernel(float *out, const unsigned char *o
     int NC = 2 * (s.C - 1);
     const unsigned char *x = obs + (size_t)n * vw.size + vw.off;
     float y = b[o];
-    for (int ky = 0; ky < s.k; ky++) {
-        int iy = oy * s.stride - s.pad + ky;
-        if (iy < 0 || iy >= s.H) continue;
-        for (int kx = 0; kx < s.k; kx++) {
-            int ix = ox * s.stride - s.pad + kx;
-            if (ix < 0 || ix >= s.W) continue;
-            y += table[((size_t)(ky * s.k + kx) * NC + onehot_class(x[iy * vw.ld + ix], s.C)) * s.O + o];
-        }
-    }
+    for_window_taps(s, oy, ox, [&](int tap, int iy, int ix) {
+        y += table[((size_t)tap * NC + onehot_class(x[iy * vw.ld + ix], s.C)) * s.O + o];
+    });
     out[idx] = relu && y < 0 ? 0.0f : y;
 }
 
@@ -223,15 +225,10 @@ __global__ static void conv_onehot_bwd_kernel(float *part, const float *dout, co
     int n1 = min(B, (c + 1) * chunk);
     for (int n = c * chunk; n < n1; n++) {
         const unsigned char *x = obs + (size_t)n * vw.size + vw.off;
-        for (int oy = 0; oy < s.OH; oy++) {
-            int iy = oy * s.stride - s.pad + ky;
-            if (iy < 0 || iy >= s.H) continue;
-            for (int ox = 0; ox < s.OW; ox++) {
-                int ix = ox * s.stride - s.pad + kx;
-                if (ix < 0 || ix >= s.W) continue;
-                acc[onehot_class(x[iy * vw.ld + ix], s.C)] += dout[(((size_t)n * s.OH + oy) * s.OW + ox) * s.O + o];
-            }
-        }
+        const float *gn = dout + (size_t)n * s.OH * s.OW * s.O;
+        for_tap_positions(s, ky, kx, [&](int p, int iy, int ix) {
+            acc[onehot_class(x[iy * vw.ld + ix], s.C)] += gn[(size_t)p * s.O + o];
+        });
     }
     float *p = part + (((size_t)c * taps + tap) * NC) * s.O + o;
     for (int q = 0; q < NC; q++) p[(size_t)q * s.O] = acc[q];
@@ -284,15 +281,9 @@ __device__ static void conv_onehot_sample(float *out, const float *tab, const un
     for (int p = threadIdx.x / ONEHOT_GROUP; p < positions; p += lanes) {
         int oy = p / s.OW, ox = p % s.OW;
         float y = bias;
-        for (int ky = 0; ky < s.k; ky++) {
-            int iy = oy * s.stride - s.pad + ky;
-            if (iy < 0 || iy >= s.H) continue;
-            for (int kx = 0; kx < s.k; kx++) {
-                int ix = ox * s.stride - s.pad + kx;
-                if (ix < 0 || ix >= s.W) continue;
-                y += tab[((ky * s.k + kx) * NC + cls[iy * s.W + ix]) * ONEHOT_GROUP + j];
-            }
-        }
+        for_window_taps(s, oy, ox, [&](int tap, int iy, int ix) {
+            y += tab[(tap * NC + cls[iy * s.W + ix]) * ONEHOT_GROUP + j];
+        });
         out[((size_t)n * positions + p) * s.O + o] = relu && y < 0 ? 0.0f : y;
     }
 }
@@ -350,15 +341,9 @@ __global__ static void conv_onehot_bwd_tiled_kernel(float *part, const float *do
         for (int n = m0; n < m1; n++) {
             const unsigned char *cn = cls + (n - m0) * cells;
             const float *gn = g + (n - m0) * per;
-            for (int oy = 0; oy < s.OH; oy++) {
-                int iy = oy * s.stride - s.pad + ky;
-                if (iy < 0 || iy >= s.H) continue;
-                for (int ox = 0; ox < s.OW; ox++) {
-                    int ix = ox * s.stride - s.pad + kx;
-                    if (ix < 0 || ix >= s.W) continue;
-                    acc[cn[iy * s.W + ix]] += gn[(oy * s.OW + ox) * ONEHOT_GROUP + j];
-                }
-            }
+            for_tap_positions(s, ky, kx, [&](int p, int iy, int ix) {
+                acc[cn[iy * s.W + ix]] += gn[p * ONEHOT_GROUP + j];
+            });
         }
     }
     if (o >= s.O) return;
@@ -403,13 +388,16 @@ int pcg_conv_onehot_forward(float *out, const unsigned char *obs, const nn_obs_v
     float *table = (float *)pcg_arena_alloc((size_t)taps * NC * s.O * sizeof(float));
     if (!table) return -1;
     size_t nt = (size_t)taps * (s.C - 1) * s.O, no = (size_t)B * s.OH * s.OW * s.O;
-    PCG_LAUNCH(onehot_table_kernel, pcg_grid_for(ONEHOT_THREADS, nt), ONEHOT_THREADS, 0, pcg_cuda_stream(), table, W, taps, s.C, s.O);
+    PCG_LAUNCH(onehot_table_kernel, pcg_grid_for(ONEHOT_THREADS, nt), ONEHOT_THREADS, 0, pcg_cuda_stream(), table, W,
+               taps, s.C, s.O);
     if (onehot_tiled_fits(s)) {
-        dim3 grid((unsigned)((B + ONEHOT_SAMPLES - 1) / ONEHOT_SAMPLES), (unsigned)((s.O + ONEHOT_GROUP - 1) / ONEHOT_GROUP));
+        dim3 grid((unsigned)((B + ONEHOT_SAMPLES - 1) / ONEHOT_SAMPLES),
+                  (unsigned)((s.O + ONEHOT_GROUP - 1) / ONEHOT_GROUP));
         PCG_LAUNCH(conv_onehot_fwd_tiled_kernel, grid, ONEHOT_FWD_THREADS, 0, pcg_cuda_stream(), out, obs, vw, table, b,
                    B, s, relu);
     } else {
-        PCG_LAUNCH(conv_onehot_fwd_kernel, pcg_grid_for(ONEHOT_THREADS, no), ONEHOT_THREADS, 0, pcg_cuda_stream(), out, obs, vw, table, b, B, s, relu);
+        PCG_LAUNCH(conv_onehot_fwd_kernel, pcg_grid_for(ONEHOT_THREADS, no), ONEHOT_THREADS, 0, pcg_cuda_stream(), out,
+                   obs, vw, table, b, B, s, relu);
     }
     pcg_arena_release(mark);
     PCG_CK(cudaGetLastError(), -1);
@@ -430,10 +418,11 @@ int pcg_conv_onehot_backward(float *dW, const float *dout, const unsigned char *
         PCG_LAUNCH(conv_onehot_bwd_tiled_kernel, grid, taps * ONEHOT_GROUP, 0, pcg_cuda_stream(), part, dout, obs, vw,
                    B, s, chunk);
     } else {
-        PCG_LAUNCH(conv_onehot_bwd_kernel, pcg_grid_for(ONEHOT_THREADS, nb), ONEHOT_THREADS, 0, pcg_cuda_stream(), part, dout, obs, vw, B, s,
-                   chunk);
+        PCG_LAUNCH(conv_onehot_bwd_kernel, pcg_grid_for(ONEHOT_THREADS, nb), ONEHOT_THREADS, 0, pcg_cuda_stream(), part,
+                   dout, obs, vw, B, s, chunk);
     }
-    PCG_LAUNCH(conv_onehot_fold_kernel, pcg_grid_for(ONEHOT_THREADS, nf), ONEHOT_THREADS, 0, pcg_cuda_stream(), dW, part, chunks, s);
+    PCG_LAUNCH(conv_onehot_fold_kernel, pcg_grid_for(ONEHOT_THREADS, nf), ONEHOT_THREADS, 0, pcg_cuda_stream(), dW,
+               part, chunks, s);
     pcg_arena_release(mark);
     PCG_CK(cudaGetLastError(), -1);
     return 0;

@@ -624,6 +624,13 @@ static void nn_case_matches_cpu(const pcg_cuda_api *api, const char *preset, int
     CLOSE(da.dvalue, a.dvalue, (size_t)B, 1e-6, "PPO dvalue");
     assert_int_equal(api->copy_to_device(da.dlogits, a.dlogits, sizeof(float) * B * cfg.n_actions), 0);
     assert_int_equal(api->copy_to_device(da.dvalue, a.dvalue, sizeof(float) * B), 0);
+    /* Backward from the CPU's activations: an output a rounding away from 0
+     * may sit on the other side of its ReLU on the device, and the
+     * gradients below it would then differ by more than rounding. */
+    const float *host_acts[] = {a.c2, a.a1, a.v1, a.v2};
+    float *dev_acts[] = {da.c2, da.a1, da.v1, da.v2};
+    size_t act_n[] = {n2, (size_t)B * cfg.actor_hidden, (size_t)B * cfg.critic_hidden, (size_t)B * cfg.critic_hidden};
+    for (int k = 0; k < 4; k++) assert_int_equal(api->copy_to_device(dev_acts[k], host_acts[k], act_n[k] * 4), 0);
 
     nn_backward(&nn, &a, e.obs, B);
     if (api->nn_backward(&cfg, nn.off, dP, dG, &da, dobs, B)) fail_msg("nn_backward: %s", api->last_error());
@@ -654,15 +661,26 @@ static void cuda_nn_matches_cpu(void **state)
     const pcg_cuda_api *api = cuda_device_or_skip("cuda_nn_matches_cpu");
     const char *presets[] = {"small", "paper", "tiny", "odd", "wide"};
     for (int p = 0; p < 5; p++) nn_case_matches_cpu(api, presets[p], p, 130);
+
+    /* more input channels than the one-hot kernels hold: refused, both ways */
+    nn_config cfg;
+    assert_int_equal(nn_test_config("small", 31, 31, 6, &cfg), 0);
+    size_t mark = api->arena_mark();
+    nn_acts da;
+    if (api->nn_acts_alloc(&da, &cfg, 2)) fail_msg("nn_acts_alloc: %s", api->last_error());
+    cfg.in_ch = OBS_CHANNELS + 1;
+    size_t off[NN_NTENSORS] = {0};
+    assert_int_equal(api->nn_forward(&cfg, off, NULL, &da, NULL, 2), -1);
+    assert_string_equal(api->last_error(), "nn_forward: 12 input channels, at most 11");
+    assert_int_equal(api->nn_backward(&cfg, off, NULL, NULL, &da, NULL, 2), -1);
+    assert_string_equal(api->last_error(), "nn_backward: 12 input channels, at most 11");
+    api->arena_release(mark);
 }
 
 /* Batch sizes around the tiled one-hot kernels' sample groups (16 and 32
  * forward, chunks of 64 and tiles of 128 backward) and a lone sample, on
  * the small shapes (PCGRLLM_TEST_NN_BATCHES: a comma list instead;
- * PCGRLLM_TEST_NN_PRESET: one of them, or small or paper, alone).  Past
- * a few hundred samples a conv 2 output near 0 may take the other side
- * of its ReLU through the implicit GEMM's rounding, and the gradients
- * below it then differ past the tolerance (wide at 600). */
+ * PCGRLLM_TEST_NN_PRESET: one of them, or small or paper, alone). */
 static void cuda_nn_matches_cpu_batches(void **state)
 {
     (void)state;

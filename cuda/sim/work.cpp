@@ -146,12 +146,6 @@ const flop_row flop_table[] = {
     {"add_sums_kernel", [](const view &v) { return v.num(2) * v.num(3); }},
     /* B x O outputs, an add per window cell (a frozen cell's second add,
      * data-dependent, is not counted: a lower bound) */
-    {"dense_onehot_fwd_kernel",
-     [](const view &v) {
-         const nn_obs_view &w = v.as<nn_obs_view>(2);
-         return v.num(5) * v.num(7) * w.h * w.w;
-     }},
-    /* the same adds, a tile of weights (gradients) in shared memory */
     {"dense_onehot_fwd_tiled_kernel",
      [](const view &v) {
          const nn_obs_view &w = v.as<nn_obs_view>(2);
