@@ -34,6 +34,18 @@ cudaError_t cudaFree(void *p)
     return cudaSuccess;
 }
 
+cudaError_t cudaMallocHost(void **p, size_t bytes)
+{
+    *p = malloc(bytes ? bytes : 1);
+    return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+
+cudaError_t cudaFreeHost(void *p)
+{
+    free(p);
+    return cudaSuccess;
+}
+
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind, cudaStream_t)
 {
     if (bytes && (!dst || !src)) return cudaErrorInvalidValue;

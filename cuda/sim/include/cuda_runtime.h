@@ -71,6 +71,9 @@ template <class T> static inline cudaError_t cudaMalloc(T **p, size_t bytes)
     return cudaMalloc((void **)p, bytes);
 }
 cudaError_t cudaFree(void *p);
+/* Page-locked host memory: plain host memory here (copies are synchronous). */
+cudaError_t cudaMallocHost(void **p, size_t bytes);
+cudaError_t cudaFreeHost(void *p);
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind, cudaStream_t s = 0);
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind);
 cudaError_t cudaMemsetAsync(void *dst, int value, size_t bytes, cudaStream_t s = 0);
