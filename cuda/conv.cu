@@ -8,7 +8,9 @@
  * The tiling is the built-in sgemm's (cuda/tile.cuh): 64x64 tiles of
  * the product per block of 16x16 threads, fp32 FMA with fp32
  * accumulation, each operand rounded as the matmul mode would round it
- * (pcg_round_operand).  Tensor cores (WMMA) are not used.
+ * (pcg_round_operand).  Each kernel has a tensor-core twin (NAME_tc_kernel)
+ * with the same loaders and epilogue on cuda/tile_tc.cuh's WMMA product,
+ * which TF32 and bf16 take on devices of compute capability 8 or more.
  *
  * The input gradient is cut by output phase: an input row iy receives
  * only the taps ky with ky = iy + pad (mod stride), so the pixels of one
@@ -16,7 +18,7 @@
  * no product of a tap that misses the pixel is formed. */
 #include "common.cuh"
 #include "nn_shapes.h"
-#include "tile.cuh"
+#include "tile_tc.cuh"
 
 /* im2col(in)[row][e], e = (ky*k + kx)*C + c, 0 in the padding. */
 __device__ static float im2col_at(const float *in, const nn_conv_shape &s, int row, int e)
@@ -42,13 +44,17 @@ struct fwd_b { /* W[e][o], by (o, e) */
     __device__ float operator()(int o, int e) const { return W[(size_t)e * O + o]; }
 };
 
-__global__ static void conv_fwd_kernel(float *out, const float *in, const float *W, const float *b, int B,
-                                       nn_conv_shape s, int math, int relu)
+/* acc[a][c] = the tensor-core product's output (ty + 16a, tx + 16c): what
+ * tile_product leaves in each thread, for the same epilogues. */
+__device__ static void tc_comb(float (&acc)[COMB][COMB], const tc_tiles &t)
 {
-    __shared__ tile_slice As, Bs;
-    int M = B * s.OH * s.OW, kr = s.k * s.k * s.C;
-    float acc[COMB][COMB];
-    tile_product(acc, fwd_a{in, s}, fwd_b{W, s.O}, M, s.O, kr, true, false, math, As, Bs);
+    for (int a = 0; a < COMB; a++)
+        for (int c = 0; c < COMB; c++) acc[a][c] = t.C[threadIdx.y + SIDE * a][threadIdx.x + SIDE * c];
+}
+
+__device__ static void fwd_store(float *out, const float (&acc)[COMB][COMB], const float *b, int M,
+                                 const nn_conv_shape &s, int relu)
+{
     for (int a = 0; a < COMB; a++)
         for (int c = 0; c < COMB; c++) {
             int i = blockIdx.x * TILE + threadIdx.y + SIDE * a, j = blockIdx.y * TILE + threadIdx.x + SIDE * c;
@@ -56,6 +62,27 @@ __global__ static void conv_fwd_kernel(float *out, const float *in, const float 
             float y = acc[a][c] + b[j];
             out[(size_t)i * s.O + j] = relu && y < 0 ? 0.0f : y;
         }
+}
+
+__global__ static void conv_fwd_kernel(float *out, const float *in, const float *W, const float *b, int B,
+                                       nn_conv_shape s, int math, int relu)
+{
+    __shared__ tile_slice As, Bs;
+    int M = B * s.OH * s.OW, kr = s.k * s.k * s.C;
+    float acc[COMB][COMB];
+    tile_product(acc, fwd_a{in, s}, fwd_b{W, s.O}, M, s.O, kr, true, false, math, As, Bs);
+    fwd_store(out, acc, b, M, s, relu);
+}
+
+__global__ static void conv_fwd_tc_kernel(float *out, const float *in, const float *W, const float *b, int B,
+                                          nn_conv_shape s, int math, int relu)
+{
+    __shared__ tc_tiles t;
+    int M = B * s.OH * s.OW, kr = s.k * s.k * s.C;
+    float acc[COMB][COMB];
+    tc_tile_product(t, fwd_a{in, s}, fwd_b{W, s.O}, M, s.O, kr, true, false, math);
+    tc_comb(acc, t);
+    fwd_store(out, acc, b, M, s, relu);
 }
 
 /* ---- weight gradient: dW[e][o] = sum over rows of im2col(in)[row][e] dout[row][o] ---- */
@@ -75,14 +102,9 @@ struct wgrad_b { /* dout[r0 + row][o], by (o, row) */
 
 /* Rows span*z .. of the reduction into dst + z*kr*O (grid z), added to
  * what dst holds when accumulate is set. */
-__global__ static void conv_wgrad_kernel(float *dst, const float *dout, const float *in, int B, nn_conv_shape s,
-                                         int span, int math, int accumulate)
+__device__ static void wgrad_store(float *dst, const float (&acc)[COMB][COMB], int kr, const nn_conv_shape &s,
+                                   int accumulate)
 {
-    __shared__ tile_slice As, Bs;
-    int rows = B * s.OH * s.OW, kr = s.k * s.k * s.C, r0 = blockIdx.z * span;
-    int len = min(span, rows - r0);
-    float acc[COMB][COMB];
-    tile_product(acc, wgrad_a{in, s, r0}, wgrad_b{dout, s.O, r0}, kr, s.O, len, false, false, math, As, Bs);
     float *d = dst + (size_t)blockIdx.z * kr * s.O;
     for (int a = 0; a < COMB; a++)
         for (int c = 0; c < COMB; c++) {
@@ -91,6 +113,29 @@ __global__ static void conv_wgrad_kernel(float *dst, const float *dout, const fl
             float *p = d + (size_t)i * s.O + j;
             *p = accumulate ? *p + acc[a][c] : acc[a][c];
         }
+}
+
+__global__ static void conv_wgrad_kernel(float *dst, const float *dout, const float *in, int B, nn_conv_shape s,
+                                         int span, int math, int accumulate)
+{
+    __shared__ tile_slice As, Bs;
+    int rows = B * s.OH * s.OW, kr = s.k * s.k * s.C, r0 = blockIdx.z * span;
+    int len = min(span, rows - r0);
+    float acc[COMB][COMB];
+    tile_product(acc, wgrad_a{in, s, r0}, wgrad_b{dout, s.O, r0}, kr, s.O, len, false, false, math, As, Bs);
+    wgrad_store(dst, acc, kr, s, accumulate);
+}
+
+__global__ static void conv_wgrad_tc_kernel(float *dst, const float *dout, const float *in, int B, nn_conv_shape s,
+                                            int span, int math, int accumulate)
+{
+    __shared__ tc_tiles t;
+    int rows = B * s.OH * s.OW, kr = s.k * s.k * s.C, r0 = blockIdx.z * span;
+    int len = min(span, rows - r0);
+    float acc[COMB][COMB];
+    tc_tile_product(t, wgrad_a{in, s, r0}, wgrad_b{dout, s.O, r0}, kr, s.O, len, false, false, math);
+    tc_comb(acc, t);
+    wgrad_store(dst, acc, kr, s, accumulate);
 }
 
 /* ---- input gradient, one output phase per grid z ---- */
@@ -165,6 +210,19 @@ struct dgrad_b { /* W[(ky*k + kx)*C + c][o], by (c, (tap of the phase, o)) */
     }
 };
 
+__device__ static void dgrad_store(float *din, const float (&acc)[COMB][COMB], int M, const nn_conv_shape &s,
+                                   const conv_phase &f, const float *mask)
+{
+    for (int a = 0; a < COMB; a++)
+        for (int c = 0; c < COMB; c++) {
+            int i = blockIdx.x * TILE + threadIdx.y + SIDE * a, j = blockIdx.y * TILE + threadIdx.x + SIDE * c;
+            if (i >= M || j >= s.C) continue;
+            phase_pixel x = pixel_at(f, s, i);
+            size_t at = (((size_t)x.n * s.H + x.iy) * s.W + x.ix) * s.C + j;
+            din[at] = mask && !(mask[at] > 0) ? 0.0f : acc[a][c];
+        }
+}
+
 __global__ static void conv_dgrad_kernel(float *din, const float *dout, const float *W, int B, nn_conv_shape s,
                                          int math, const float *mask)
 {
@@ -174,14 +232,20 @@ __global__ static void conv_dgrad_kernel(float *din, const float *dout, const fl
     if ((int)blockIdx.x * TILE >= M) return; /* the grid fits the largest phase */
     float acc[COMB][COMB];
     tile_product(acc, dgrad_a{dout, s, f}, dgrad_b{W, s, f}, M, s.C, kr, true, true, math, As, Bs);
-    for (int a = 0; a < COMB; a++)
-        for (int c = 0; c < COMB; c++) {
-            int i = blockIdx.x * TILE + threadIdx.y + SIDE * a, j = blockIdx.y * TILE + threadIdx.x + SIDE * c;
-            if (i >= M || j >= s.C) continue;
-            phase_pixel x = pixel_at(f, s, i);
-            size_t at = (((size_t)x.n * s.H + x.iy) * s.W + x.ix) * s.C + j;
-            din[at] = mask && !(mask[at] > 0) ? 0.0f : acc[a][c];
-        }
+    dgrad_store(din, acc, M, s, f, mask);
+}
+
+__global__ static void conv_dgrad_tc_kernel(float *din, const float *dout, const float *W, int B, nn_conv_shape s,
+                                            int math, const float *mask)
+{
+    __shared__ tc_tiles t;
+    conv_phase f = phase_of(s, blockIdx.z);
+    int M = B * f.ny * f.nx, kr = f.ty * f.tx * s.O;
+    if ((int)blockIdx.x * TILE >= M) return; /* the grid fits the largest phase */
+    float acc[COMB][COMB];
+    tc_tile_product(t, dgrad_a{dout, s, f}, dgrad_b{W, s, f}, M, s.C, kr, true, true, math);
+    tc_comb(acc, t);
+    dgrad_store(din, acc, M, s, f, mask);
 }
 
 /* ---- launches ---- */
@@ -204,18 +268,35 @@ static int implicit_fits(int B, const nn_conv_shape &s)
     return -1;
 }
 
+/* 1 when the current device runs WMMA TF32 (compute capability 8 or
+ * more: the kernels built for it have the tensor-core products), cached
+ * per device. */
+int pcg_conv_tensor_ready(void)
+{
+    static int known_dev = -1, ready = 0;
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) return 0;
+    if (dev != known_dev) {
+        cudaDeviceProp p;
+        if (cudaGetDeviceProperties(&p, dev) != cudaSuccess) return 0;
+        ready = p.major >= 8, known_dev = dev;
+    }
+    return ready;
+}
+
 int pcg_conv_implicit_forward(float *out, const float *in, const float *W, const float *b, int B,
-                              const nn_conv_shape &s, int math, int relu)
+                              const nn_conv_shape &s, int math, int relu, int tensor)
 {
     if (implicit_fits(B, s)) return -1;
     dim3 g(tiles((long)B * s.OH * s.OW), tiles(s.O)), blk(SIDE, SIDE);
-    PCG_LAUNCH(conv_fwd_kernel, g, blk, 0, pcg_cuda_stream(), out, in, W, b, B, s, math, relu);
+    if (tensor) PCG_LAUNCH(conv_fwd_tc_kernel, g, blk, 0, pcg_cuda_stream(), out, in, W, b, B, s, math, relu);
+    else PCG_LAUNCH(conv_fwd_kernel, g, blk, 0, pcg_cuda_stream(), out, in, W, b, B, s, math, relu);
     PCG_CK(cudaGetLastError(), -1);
     return 0;
 }
 
 int pcg_conv_implicit_wgrad(float *dst, int splits, int span, const float *dout, const float *in, int B,
-                            const nn_conv_shape &s, int math)
+                            const nn_conv_shape &s, int math, int tensor)
 {
     if (implicit_fits(B, s)) return -1;
     if (splits > 65535) {
@@ -223,19 +304,22 @@ int pcg_conv_implicit_wgrad(float *dst, int splits, int span, const float *dout,
         return -1;
     }
     dim3 g(tiles(s.k * s.k * s.C), tiles(s.O), (unsigned)splits), blk(SIDE, SIDE);
-    PCG_LAUNCH(conv_wgrad_kernel, g, blk, 0, pcg_cuda_stream(), dst, dout, in, B, s, span, math, splits == 1);
+    if (tensor)
+        PCG_LAUNCH(conv_wgrad_tc_kernel, g, blk, 0, pcg_cuda_stream(), dst, dout, in, B, s, span, math, splits == 1);
+    else PCG_LAUNCH(conv_wgrad_kernel, g, blk, 0, pcg_cuda_stream(), dst, dout, in, B, s, span, math, splits == 1);
     PCG_CK(cudaGetLastError(), -1);
     return 0;
 }
 
 int pcg_conv_implicit_dgrad(float *din, const float *dout, const float *W, int B, const nn_conv_shape &s, int math,
-                            const float *mask)
+                            const float *mask, int tensor)
 {
     if (implicit_fits(B, s)) return -1;
     /* phase (0, 0) has the most pixels */
     long most = (long)B * ((s.H + s.stride - 1) / s.stride) * ((s.W + s.stride - 1) / s.stride);
     dim3 g(tiles(most), tiles(s.C), (unsigned)(s.stride * s.stride)), blk(SIDE, SIDE);
-    PCG_LAUNCH(conv_dgrad_kernel, g, blk, 0, pcg_cuda_stream(), din, dout, W, B, s, math, mask);
+    if (tensor) PCG_LAUNCH(conv_dgrad_tc_kernel, g, blk, 0, pcg_cuda_stream(), din, dout, W, B, s, math, mask);
+    else PCG_LAUNCH(conv_dgrad_kernel, g, blk, 0, pcg_cuda_stream(), din, dout, W, B, s, math, mask);
     PCG_CK(cudaGetLastError(), -1);
     return 0;
 }
