@@ -248,6 +248,107 @@ __global__ static void conv_dgrad_tc_kernel(float *din, const float *dout, const
     dgrad_store(din, acc, M, s, f, mask);
 }
 
+/* ---- forward on tensor cores, conv 1's output staged in shared memory ----
+ *
+ * Loaded by fwd_a, each of conv 1's outputs is read from global memory
+ * once per tap that reaches it (about 12 times at the paper's shapes,
+ * k 7, stride 2).  Here the block stages its samples' padded inputs
+ * TC_K channels at a time in shared memory (in t.C, which the product
+ * needs only at the end), once, and builds each tap's slice from there:
+ * channel chunks outer, taps inner, so the reduction runs in that order
+ * rather than fwd_a's (tap, channel) order. */
+
+#if PCG_TC_DEVICE
+/* The block's rows cover samples n0 .. n0 + count - 1; of each, the
+ * input rows and columns its windows reach, from -pad: PH x PW. */
+struct fwd_stage {
+    int n0, count, PH, PW;
+};
+
+__device__ static fwd_stage stage_of(const nn_conv_shape &s, int M)
+{
+    int per = s.OH * s.OW, i0 = blockIdx.x * TILE, last = min(i0 + TILE, M) - 1;
+    return fwd_stage{i0 / per, last / per - i0 / per + 1, (s.OH - 1) * s.stride + s.k, (s.OW - 1) * s.stride + s.k};
+}
+
+/* st[((n*PH + y)*PW + x)*TC_K + c] = in(n0 + n, y - pad, x - pad, c0 + c),
+ * 0 in the padding and past C, rounded as the mode rounds */
+__device__ static void stage_chunk(float *st, const float *in, const nn_conv_shape &s, const fwd_stage &g, int c0,
+                                   int math, int tid)
+{
+    int n = g.count * g.PH * g.PW * TC_K;
+    for (int e = tid; e < n; e += SIDE * SIDE) {
+        int c = c0 + e % TC_K, p = e / TC_K, x = p % g.PW - s.pad, y = p / g.PW % g.PH - s.pad;
+        int smp = g.n0 + p / (g.PW * g.PH);
+        bool inside = y >= 0 && y < s.H && x >= 0 && x < s.W && c < s.C;
+        float v = inside ? in[(((size_t)smp * s.H + y) * s.W + x) * s.C + c] : 0.0f;
+        st[e] = pcg_round_operand(v, math);
+    }
+}
+
+/* t.A[q][i] = the im2col entry of row i0 + i at tap and channel c0 + q,
+ * from the staged chunk; t.B[q][j] = W at that tap and channel, output
+ * j0 + j (0 past C and O). */
+__device__ static void tap_slices(tc_tiles &t, const float *st, const float *W, const nn_conv_shape &s,
+                                  const fwd_stage &g, int M, int tap, int c0, int math, int tid)
+{
+    int i0 = blockIdx.x * TILE, j0 = blockIdx.y * TILE, per = s.OH * s.OW, ky = tap / s.k, kx = tap % s.k;
+    for (int e = tid; e < TILE * TC_K; e += SIDE * SIDE) {
+        int q = e % TC_K, i = e / TC_K, row = i0 + i;
+        float v = 0.0f;
+        if (row < M) {
+            int n = row / per - g.n0, p = row % per;
+            int y = p / s.OW * s.stride + ky, x = p % s.OW * s.stride + kx;
+            v = st[((n * g.PH + y) * g.PW + x) * TC_K + q];
+        }
+        t.A[q][i] = v;
+        int j = e % TILE, qb = e / TILE, c = c0 + qb;
+        float w = c < s.C && j0 + j < s.O ? W[((size_t)tap * s.C + c) * s.O + j0 + j] : 0.0f;
+        t.B[qb][j] = pcg_round_operand(w, math);
+    }
+}
+#endif
+
+__global__ static void conv_fwd_staged_tc_kernel(float *out, const float *in, const float *W, const float *b, int B,
+                                                 nn_conv_shape s, int math, int relu)
+{
+    __shared__ tc_tiles t;
+    int M = B * s.OH * s.OW;
+#if PCG_TC_DEVICE
+    int tid = threadIdx.y * SIDE + threadIdx.x;
+    fwd_stage g = stage_of(s, M);
+    float *st = &t.C[0][0];
+    tc_warp w;
+    tc_begin(w);
+    for (int c0 = 0; c0 < s.C; c0 += TC_K) {
+        stage_chunk(st, in, s, g, c0, math, tid);
+        __syncthreads();
+        for (int tap = 0; tap < s.k * s.k; tap++) {
+            tap_slices(t, st, W, s, g, M, tap, c0, math, tid);
+            __syncthreads();
+            tc_multiply(w, t, TC_K);
+            __syncthreads();
+        }
+    }
+    tc_finish(w, t);
+#else
+    (void)in, (void)W, (void)math;
+    __trap();
+#endif
+    float acc[COMB][COMB];
+    tc_comb(acc, t);
+    fwd_store(out, acc, b, M, s, relu);
+}
+
+/* Whether the staged samples of any block fit in t.C: a block's 64 rows
+ * span 64 / per samples where per divides 64, else up to 63 / per + 2. */
+static int staged_fits(const nn_conv_shape &s)
+{
+    long long per = (long long)s.OH * s.OW, spb = TILE % per == 0 ? TILE / per : (TILE - 1) / per + 2;
+    long long PH = (long long)(s.OH - 1) * s.stride + s.k, PW = (long long)(s.OW - 1) * s.stride + s.k;
+    return spb * PH * PW * TC_K <= (long long)TILE * TC_LD;
+}
+
 /* ---- launches ---- */
 
 static unsigned tiles(long n)
@@ -289,7 +390,9 @@ int pcg_conv_implicit_forward(float *out, const float *in, const float *W, const
 {
     if (implicit_fits(B, s)) return -1;
     dim3 g(tiles((long)B * s.OH * s.OW), tiles(s.O)), blk(SIDE, SIDE);
-    if (tensor) PCG_LAUNCH(conv_fwd_tc_kernel, g, blk, 0, pcg_cuda_stream(), out, in, W, b, B, s, math, relu);
+    if (tensor && staged_fits(s))
+        PCG_LAUNCH(conv_fwd_staged_tc_kernel, g, blk, 0, pcg_cuda_stream(), out, in, W, b, B, s, math, relu);
+    else if (tensor) PCG_LAUNCH(conv_fwd_tc_kernel, g, blk, 0, pcg_cuda_stream(), out, in, W, b, B, s, math, relu);
     else PCG_LAUNCH(conv_fwd_kernel, g, blk, 0, pcg_cuda_stream(), out, in, W, b, B, s, math, relu);
     PCG_CK(cudaGetLastError(), -1);
     return 0;

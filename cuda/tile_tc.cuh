@@ -46,6 +46,47 @@ struct tc_tiles {
     alignas(32) float C[TILE][TC_LD]; /* the product tile, by rows */
 };
 
+#if PCG_TC_DEVICE
+/* The warp's 16 x 32 of the tile: rows wr.., columns wc.. */
+struct tc_warp {
+    int wr, wc;
+    nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, TC_K, float> acc[2];
+};
+
+__device__ static void tc_begin(tc_warp &w)
+{
+    int warp = (threadIdx.y * SIDE + threadIdx.x) / 32;
+    w.wr = (warp % 4) * 16, w.wc = (warp / 4) * 32;
+    nvcuda::wmma::fill_fragment(w.acc[0], 0.0f);
+    nvcuda::wmma::fill_fragment(w.acc[1], 0.0f);
+}
+
+/* acc += the product of the slices' first `depth` (a multiple of TC_K)
+ * inner indices */
+__device__ static void tc_multiply(tc_warp &w, const tc_tiles &t, int depth)
+{
+    using namespace nvcuda;
+    for (int q = 0; q < depth; q += TC_K) {
+        /* A's slice holds A transposed: A(i, q) at [q][i], a column-major 16 x 8 */
+        wmma::fragment<wmma::matrix_a, 16, 16, TC_K, wmma::precision::tf32, wmma::col_major> a;
+        wmma::load_matrix_sync(a, &t.A[q][w.wr], TC_LD);
+        for (int f = 0; f < 2; f++) {
+            wmma::fragment<wmma::matrix_b, 16, 16, TC_K, wmma::precision::tf32, wmma::row_major> b;
+            wmma::load_matrix_sync(b, &t.B[q][w.wc + 16 * f], TC_LD);
+            wmma::mma_sync(w.acc[f], a, b, w.acc[f]);
+        }
+    }
+}
+
+/* t.C = the accumulators, for every thread of the block after the barrier */
+__device__ static void tc_finish(const tc_warp &w, tc_tiles &t)
+{
+    for (int f = 0; f < 2; f++)
+        nvcuda::wmma::store_matrix_sync(&t.C[w.wr][w.wc + 16 * f], w.acc[f], TC_LD, nvcuda::wmma::mem_row_major);
+    __syncthreads();
+}
+#endif
+
 /* t.C = the block's tile (rows i0.., columns j0..) of A B, A(i, q) =
  * ga(i, q) of M x kr, B(q, j) = gb(j, q) of kr x N; the block's threads
  * then read t.C (after the barrier this ends with). */
@@ -54,31 +95,18 @@ __device__ static void tc_tile_product(tc_tiles &t, const GA &ga, const GB &gb, 
                                        bool a_along_q, bool b_along_q, int math)
 {
 #if PCG_TC_DEVICE
-    using namespace nvcuda;
-    int tid = threadIdx.y * SIDE + threadIdx.x, warp = tid / 32;
+    int tid = threadIdx.y * SIDE + threadIdx.x;
     int i0 = blockIdx.x * TILE, j0 = blockIdx.y * TILE;
-    int wr = (warp % 4) * 16, wc = (warp / 4) * 32; /* the warp's 16 x 32 of the tile */
-    wmma::fragment<wmma::accumulator, 16, 16, TC_K, float> acc[2];
-    wmma::fill_fragment(acc[0], 0.0f);
-    wmma::fill_fragment(acc[1], 0.0f);
+    tc_warp w;
+    tc_begin(w);
     for (int k0 = 0; k0 < kr; k0 += SLICE) {
         load_tile(t.A, ga, M, kr, i0, k0, a_along_q, math, tid);
         load_tile(t.B, gb, N, kr, j0, k0, b_along_q, math, tid);
         __syncthreads();
-        for (int q = 0; q < SLICE; q += TC_K) {
-            /* A's slice holds A transposed: A(i, q) at [q][i], a column-major 16 x 8 */
-            wmma::fragment<wmma::matrix_a, 16, 16, TC_K, wmma::precision::tf32, wmma::col_major> a;
-            wmma::load_matrix_sync(a, &t.A[q][wr], TC_LD);
-            for (int f = 0; f < 2; f++) {
-                wmma::fragment<wmma::matrix_b, 16, 16, TC_K, wmma::precision::tf32, wmma::row_major> b;
-                wmma::load_matrix_sync(b, &t.B[q][wc + 16 * f], TC_LD);
-                wmma::mma_sync(acc[f], a, b, acc[f]);
-            }
-        }
+        tc_multiply(w, t, SLICE);
         __syncthreads();
     }
-    for (int f = 0; f < 2; f++) wmma::store_matrix_sync(&t.C[wr][wc + 16 * f], acc[f], TC_LD, wmma::mem_row_major);
-    __syncthreads();
+    tc_finish(w, t);
 #else
     (void)t, (void)ga, (void)gb, (void)M, (void)N, (void)kr, (void)a_along_q, (void)b_along_q, (void)math;
     __trap();

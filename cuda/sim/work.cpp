@@ -226,6 +226,7 @@ const flop_row flop_table[] = {
     /* cuda/conv.cu, the FMA kernels and their tensor-core twins alike */
     {"conv_fwd_kernel", conv_fwd_flops},
     {"conv_fwd_tc_kernel", conv_fwd_flops},
+    {"conv_fwd_staged_tc_kernel", conv_fwd_flops},
     {"conv_wgrad_kernel", conv_wgrad_flops},
     {"conv_wgrad_tc_kernel", conv_wgrad_flops},
     {"conv_dgrad_kernel", conv_dgrad_flops},
