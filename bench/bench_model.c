@@ -351,10 +351,11 @@ static int model_parse(int argc, char **argv, model_opts *o)
     return -1;
 }
 
-/* The kernels differ by matmul mode (conv 2 runs im2col + cuBLAS where
- * the tensor cores multiply, implicit GEMMs in fp32), so each phase is
- * counted in fp32 and in TF32; bf16 runs TF32's kernels (its cuBLAS
- * calls are priced at the bf16 rate). */
+/* The kernels differ by matmul mode (conv 2 runs the tensor-core implicit
+ * GEMMs where the tensor cores multiply, the FMA ones in fp32), so each
+ * phase is counted in fp32 and in TF32; bf16 runs TF32's kernels (its
+ * cuBLAS calls are priced at the bf16 rate, the tensor-core kernels at
+ * TF32's, whose fragments they use). */
 enum { FAMILY_FP32, FAMILY_TENSOR, FAMILIES };
 static const int family_mode[FAMILIES] = {PCG_MATH_FP32, PCG_MATH_TF32};
 

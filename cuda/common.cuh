@@ -96,13 +96,16 @@ int pcg_blas_math(int *cublas);
  * z*k*k*C*O for the caller to add in order.  The input gradient overwrites
  * din, with 0 wherever a non-NULL mask (the input's ReLU output) is not
  * positive.  0, or -1 (last_error).  Fusing the ReLUs saves a pass over
- * conv 2's output and conv 1's gradient. */
+ * conv 2's output and conv 1's gradient.  tensor: the WMMA TF32 kernels
+ * (math TF32 or bf16, and only where pcg_conv_tensor_ready), else fp32
+ * FMA. */
+int pcg_conv_tensor_ready(void);
 int pcg_conv_implicit_forward(float *out, const float *in, const float *W, const float *b, int B,
-                              const nn_conv_shape &s, int math, int relu);
+                              const nn_conv_shape &s, int math, int relu, int tensor);
 int pcg_conv_implicit_wgrad(float *dst, int splits, int span, const float *dout, const float *in, int B,
-                            const nn_conv_shape &s, int math);
+                            const nn_conv_shape &s, int math, int tensor);
 int pcg_conv_implicit_dgrad(float *din, const float *dout, const float *W, int B, const nn_conv_shape &s, int math,
-                            const float *mask);
+                            const float *mask, int tensor);
 
 /* The layers on the one-hot observation (cuda/onehot.cu): out = the
  * dense layer (conv 1, through a ReLU when relu is set) of the window vw;

@@ -8,7 +8,9 @@
  * The tiling is the built-in sgemm's (cuda/tile.cuh): 64x64 tiles of
  * the product per block of 16x16 threads, fp32 FMA with fp32
  * accumulation, each operand rounded as the matmul mode would round it
- * (pcg_round_operand).  Tensor cores (WMMA) are not used.
+ * (pcg_round_operand).  Each kernel has a tensor-core twin (NAME_tc_kernel)
+ * with the same loaders and epilogue on cuda/tile_tc.cuh's WMMA product,
+ * which TF32 and bf16 take on devices of compute capability 8 or more.
  *
  * The input gradient is cut by output phase: an input row iy receives
  * only the taps ky with ky = iy + pad (mod stride), so the pixels of one
@@ -16,7 +18,7 @@
  * no product of a tap that misses the pixel is formed. */
 #include "common.cuh"
 #include "nn_shapes.h"
-#include "tile.cuh"
+#include "tile_tc.cuh"
 
 /* im2col(in)[row][e], e = (ky*k + kx)*C + c, 0 in the padding. */
 __device__ static float im2col_at(const float *in, const nn_conv_shape &s, int row, int e)
@@ -42,13 +44,17 @@ struct fwd_b { /* W[e][o], by (o, e) */
     __device__ float operator()(int o, int e) const { return W[(size_t)e * O + o]; }
 };
 
-__global__ static void conv_fwd_kernel(float *out, const float *in, const float *W, const float *b, int B,
-                                       nn_conv_shape s, int math, int relu)
+/* acc[a][c] = the tensor-core product's output (ty + 16a, tx + 16c): what
+ * tile_product leaves in each thread, for the same epilogues. */
+__device__ static void tc_comb(float (&acc)[COMB][COMB], const tc_tiles &t)
 {
-    __shared__ tile_slice As, Bs;
-    int M = B * s.OH * s.OW, kr = s.k * s.k * s.C;
-    float acc[COMB][COMB];
-    tile_product(acc, fwd_a{in, s}, fwd_b{W, s.O}, M, s.O, kr, true, false, math, As, Bs);
+    for (int a = 0; a < COMB; a++)
+        for (int c = 0; c < COMB; c++) acc[a][c] = t.C[threadIdx.y + SIDE * a][threadIdx.x + SIDE * c];
+}
+
+__device__ static void fwd_store(float *out, const float (&acc)[COMB][COMB], const float *b, int M,
+                                 const nn_conv_shape &s, int relu)
+{
     for (int a = 0; a < COMB; a++)
         for (int c = 0; c < COMB; c++) {
             int i = blockIdx.x * TILE + threadIdx.y + SIDE * a, j = blockIdx.y * TILE + threadIdx.x + SIDE * c;
@@ -56,6 +62,27 @@ __global__ static void conv_fwd_kernel(float *out, const float *in, const float 
             float y = acc[a][c] + b[j];
             out[(size_t)i * s.O + j] = relu && y < 0 ? 0.0f : y;
         }
+}
+
+__global__ static void conv_fwd_kernel(float *out, const float *in, const float *W, const float *b, int B,
+                                       nn_conv_shape s, int math, int relu)
+{
+    __shared__ tile_slice As, Bs;
+    int M = B * s.OH * s.OW, kr = s.k * s.k * s.C;
+    float acc[COMB][COMB];
+    tile_product(acc, fwd_a{in, s}, fwd_b{W, s.O}, M, s.O, kr, true, false, math, As, Bs);
+    fwd_store(out, acc, b, M, s, relu);
+}
+
+__global__ static void conv_fwd_tc_kernel(float *out, const float *in, const float *W, const float *b, int B,
+                                          nn_conv_shape s, int math, int relu)
+{
+    __shared__ tc_tiles t;
+    int M = B * s.OH * s.OW, kr = s.k * s.k * s.C;
+    float acc[COMB][COMB];
+    tc_tile_product(t, fwd_a{in, s}, fwd_b{W, s.O}, M, s.O, kr, true, false, math);
+    tc_comb(acc, t);
+    fwd_store(out, acc, b, M, s, relu);
 }
 
 /* ---- weight gradient: dW[e][o] = sum over rows of im2col(in)[row][e] dout[row][o] ---- */
@@ -75,14 +102,9 @@ struct wgrad_b { /* dout[r0 + row][o], by (o, row) */
 
 /* Rows span*z .. of the reduction into dst + z*kr*O (grid z), added to
  * what dst holds when accumulate is set. */
-__global__ static void conv_wgrad_kernel(float *dst, const float *dout, const float *in, int B, nn_conv_shape s,
-                                         int span, int math, int accumulate)
+__device__ static void wgrad_store(float *dst, const float (&acc)[COMB][COMB], int kr, const nn_conv_shape &s,
+                                   int accumulate)
 {
-    __shared__ tile_slice As, Bs;
-    int rows = B * s.OH * s.OW, kr = s.k * s.k * s.C, r0 = blockIdx.z * span;
-    int len = min(span, rows - r0);
-    float acc[COMB][COMB];
-    tile_product(acc, wgrad_a{in, s, r0}, wgrad_b{dout, s.O, r0}, kr, s.O, len, false, false, math, As, Bs);
     float *d = dst + (size_t)blockIdx.z * kr * s.O;
     for (int a = 0; a < COMB; a++)
         for (int c = 0; c < COMB; c++) {
@@ -91,6 +113,29 @@ __global__ static void conv_wgrad_kernel(float *dst, const float *dout, const fl
             float *p = d + (size_t)i * s.O + j;
             *p = accumulate ? *p + acc[a][c] : acc[a][c];
         }
+}
+
+__global__ static void conv_wgrad_kernel(float *dst, const float *dout, const float *in, int B, nn_conv_shape s,
+                                         int span, int math, int accumulate)
+{
+    __shared__ tile_slice As, Bs;
+    int rows = B * s.OH * s.OW, kr = s.k * s.k * s.C, r0 = blockIdx.z * span;
+    int len = min(span, rows - r0);
+    float acc[COMB][COMB];
+    tile_product(acc, wgrad_a{in, s, r0}, wgrad_b{dout, s.O, r0}, kr, s.O, len, false, false, math, As, Bs);
+    wgrad_store(dst, acc, kr, s, accumulate);
+}
+
+__global__ static void conv_wgrad_tc_kernel(float *dst, const float *dout, const float *in, int B, nn_conv_shape s,
+                                            int span, int math, int accumulate)
+{
+    __shared__ tc_tiles t;
+    int rows = B * s.OH * s.OW, kr = s.k * s.k * s.C, r0 = blockIdx.z * span;
+    int len = min(span, rows - r0);
+    float acc[COMB][COMB];
+    tc_tile_product(t, wgrad_a{in, s, r0}, wgrad_b{dout, s.O, r0}, kr, s.O, len, false, false, math);
+    tc_comb(acc, t);
+    wgrad_store(dst, acc, kr, s, accumulate);
 }
 
 /* ---- input gradient, one output phase per grid z ---- */
@@ -165,6 +210,19 @@ struct dgrad_b { /* W[(ky*k + kx)*C + c][o], by (c, (tap of the phase, o)) */
     }
 };
 
+__device__ static void dgrad_store(float *din, const float (&acc)[COMB][COMB], int M, const nn_conv_shape &s,
+                                   const conv_phase &f, const float *mask)
+{
+    for (int a = 0; a < COMB; a++)
+        for (int c = 0; c < COMB; c++) {
+            int i = blockIdx.x * TILE + threadIdx.y + SIDE * a, j = blockIdx.y * TILE + threadIdx.x + SIDE * c;
+            if (i >= M || j >= s.C) continue;
+            phase_pixel x = pixel_at(f, s, i);
+            size_t at = (((size_t)x.n * s.H + x.iy) * s.W + x.ix) * s.C + j;
+            din[at] = mask && !(mask[at] > 0) ? 0.0f : acc[a][c];
+        }
+}
+
 __global__ static void conv_dgrad_kernel(float *din, const float *dout, const float *W, int B, nn_conv_shape s,
                                          int math, const float *mask)
 {
@@ -174,14 +232,121 @@ __global__ static void conv_dgrad_kernel(float *din, const float *dout, const fl
     if ((int)blockIdx.x * TILE >= M) return; /* the grid fits the largest phase */
     float acc[COMB][COMB];
     tile_product(acc, dgrad_a{dout, s, f}, dgrad_b{W, s, f}, M, s.C, kr, true, true, math, As, Bs);
-    for (int a = 0; a < COMB; a++)
-        for (int c = 0; c < COMB; c++) {
-            int i = blockIdx.x * TILE + threadIdx.y + SIDE * a, j = blockIdx.y * TILE + threadIdx.x + SIDE * c;
-            if (i >= M || j >= s.C) continue;
-            phase_pixel x = pixel_at(f, s, i);
-            size_t at = (((size_t)x.n * s.H + x.iy) * s.W + x.ix) * s.C + j;
-            din[at] = mask && !(mask[at] > 0) ? 0.0f : acc[a][c];
+    dgrad_store(din, acc, M, s, f, mask);
+}
+
+__global__ static void conv_dgrad_tc_kernel(float *din, const float *dout, const float *W, int B, nn_conv_shape s,
+                                            int math, const float *mask)
+{
+    __shared__ tc_tiles t;
+    conv_phase f = phase_of(s, blockIdx.z);
+    int M = B * f.ny * f.nx, kr = f.ty * f.tx * s.O;
+    if ((int)blockIdx.x * TILE >= M) return; /* the grid fits the largest phase */
+    float acc[COMB][COMB];
+    tc_tile_product(t, dgrad_a{dout, s, f}, dgrad_b{W, s, f}, M, s.C, kr, true, true, math);
+    tc_comb(acc, t);
+    dgrad_store(din, acc, M, s, f, mask);
+}
+
+/* ---- forward on tensor cores, conv 1's output staged in shared memory ----
+ *
+ * Loaded by fwd_a, each of conv 1's outputs is read from global memory
+ * once per tap that reaches it (about 12 times at the paper's shapes,
+ * k 7, stride 2).  Here the block stages its samples' padded inputs
+ * TC_K channels at a time in shared memory (in t.C, which the product
+ * needs only at the end), once, and builds each tap's slice from there:
+ * channel chunks outer, taps inner, so the reduction runs in that order
+ * rather than fwd_a's (tap, channel) order. */
+
+#if PCG_TC_DEVICE
+/* The block's rows cover samples n0 .. n0 + count - 1; of each, the
+ * input rows and columns its windows reach, from -pad: PH x PW. */
+struct fwd_stage {
+    int n0, count, PH, PW;
+};
+
+__device__ static fwd_stage stage_of(const nn_conv_shape &s, int M)
+{
+    int per = s.OH * s.OW, i0 = blockIdx.x * TILE, last = min(i0 + TILE, M) - 1;
+    return fwd_stage{i0 / per, last / per - i0 / per + 1, (s.OH - 1) * s.stride + s.k, (s.OW - 1) * s.stride + s.k};
+}
+
+/* st[((n*PH + y)*PW + x)*TC_K + c] = in(n0 + n, y - pad, x - pad, c0 + c),
+ * 0 in the padding and past C, rounded as the mode rounds */
+__device__ static void stage_chunk(float *st, const float *in, const nn_conv_shape &s, const fwd_stage &g, int c0,
+                                   int math, int tid)
+{
+    int n = g.count * g.PH * g.PW * TC_K;
+    for (int e = tid; e < n; e += SIDE * SIDE) {
+        int c = c0 + e % TC_K, p = e / TC_K, x = p % g.PW - s.pad, y = p / g.PW % g.PH - s.pad;
+        int smp = g.n0 + p / (g.PW * g.PH);
+        bool inside = y >= 0 && y < s.H && x >= 0 && x < s.W && c < s.C;
+        float v = inside ? in[(((size_t)smp * s.H + y) * s.W + x) * s.C + c] : 0.0f;
+        st[e] = pcg_round_operand(v, math);
+    }
+}
+
+/* t.A[q][i] = the im2col entry of row i0 + i at tap and channel c0 + q,
+ * from the staged chunk; t.B[q][j] = W at that tap and channel, output
+ * j0 + j (0 past C and O). */
+__device__ static void tap_slices(tc_tiles &t, const float *st, const float *W, const nn_conv_shape &s,
+                                  const fwd_stage &g, int M, int tap, int c0, int math, int tid)
+{
+    int i0 = blockIdx.x * TILE, j0 = blockIdx.y * TILE, per = s.OH * s.OW, ky = tap / s.k, kx = tap % s.k;
+    for (int e = tid; e < TILE * TC_K; e += SIDE * SIDE) {
+        int q = e % TC_K, i = e / TC_K, row = i0 + i;
+        float v = 0.0f;
+        if (row < M) {
+            int n = row / per - g.n0, p = row % per;
+            int y = p / s.OW * s.stride + ky, x = p % s.OW * s.stride + kx;
+            v = st[((n * g.PH + y) * g.PW + x) * TC_K + q];
         }
+        t.A[q][i] = v;
+        int j = e % TILE, qb = e / TILE, c = c0 + qb;
+        float w = c < s.C && j0 + j < s.O ? W[((size_t)tap * s.C + c) * s.O + j0 + j] : 0.0f;
+        t.B[qb][j] = pcg_round_operand(w, math);
+    }
+}
+#endif
+
+__global__ static void conv_fwd_staged_tc_kernel(float *out, const float *in, const float *W, const float *b, int B,
+                                                 nn_conv_shape s, int math, int relu)
+{
+    __shared__ tc_tiles t;
+    int M = B * s.OH * s.OW;
+#if PCG_TC_DEVICE
+    int tid = threadIdx.y * SIDE + threadIdx.x;
+    fwd_stage g = stage_of(s, M);
+    float *st = &t.C[0][0];
+    tc_warp w;
+    tc_begin(w);
+    for (int c0 = 0; c0 < s.C; c0 += TC_K) {
+        stage_chunk(st, in, s, g, c0, math, tid);
+        __syncthreads();
+        for (int tap = 0; tap < s.k * s.k; tap++) {
+            tap_slices(t, st, W, s, g, M, tap, c0, math, tid);
+            __syncthreads();
+            tc_multiply(w, t, TC_K);
+            __syncthreads();
+        }
+    }
+    tc_finish(w, t);
+#else
+    (void)in, (void)W, (void)math;
+    __trap();
+#endif
+    float acc[COMB][COMB];
+    tc_comb(acc, t);
+    fwd_store(out, acc, b, M, s, relu);
+}
+
+/* Whether the staged samples of any block fit in t.C: a block's 64 rows
+ * span 64 / per samples where per divides 64, else up to 63 / per + 2. */
+static int staged_fits(const nn_conv_shape &s)
+{
+    long long per = (long long)s.OH * s.OW, spb = TILE % per == 0 ? TILE / per : (TILE - 1) / per + 2;
+    long long PH = (long long)(s.OH - 1) * s.stride + s.k, PW = (long long)(s.OW - 1) * s.stride + s.k;
+    return spb * PH * PW * TC_K <= (long long)TILE * TC_LD;
 }
 
 /* ---- launches ---- */
@@ -204,18 +369,37 @@ static int implicit_fits(int B, const nn_conv_shape &s)
     return -1;
 }
 
+/* 1 when the current device runs WMMA TF32 (compute capability 8 or
+ * more: the kernels built for it have the tensor-core products), cached
+ * per device. */
+int pcg_conv_tensor_ready(void)
+{
+    static int known_dev = -1, ready = 0;
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) return 0;
+    if (dev != known_dev) {
+        cudaDeviceProp p;
+        if (cudaGetDeviceProperties(&p, dev) != cudaSuccess) return 0;
+        ready = p.major >= 8, known_dev = dev;
+    }
+    return ready;
+}
+
 int pcg_conv_implicit_forward(float *out, const float *in, const float *W, const float *b, int B,
-                              const nn_conv_shape &s, int math, int relu)
+                              const nn_conv_shape &s, int math, int relu, int tensor)
 {
     if (implicit_fits(B, s)) return -1;
     dim3 g(tiles((long)B * s.OH * s.OW), tiles(s.O)), blk(SIDE, SIDE);
-    PCG_LAUNCH(conv_fwd_kernel, g, blk, 0, pcg_cuda_stream(), out, in, W, b, B, s, math, relu);
+    if (tensor && staged_fits(s))
+        PCG_LAUNCH(conv_fwd_staged_tc_kernel, g, blk, 0, pcg_cuda_stream(), out, in, W, b, B, s, math, relu);
+    else if (tensor) PCG_LAUNCH(conv_fwd_tc_kernel, g, blk, 0, pcg_cuda_stream(), out, in, W, b, B, s, math, relu);
+    else PCG_LAUNCH(conv_fwd_kernel, g, blk, 0, pcg_cuda_stream(), out, in, W, b, B, s, math, relu);
     PCG_CK(cudaGetLastError(), -1);
     return 0;
 }
 
 int pcg_conv_implicit_wgrad(float *dst, int splits, int span, const float *dout, const float *in, int B,
-                            const nn_conv_shape &s, int math)
+                            const nn_conv_shape &s, int math, int tensor)
 {
     if (implicit_fits(B, s)) return -1;
     if (splits > 65535) {
@@ -223,19 +407,22 @@ int pcg_conv_implicit_wgrad(float *dst, int splits, int span, const float *dout,
         return -1;
     }
     dim3 g(tiles(s.k * s.k * s.C), tiles(s.O), (unsigned)splits), blk(SIDE, SIDE);
-    PCG_LAUNCH(conv_wgrad_kernel, g, blk, 0, pcg_cuda_stream(), dst, dout, in, B, s, span, math, splits == 1);
+    if (tensor)
+        PCG_LAUNCH(conv_wgrad_tc_kernel, g, blk, 0, pcg_cuda_stream(), dst, dout, in, B, s, span, math, splits == 1);
+    else PCG_LAUNCH(conv_wgrad_kernel, g, blk, 0, pcg_cuda_stream(), dst, dout, in, B, s, span, math, splits == 1);
     PCG_CK(cudaGetLastError(), -1);
     return 0;
 }
 
 int pcg_conv_implicit_dgrad(float *din, const float *dout, const float *W, int B, const nn_conv_shape &s, int math,
-                            const float *mask)
+                            const float *mask, int tensor)
 {
     if (implicit_fits(B, s)) return -1;
     /* phase (0, 0) has the most pixels */
     long most = (long)B * ((s.H + s.stride - 1) / s.stride) * ((s.W + s.stride - 1) / s.stride);
     dim3 g(tiles(most), tiles(s.C), (unsigned)(s.stride * s.stride)), blk(SIDE, SIDE);
-    PCG_LAUNCH(conv_dgrad_kernel, g, blk, 0, pcg_cuda_stream(), din, dout, W, B, s, math, mask);
+    if (tensor) PCG_LAUNCH(conv_dgrad_tc_kernel, g, blk, 0, pcg_cuda_stream(), din, dout, W, B, s, math, mask);
+    else PCG_LAUNCH(conv_dgrad_kernel, g, blk, 0, pcg_cuda_stream(), din, dout, W, B, s, math, mask);
     PCG_CK(cudaGetLastError(), -1);
     return 0;
 }

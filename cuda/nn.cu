@@ -2,8 +2,9 @@
  * host/learn/nn_layers.h, with the same layouts: weights [fan_in][fan_out],
  * activations HWC, one sample per row.  Dense layers go through the
  * row-major sgemm wrappers, conv 2 through the implicit GEMMs of
- * cuda/conv.cu (or, where cuBLAS's tensor cores multiply, im2col +
- * sgemm); the layers on the one-hot observation are the gathers of
+ * cuda/conv.cu (on tensor cores in TF32 and bf16 where the device has
+ * them; else, where cuBLAS's tensor cores multiply, im2col + sgemm); the
+ * layers on the one-hot observation are the gathers of
  * cuda/onehot.cu.  Where a kernel adds in the CPU's
  * order (the gathers, col2im, the one-hot dense backward) the result is
  * bit-identical to the CPU's; the sgemms, the implicit GEMMs and the
@@ -180,9 +181,11 @@ static int conv_fits_32(int B, const nn_conv_shape &s)
     return -1;
 }
 
-/* The implicit GEMMs unless cuBLAS's tensor cores do the products: their
+/* In TF32 and bf16 the tensor-core implicit GEMMs where the device runs
+ * them; else im2col + cuBLAS where its tensor cores do the products (their
  * rate outruns the implicit kernels' fp32 FMA by more than im2col's
- * traffic costs (a tensor-core implicit GEMM is not written). */
+ * traffic costs); else, and in fp32, the FMA implicit GEMMs.  A TENSOR
+ * the device or the mode cannot take (fp32 stays fp32) is IMPLICIT. */
 static int conv_path(int path, int *math)
 {
     int cublas = 0;
@@ -192,7 +195,10 @@ static int conv_path(int path, int *math)
      * OpenBLAS: a test of the trainer may take the faster path */
     if (path == PCG_CONV_AUTO && pcg_sim_conv_env() > 0) path = pcg_sim_conv_env();
 #endif
+    int tensor = *math != PCG_MATH_FP32 && pcg_conv_tensor_ready();
+    if (path == PCG_CONV_TENSOR && !tensor) return PCG_CONV_IMPLICIT;
     if (path != PCG_CONV_AUTO) return path;
+    if (tensor) return PCG_CONV_TENSOR;
     return cublas && *math != PCG_MATH_FP32 ? PCG_CONV_IM2COL : PCG_CONV_IMPLICIT;
 }
 
@@ -201,9 +207,8 @@ static int conv_path(int path, int *math)
 static int conv_forward(float *out, float *col, const float *in, const float *W, const float *b, int B,
                         const nn_conv_shape &s, int path = PCG_CONV_AUTO, int relu = 0)
 {
-    int math;
-    if (conv_path(path, &math) == PCG_CONV_IMPLICIT)
-        return pcg_conv_implicit_forward(out, in, W, b, B, s, math, relu);
+    int math, p = conv_path(path, &math);
+    if (p != PCG_CONV_IM2COL) return pcg_conv_implicit_forward(out, in, W, b, B, s, math, relu, p == PCG_CONV_TENSOR);
     if (conv_fits_32(B, s)) return -1;
     dim3 g(grid_for((size_t)B * s.OH * s.OW * s.C), (unsigned)(s.k * s.k));
     PCG_LAUNCH(im2col_kernel, g, NN_THREADS, 0, pcg_cuda_stream(), col, in, B, s);
@@ -221,13 +226,13 @@ static int conv_forward(float *out, float *col, const float *in, const float *W,
  * partial sums in col (which holds spans x k*k*C x O when spans*O <= rows)
  * and add them into dW in span order. */
 static int conv_wgrad(float *dW, float *col, const float *dout, const float *in, int B, const nn_conv_shape &s,
-                      int math)
+                      int math, int tensor)
 {
     int rows = B * s.OH * s.OW, K = s.k * s.k * s.C;
     int spans = (rows + WGRAD_SPAN - 1) / WGRAD_SPAN;
     if (spans == 1 || (size_t)spans * s.O > (size_t)rows)
-        return pcg_conv_implicit_wgrad(dW, 1, rows, dout, in, B, s, math);
-    if (pcg_conv_implicit_wgrad(col, spans, WGRAD_SPAN, dout, in, B, s, math)) return -1;
+        return pcg_conv_implicit_wgrad(dW, 1, rows, dout, in, B, s, math, tensor);
+    if (pcg_conv_implicit_wgrad(col, spans, WGRAD_SPAN, dout, in, B, s, math, tensor)) return -1;
     int n = K * s.O;
     PCG_LAUNCH(add_sums_kernel, (n + 63) / 64, 64, 0, pcg_cuda_stream(), dW, col, spans, n);
     LAUNCH_CK();
@@ -240,11 +245,12 @@ static int conv_backward(float *din, float *dW, float *db, const float *dout, co
                          const float *W, int B, const nn_conv_shape &s, int path = PCG_CONV_AUTO,
                          const float *din_mask = NULL)
 {
-    int rows = B * s.OH * s.OW, K = s.k * s.k * s.C, math;
-    if (conv_path(path, &math) == PCG_CONV_IMPLICIT) {
-        if (conv_wgrad(dW, col, dout, in, B, s, math)) return -1;
+    int rows = B * s.OH * s.OW, K = s.k * s.k * s.C, math, p = conv_path(path, &math);
+    if (p != PCG_CONV_IM2COL) {
+        int tensor = p == PCG_CONV_TENSOR;
+        if (conv_wgrad(dW, col, dout, in, B, s, math, tensor)) return -1;
         if (add_col_sums(db, dout, rows, s.O)) return -1;
-        return din ? pcg_conv_implicit_dgrad(din, dout, W, B, s, math, din_mask) : 0;
+        return din ? pcg_conv_implicit_dgrad(din, dout, W, B, s, math, din_mask, tensor) : 0;
     }
     if (dense_backward(NULL, dW, db, dout, col, W, rows, K, s.O)) return -1;
     if (!din) return 0;
@@ -258,7 +264,7 @@ static int conv_backward(float *din, float *dW, float *db, const float *dout, co
 
 static int conv_path_known(int path)
 {
-    if (path == PCG_CONV_AUTO || path == PCG_CONV_IM2COL || path == PCG_CONV_IMPLICIT) return 0;
+    if (path >= PCG_CONV_AUTO && path <= PCG_CONV_TENSOR) return 0;
     pcg_cuda_set_error("conv: unknown path %d", path);
     return -1;
 }

@@ -19,9 +19,10 @@ typedef float tile_slice[SLICE][TILE + 1];
 
 /* t[q][r] = X(r0 + r, k0 + q) for r < TILE, q < SLICE, 0 outside rows x kr,
  * with X(r, q) = get(r, q).  along_q: X is contiguous along q, so
- * consecutive threads take consecutive q and the loads coalesce. */
-template <class Get>
-__device__ static void load_tile(tile_slice &t, const Get &get, int rows, int kr, int r0, int k0, bool along_q,
+ * consecutive threads take consecutive q and the loads coalesce.  Slice:
+ * tile_slice, or the tensor-core product's padded slice (tile_tc.cuh). */
+template <class Slice, class Get>
+__device__ static void load_tile(Slice &t, const Get &get, int rows, int kr, int r0, int k0, bool along_q,
                                  int math, int tid)
 {
     for (int e = tid; e < TILE * SLICE; e += SIDE * SIDE) {

@@ -1,7 +1,8 @@
-/* Conv 2 on the device, both of its paths (im2col + sgemm, the implicit
- * GEMMs of cuda/conv.cu) in every matmul mode, against the CPU network's
- * convolution (host/learn/nn_layers.h): forward, input gradient, weight
- * and bias gradients, at the presets' shapes and at random ones. */
+/* Conv 2 on the device, all of its paths (im2col + sgemm, the implicit
+ * GEMMs of cuda/conv.cu on fp32 FMA and on tensor cores) in every matmul
+ * mode, against the CPU network's convolution (host/learn/nn_layers.h):
+ * forward, input gradient, weight and bias gradients, at the presets'
+ * shapes, at odd ones and at random ones. */
 #include "harness.h"
 #include "backend.h"
 #include "cuda_check.h"
@@ -169,29 +170,66 @@ static conv_result rounded_reference(const conv_case *c, int mode)
     return r;
 }
 
-/* Both paths in the three modes against the CPU's fp32 convolution (the
- * sgemm test's tolerances per mode), and the implicit GEMM against the
+/* In the simulation (which reports an H200): whether the last work
+ * counted launched the tensor-core kernels, which TF32 and bf16 must take
+ * by name and fp32 must not; the forward pass one of its two (staged[1]
+ * counts the launches with conv 1's output staged in shared memory,
+ * staged[0] the others). */
+static void check_tensor_launches(const pcg_cuda_api *api, int mode, int staged[2])
+{
+    if (!api->simulated) return;
+    static const char *const names[] = {"conv_fwd_tc_kernel", "conv_fwd_staged_tc_kernel", "conv_wgrad_tc_kernel",
+                                        "conv_dgrad_tc_kernel"};
+    int n = 0, found[4] = {0, 0, 0, 0};
+    const pcg_cuda_work *w = api->work_counters(&n);
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < 4; k++) found[k] |= !strcmp(w[i].name, names[k]);
+    int tensor = mode != PCG_MATH_FP32;
+    if (found[0] + found[1] != tensor)
+        fail_msg("mode %d, path PCG_CONV_TENSOR: %d tensor-core forward kernels ran", mode, found[0] + found[1]);
+    for (int k = 2; k < 4; k++)
+        if (found[k] != tensor)
+            fail_msg("mode %d, path PCG_CONV_TENSOR: %s %s", mode, names[k], found[k] ? "ran" : "did not run");
+    staged[0] += found[0], staged[1] += found[1];
+}
+
+/* Conv errors of the implicit GEMMs, per kernel family (FMA, tensor
+ * cores) and mode: against the fp32 CPU (err) and against the CPU on the
+ * mode's rounded operands (gap). */
+typedef struct {
+    double err[2][3], gap[2][3];
+    int staged[2]; /* tensor-core forward launches without and with the input staged */
+} conv_errors;
+
+/* The paths in the three modes against the CPU's fp32 convolution (the
+ * sgemm test's tolerances per mode), and the implicit GEMMs (FMA and
+ * tensor-core kernels: PCG_CONV_TENSOR, the FMA ones in fp32) against the
  * CPU's on the mode's rounded operands within fp32 rounding: that the
- * kernels round every operand, and as the mode does.  err: the implicit
- * GEMM's largest error against the fp32 CPU per mode; gap: against the
- * rounded one. */
-static void check_case(const pcg_cuda_api *api, const conv_case *c, double err[3], double gap[3])
+ * kernels round every operand, and as the mode does, and that the tensor
+ * cores' products are those of the rounded operands. */
+static void check_case(const pcg_cuda_api *api, const conv_case *c, conv_errors *e)
 {
     static const char *const modes[] = {"fp32", "tf32", "bf16"};
+    static const char *const kinds[] = {"implicit GEMM", "tensor-core implicit GEMM"};
     for (int mode = PCG_MATH_FP32; mode <= PCG_MATH_BF16; mode++) {
         assert_int_equal(api->blas_set_math(mode), 0);
         double tol = mode == PCG_MATH_BF16 ? 5e-2 : mode == PCG_MATH_TF32 ? 1e-2 : 1e-4;
-        conv_result im = run_path(api, c, PCG_CONV_IM2COL), ig = run_path(api, c, PCG_CONV_IMPLICIT);
+        conv_result im = run_path(api, c, PCG_CONV_IM2COL);
         conv_result ref = rounded_reference(c, mode);
-        char what[64];
+        char what[80];
         snprintf(what, sizeof what, "im2col path, %s", modes[mode]);
         compare(&im, c->out, c->din, c->dW, c->db, c, tol, what);
-        snprintf(what, sizeof what, "implicit GEMM, %s", modes[mode]);
-        err[mode] = fmax(err[mode], compare(&ig, c->out, c->din, c->dW, c->db, c, tol, what));
-        snprintf(what, sizeof what, "implicit GEMM against rounded operands, %s", modes[mode]);
-        gap[mode] = fmax(gap[mode], compare(&ig, ref.out, ref.din, ref.dW, ref.db, c, 1e-5, what));
+        for (int k = 0; k < 2; k++) {
+            api->work_reset();
+            conv_result ig = run_path(api, c, k ? PCG_CONV_TENSOR : PCG_CONV_IMPLICIT);
+            if (k) check_tensor_launches(api, mode, e->staged);
+            snprintf(what, sizeof what, "%s, %s", kinds[k], modes[mode]);
+            e->err[k][mode] = fmax(e->err[k][mode], compare(&ig, c->out, c->din, c->dW, c->db, c, tol, what));
+            snprintf(what, sizeof what, "%s against rounded operands, %s", kinds[k], modes[mode]);
+            e->gap[k][mode] = fmax(e->gap[k][mode], compare(&ig, ref.out, ref.din, ref.dW, ref.db, c, 1e-5, what));
+            result_free(&ig);
+        }
         result_free(&im);
-        result_free(&ig);
         result_free(&ref);
     }
     assert_int_equal(api->blas_set_math(PCG_MATH_FP32), 0);
@@ -221,7 +259,8 @@ static void cuda_conv_matches_cpu(void **state)
     const pcg_cuda_api *api = cuda_device_or_skip("cuda_conv_matches_cpu");
     const char *presets[] = {"paper", "small", "tiny"};
     const int batch[] = {2, 5, 7};
-    double err[3] = {0, 0, 0}, gap[3] = {0, 0, 0};
+    conv_errors e;
+    memset(&e, 0, sizeof e);
     for (int p = 0; p < 3; p++) {
         nn_config cfg;
         assert_int_equal(nn_preset_config(presets[p], 31, 31, 6, &cfg), 0);
@@ -229,27 +268,44 @@ static void cuda_conv_matches_cpu(void **state)
         nn_conv_shapes(&cfg, &s1, &s2);
         conv_case c;
         case_init(&c, batch[p], s2, (uint64_t)p);
-        check_case(api, &c, err, gap);
+        int before = e.staged[1];
+        check_case(api, &c, &e);
+        if (p == 0 && api->simulated && e.staged[1] != before + 2) fail_msg("paper preset: the forward pass was not staged");
         case_free(&c);
     }
     /* rows past one span of the weight gradient: its partial sums */
     nn_conv_shape many = {8, 8, 4, 3, 1, 1, 8, 8, 8};
     conv_case c;
     case_init(&c, 130, many, 7);
-    check_case(api, &c, err, gap);
+    check_case(api, &c, &e);
     case_free(&c);
+    /* channels that are not multiples of a fragment's 16 (or 8), batches
+     * whose rows leave the last 64-row tile part full: k 3 and 7, strides
+     * 1 and 2 */
+    const nn_conv_shape odd[] = {{9, 7, 20, 3, 1, 1, 9, 7, 37}, {11, 11, 13, 7, 2, 3, 6, 6, 70},
+                                 {16, 16, 24, 7, 2, 3, 8, 8, 50}, {6, 10, 5, 3, 2, 1, 3, 5, 19}};
+    const int odd_batch[] = {3, 5, 3, 67};
+    for (int t = 0; t < 4; t++) {
+        case_init(&c, odd_batch[t], odd[t], 50 + (uint64_t)t);
+        check_case(api, &c, &e);
+        case_free(&c);
+    }
     philox_stream r;
     philox_stream_init(&r, 29, 0, 0);
     for (int t = 0; t < 12; t++) {
         int B;
         nn_conv_shape s = random_shape(&r, &B);
         case_init(&c, B, s, 100 + (uint64_t)t);
-        check_case(api, &c, err, gap);
+        check_case(api, &c, &e);
         case_free(&c);
     }
-    printf("cuda_conv_matches_cpu: implicit GEMM's largest relative error against the CPU: fp32 %.2g, tf32 %.2g, "
-           "bf16 %.2g; against the CPU on rounded operands: fp32 %.2g, tf32 %.2g, bf16 %.2g\n",
-           err[0], err[1], err[2], gap[0], gap[1], gap[2]);
+    /* the paper's shape stages its input; some random shapes' inputs do not fit */
+    if (api->simulated) assert_true(e.staged[0] > 0 && e.staged[1] > 0);
+    for (int k = 0; k < 2; k++)
+        printf("cuda_conv_matches_cpu: %s's largest relative error against the CPU: fp32 %.2g, tf32 %.2g, bf16 "
+               "%.2g; against the CPU on rounded operands: fp32 %.2g, tf32 %.2g, bf16 %.2g\n",
+               k ? "the tensor-core implicit GEMM" : "the FMA implicit GEMM", e.err[k][0], e.err[k][1], e.err[k][2],
+               e.gap[k][0], e.gap[k][1], e.gap[k][2]);
 }
 
 PCG_TESTS(cuda_conv, cmocka_unit_test(cuda_conv_matches_cpu))

@@ -91,6 +91,38 @@ static void check_sgemm(const pcg_cuda_api *api)
     api->arena_release(mark);
 }
 
+/* Conv 2's kernels in one update of trainer p in matmul mode `mode`: fp32
+ * takes the FMA implicit GEMMs, TF32 and bf16 their tensor-core twins (the
+ * simulation reports an H200), which the model prices as tensor-core
+ * kernels and which declare the FMA kernels' FLOPs (fwd_flops, by the
+ * name without "_tc", from the fp32 update before). */
+static void check_conv_kernels(const pcg_cuda_api *api, pcg_cuda_ppo *p, int mode, uint64_t fwd_flops[3])
+{
+    static const char *const fma[] = {"conv_fwd_kernel", "conv_wgrad_kernel", "conv_dgrad_kernel"};
+    static const char *const tc[] = {"conv_fwd_tc_kernel", "conv_wgrad_tc_kernel", "conv_dgrad_tc_kernel"};
+    assert_int_equal(api->blas_set_math(mode), 0);
+    api->work_reset();
+    ppo_metrics m;
+    assert_int_equal(api->ppo_train_update(p, &m), 0);
+    for (int i = 0; i < 3; i++) {
+        const pcg_cuda_work *f = find(api, fma[i]), *t = find(api, tc[i]);
+        if (i == 0 && !t) t = find(api, "conv_fwd_staged_tc_kernel");
+        if (mode == PCG_MATH_FP32) {
+            assert_non_null(f);
+            assert_null(t);
+            assert_int_equal(device_model_kind(f), WORK_KERNEL);
+            fwd_flops[i] = f->flops;
+        } else {
+            if (!t || f) fail_msg("mode %d: %s %s, %s %s", mode, tc[i], t ? "ran" : "did not run", fma[i], f ? "ran" : "did not");
+            assert_int_equal(device_model_kind(t), WORK_TENSOR_KERNEL);
+            assert_int_equal(t->flops, fwd_flops[i]); /* the same update's shapes, the same rows */
+        }
+    }
+    /* no im2col in any mode: the products stay implicit */
+    assert_null(find(api, "im2col_kernel"));
+    assert_int_equal(api->blas_set_math(PCG_MATH_FP32), 0);
+}
+
 /* A small trainer's rollout and update launch every kernel of the trainer
  * but the reward split: each has a FLOP row that fits its arguments. */
 static void check_flop_rows(const pcg_cuda_api *api)
@@ -125,6 +157,11 @@ static void check_flop_rows(const pcg_cuda_api *api)
     const pcg_cuda_work *adam = find(api, "adam_kernel");
     assert_non_null(adam);
     assert_int_equal(adam->flops, 16 * nn.n_params);
+    /* the sanitizer's run sends the trainer's conv 2 through im2col by name */
+    const char *path = getenv("PCGRLLM_SIM_CONV");
+    uint64_t conv_flops[3] = {0, 0, 0};
+    if (!path || !*path || !strcmp(path, "auto"))
+        for (int mode = PCG_MATH_FP32; mode <= PCG_MATH_BF16; mode++) check_conv_kernels(api, p, mode, conv_flops);
     api->ppo_free(p);
     nn_free(&nn);
 }
@@ -169,6 +206,13 @@ static void device_model_roofline(void **state)
     }
     pcg_cuda_work c = {PCG_WORK_COPY, 2, 0, 43000000000ull, 43000000000ull, 0};
     assert_true(fabs(device_model_seconds(m, &c, 0) - (86e9 / m->copy_bytes_s + 2 * m->launch_s)) < 1e-12);
+    /* a tensor-core kernel: the kernels' share of the TF32 rate in every mode */
+    pcg_cuda_work tc = {"conv_fwd_tc_kernel", 2, 1000, 1000, 1000, 4000000000000ull};
+    assert_int_equal(device_model_kind(&tc), WORK_TENSOR_KERNEL);
+    for (int math = 0; math < 3; math++) {
+        double want = 4e12 / (m->gemm_flop_s[PCG_MATH_TF32] * m->kernel_share) + 2 * m->launch_s;
+        assert_true(fabs(device_model_seconds(m, &tc, math) - want) < 1e-12);
+    }
     pcg_cuda_work s = {PCG_WORK_SYNC, 7, 0, 0, 0, 0}, note = {PCG_WORK_NOTE "no FLOP row for x", 5, 5, 5, 5, 5};
     assert_true(fabs(device_model_seconds(m, &s, 0) - 7 * m->sync_s) < 1e-12);
     assert_true(device_model_seconds(m, &note, 0) == 0);

@@ -130,6 +130,7 @@ int pcg_sim_conv_env(void)
     const char *c = getenv("PCGRLLM_SIM_CONV");
     if (!c || !*c || !strcmp(c, "auto")) return PCG_CONV_AUTO;
     if (!strcmp(c, "im2col")) return PCG_CONV_IM2COL;
+    if (!strcmp(c, "tensor")) return PCG_CONV_TENSOR;
     return !strcmp(c, "implicit") ? PCG_CONV_IMPLICIT : -1;
 }
 
@@ -145,7 +146,7 @@ static const char *env_error(void)
         snprintf(line, sizeof line, "PCGRLLM_SIM_ORDER=%.40s: not an order (forward or reverse)",
                  getenv("PCGRLLM_SIM_ORDER"));
     else if (pcg_sim_conv_env() < 0)
-        snprintf(line, sizeof line, "PCGRLLM_SIM_CONV=%.40s: not a convolution path (auto, im2col or implicit)",
+        snprintf(line, sizeof line, "PCGRLLM_SIM_CONV=%.40s: not a convolution path (auto, im2col, implicit or tensor)",
                  getenv("PCGRLLM_SIM_CONV"));
     else
         return NULL;

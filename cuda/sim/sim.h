@@ -51,7 +51,8 @@ int pcg_sim_order_env(void);
 /* PCGRLLM_SIM_CONV: the path conv 2 takes where the trainer leaves the
  * choice to the backend: PCG_CONV_AUTO (unset, empty or "auto": the
  * device's choice), PCG_CONV_IM2COL ("im2col"), PCG_CONV_IMPLICIT
- * ("implicit"), -1 anything else (refused as the two above are). */
+ * ("implicit"), PCG_CONV_TENSOR ("tensor"), -1
+ * anything else (refused as the two above are). */
 int pcg_sim_conv_env(void);
 void pcg_sim_pool_run(long long n, void (*fn)(void *ctx, long long k), void *ctx);
 

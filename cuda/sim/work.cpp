@@ -96,6 +96,35 @@ double phase_pairs(int in, int k, int stride, int pad)
     return n;
 }
 
+/* Conv 2's implicit GEMMs (cuda/conv.cu): a multiply and an add per
+ * product term, padding taps included (a tensor core's multiply-add
+ * counts two as an FMA does); the bias add and the fused ReLU's compare
+ * (forward), the add into dW (one span), the mask's compare (input
+ * gradient).  The FMA kernels and the tensor-core ones take the same
+ * arguments. */
+double conv_fwd_flops(const view &v)
+{
+    const nn_conv_shape &s = v.as<nn_conv_shape>(5);
+    double outs = v.num(4) * s.OH * s.OW * s.O;
+    return outs * (2.0 * s.k * s.k * s.C + 1 + (v.num(7) != 0));
+}
+
+double conv_wgrad_flops(const view &v)
+{
+    const nn_conv_shape &s = v.as<nn_conv_shape>(4);
+    double w = (double)s.k * s.k * s.C * s.O;
+    return w * (2.0 * v.num(3) * s.OH * s.OW + v.num(7));
+}
+
+double conv_dgrad_flops(const view &v)
+{
+    const nn_conv_shape &s = v.as<nn_conv_shape>(4);
+    double mask = v.as<const float *>(6) ? v.num(3) * s.H * s.W * s.C : 0;
+    return 2.0 * v.num(3) * s.C * s.O * phase_pairs(s.H, s.k, s.stride, s.pad) *
+               phase_pairs(s.W, s.k, s.stride, s.pad) +
+           mask;
+}
+
 /* ppo_stream_sample (host/learn/ppo_streams.h) on A logits, the inverse-CDF
  * loop counted to its end (an upper bound: it stops at the sampled action),
  * plus philox_unit's multiply: max 1 per logit after the first, sum 3 per
@@ -194,28 +223,14 @@ const flop_row flop_table[] = {
          const nn_conv_shape &s = v.as<nn_conv_shape>(3);
          return v.num(2) * s.C * conv_adds(s);
      }},
-    /* cuda/conv.cu: a multiply and an add per product term, padding taps
-     * included; the bias add (forward), the add into dW (one span) */
-    {"conv_fwd_kernel",
-     [](const view &v) {
-         const nn_conv_shape &s = v.as<nn_conv_shape>(5);
-         double outs = v.num(4) * s.OH * s.OW * s.O;
-         return outs * (2.0 * s.k * s.k * s.C + 1 + (v.num(7) != 0)); /* + the fused ReLU's compare */
-     }},
-    {"conv_wgrad_kernel",
-     [](const view &v) {
-         const nn_conv_shape &s = v.as<nn_conv_shape>(4);
-         double w = (double)s.k * s.k * s.C * s.O;
-         return w * (2.0 * v.num(3) * s.OH * s.OW + v.num(7));
-     }},
-    {"conv_dgrad_kernel",
-     [](const view &v) {
-         const nn_conv_shape &s = v.as<nn_conv_shape>(4);
-         double mask = v.as<const float *>(6) ? v.num(3) * s.H * s.W * s.C : 0; /* the fused ReLU's compare */
-         return 2.0 * v.num(3) * s.C * s.O * phase_pairs(s.H, s.k, s.stride, s.pad) *
-                    phase_pairs(s.W, s.k, s.stride, s.pad) +
-                mask;
-     }},
+    /* cuda/conv.cu, the FMA kernels and their tensor-core twins alike */
+    {"conv_fwd_kernel", conv_fwd_flops},
+    {"conv_fwd_tc_kernel", conv_fwd_flops},
+    {"conv_fwd_staged_tc_kernel", conv_fwd_flops},
+    {"conv_wgrad_kernel", conv_wgrad_flops},
+    {"conv_wgrad_tc_kernel", conv_wgrad_flops},
+    {"conv_dgrad_kernel", conv_dgrad_flops},
+    {"conv_dgrad_tc_kernel", conv_dgrad_flops},
     {"ppo_loss_kernel", [](const view &v) { return v.num(7) * loss_flops(v.num(8)); }},
     /* six threads add B terms each; one scales */
     {"ppo_sum_kernel", [](const view &v) { return 6 * v.num(1) + 1; }},

@@ -86,10 +86,13 @@ enum { PCG_OBS_THREAD = 0, PCG_OBS_WARP = 1 };
 /* Matmul modes of the device sgemm: fp32 (default), TF32 tensor cores
  * (10-bit mantissa products), bf16 tensor cores (8-bit mantissa products). */
 enum { PCG_MATH_FP32 = 0, PCG_MATH_TF32 = 1, PCG_MATH_BF16 = 2 };
-/* How conv 2 runs on the device: AUTO as the network does (the implicit
- * GEMMs unless cuBLAS's tensor cores do the products, in TF32 and bf16),
- * or one of the two by name. */
-enum { PCG_CONV_AUTO = 0, PCG_CONV_IM2COL = 1, PCG_CONV_IMPLICIT = 2 };
+/* How conv 2 runs on the device: AUTO as the network does (in TF32 and
+ * bf16 the implicit GEMMs on tensor cores where the device has them
+ * (compute capability 8 or more), else im2col + cuBLAS's tensor cores; in
+ * fp32 the implicit GEMMs on fp32 FMA), or one by name: IMPLICIT is the
+ * FMA implicit GEMMs in every mode, TENSOR the tensor-core ones (in fp32,
+ * or on an older device, the FMA ones: fp32 stays fp32). */
+enum { PCG_CONV_AUTO = 0, PCG_CONV_IM2COL = 1, PCG_CONV_IMPLICIT = 2, PCG_CONV_TENSOR = 3 };
 
 typedef struct pcg_cuda_env pcg_cuda_env; /* opaque, device-resident */
 typedef struct pcg_cuda_ppo pcg_cuda_ppo; /* opaque, device-resident */
@@ -152,6 +155,9 @@ typedef struct {
 #define PCG_WORK_SET "cudaMemset"
 #define PCG_WORK_SYNC "host synchronisations"
 #define PCG_WORK_NOTE "note: "
+/* A hand-written kernel whose name holds this runs its products on
+ * tensor cores, WMMA TF32 fragments (in bf16 too) */
+#define PCG_WORK_TENSOR "_tc_kernel"
 
 /* A reward computed on the host for the simulation (the reward source
  * compiled for the CPU in the confined worker that trains): rewards[i] for

@@ -31,7 +31,7 @@ int device_model_kind(const pcg_cuda_work *w)
     if (!strcmp(w->name, PCG_WORK_SYNC)) return WORK_SYNC;
     if (starts(w->name, PCG_WORK_BLAS)) return WORK_BLAS;
     if (!strcmp(w->name, PCG_WORK_COPY) || !strcmp(w->name, PCG_WORK_SET)) return WORK_COPY;
-    return WORK_KERNEL;
+    return strstr(w->name, PCG_WORK_TENSOR) ? WORK_TENSOR_KERNEL : WORK_KERNEL;
 }
 
 double device_model_seconds(const device_model *m, const pcg_cuda_work *w, int math)
@@ -45,6 +45,10 @@ double device_model_seconds(const device_model *m, const pcg_cuda_work *w, int m
     case WORK_BLAS:
         bw *= m->blas_share;
         rate = m->gemm_flop_s[math >= 0 && math < 3 ? math : PCG_MATH_FP32] * m->blas_share;
+        break;
+    case WORK_TENSOR_KERNEL:
+        bw *= m->kernel_share;
+        rate = m->gemm_flop_s[PCG_MATH_TF32] * m->kernel_share;
         break;
     default:
         bw *= m->kernel_share;
