@@ -1,12 +1,15 @@
 /* The reward API's counting helpers (reward_jit/api_count.h): on levels
  * where the searches' work follows by hand from bitrows.h, the counters
  * report exactly that work, and a reward compiled with them answers as it
- * does without them. */
+ * does without them.  Also the model of one thread per environment
+ * (device_model_threads). */
 #include "harness.h"
 #include "api_count.h"
+#include "device_model.h"
 #include "env.h"
 #include "level.h"
 #include "reward_jit.h"
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -129,4 +132,28 @@ static void search_work_counts_random_play(void **state)
     assert_true(checked > 100);
 }
 
-PCG_TESTS(search_work, cmocka_unit_test(search_work_counts_by_hand), cmocka_unit_test(search_work_counts_random_play))
+/* The model's bounds are its formula's, for one wave and for two. */
+static void search_work_thread_model(void **state)
+{
+    (void)state;
+    const device_model *m = &device_model_h200;
+    thread_work w = {1000, 3000, 100, 2};
+    double chain = (3000 * m->int_dep_cycles + 100 * m->l1_cycles + 2 * m->l2_cycles) / m->clock_hz;
+    double rate = (double)m->sms * m->int32_lanes_per_sm * m->clock_hz * m->int_share;
+    double resident = (double)m->sms * m->threads_per_sm;
+    double envs[3] = {600, 65536, resident + 1};
+    for (int i = 0; i < 3; i++) {
+        thread_time t = device_model_threads(m, &w, envs[i]);
+        double waves = i == 2 ? 2 : 1;
+        assert_true(t.waves == waves);
+        assert_true(fabs(t.latency_s - waves * chain) < 1e-15);
+        assert_true(fabs(t.throughput_s - envs[i] * 1000 / rate) < 1e-15);
+        assert_true(fabs(t.seconds - (fmax(t.latency_s, t.throughput_s) + m->launch_s)) < 1e-15);
+    }
+    /* few threads wait for the chain, many for the rate */
+    assert_true(device_model_threads(m, &w, 600).latency_s > device_model_threads(m, &w, 600).throughput_s);
+    assert_true(device_model_threads(m, &w, 1e7).throughput_s > device_model_threads(m, &w, 1e7).latency_s);
+}
+
+PCG_TESTS(search_work, cmocka_unit_test(search_work_counts_by_hand), cmocka_unit_test(search_work_counts_random_play),
+          cmocka_unit_test(search_work_thread_model))
