@@ -4,7 +4,9 @@
  * tables instead, measured by `pcgrllm device` (host/gpu/device_bench.c:
  * device env steps/s, sgemm rate, device trainer steps/s), while eval and reward
  * measure work that runs on the host with every backend and stay the CPU's.
- * train --backend cuda-sim is the work model of bench/bench_model.c. */
+ * train --backend cuda-sim is the work model of bench/bench_model.c, env
+ * --backend cuda-sim that of environment steps with a reward
+ * (bench/bench_env_model.c). */
 #include "backend.h"
 #include "bench.h"
 #include "commands.h"
@@ -106,7 +108,9 @@ static void bench_usage(void)
            "  they take device's --seconds, --envs, --mapping, --reward and --seed.  eval and reward run\n"
            "  on the host with every backend and print their CPU tables.  auto without a device measures\n"
            "  the CPU.  train --backend cuda-sim counts the device trainer's work in the simulation\n"
-           "  library and models one H200's time for it (a model, not a measurement; docs/cuda.md);\n"
+           "  library and models one H200's time for it (a model, not a measurement; docs/cuda.md); env\n"
+           "  --backend cuda-sim counts each human reward's search work per environment step and models\n"
+           "  one H200's steps/s at 600 and 65,536 environments against the goal (1e7, 1e8);\n"
            "  --backend cuda-sim without a benchmark prints every CPU table but train's, then that model.\n");
     printf("  pcgrllm bench NAME --help shows a benchmark's options.\n");
 }
@@ -139,9 +143,11 @@ static int bench_backend(const char *backend_arg, const int *selected, int *back
  * benchmarks' defaults: each takes options of its own). */
 static int bench_with_model(const char *what, int argc, char **argv)
 {
+    if (!strcmp(what, "env")) return bench_env_model(argc, argv);
     if (strcmp(what, "train") && strcmp(what, "all")) {
-        die_msg("bench: --backend cuda-sim models the trainer only: pcgrllm bench train --backend cuda-sim, or "
-                "pcgrllm bench --backend cuda-sim for the CPU tables and the model");
+        die_msg("bench: --backend cuda-sim models the trainer and the environment steps only: pcgrllm bench train "
+                "--backend cuda-sim, pcgrllm bench env --backend cuda-sim, or pcgrllm bench --backend cuda-sim for "
+                "the CPU tables and the trainer's model");
         return 2;
     }
     if (!strcmp(what, "train")) return bench_train_model(argc, argv);

@@ -280,27 +280,35 @@ static const char *load_reward(model_run *r)
     return label;
 }
 
-/* The simulation library, which must count kernel bytes.  NULL after the
- * message. */
-static const pcg_cuda_api *counting_library(void)
+const pcg_cuda_api *bench_counting_api(char *why, size_t len)
 {
     char err[800];
     const pcg_cuda_api *api = backend_sim_load(err, sizeof err);
-    if (!api) return die_msg("bench train --backend cuda-sim: %s", err), NULL;
+    if (!api) return snprintf(why, len, "%s", err), NULL;
     /* counting the device is where the simulation refuses its variables' odd values */
-    if (api->device_count() <= 0) return die_msg("bench train --backend cuda-sim: %s", api->last_error()), NULL;
+    if (api->device_count() <= 0) return snprintf(why, len, "%s", api->last_error()), NULL;
     /* one environment's reset shows whether the kernels' bytes are counted */
     api->work_reset();
     pcg_cuda_env *e = api->env_alloc(1, PCG_DEFAULT_SIDE, PCG_DEFAULT_SIDE, VARIANT_DUNGEON, 1, PCG_OBS_THREAD);
-    if (!e) return die_msg("bench train --backend cuda-sim: %s", api->last_error()), NULL;
+    if (!e) return snprintf(why, len, "%s", api->last_error()), NULL;
     api->env_free(e);
     int n = 0;
     const pcg_cuda_work *w = api->work_counters(&n);
     for (int i = 0; i < n; i++)
         if (strstr(w[i].name, "not counted"))
-            return die_msg("bench train --backend cuda-sim: %s: %s; the counting build is make cuda-sim COUNT=1",
-                           backend_cuda_path(), w[i].name + strlen(PCG_WORK_NOTE)),
+            return snprintf(why, len, "%s: %s; the counting build is make cuda-sim COUNT=1", backend_cuda_path(),
+                            w[i].name + strlen(PCG_WORK_NOTE)),
                    NULL;
+    return api;
+}
+
+/* The simulation library, which must count kernel bytes.  NULL after the
+ * message. */
+static const pcg_cuda_api *counting_library(void)
+{
+    char why[1200];
+    const pcg_cuda_api *api = bench_counting_api(why, sizeof why);
+    if (!api) die_msg("bench train --backend cuda-sim: %s", why);
     return api;
 }
 

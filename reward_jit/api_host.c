@@ -142,7 +142,12 @@ int jit_is_api_symbol(const char *name)
     return 0;
 }
 
-void jit_add_api_symbols(TCCState *s)
+void jit_add_api_symbols(TCCState *s, const reward_helper *helpers, int n)
 {
-    for (int i = 0; i < N_API_SYMBOLS; i++) tcc_add_symbol(s, api_symbols[i].name, api_symbols[i].fn);
+    for (int i = 0; i < N_API_SYMBOLS; i++) {
+        const void *fn = api_symbols[i].fn;
+        for (int k = 0; k < n; k++)
+            if (!strcmp(helpers[k].name, api_symbols[i].name)) fn = helpers[k].fn;
+        tcc_add_symbol(s, api_symbols[i].name, fn);
+    }
 }

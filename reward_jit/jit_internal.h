@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "reward_jit.h"
 
 /* The job of the compile-cuda worker: this header, then the source (the
  * caller has scanned it: reward_scan). */
@@ -53,9 +54,10 @@ int jit_statement_end(const char *src, int line, const char *got);
 int jit_ident_line(const char *src, const char *name);
 /* 1 if name is one of the reward API's symbols (api_host.c). */
 int jit_is_api_symbol(const char *name);
-/* Add them to a libtcc state (a TCCState *). */
+/* Add them to a libtcc state (a TCCState *), those named in the n
+ * helpers (reward_jit.h) as the helpers give them. */
 struct TCCState;
-void jit_add_api_symbols(struct TCCState *s);
+void jit_add_api_symbols(struct TCCState *s, const reward_helper *helpers, int n);
 
 /* ---- progress lines of a check (progress.c) ---- */
 

@@ -647,15 +647,20 @@ static int memo_threads(void)
     return t > procs ? t : procs;
 }
 
-static reward_prog *compile_into_memory(TCCState *s, const char *full, const char *src, tcc_diag *diag, void **mem,
-                                        size_t *len)
+typedef struct {
+    const reward_helper *helpers;
+    int n;
+} helper_set;
+
+static reward_prog *compile_into_memory(TCCState *s, const char *full, const char *src, const helper_set *hs,
+                                        tcc_diag *diag, void **mem, size_t *len)
 {
     tcc_set_error_func(s, diag, on_tcc_error);
     tcc_set_options(s, "-nostdlib -nostdinc");
     tcc_set_output_type(s, TCC_OUTPUT_MEMORY);
     if (tcc_compile_string(s, full) < 0 || diag->n_errors) return NULL;
     if (tcc_compile_string(s, PAD_DEFS("hi")) < 0 || diag->n_errors) return NULL;
-    jit_add_api_symbols(s);
+    jit_add_api_symbols(s, hs->helpers, hs->n);
     int size = tcc_relocate(s, NULL);
     if (size < 0 || diag->n_errors) return explain_link_failure(src, diag), NULL;
     long page = sysconf(_SC_PAGESIZE);
@@ -679,12 +684,12 @@ static reward_prog *compile_into_memory(TCCState *s, const char *full, const cha
     p->fn = (float (*)(const level_t *, const level_t *))fn;
     p->mem = *mem;
     p->len = *len;
-    p->memo = reward_memo_new(memo_threads());
+    p->memo = hs->n ? NULL : reward_memo_new(memo_threads());
     *mem = MAP_FAILED;
     return p;
 }
 
-reward_prog *reward_compile_cpu(const char *src, char *err, int errlen)
+static reward_prog *compile_cpu(const char *src, const helper_set *hs, char *err, int errlen)
 {
     if (reward_scan(src, err, errlen)) return NULL;
     char *full = full_source(src);
@@ -700,7 +705,7 @@ reward_prog *reward_compile_cpu(const char *src, char *err, int errlen)
     size_t len = 0;
     TCCState *s = tcc_new();
     if (!s) snprintf(diag.msg, sizeof diag.msg, "the compiler could not start (out of memory)");
-    else p = compile_into_memory(s, full, src, &diag, &mem, &len);
+    else p = compile_into_memory(s, full, src, hs, &diag, &mem, &len);
     if (!p) jit_explain(src, diag.msg, sizeof diag.msg);
     if (s) tcc_delete(s);
     pthread_mutex_unlock(&tcc_lock);
@@ -708,6 +713,18 @@ reward_prog *reward_compile_cpu(const char *src, char *err, int errlen)
     free(full);
     if (!p) set_error(err, errlen, diag.msg[0] ? diag.msg : "compilation failed");
     return p;
+}
+
+reward_prog *reward_compile_cpu(const char *src, char *err, int errlen)
+{
+    helper_set none = {NULL, 0};
+    return compile_cpu(src, &none, err, errlen);
+}
+
+reward_prog *reward_compile_cpu_helpers(const char *src, const reward_helper *helpers, int n, char *err, int errlen)
+{
+    helper_set hs = {helpers, n > 0 ? n : 0};
+    return compile_cpu(src, &hs, err, errlen);
 }
 
 float reward_prog_call(const level_t *prev, const level_t *curr, void *prog)

@@ -34,6 +34,16 @@ typedef struct reward_prog reward_prog;
  * executable.  Thread-safe; the returned program may be called from many
  * threads at once. */
 reward_prog *reward_compile_cpu(const char *src, char *err, int errlen);
+/* A helper of the reward API by name (reward_api.h) and a function of
+ * its type. */
+typedef struct {
+    const char *name;
+    const void *fn;
+} reward_helper;
+/* reward_compile_cpu with the API's helpers of those names replaced by the
+ * n given (the device model's counting copies, api_count.h), the program
+ * without a memo, as the device runs the helpers. */
+reward_prog *reward_compile_cpu_helpers(const char *src, const reward_helper *helpers, int n, char *err, int errlen);
 /* Calls compute_reward; matches env.h's reward_fn with ctx = the program. */
 float reward_prog_call(const level_t *prev, const level_t *curr, void *prog);
 void reward_prog_free(reward_prog *p);

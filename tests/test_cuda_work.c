@@ -1,6 +1,6 @@
 /* The simulation library's work counters (backend.h, pcg_cuda_work; docs/cuda.md,
  * "Work counters and the H200 model"), the H200 model over them, and the
- * errors of `bench train --backend cuda-sim`. */
+ * errors of `bench train|env --backend cuda-sim`. */
 #include "harness.h"
 #include "backend.h"
 #include "device_model.h"
@@ -225,18 +225,24 @@ static void device_model_roofline(void **state)
     assert_true(fabs(t - sum) < 1e-12);
 }
 
-/* bench [train] --backend cuda-sim: only for train or all, only with the
- * counting library; each refusal is one line and an exit status, before
- * any CPU table. */
+/* bench [train|env] --backend cuda-sim: only for train, env or all, the
+ * trainer's model only with the counting library; each refusal is one
+ * line and an exit status, before any CPU table. */
 static void cuda_work_bench_errors(void **state)
 {
     (void)state;
     const char *bin = pcg_test_binary();
     char out[4096];
-    int rc = pcg_test_sh(out, sizeof out, "%s bench env --backend cuda-sim", bin);
+    int rc = pcg_test_sh(out, sizeof out, "%s bench eval --backend cuda-sim", bin);
     assert_int_equal(rc, 2);
     assert_int_equal(pcg_test_count_lines(out), 1);
-    assert_non_null(strstr(out, "models the trainer only"));
+    assert_non_null(strstr(out, "models the trainer and the environment steps only"));
+    const char *env_opts[] = {"--seconds 1", "--envs=600", "extra"};
+    for (int i = 0; i < 3; i++) {
+        rc = pcg_test_sh(out, sizeof out, "%s bench env --backend cuda-sim %s", bin, env_opts[i]);
+        if (rc != 2 || pcg_test_count_lines(out) != 1 || !strstr(out, "takes no options"))
+            fail_msg("bench env --backend cuda-sim %s: exit %d: %s", env_opts[i], rc, out);
+    }
     rc = pcg_test_sh(out, sizeof out, "%s bench --backend cuda-sim --seconds 1", bin);
     assert_int_equal(rc, 2);
     assert_int_equal(pcg_test_count_lines(out), 1);
@@ -246,6 +252,14 @@ static void cuda_work_bench_errors(void **state)
     assert_int_equal(rc, 1);
     assert_int_equal(pcg_test_count_lines(out), 1);
     assert_non_null(strstr(out, "does not exist"));
+    /* the environment model goes on without the library's counts, and says
+     * that it cannot judge the goal without them */
+    static char env_out[16384];
+    rc = pcg_test_sh(env_out, sizeof env_out, "PCGRLLM_CUDA_LIB=%s/none.so %s bench env --backend cuda-sim",
+                     pcg_test_tmpdir(), bin);
+    if (rc != 0 || !strstr(env_out, "env kernels: not counted") || !strstr(env_out, "does not exist") ||
+        !strstr(env_out, "not judged") || !strstr(env_out, "model, not a measurement"))
+        fail_msg("bench env --backend cuda-sim without the library: exit %d: %s", rc, env_out);
     /* the simulation's own variables are checked here too (either build) */
     rc = pcg_test_sh(out, sizeof out, "PCGRLLM_SIM_THREADS=abc %s bench train --backend cuda-sim", bin);
     assert_int_equal(rc, 1);

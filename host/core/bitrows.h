@@ -24,6 +24,23 @@
 #error "bit rows hold at most 64 columns: PCG_MAX_SIDE must be 64 or less"
 #endif
 
+/* Work hooks for the device model's counts (reward_jit/api_count.c): a
+ * translation unit that defines BR_WORK(kind, n) before it includes this
+ * header gets its own copies of these functions (all static inline) that
+ * report their work by kind; everywhere else a hook is nothing, so the
+ * searches compile exactly as before. */
+enum {
+    BR_WORK_LOADS,      /* eight tile bytes read (br_load) */
+    BR_WORK_COMPARES,   /* byte-wise tile tests of a word (br_bytes_eq) */
+    BR_WORK_ROUNDS,     /* frontier expansion rounds (br_step, a pass of br_regions' flood) */
+    BR_WORK_STEP_WORDS, /* words a round visits */
+    BR_WORK_SCAN_WORDS, /* frontier words tested against a target (br_nearest) */
+    BR_WORK_KINDS
+};
+#ifndef BR_WORK
+#define BR_WORK(kind, n) ((void)0)
+#endif
+
 /* Index of the lowest set bit of x (x != 0). */
 PCG_HD int br_low_bit(pcg_u64 x)
 {
@@ -61,6 +78,7 @@ PCG_HD int br_bit_count64(pcg_u64 x)
 /* Bytes i < n of p as a word, byte i at bits 8i..8i+7, the rest 0. */
 PCG_HD pcg_u64 br_load(const unsigned char *p, int n)
 {
+    BR_WORK(BR_WORK_LOADS, 1);
 #if !defined(__CUDACC__) && defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     if (n == 8) { /* one unaligned load: the compiler does not merge the eight below */
         pcg_u64 v;
@@ -79,6 +97,7 @@ PCG_HD pcg_u64 br_load(const unsigned char *p, int n)
 /* Top bit of each byte of v that equals b (exact: no borrow between bytes). */
 PCG_HD pcg_u64 br_bytes_eq(pcg_u64 v, unsigned b)
 {
+    BR_WORK(BR_WORK_COMPARES, 1);
     pcg_u64 x = v ^ (BR_ONES * b);
     return ~(((x & BR_LOW7) + BR_LOW7) | x | BR_LOW7);
 }
@@ -238,6 +257,8 @@ PCG_HD int br_step(br_search *s, br_mask *pass)
     int a = s->lo > 0 ? s->lo - 1 : 0, b = s->hi + 1 < words ? s->hi + 1 : words - 1;
     pcg_u64 above = a > 0 ? s->seen[a - 1] : 0;
     int lo = words, hi = -1;
+    BR_WORK(BR_WORK_ROUNDS, 1);
+    BR_WORK(BR_WORK_STEP_WORDS, b - a + 1);
     for (int j = a; j <= b; j++) {
         pcg_u64 cur = s->seen[j], below = j + 1 < words ? s->seen[j + 1] : 0;
         pcg_u64 grow = br_around(sides, cur, above, below) & ~cur;
@@ -276,6 +297,7 @@ PCG_HD int br_nearest(br_mask *pass, int src, br_mask *target)
     br_search s;
     br_start(&s, pass, src);
     for (int d = 0;; d++) {
+        BR_WORK(BR_WORK_SCAN_WORDS, s.hi - s.lo + 1);
         for (int j = s.lo; j <= s.hi; j++)
             if (s.fresh[j] && (s.fresh[j] & br_mask_word(target, j))) return d;
         if (!br_step(&s, pass)) return -1;
@@ -350,6 +372,8 @@ PCG_HD int br_regions(br_mask *m)
                 int a = lo > 0 ? lo - 1 : 0, b = hi + 1 < h ? hi + 1 : h - 1;
                 pcg_u64 above = a > 0 ? seen[a - 1] : 0;
                 lo = h, hi = -1;
+                BR_WORK(BR_WORK_ROUNDS, 1);
+                BR_WORK(BR_WORK_STEP_WORDS, b - a + 1);
                 for (int r = a; r <= b; r++) {
                     pcg_u64 cur = seen[r], below = r + 1 < h ? seen[r + 1] : 0, pass = br_row(m, r);
                     pcg_u64 grow = (above | below) & pass & ~cur;

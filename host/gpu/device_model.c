@@ -1,6 +1,7 @@
 /* The H200 model: see device_model.h.  The constants are in this one
  * table, and the same table is in docs/cuda.md. */
 #include "device_model.h"
+#include <math.h>
 #include <string.h>
 
 /* Rates measured on an H200 (141 GB HBM3e): a device-to-device copy at
@@ -18,6 +19,23 @@ const device_model device_model_h200 = {
     .launch_s = 4e-6,
     .graph_launch_s = 2e-6,
     .sync_s = 10e-6,
+    /* Data-sheet figures, not measurements: H200 SXM (GH100) has 132 SMs
+     * and a 1.98 GHz boost clock; a Hopper SM has four partitions of 16
+     * INT32 lanes (64 per SM) and holds 2048 resident threads.  A reward
+     * kernel runs one thread per environment through data-dependent loops,
+     * so its warps diverge: half the integer rate, as kernel_share gives
+     * the engine's own kernels.  The latencies are assumptions of the
+     * order that published Hopper micro-benchmarks report: about 4 cycles
+     * from one dependent integer instruction to the next, about 33 for an
+     * L1 hit and 260 for an L2 hit. */
+    .sms = 132,
+    .clock_hz = 1.98e9,
+    .int32_lanes_per_sm = 64,
+    .threads_per_sm = 2048,
+    .int_share = 0.5,
+    .int_dep_cycles = 4,
+    .l1_cycles = 33,
+    .l2_cycles = 260,
 };
 
 static int starts(const char *s, const char *prefix)
@@ -68,5 +86,18 @@ double device_model_total(const device_model *m, const pcg_cuda_work *w, int n, 
         if (k != WORK_SYNC && k != WORK_NOTE) l += w[i].launches;
     }
     if (launches) *launches = l;
+    return t;
+}
+
+thread_time device_model_threads(const device_model *m, const thread_work *w, double envs)
+{
+    thread_time t;
+    double resident = (double)m->sms * m->threads_per_sm;
+    double chain_cycles = w->ops_chain * m->int_dep_cycles + w->loads_chain * m->l1_cycles + w->l2_loads * m->l2_cycles;
+    t.waves = envs > 0 ? ceil(envs / resident) : 0;
+    t.latency_s = t.waves * chain_cycles / m->clock_hz;
+    t.throughput_s = envs * w->ops_mean / ((double)m->sms * m->int32_lanes_per_sm * m->clock_hz * m->int_share);
+    t.launch_s = m->launch_s;
+    t.seconds = (t.latency_s > t.throughput_s ? t.latency_s : t.throughput_s) + t.launch_s;
     return t;
 }

@@ -18,6 +18,16 @@ typedef struct {
     double launch_s;            /* per launch (a kernel, a cuBLAS call, a copy or a set) */
     double graph_launch_s;      /* per launch inside a CUDA graph (not built: for comparison) */
     double sync_s;              /* per host synchronisation */
+    /* integer work of one thread per environment (a reward kernel's
+     * searches, device_model_threads) */
+    int sms;                    /* streaming multiprocessors */
+    double clock_hz;            /* boost clock */
+    int int32_lanes_per_sm;     /* INT32 lanes per SM */
+    int threads_per_sm;         /* resident threads per SM */
+    double int_share;           /* share of the INT32 rate such a kernel gets (divergent warps) */
+    double int_dep_cycles;      /* cycles from a dependent integer instruction to the next */
+    double l1_cycles;           /* a load that hits L1 */
+    double l2_cycles;           /* a load that hits L2 */
 } device_model;
 
 extern const device_model device_model_h200;
@@ -36,5 +46,27 @@ double device_model_seconds(const device_model *m, const pcg_cuda_work *w, int m
 /* The same for n entries, and the launches among them (copies, sets and
  * cuBLAS calls included). */
 double device_model_total(const device_model *m, const pcg_cuda_work *w, int n, int math, uint64_t *launches);
+
+/* One thread per environment doing integer work (a reward kernel), per
+ * launch of E threads: */
+typedef struct {
+    double ops_mean;    /* 32-bit integer instructions per thread, mean over the threads */
+    double ops_chain;   /* the slowest thread's, all dependent one on the next */
+    double loads_chain; /* its loads that hit L1 (each waited for) */
+    double l2_loads;    /* its loads that go to L2 (its inputs' first touch) */
+} thread_work;
+
+typedef struct {
+    double latency_s;    /* waves x the slowest thread's chain */
+    double throughput_s; /* E x ops_mean / (SMs x INT32 lanes x clock x int_share) */
+    double launch_s;     /* one launch */
+    double seconds;      /* max(latency, throughput) + launch */
+    double waves;        /* ceil(E / resident threads) */
+} thread_time;
+
+/* The time of one launch of envs threads of work w.  The chain is
+ * (ops_chain x int_dep_cycles + loads_chain x l1_cycles + l2_loads x
+ * l2_cycles) / clock, once per wave of resident threads. */
+thread_time device_model_threads(const device_model *m, const thread_work *w, double envs);
 
 #endif

@@ -1,0 +1,98 @@
+/* The reward API's helpers with their work counted: see api_count.h.
+ * BR_WORK is defined before the level core is included, so this file's
+ * copies of the searches (static inline, like all of the level core)
+ * carry the hooks and no other file's do. */
+#include <stdint.h>
+extern uint64_t search_work_counts[];
+#define BR_WORK(kind, n) (search_work_counts[(kind)] += (uint64_t)(n))
+#include "api_count.h"
+#include "level.h"
+#include <string.h>
+
+uint64_t search_work_counts[BR_WORK_KINDS];
+static uint64_t helper_calls;
+
+void search_work_get(search_work *out)
+{
+    out->calls = helper_calls;
+    for (int k = 0; k < BR_WORK_KINDS; k++) out->n[k] = search_work_counts[k];
+}
+
+void search_work_reset(void)
+{
+    helper_calls = 0;
+    memset(search_work_counts, 0, sizeof(uint64_t) * BR_WORK_KINDS);
+}
+
+/* The API's helpers as the device prelude of nvrtc.c writes them, each
+ * call counted (tile_at and the sizes too: a call and a byte read). */
+static int count_level_height(const level_t *l) { return helper_calls++, l->h; }
+static int count_level_width(const level_t *l) { return helper_calls++, l->w; }
+static int count_tile_at(const level_t *l, int r, int c) { return helper_calls++, lv_get(l, r, c); }
+static int count_count_tiles(const level_t *l, int tile) { return helper_calls++, lv_count(l, tile); }
+static int count_find_tiles(const level_t *l, int tile, int *rows, int *cols, int max)
+{
+    return helper_calls++, lv_find(l, tile, rows, cols, max < 0 ? 0 : max);
+}
+static int count_path_length(const level_t *l, int r0, int c0, int r1, int c1)
+{
+    return helper_calls++, lv_path_length(l, r0, c0, r1, c1);
+}
+static int count_nearest(const level_t *l, int r, int c, int tile) { return helper_calls++, lv_nearest(l, r, c, tile); }
+static int count_count_regions(const level_t *l) { return helper_calls++, lv_regions(l); }
+static int count_path_through(const level_t *l, int r0, int c0, int r1, int c1, unsigned passable)
+{
+    return helper_calls++, lv_path_through(l, r0, c0, r1, c1, passable);
+}
+
+static const reward_helper counting_helpers[] = {
+    {"level_height", (const void *)count_level_height},
+    {"level_width", (const void *)count_level_width},
+    {"tile_at", (const void *)count_tile_at},
+    {"count_tiles", (const void *)count_count_tiles},
+    {"find_tiles", (const void *)count_find_tiles},
+    {"path_length", (const void *)count_path_length},
+    {"nearest_tile_distance", (const void *)count_nearest},
+    {"count_regions", (const void *)count_count_regions},
+    {"path_length_through", (const void *)count_path_through},
+};
+
+const reward_helper *search_work_helpers(int *n)
+{
+    *n = (int)(sizeof counting_helpers / sizeof counting_helpers[0]);
+    return counting_helpers;
+}
+
+/* 32-bit integer instructions per counted unit, read off bitrows.h as
+ * nvcc would lower it (a 64-bit logic op or shift by a constant is two
+ * instructions, a 64-bit multiply three).  Estimates, not disassembly:
+ *  - a load: br_load on the device reads eight bytes one by one and
+ *    joins them (8 loads + 7 shifts and 7 ors of 64 bits);
+ *  - a compare: br_bytes_eq (xor, and, add, two ors, not) and the gather
+ *    or count that follows it (shift, multiply, shift);
+ *  - a round: br_step's bounds, the sides read out of the mask, the loop
+ *    and the caller's test of the layer;
+ *  - a round's word: br_around (six shifts, two and-nots, five ors), the
+ *    grow and mask tests, the mask word's built bit, seen and fresh
+ *    stored, lo and hi kept;
+ *  - a scanned word: the fresh test, the target word's built bit, an and;
+ *  - a call: the call, br_mask_init (64 / w, the column masks, the tile
+ *    list) and br_start clearing its words. */
+#define OPS_LOAD 36
+#define OPS_COMPARE 18
+#define OPS_ROUND 20
+#define OPS_STEP_WORD 45
+#define OPS_SCAN_WORD 8
+#define OPS_CALL 80
+
+double search_work_ops(const search_work *w)
+{
+    return (double)w->calls * OPS_CALL + (double)w->n[BR_WORK_LOADS] * OPS_LOAD +
+           (double)w->n[BR_WORK_COMPARES] * OPS_COMPARE + (double)w->n[BR_WORK_ROUNDS] * OPS_ROUND +
+           (double)w->n[BR_WORK_STEP_WORDS] * OPS_STEP_WORD + (double)w->n[BR_WORK_SCAN_WORDS] * OPS_SCAN_WORD;
+}
+
+double search_work_loads(const search_work *w)
+{
+    return (double)w->n[BR_WORK_LOADS];
+}
