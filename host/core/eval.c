@@ -302,19 +302,26 @@ int eval_objective_tiles(const eval_scenario_t *s, int *tiles)
 static void objective_paths(const eval_scenario_t *s, const level_t *l, const short *dist_p, eval_level_t *m)
 {
     int tiles[EVAL_N_ENEMIES + 3], nt = eval_objective_tiles(s, tiles);
-    unsigned want = 0, seen = 0;
-    for (int i = 0; i < nt; i++) want |= 1u << tiles[i];
+    /* objective[t]: 1 + tile t's index among the objectives, else 0; by
+     * byte, since a gate or a cell may hold any id and a mask names 0..31 */
+    unsigned char objective[256] = {0};
+    for (int i = 0; i < nt; i++) {
+        if (tiles[i] < 0 || tiles[i] > 255) return; /* a type no cell holds */
+        objective[tiles[i]] = (unsigned char)(i + 1);
+    }
+    unsigned seen = 0;
     long sum = 0;
     int n = 0;
     const int cells = l->h * l->w;
     for (int c = 0; c < cells; c++) {
-        if (!((want >> l->t[c]) & 1u)) continue;
+        int k = objective[l->t[c]];
+        if (!k) continue;
         if (dist_p[c] < 0) return; /* an objective the player cannot reach */
-        seen |= 1u << l->t[c];
+        seen |= 1u << (k - 1);
         sum += dist_p[c];
         n++;
     }
-    if (seen != want) return;
+    if (seen != (1u << nt) - 1) return;
     m->objectives_reachable = 1;
     m->objective_path = (double)sum / n;
 }
