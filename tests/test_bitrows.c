@@ -58,7 +58,7 @@ static void compare_level(const level_t *l, philox_stream *rs, scratch *s, const
     if (got != want) fail_msg("%s %dx%d path_through %d -> %d mask %#x: %d, queue BFS %d", what, l->h, l->w, src, target, pass, got, want);
 
     int tile = below(rs, N_TILES);
-    want = (PCG_BLOCK_DEFAULT >> l->t[src]) & 1u ? -1 : lv_nearest_queue(l, src, tile);
+    want = lv_blocks(PCG_BLOCK_DEFAULT, l->t[src]) ? -1 : lv_nearest_queue(l, src, tile);
     got = lv_nearest(l, r0, c0, tile);
     if (got != want) fail_msg("%s %dx%d nearest %d from %d: %d, queue BFS %d", what, l->h, l->w, tile, src, got, want);
 
@@ -119,6 +119,32 @@ static void bitrows_random_levels(void **state)
     printf("bitrows: %ld random levels match the queue BFS\n", n);
 }
 
+/* Ids past 31, which no tile mask names, block the queue BFS as they
+ * block the bit rows: levels holding bytes of any value, and a corridor
+ * whose middle cell is 33 (BORDER's id plus 32, EMPTY's bit once a shift
+ * by it wraps). */
+static void bitrows_ids_past_31(void **state)
+{
+    (void)state;
+    static scratch s;
+    static unsigned char t[PCG_MAX_CELLS];
+    unsigned char line[3] = {TILE_PLAYER, 33, TILE_DOOR};
+    level_t l = {1, 3, line};
+    lv_bfs(&l, 0, PCG_BLOCK_DEFAULT, -1, s.ref, s.queue);
+    assert_int_equal(s.ref[2], -1);
+    assert_int_equal(lv_regions_queue(&l), 2);
+    assert_int_equal(lv_nearest(&l, 0, 1, TILE_DOOR), -1);
+    assert_int_equal(lv_nearest_queue(&l, 0, TILE_DOOR), -1);
+    philox_stream rs;
+    philox_stream_init(&rs, 23, 4, 0);
+    for (int it = 0; it < 3000; it++) {
+        int h = 1 + below(&rs, 12), w = 1 + below(&rs, PCG_MAX_SIDE);
+        for (int i = 0; i < h * w; i++) t[i] = (unsigned char)(below(&rs, 3) ? TILE_EMPTY : below(&rs, 256));
+        level_t r = {h, w, t};
+        compare_level(&r, &rs, &s, "bytes level");
+    }
+}
+
 /* The word-at-a-time scans (lv_count, lv_find, lv_first) against a byte
  * loop: random levels of every cell count up to PCG_MAX_CELLS (tails of
  * 1-7 cells included), every max from 0 past the count, ids out of range. */
@@ -167,4 +193,5 @@ static void bitrows_tall_level(void **state)
 }
 
 PCG_TESTS(bitrows, cmocka_unit_test(bitrows_random_play), cmocka_unit_test(bitrows_random_levels),
-          cmocka_unit_test(bitrows_tall_level), cmocka_unit_test(bitrows_scans))
+          cmocka_unit_test(bitrows_tall_level), cmocka_unit_test(bitrows_scans),
+          cmocka_unit_test(bitrows_ids_past_31))

@@ -747,6 +747,33 @@ static void eval_w2m_metrics(void **state)
     assert_near(sum.vutr, 0.0, 0);
 }
 
+/* Objective tiles and cells outside the tile set: a gate id no cell
+ * holds is an objective type the level lacks (not valid), and a byte past
+ * 31 is no objective whatever its low bits (39 is KEY's id plus 32). */
+static void eval_w2m_ids_past_31(void **state)
+{
+    (void)state;
+    grid_t g;
+    GRID(g, "@.D.T");
+    eval_scenario_t s = *eval_scenario(3);
+    eval_level_t m;
+    for (int gate = 32; gate < 40; gate++) {
+        s.gate = gate;
+        eval_level(&s, &g.l, &m);
+        if (m.objectives_reachable) fail_msg("gate %d, which no cell holds, counts as reached", gate);
+        assert_near(m.objective_path, -1.0, 0);
+    }
+    s.gate = 300;
+    eval_level(&s, &g.l, &m);
+    assert_false(m.objectives_reachable);
+    GRID(g, "@k.DT",
+            "#.###");
+    g.t[6] = TILE_KEY + 32;
+    eval_level(eval_scenario(3), &g.l, &m);
+    assert_true(m.objectives_reachable);
+    assert_near(m.objective_path, (1 + 3 + 4) / 3.0, 1e-12);
+}
+
 typedef struct {
     int n;
     int kind[600], from[600], to[600], len[600];
@@ -1189,6 +1216,7 @@ PCG_TESTS(eval, cmocka_unit_test(eval_presets), cmocka_unit_test(eval_path_lengt
           cmocka_unit_test(eval_diversity_random), cmocka_unit_test(eval_fitness_and_summary),
           cmocka_unit_test(eval_batch_matches), cmocka_unit_test(eval_matches_reference),
           cmocka_unit_test(eval_batch_matches_shapes), cmocka_unit_test(eval_w2m_objectives),
-          cmocka_unit_test(eval_w2m_metrics), cmocka_unit_test(eval_routes_hand),
+          cmocka_unit_test(eval_w2m_metrics), cmocka_unit_test(eval_w2m_ids_past_31),
+          cmocka_unit_test(eval_routes_hand),
           cmocka_unit_test(eval_routes_match_metrics), cmocka_unit_test(eval_cli_json), cmocka_unit_test(eval_cli_errors),
           cmocka_unit_test(eval_reference_summary))

@@ -19,8 +19,7 @@ static double small_score(const eval_scenario_t *s, const level_t *l)
 }
 
 /* One level, every target of the list: the score equals eval_level's, and
- * the reference's when reference is set (the reference's queue BFS reads
- * ids past 31 otherwise than the bit rows). */
+ * the reference's when reference is set. */
 static void compare_targets(const eval_scenario_t *targets, int n, const level_t *l, int reference, int *outcomes)
 {
     for (int i = 0; i < n; i++) {
@@ -75,11 +74,10 @@ static void eval_score_small_random(void **state)
             if (br4_fits(h, w)) break;
         }
         random_level(&x, t, h, w);
-        int reference = it % 5 != 0;
-        if (!reference) /* a few cells of any byte value */
+        if (it % 5 == 0) /* a few cells of any byte value */
             for (int k = 0; k < 4; k++, x = x * 1664525u + 1013904223u) t[(x >> 8) % (unsigned)(h * w)] = (unsigned char)(x >> 24);
         level_t l = {h, w, t};
-        compare_targets(targets, nt, &l, reference, outcomes);
+        compare_targets(targets, nt, &l, 1, outcomes);
         odd += h != 16 || w != 16;
     }
     printf("eval_score: scores 0, 1/3, 2/3, 1: %d %d %d %d\n", outcomes[0], outcomes[1], outcomes[2], outcomes[3]);
@@ -133,5 +131,45 @@ static void eval_score_small_declines(void **state)
     assert_true(score == 0); /* no player */
 }
 
+/* eval_routes' callback on a level that has no leg to report. */
+static int no_leg(void *ctx, const eval_leg_t *leg)
+{
+    fail_msg("%s: eval_routes reports a leg %s", (const char *)ctx, eval_leg_name(leg->kind));
+    return 1;
+}
+
+/* Sides the evaluator cannot take, whose product the level's tiles could
+ * not hold: negative, or past int once multiplied (641 x 6700417 is 2^32
+ * + 1 cells, 65536 x 65536 is 2^32).  Every entry scores them 0 without
+ * reading a tile: the level's one byte is the player's and its first
+ * neighbours lie far past it. */
+static void eval_score_sizes_past_int(void **state)
+{
+    (void)state;
+    static unsigned char player[1] = {TILE_PLAYER};
+    static const int shapes[][2] = {{-1, -1}, {-3, 5}, {641, 6700417}, {6700417, 641}, {65536, 65536}, {65537, 65535}};
+    for (int i = 0; i < (int)(sizeof shapes / sizeof shapes[0]); i++) {
+        level_t l = {shapes[i][0], shapes[i][1], i < 2 ? NULL : player};
+        for (int sc = 1; sc <= eval_n_scenarios(); sc++) {
+            const eval_scenario_t *s = eval_scenario(sc);
+            eval_level_t m;
+            eval_level(s, &l, &m);
+            float score = -1;
+            assert_near(eval_score_batch(s, &l, 1, &score), 0.0, 0);
+            int solvable = -1;
+            double reachable = -1;
+            eval_reference_level(s, &l, &solvable, &reachable);
+            char what[64];
+            snprintf(what, sizeof what, "%dx%d scenario %d", l.h, l.w, sc);
+            assert_int_equal(eval_routes(s, &l, no_leg, what), 0);
+            eval_summary_t sum;
+            assert_near(eval_levels(s, &l, 1, NULL, &sum), 0.0, 0);
+            if (m.score != 0 || score != 0 || m.player_door != -1 || m.missing || solvable || sum.n_valid)
+                fail_msg("%s: score %g (batch %g), player_door %d, missing %d, solvable %d", what, m.score, score,
+                         m.player_door, m.missing, solvable);
+        }
+    }
+}
+
 PCG_TESTS(eval_score, cmocka_unit_test(eval_score_small_random), cmocka_unit_test(eval_score_small_random_play),
-          cmocka_unit_test(eval_score_small_declines))
+          cmocka_unit_test(eval_score_small_declines), cmocka_unit_test(eval_score_sizes_past_int))

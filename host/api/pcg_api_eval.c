@@ -33,6 +33,8 @@ static int scenario_of(const char *target, eval_scenario_t *out, char *err, int 
         *out = *eval_scenario((int)number);
         return 0;
     }
+    if (!strchr(target, '{')) /* "5", "0", "1.5": read as JSON they would only say there is no object */
+        return say_to(err, errlen, "target: neither a scenario number 1..%d nor target JSON", eval_n_scenarios()), -1;
     char why[512];
     if (target_scenario_from_json(target, out, why, sizeof why)) return say_to(err, errlen, "target: %s", why), -1;
     return 0;

@@ -38,6 +38,14 @@ static int is_enemy(int tile)
     return tile == TILE_BAT || tile == TILE_SCORPION || tile == TILE_SPIDER;
 }
 
+/* 1 when the evaluator takes an h x w level: both sides positive and at
+ * most PCG_MAX_CELLS cells, asked without the product, which overflows int
+ * on sides no level has (641 x 6700417 would read as one cell). */
+static int level_fits(const level_t *l)
+{
+    return l->h > 0 && l->w > 0 && l->h <= PCG_MAX_CELLS / l->w;
+}
+
 /* Bit e: an enemy of type e lies within Chebyshev distance 2 of a cell of
  * the path (the 5x5 windows of docs/evaluator.md#encounter-scenarios-1-2).
  * Each cell's window is read where the path passes, stopping once every
@@ -302,19 +310,26 @@ int eval_objective_tiles(const eval_scenario_t *s, int *tiles)
 static void objective_paths(const eval_scenario_t *s, const level_t *l, const short *dist_p, eval_level_t *m)
 {
     int tiles[EVAL_N_ENEMIES + 3], nt = eval_objective_tiles(s, tiles);
-    unsigned want = 0, seen = 0;
-    for (int i = 0; i < nt; i++) want |= 1u << tiles[i];
+    /* objective[t]: 1 + tile t's index among the objectives, else 0; by
+     * byte, since a gate or a cell may hold any id and a mask names 0..31 */
+    unsigned char objective[256] = {0};
+    for (int i = 0; i < nt; i++) {
+        if (tiles[i] < 0 || tiles[i] > 255) return; /* a type no cell holds */
+        objective[tiles[i]] = (unsigned char)(i + 1);
+    }
+    unsigned seen = 0;
     long sum = 0;
     int n = 0;
     const int cells = l->h * l->w;
     for (int c = 0; c < cells; c++) {
-        if (!((want >> l->t[c]) & 1u)) continue;
+        int k = objective[l->t[c]];
+        if (!k) continue;
         if (dist_p[c] < 0) return; /* an objective the player cannot reach */
-        seen |= 1u << l->t[c];
+        seen |= 1u << (k - 1);
         sum += dist_p[c];
         n++;
     }
-    if (seen != want) return;
+    if (seen != (1u << nt) - 1) return;
     m->objectives_reachable = 1;
     m->objective_path = (double)sum / n;
 }
@@ -335,8 +350,9 @@ void eval_reference_level(const eval_scenario_t *s, const level_t *l, int *solva
     int tiles[EVAL_N_ENEMIES], nt = eval_important_tiles(s, tiles), reached = 0;
     *solvable = 0;
     *reachable = nt ? 0.0 : 1.0;
+    if (!level_fits(l)) return;
     int player = lv_first(l, TILE_PLAYER), cells = l->h * l->w;
-    if (player < 0 || l->h <= 0 || l->w <= 0 || cells > PCG_MAX_CELLS) return;
+    if (player < 0) return;
     lv_bfs_rows(l, player, PCG_BLOCK_DEFAULT, -1, -1, dist, queue);
     int door = lv_first(l, TILE_DOOR), key = lv_first(l, TILE_KEY);
     *solvable = door >= 0 && dist[door] >= 0 && key >= 0 && dist[key] > 0;
@@ -372,8 +388,8 @@ static void eval_level_part(const eval_scenario_t *s, const level_t *l, eval_lev
     memset(m, 0, sizeof *m);
     m->player_door = m->route = m->route_key = m->route_door = m->player_gate = m->gate_door = m->player_treasure = -1;
     m->objective_path = -1;
+    if (!level_fits(l)) return;
     int cells = l->h * l->w;
-    if (l->h <= 0 || l->w <= 0 || cells > PCG_MAX_CELLS) return;
     for (int i = 0; i < cells; i++)
         if (l->t[i] < N_TILES) m->counts[l->t[i]]++;
     if (full) {
@@ -438,7 +454,7 @@ static int routes_keydoor(const eval_scenario_t *s, const level_t *l, eval_route
 
 int eval_routes(const eval_scenario_t *s, const level_t *l, eval_route_fn fn, void *ctx)
 {
-    if (l->h <= 0 || l->w <= 0 || l->h * l->w > PCG_MAX_CELLS) return 0;
+    if (!level_fits(l)) return 0;
     return s->kind == EVAL_KEYDOOR ? routes_keydoor(s, l, fn, ctx) : routes_encounter(l, fn, ctx);
 }
 
@@ -485,8 +501,8 @@ static int diversity_sums(const level_t *lv, int n, double *sum_cells, double *s
     *sum_cells = *sum_share = 0;
     for (int i = 0; i < n; i++) {
         if (grouped[i]) continue;
-        int h = lv[i].h, w = lv[i].w, cells = h * w, members = 0;
-        if (cells > PCG_MAX_CELLS || cells < 0) cells = 0; /* not a valid level: counts as empty */
+        int h = lv[i].h, w = lv[i].w, members = 0;
+        int cells = level_fits(&lv[i]) ? h * w : 0; /* not a valid level: counts as empty */
         memset(hist, 0, sizeof(int) * (size_t)cells * (N_TILES + 1));
         for (int j = i; j < n; j++) {
             if (grouped[j] || lv[j].h != h || lv[j].w != w) continue;

@@ -94,12 +94,20 @@ PCG_HD int lv_tile_in(pcg_u32 mask, int tile)
     return tile >= 0 && tile < 32 && ((mask >> tile) & 1u);
 }
 
+/* 1 if tile blocks a search whose block mask is block_mask: its bit is
+ * set, or it is an id past 31, which no mask names (as the bit rows read
+ * them, whose open set ~block_mask holds no such id). */
+PCG_HD int lv_blocks(pcg_u32 block_mask, int tile)
+{
+    return !lv_tile_in(~block_mask, tile);
+}
+
 /* Neighbour order of the evaluator's paths (docs/evaluator.md#rules): up, left, right, down. */
 #define PCG_DR(k) ((k) == 0 ? -1 : (k) == 3 ? 1 : 0)
 #define PCG_DC(k) ((k) == 1 ? -1 : (k) == 2 ? 1 : 0)
 
-/* 4-connected BFS from cell src.  A cell is blocked when bit tile of
- * block_mask is set, except cell `allow` (pass -1 for none); the source is
+/* 4-connected BFS from cell src.  A cell is blocked when its tile blocks
+ * with block_mask (lv_blocks), except cell `allow` (pass -1 for none); the source is
  * always entered.  dist[i] = steps from src, -1 if unreachable.  queue is
  * scratch of h*w entries.  Returns the number of cells reached. */
 PCG_HD int lv_bfs(const level_t *l, int src, pcg_u32 block_mask, int allow, short *dist, short *queue)
@@ -118,7 +126,7 @@ PCG_HD int lv_bfs(const level_t *l, int src, pcg_u32 block_mask, int allow, shor
             if (nr < 0 || nc < 0 || nr >= h || nc >= w) continue;
             int n = nr * w + nc;
             if (dist[n] >= 0) continue;
-            if (n != allow && ((block_mask >> l->t[n]) & 1u)) continue;
+            if (n != allow && lv_blocks(block_mask, l->t[n])) continue;
             dist[n] = (short)(dist[cur] + 1);
             queue[tail++] = (short)n;
         }
@@ -181,7 +189,7 @@ PCG_HD int lv_regions_queue(const level_t *l)
     int cells = l->h * l->w, regions = 0;
     for (int i = 0; i < cells; i++) seen[i] = 0;
     for (int i = 0; i < cells; i++) {
-        if (seen[i] || ((PCG_BLOCK_DEFAULT >> l->t[i]) & 1u)) continue;
+        if (seen[i] || lv_blocks(PCG_BLOCK_DEFAULT, l->t[i])) continue;
         int n = lv_bfs(l, i, PCG_BLOCK_DEFAULT, -1, dist, queue);
         for (int j = 0; j < n; j++) seen[queue[j]] = 1;
         regions++;
@@ -254,7 +262,7 @@ PCG_HD int lv_path_length(const level_t *l, int r0, int c0, int r1, int c1)
  * reachable or the start is outside or a wall. */
 PCG_HD int lv_nearest(const level_t *l, int r, int c, int tile)
 {
-    if (!lv_in(l, r, c) || ((PCG_BLOCK_DEFAULT >> l->t[r * l->w + c]) & 1u)) return -1;
+    if (!lv_in(l, r, c) || lv_blocks(PCG_BLOCK_DEFAULT, l->t[r * l->w + c])) return -1;
     if (!lv_rows_fit(l)) return lv_nearest_queue(l, r * l->w + c, tile);
     br_mask pass, target;
     br_mask_init(&pass, l->t, l->h, l->w, ~PCG_BLOCK_DEFAULT, -1);

@@ -75,9 +75,10 @@ def test_damaged_inputs_raise(tmp_path):
     with pytest.raises(pcgrllm.PcgError) as e:
         pcgrllm.evaluate([good], '{"kind": "keydoor", "gate": "KEY"')
     one_line(e)
-    with pytest.raises(pcgrllm.PcgError) as e:
-        pcgrllm.evaluate([good], 9)
-    one_line(e)
+    for scenario in (9, 0, -1):
+        with pytest.raises(pcgrllm.PcgError, match="neither a scenario number 1..4 nor target JSON") as e:
+            pcgrllm.evaluate([good], scenario)
+        one_line(e)
     bad = good.copy()
     bad[2, 3] = 0
     with pytest.raises(pcgrllm.PcgError, match="level 1: tile 0 at row 2, column 3") as e:
