@@ -378,9 +378,12 @@ int pcg_conv_tensor_ready(void)
     int dev = 0;
     if (cudaGetDevice(&dev) != cudaSuccess) return 0;
     if (dev != known_dev) {
-        cudaDeviceProp p;
-        if (cudaGetDeviceProperties(&p, dev) != cudaSuccess) return 0;
-        ready = p.major >= 8, known_dev = dev;
+        /* an attribute, not cudaGetDeviceProperties: that reads the host's
+         * memory size in the simulation, a system call the confined
+         * training worker may not make */
+        int major = 0;
+        if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) return 0;
+        ready = major >= 8, known_dev = dev;
     }
     return ready;
 }
