@@ -111,7 +111,7 @@ static void bench_usage(void)
            "  library and models one H200's time for it (a model, not a measurement; docs/cuda.md); env\n"
            "  --backend cuda-sim counts each human reward's search work per environment step and models\n"
            "  one H200's steps/s at 600 and 65,536 environments against the goal (1e7, 1e8);\n"
-           "  --backend cuda-sim without a benchmark prints every CPU table but train's, then that model.\n");
+           "  --backend cuda-sim without a benchmark prints every CPU table but train's, then both models.\n");
     printf("  pcgrllm bench NAME --help shows a benchmark's options.\n");
 }
 
@@ -139,7 +139,7 @@ static int bench_backend(const char *backend_arg, const int *selected, int *back
 }
 
 /* bench train --backend cuda-sim: the model alone, with its options;
- * bench --backend cuda-sim: the CPU tables but train's, then the model (the
+ * bench --backend cuda-sim: the CPU tables but train's, then both models (the
  * benchmarks' defaults: each takes options of its own). */
 static int bench_with_model(const char *what, int argc, char **argv)
 {
@@ -147,7 +147,7 @@ static int bench_with_model(const char *what, int argc, char **argv)
     if (strcmp(what, "train") && strcmp(what, "all")) {
         die_msg("bench: --backend cuda-sim models the trainer and the environment steps only: pcgrllm bench train "
                 "--backend cuda-sim, pcgrllm bench env --backend cuda-sim, or pcgrllm bench --backend cuda-sim for "
-                "the CPU tables and the trainer's model");
+                "the CPU tables and both models");
         return 2;
     }
     if (!strcmp(what, "train")) return bench_train_model(argc, argv);
@@ -166,6 +166,11 @@ static int bench_with_model(const char *what, int argc, char **argv)
         fflush(stdout);
         rc |= benches[i].fn(1, sub);
     }
+    printf("\nenv: environment steps with each human reward on one H200 by the simulation's counts (model, not a "
+           "measurement)\n");
+    fflush(stdout);
+    char *env[] = {(char *)"env", NULL};
+    rc |= bench_env_model(1, env);
     printf("\ntrain: the device trainer on one H200 by the simulation's work counts (model, not a measurement)\n");
     fflush(stdout);
     char *sub[] = {(char *)"train", NULL};
