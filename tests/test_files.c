@@ -257,6 +257,23 @@ static void files_empty_output_path(void **state)
     assert_non_null(strstr(out, "--out: an empty path"));
 }
 
+/* A file name holding a newline, a carriage return and a terminal escape
+ * makes its error one line, the bytes written as escapes. */
+static void files_control_bytes_in_names(void **state)
+{
+    (void)state;
+    setup_dir();
+    const char *bad = tpath("odd\nname\r\x1b[31m.txt");
+    assert_int_equal(write_file_atomic(bad, "x\n", 2), 0);
+    char out[2048];
+    int rc = pcg_test_sh(out, sizeof out, "%s eval --scenario 1 '%s' 2>&1", pcg_test_binary(), bad);
+    assert_int_equal(rc, 1);
+    one_line_with("eval of a level named with control bytes", out, "odd\\nname\\r\\x1b[31m.txt", "unexpected character");
+    assert_null(strchr(out, '\x1b'));
+    assert_null(strchr(out, '\r'));
+}
+
 PCG_TESTS(files, cmocka_unit_test(files_fifo_inputs_refused), cmocka_unit_test(files_read_file_refuses_fifo),
           cmocka_unit_test(files_render_output_kinds), cmocka_unit_test(files_atomic_writes),
-          cmocka_unit_test(files_fnv1a64), cmocka_unit_test(files_empty_output_path))
+          cmocka_unit_test(files_fnv1a64), cmocka_unit_test(files_empty_output_path),
+          cmocka_unit_test(files_control_bytes_in_names))

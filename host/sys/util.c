@@ -14,14 +14,36 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Writes s with its control bytes escaped: an error quotes file names,
+ * replies and flags that someone else chose, and one of them holding a
+ * newline or a terminal escape must not make the error two lines or
+ * drive the terminal.  Bytes past 0x7f pass (UTF-8 names stay legible). */
+static void put_escaped(FILE *f, const char *s)
+{
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        if (*c == '\n') fputs("\\n", f);
+        else if (*c == '\r') fputs("\\r", f);
+        else if (*c == '\t') fputs("\\t", f);
+        else if (*c < 0x20 || *c == 0x7f) fprintf(f, "\\x%02x", *c);
+        else fputc(*c, f);
+    }
+}
+
 void die_msg(const char *fmt, ...)
 {
-    va_list ap;
+    va_list ap, again;
     va_start(ap, fmt);
-    fputs("pcgrllm: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    va_copy(again, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    char *msg = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (msg) vsnprintf(msg, (size_t)n + 1, fmt, again);
+    va_end(again);
     va_end(ap);
+    fputs("pcgrllm: ", stderr);
+    if (msg) put_escaped(stderr, msg);
+    else fputs("(the message could not be formatted)", stderr);
+    fputc('\n', stderr);
+    free(msg);
 }
 
 void say_to(char *buf, int len, const char *fmt, ...)

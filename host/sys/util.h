@@ -9,7 +9,8 @@
 /* Exit codes */
 enum { EXIT_USAGE = 2, EXIT_REFUSED = 3 };
 
-/* Print "pcgrllm: message" to stderr. */
+/* Print "pcgrllm: message" to stderr on one line: control bytes in the
+ * message (a newline in a file name) are written as escapes. */
 void die_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Format a one-line reason into buf (len bytes); nothing when buf is NULL
  * or len is 0, for callers that do not want the reason. */
