@@ -192,6 +192,29 @@ static void bitrows_tall_level(void **state)
     assert_int_equal(lv_path_length(&l, 0, 0, h - 1, w - 1), lv_nearest(&l, 0, 0, TILE_DOOR));
 }
 
+/* The device's load of eight tile bytes (br_load_aligned8, run here as it
+ * runs there) is the bytes one by one at every alignment, and so is the
+ * host's load of any n <= 8 of them, whatever lies around them. */
+static void bitrows_word_load(void **state)
+{
+    (void)state;
+    _Alignas(8) unsigned char bytes[32];
+    philox_stream rs;
+    philox_stream_init(&rs, 11, 0, 0);
+    for (int round = 0; round < 64; round++) {
+        for (int i = 0; i < 32; i++) bytes[i] = (unsigned char)below(&rs, 256);
+        for (int at = 0; at < 16; at++) {
+            pcg_u64 want = 0;
+            for (int i = 0; i < 8; i++) want |= (pcg_u64)bytes[at + i] << (8 * i);
+            if (br_load_aligned8(bytes + at) != want) fail_msg("offset %d: device load differs", at);
+            for (int n = 0; n <= 8; n++) {
+                pcg_u64 cut = n == 8 ? want : want & ((((pcg_u64)1) << (8 * n)) - 1);
+                if (br_load(bytes + at, n) != cut) fail_msg("offset %d, %d bytes: load differs", at, n);
+            }
+        }
+    }
+}
+
 PCG_TESTS(bitrows, cmocka_unit_test(bitrows_random_play), cmocka_unit_test(bitrows_random_levels),
           cmocka_unit_test(bitrows_tall_level), cmocka_unit_test(bitrows_scans),
-          cmocka_unit_test(bitrows_ids_past_31))
+          cmocka_unit_test(bitrows_ids_past_31), cmocka_unit_test(bitrows_word_load))

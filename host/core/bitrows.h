@@ -30,11 +30,12 @@
  * report their work by kind; everywhere else a hook is nothing, so the
  * searches compile exactly as before. */
 enum {
-    BR_WORK_LOADS,      /* eight tile bytes read (br_load) */
-    BR_WORK_COMPARES,   /* byte-wise tile tests of a word (br_bytes_eq) */
-    BR_WORK_ROUNDS,     /* frontier expansion rounds (br_step, a pass of br_regions' flood) */
-    BR_WORK_STEP_WORDS, /* words a round visits */
-    BR_WORK_SCAN_WORDS, /* frontier words tested against a target (br_nearest) */
+    BR_WORK_LOADS,       /* eight tile bytes read as one word (br_load at an address that is a multiple of 8) */
+    BR_WORK_SPLIT_LOADS, /* tile bytes read in pieces (fewer than eight, or an address off a multiple of 8) */
+    BR_WORK_COMPARES,    /* byte-wise tile tests of a word (br_bytes_eq) */
+    BR_WORK_ROUNDS,      /* frontier expansion rounds (br_step, a pass of br_regions' flood) */
+    BR_WORK_STEP_WORDS,  /* words a round visits */
+    BR_WORK_SCAN_WORDS,  /* frontier words tested against a target (br_nearest) */
     BR_WORK_KINDS
 };
 #ifndef BR_WORK
@@ -75,23 +76,61 @@ PCG_HD int br_bit_count64(pcg_u64 x)
 #define BR_ONES 0x0101010101010101ull
 #define BR_LOW7 0x7F7F7F7F7F7F7F7Full
 
-/* Bytes i < n of p as a word, byte i at bits 8i..8i+7, the rest 0. */
-PCG_HD pcg_u64 br_load(const unsigned char *p, int n)
-{
-    BR_WORK(BR_WORK_LOADS, 1);
-#if !defined(__CUDACC__) && defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (n == 8) { /* one unaligned load: the compiler does not merge the eight below */
-        pcg_u64 v;
-        __builtin_memcpy(&v, p, 8);
-        return v;
-    }
+/* Word-sized views of tile bytes.  Where the compiler honours it they may
+ * alias any object, so reading a level's bytes through them is defined on
+ * the host too (the tests run the device's load there). */
+#if defined(__GNUC__) && !defined(__CUDA_ARCH__)
+typedef pcg_u64 __attribute__((may_alias)) br_alias_u64;
+typedef pcg_u32 __attribute__((may_alias)) br_alias_u32;
+typedef unsigned short __attribute__((may_alias)) br_alias_u16;
+#else
+typedef pcg_u64 br_alias_u64;
+typedef pcg_u32 br_alias_u32;
+typedef unsigned short br_alias_u16;
 #endif
-    if (n == 8)
-        return (pcg_u64)p[0] | (pcg_u64)p[1] << 8 | (pcg_u64)p[2] << 16 | (pcg_u64)p[3] << 24 |
-               (pcg_u64)p[4] << 32 | (pcg_u64)p[5] << 40 | (pcg_u64)p[6] << 48 | (pcg_u64)p[7] << 56;
+
+/* Bytes i < n of p one by one, byte i at bits 8i..8i+7, the rest 0. */
+PCG_HD pcg_u64 br_load_bytes(const unsigned char *p, int n)
+{
     pcg_u64 v = 0;
     for (int i = 0; i < n; i++) v |= (pcg_u64)p[i] << (8 * i);
     return v;
+}
+
+/* The eight bytes at p in the widest loads p's alignment allows, never a
+ * byte outside them: a GPU has no unaligned wide load, and one load
+ * instead of eight is most of the cost of building a mask word there (the
+ * engine's levels start at multiples of 8, so a row word always takes the
+ * first branch).  Little-endian, as every device is. */
+PCG_HD pcg_u64 br_load_aligned8(const unsigned char *p)
+{
+    pcg_u64 at = (pcg_u64)p;
+    if (!(at & 7u)) return *(const br_alias_u64 *)(const void *)p;
+    if (!(at & 3u)) {
+        const br_alias_u32 *q = (const br_alias_u32 *)(const void *)p;
+        return (pcg_u64)q[0] | (pcg_u64)q[1] << 32;
+    }
+    if (!(at & 1u)) {
+        const br_alias_u16 *q = (const br_alias_u16 *)(const void *)p;
+        return (pcg_u64)q[0] | (pcg_u64)q[1] << 16 | (pcg_u64)q[2] << 32 | (pcg_u64)q[3] << 48;
+    }
+    return br_load_bytes(p, 8);
+}
+
+/* Bytes i < n of p (n <= 8) as a word, byte i at bits 8i..8i+7, the rest 0. */
+PCG_HD pcg_u64 br_load(const unsigned char *p, int n)
+{
+    BR_WORK(n == 8 && !((pcg_u64)p & 7u) ? BR_WORK_LOADS : BR_WORK_SPLIT_LOADS, 1);
+    if (n != 8) return br_load_bytes(p, n);
+#if defined(__CUDA_ARCH__)
+    return br_load_aligned8(p);
+#elif defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    pcg_u64 v; /* one unaligned load: the compiler does not merge byte loads */
+    __builtin_memcpy(&v, p, 8);
+    return v;
+#else
+    return br_load_bytes(p, 8);
+#endif
 }
 
 /* Top bit of each byte of v that equals b (exact: no borrow between bytes). */
