@@ -146,12 +146,12 @@ struct conv_phase {
     int py, px, ny, nx, ky0, kx0, ty, tx;
 };
 
-__device__ static int phase_count(int first, int limit, int stride)
+__host__ __device__ static int phase_count(int first, int limit, int stride)
 {
     return first < limit ? (limit - first + stride - 1) / stride : 0;
 }
 
-__device__ static conv_phase phase_of(const nn_conv_shape &s, int z)
+__host__ __device__ static conv_phase phase_of(const nn_conv_shape &s, int z)
 {
     conv_phase f;
     f.py = z / s.stride, f.px = z % s.stride;
@@ -340,13 +340,134 @@ __global__ static void conv_fwd_staged_tc_kernel(float *out, const float *in, co
     fwd_store(out, acc, b, M, s, relu);
 }
 
-/* Whether the staged samples of any block fit in t.C: a block's 64 rows
- * span 64 / per samples where per divides 64, else up to 63 / per + 2. */
+/* The samples a block's 64 rows can span, per rows to a sample: 64 / per
+ * where per divides 64, else up to 63 / per + 2. */
+static long long samples_per_block(long long per)
+{
+    return TILE % per == 0 ? TILE / per : (TILE - 1) / per + 2;
+}
+
+/* Whether the staged samples of any block fit in t.C. */
 static int staged_fits(const nn_conv_shape &s)
 {
-    long long per = (long long)s.OH * s.OW, spb = TILE % per == 0 ? TILE / per : (TILE - 1) / per + 2;
+    long long spb = samples_per_block((long long)s.OH * s.OW);
     long long PH = (long long)(s.OH - 1) * s.stride + s.k, PW = (long long)(s.OW - 1) * s.stride + s.k;
     return spb * PH * PW * TC_K <= (long long)TILE * TC_LD;
+}
+
+/* ---- input gradient on tensor cores, conv 2's output gradient staged ----
+ *
+ * Loaded by dgrad_a, each entry of dout is read from global memory once
+ * per tap of the phase that reaches it (up to 16 at k 7, stride 2).  As
+ * the staged forward does with conv 1's output, the block stages what its
+ * phase's pixels read of its samples' dout, TC_K channels at a time, and
+ * builds each tap's slice from there: channel chunks outer, taps inner. */
+
+#if PCG_TC_DEVICE
+/* The block's pixels cover samples n0 .. n0 + count - 1; of each, the
+ * pixels y of the phase read dout row oy0 + y - t + ty - 1 at its tap t,
+ * so rows oy0 .. oy0 + SY - 1 are staged (those outside dout as 0); the
+ * same along x. */
+struct dgrad_stage {
+    int n0, count, oy0, ox0, SY, SX;
+};
+
+__device__ static dgrad_stage dgrad_stage_of(const nn_conv_shape &s, const conv_phase &f, int M)
+{
+    int per = f.ny * f.nx, i0 = blockIdx.x * TILE, last = min(i0 + TILE, M) - 1;
+    /* pixel iy = py + stride y at tap ky = ky0 + stride t reads dout row
+     * (py + pad - ky0) / stride + y - t: ky0 makes the division exact */
+    return dgrad_stage{i0 / per,
+                       last / per - i0 / per + 1,
+                       (f.py + s.pad - f.ky0) / s.stride - (f.ty - 1),
+                       (f.px + s.pad - f.kx0) / s.stride - (f.tx - 1),
+                       f.ny + f.ty - 1,
+                       f.nx + f.tx - 1};
+}
+
+/* st[((n*SY + y)*SX + x)*TC_K + q] = dout(n0 + n, oy0 + y, ox0 + x, o0 + q),
+ * 0 outside dout and past O, rounded as the mode rounds */
+__device__ static void dgrad_stage_chunk(float *st, const float *dout, const nn_conv_shape &s, const dgrad_stage &g,
+                                         int o0, int math, int tid)
+{
+    int n = g.count * g.SY * g.SX * TC_K;
+    for (int e = tid; e < n; e += SIDE * SIDE) {
+        int o = o0 + e % TC_K, p = e / TC_K, ox = g.ox0 + p % g.SX, oy = g.oy0 + p / g.SX % g.SY;
+        int smp = g.n0 + p / (g.SX * g.SY);
+        bool inside = oy >= 0 && oy < s.OH && ox >= 0 && ox < s.OW && o < s.O;
+        float v = inside ? dout[(((size_t)smp * s.OH + oy) * s.OW + ox) * s.O + o] : 0.0f;
+        st[e] = pcg_round_operand(v, math);
+    }
+}
+
+/* t.A[q][i] = what pixel i0 + i reads at the phase's tap `tap` and output
+ * channel o0 + q, from the staged chunk; t.B[q][j] = W at that tap, input
+ * channel j0 + j and output channel o0 + q (0 past C and O: the weights
+ * are read along o, where they lie one after another). */
+__device__ static void dgrad_tap_slices(tc_tiles &t, const float *st, const float *W, const nn_conv_shape &s,
+                                        const conv_phase &f, const dgrad_stage &g, int M, int tap, int o0, int math,
+                                        int tid)
+{
+    int i0 = blockIdx.x * TILE, j0 = blockIdx.y * TILE, per = f.ny * f.nx;
+    int tap_y = tap / f.tx, tap_x = tap % f.tx, ky = f.ky0 + s.stride * tap_y, kx = f.kx0 + s.stride * tap_x;
+    for (int e = tid; e < TILE * TC_K; e += SIDE * SIDE) {
+        int q = e % TC_K, i = e / TC_K, pix = i0 + i;
+        float v = 0.0f;
+        if (pix < M) {
+            int n = pix / per - g.n0, p = pix % per, y = p / f.nx - tap_y + f.ty - 1, x = p % f.nx - tap_x + f.tx - 1;
+            v = st[((n * g.SY + y) * g.SX + x) * TC_K + q];
+        }
+        t.A[q][i] = v;
+        int j = e / TC_K, o = o0 + q, c = j0 + j;
+        float w = o < s.O && c < s.C ? W[((size_t)(ky * s.k + kx) * s.C + c) * s.O + o] : 0.0f;
+        t.B[q][j] = pcg_round_operand(w, math);
+    }
+}
+#endif
+
+__global__ static void conv_dgrad_staged_tc_kernel(float *din, const float *dout, const float *W, int B,
+                                                   nn_conv_shape s, int math, const float *mask)
+{
+    __shared__ tc_tiles t;
+    conv_phase f = phase_of(s, blockIdx.z);
+    int M = B * f.ny * f.nx;
+    if ((int)blockIdx.x * TILE >= M) return; /* the grid fits the largest phase */
+#if PCG_TC_DEVICE
+    int tid = threadIdx.y * SIDE + threadIdx.x;
+    dgrad_stage g = dgrad_stage_of(s, f, M);
+    float *st = &t.C[0][0];
+    tc_warp w;
+    tc_begin(w);
+    for (int o0 = 0; o0 < s.O; o0 += TC_K) {
+        dgrad_stage_chunk(st, dout, s, g, o0, math, tid);
+        __syncthreads();
+        for (int tap = 0; tap < f.ty * f.tx; tap++) {
+            dgrad_tap_slices(t, st, W, s, f, g, M, tap, o0, math, tid);
+            __syncthreads();
+            tc_multiply(w, t, TC_K);
+            __syncthreads();
+        }
+    }
+    tc_finish(w, t);
+#else
+    (void)dout, (void)W, (void)math;
+    __trap();
+#endif
+    float acc[COMB][COMB];
+    tc_comb(acc, t);
+    dgrad_store(din, acc, M, s, f, mask);
+}
+
+/* Whether every phase's staged dout fits in t.C. */
+static int dgrad_staged_fits(const nn_conv_shape &s)
+{
+    for (int z = 0; z < s.stride * s.stride; z++) {
+        conv_phase f = phase_of(s, z);
+        long long per = (long long)f.ny * f.nx, SY = f.ny + f.ty - 1, SX = f.nx + f.tx - 1;
+        if (per == 0 || SY <= 0 || SX <= 0) continue;
+        if (samples_per_block(per) * SY * SX * TC_K > (long long)TILE * TC_LD) return 0;
+    }
+    return 1;
 }
 
 /* ---- launches ---- */
@@ -424,7 +545,9 @@ int pcg_conv_implicit_dgrad(float *din, const float *dout, const float *W, int B
     /* phase (0, 0) has the most pixels */
     long most = (long)B * ((s.H + s.stride - 1) / s.stride) * ((s.W + s.stride - 1) / s.stride);
     dim3 g(tiles(most), tiles(s.C), (unsigned)(s.stride * s.stride)), blk(SIDE, SIDE);
-    if (tensor) PCG_LAUNCH(conv_dgrad_tc_kernel, g, blk, 0, pcg_cuda_stream(), din, dout, W, B, s, math, mask);
+    if (tensor && dgrad_staged_fits(s))
+        PCG_LAUNCH(conv_dgrad_staged_tc_kernel, g, blk, 0, pcg_cuda_stream(), din, dout, W, B, s, math, mask);
+    else if (tensor) PCG_LAUNCH(conv_dgrad_tc_kernel, g, blk, 0, pcg_cuda_stream(), din, dout, W, B, s, math, mask);
     else PCG_LAUNCH(conv_dgrad_kernel, g, blk, 0, pcg_cuda_stream(), din, dout, W, B, s, math, mask);
     PCG_CK(cudaGetLastError(), -1);
     return 0;

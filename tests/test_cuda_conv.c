@@ -170,36 +170,41 @@ static conv_result rounded_reference(const conv_case *c, int mode)
     return r;
 }
 
-/* In the simulation (which reports an H200): whether the last work
- * counted launched the tensor-core kernels, which TF32 and bf16 must take
- * by name and fp32 must not; the forward pass one of its two (staged[1]
- * counts the launches with conv 1's output staged in shared memory,
- * staged[0] the others). */
-static void check_tensor_launches(const pcg_cuda_api *api, int mode, int staged[2])
-{
-    if (!api->simulated) return;
-    static const char *const names[] = {"conv_fwd_tc_kernel", "conv_fwd_staged_tc_kernel", "conv_wgrad_tc_kernel",
-                                        "conv_dgrad_tc_kernel"};
-    int n = 0, found[4] = {0, 0, 0, 0};
-    const pcg_cuda_work *w = api->work_counters(&n);
-    for (int i = 0; i < n; i++)
-        for (int k = 0; k < 4; k++) found[k] |= !strcmp(w[i].name, names[k]);
-    int tensor = mode != PCG_MATH_FP32;
-    if (found[0] + found[1] != tensor)
-        fail_msg("mode %d, path PCG_CONV_TENSOR: %d tensor-core forward kernels ran", mode, found[0] + found[1]);
-    for (int k = 2; k < 4; k++)
-        if (found[k] != tensor)
-            fail_msg("mode %d, path PCG_CONV_TENSOR: %s %s", mode, names[k], found[k] ? "ran" : "did not run");
-    staged[0] += found[0], staged[1] += found[1];
-}
-
 /* Conv errors of the implicit GEMMs, per kernel family (FMA, tensor
  * cores) and mode: against the fp32 CPU (err) and against the CPU on the
  * mode's rounded operands (gap). */
 typedef struct {
     double err[2][3], gap[2][3];
-    int staged[2]; /* tensor-core forward launches without and with the input staged */
+    int staged[2];       /* tensor-core forward launches without and with the input staged */
+    int dgrad_staged[2]; /* the same for the input gradient, its output gradient staged */
 } conv_errors;
+
+/* In the simulation (which reports an H200): whether the last work
+ * counted launched the tensor-core kernels, which TF32 and bf16 must take
+ * by name and fp32 must not; the forward pass and the input gradient one
+ * of their two each (the staged counts in e: [1] the launches with their
+ * operand staged in shared memory, [0] the others). */
+static void check_tensor_launches(const pcg_cuda_api *api, int mode, conv_errors *e)
+{
+    if (!api->simulated) return;
+    static const char *const names[] = {"conv_fwd_tc_kernel",   "conv_fwd_staged_tc_kernel",
+                                        "conv_dgrad_tc_kernel", "conv_dgrad_staged_tc_kernel",
+                                        "conv_wgrad_tc_kernel"};
+    int n = 0, found[5] = {0, 0, 0, 0, 0};
+    const pcg_cuda_work *w = api->work_counters(&n);
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < 5; k++) found[k] |= !strcmp(w[i].name, names[k]);
+    int tensor = mode != PCG_MATH_FP32;
+    if (found[0] + found[1] != tensor)
+        fail_msg("mode %d, path PCG_CONV_TENSOR: %d tensor-core forward kernels ran", mode, found[0] + found[1]);
+    if (found[2] + found[3] != tensor)
+        fail_msg("mode %d, path PCG_CONV_TENSOR: %d tensor-core input-gradient kernels ran", mode,
+                 found[2] + found[3]);
+    if (found[4] != tensor)
+        fail_msg("mode %d, path PCG_CONV_TENSOR: %s %s", mode, names[4], found[4] ? "ran" : "did not run");
+    e->staged[0] += found[0], e->staged[1] += found[1];
+    e->dgrad_staged[0] += found[2], e->dgrad_staged[1] += found[3];
+}
 
 /* The paths in the three modes against the CPU's fp32 convolution (the
  * sgemm test's tolerances per mode), and the implicit GEMMs (FMA and
@@ -222,7 +227,7 @@ static void check_case(const pcg_cuda_api *api, const conv_case *c, conv_errors 
         for (int k = 0; k < 2; k++) {
             api->work_reset();
             conv_result ig = run_path(api, c, k ? PCG_CONV_TENSOR : PCG_CONV_IMPLICIT);
-            if (k) check_tensor_launches(api, mode, e->staged);
+            if (k) check_tensor_launches(api, mode, e);
             snprintf(what, sizeof what, "%s, %s", kinds[k], modes[mode]);
             e->err[k][mode] = fmax(e->err[k][mode], compare(&ig, c->out, c->din, c->dW, c->db, c, tol, what));
             snprintf(what, sizeof what, "%s against rounded operands, %s", kinds[k], modes[mode]);
@@ -268,9 +273,11 @@ static void cuda_conv_matches_cpu(void **state)
         nn_conv_shapes(&cfg, &s1, &s2);
         conv_case c;
         case_init(&c, batch[p], s2, (uint64_t)p);
-        int before = e.staged[1];
+        int before = e.staged[1], dgrad_before = e.dgrad_staged[1];
         check_case(api, &c, &e);
         if (p == 0 && api->simulated && e.staged[1] != before + 2) fail_msg("paper preset: the forward pass was not staged");
+        if (p == 0 && api->simulated && e.dgrad_staged[1] != dgrad_before + 2)
+            fail_msg("paper preset: the input gradient was not staged");
         case_free(&c);
     }
     /* rows past one span of the weight gradient: its partial sums */
@@ -299,8 +306,10 @@ static void cuda_conv_matches_cpu(void **state)
         check_case(api, &c, &e);
         case_free(&c);
     }
-    /* the paper's shape stages its input; some random shapes' inputs do not fit */
+    /* the paper's shape stages its input and its output gradient; some
+     * random shapes' do not fit */
     if (api->simulated) assert_true(e.staged[0] > 0 && e.staged[1] > 0);
+    if (api->simulated) assert_true(e.dgrad_staged[0] > 0 && e.dgrad_staged[1] > 0);
     for (int k = 0; k < 2; k++)
         printf("cuda_conv_matches_cpu: %s's largest relative error against the CPU: fp32 %.2g, tf32 %.2g, bf16 "
                "%.2g; against the CPU on rounded operands: fp32 %.2g, tf32 %.2g, bf16 %.2g\n",

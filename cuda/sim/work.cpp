@@ -231,6 +231,7 @@ const flop_row flop_table[] = {
     {"conv_wgrad_tc_kernel", conv_wgrad_flops},
     {"conv_dgrad_kernel", conv_dgrad_flops},
     {"conv_dgrad_tc_kernel", conv_dgrad_flops},
+    {"conv_dgrad_staged_tc_kernel", conv_dgrad_flops},
     {"ppo_loss_kernel", [](const view &v) { return v.num(7) * loss_flops(v.num(8)); }},
     /* six threads add B terms each; one scales */
     {"ppo_sum_kernel", [](const view &v) { return 6 * v.num(1) + 1; }},
