@@ -86,7 +86,11 @@ double cuda_tensor_err(const float *got, const float *want, size_t n)
 {
     double scale = 0, worst = 0;
     for (size_t i = 0; i < n; i++) scale = fmax(scale, fabs(want[i]));
-    for (size_t i = 0; i < n; i++) worst = fmax(worst, fabs((double)got[i] - want[i]));
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - want[i]);
+        if (isnan(d)) return NAN; /* a NaN where a value belongs, which fmax would pass over */
+        worst = fmax(worst, d);
+    }
     return scale > 0 ? worst / scale : worst;
 }
 
