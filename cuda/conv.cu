@@ -46,10 +46,10 @@ struct fwd_b { /* W[e][o], by (o, e) */
 
 /* acc[a][c] = the tensor-core product's output (ty + 16a, tx + 16c): what
  * tile_product leaves in each thread, for the same epilogues. */
-__device__ static void tc_comb(float (&acc)[COMB][COMB], const tc_tiles &t)
+__device__ static void tc_comb(float (&acc)[COMB][COMB], const float (&C)[TILE][TC_LD])
 {
     for (int a = 0; a < COMB; a++)
-        for (int c = 0; c < COMB; c++) acc[a][c] = t.C[threadIdx.y + SIDE * a][threadIdx.x + SIDE * c];
+        for (int c = 0; c < COMB; c++) acc[a][c] = C[threadIdx.y + SIDE * a][threadIdx.x + SIDE * c];
 }
 
 __device__ static void fwd_store(float *out, const float (&acc)[COMB][COMB], const float *b, int M,
@@ -81,7 +81,7 @@ __global__ static void conv_fwd_tc_kernel(float *out, const float *in, const flo
     int M = B * s.OH * s.OW, kr = s.k * s.k * s.C;
     float acc[COMB][COMB];
     tc_tile_product(t, fwd_a{in, s}, fwd_b{W, s.O}, M, s.O, kr, true, false, math);
-    tc_comb(acc, t);
+    tc_comb(acc, t.C);
     fwd_store(out, acc, b, M, s, relu);
 }
 
@@ -134,7 +134,7 @@ __global__ static void conv_wgrad_tc_kernel(float *dst, const float *dout, const
     int len = min(span, rows - r0);
     float acc[COMB][COMB];
     tc_tile_product(t, wgrad_a{in, s, r0}, wgrad_b{dout, s.O, r0}, kr, s.O, len, false, false, math);
-    tc_comb(acc, t);
+    tc_comb(acc, t.C);
     wgrad_store(dst, acc, kr, s, accumulate);
 }
 
@@ -210,12 +210,13 @@ struct dgrad_b { /* W[(ky*k + kx)*C + c][o], by (c, (tap of the phase, o)) */
     }
 };
 
-__device__ static void dgrad_store(float *din, const float (&acc)[COMB][COMB], int M, const nn_conv_shape &s,
+/* The 64 x 64 outputs from pixel i0 and input channel blockIdx.y * TILE */
+__device__ static void dgrad_store(float *din, const float (&acc)[COMB][COMB], int i0, int M, const nn_conv_shape &s,
                                    const conv_phase &f, const float *mask)
 {
     for (int a = 0; a < COMB; a++)
         for (int c = 0; c < COMB; c++) {
-            int i = blockIdx.x * TILE + threadIdx.y + SIDE * a, j = blockIdx.y * TILE + threadIdx.x + SIDE * c;
+            int i = i0 + threadIdx.y + SIDE * a, j = blockIdx.y * TILE + threadIdx.x + SIDE * c;
             if (i >= M || j >= s.C) continue;
             phase_pixel x = pixel_at(f, s, i);
             size_t at = (((size_t)x.n * s.H + x.iy) * s.W + x.ix) * s.C + j;
@@ -232,7 +233,7 @@ __global__ static void conv_dgrad_kernel(float *din, const float *dout, const fl
     if ((int)blockIdx.x * TILE >= M) return; /* the grid fits the largest phase */
     float acc[COMB][COMB];
     tile_product(acc, dgrad_a{dout, s, f}, dgrad_b{W, s, f}, M, s.C, kr, true, true, math, As, Bs);
-    dgrad_store(din, acc, M, s, f, mask);
+    dgrad_store(din, acc, blockIdx.x * TILE, M, s, f, mask);
 }
 
 __global__ static void conv_dgrad_tc_kernel(float *din, const float *dout, const float *W, int B, nn_conv_shape s,
@@ -244,8 +245,8 @@ __global__ static void conv_dgrad_tc_kernel(float *din, const float *dout, const
     if ((int)blockIdx.x * TILE >= M) return; /* the grid fits the largest phase */
     float acc[COMB][COMB];
     tc_tile_product(t, dgrad_a{dout, s, f}, dgrad_b{W, s, f}, M, s.C, kr, true, true, math);
-    tc_comb(acc, t);
-    dgrad_store(din, acc, M, s, f, mask);
+    tc_comb(acc, t.C);
+    dgrad_store(din, acc, blockIdx.x * TILE, M, s, f, mask);
 }
 
 /* ---- forward on tensor cores, conv 1's output staged in shared memory ----
@@ -336,21 +337,21 @@ __global__ static void conv_fwd_staged_tc_kernel(float *out, const float *in, co
     __trap();
 #endif
     float acc[COMB][COMB];
-    tc_comb(acc, t);
+    tc_comb(acc, t.C);
     fwd_store(out, acc, b, M, s, relu);
 }
 
-/* The samples a block's 64 rows can span, per rows to a sample: 64 / per
- * where per divides 64, else up to 63 / per + 2. */
-static long long samples_per_block(long long per)
+/* The samples a block's `rows` rows can span, per rows to a sample:
+ * rows / per where per divides rows, else up to (rows - 1) / per + 2. */
+static long long samples_per_block(long long rows, long long per)
 {
-    return TILE % per == 0 ? TILE / per : (TILE - 1) / per + 2;
+    return rows % per == 0 ? rows / per : (rows - 1) / per + 2;
 }
 
 /* Whether the staged samples of any block fit in t.C. */
 static int staged_fits(const nn_conv_shape &s)
 {
-    long long spb = samples_per_block((long long)s.OH * s.OW);
+    long long spb = samples_per_block(TILE, (long long)s.OH * s.OW);
     long long PH = (long long)(s.OH - 1) * s.stride + s.k, PW = (long long)(s.OW - 1) * s.stride + s.k;
     return spb * PH * PW * TC_K <= (long long)TILE * TC_LD;
 }
@@ -358,10 +359,21 @@ static int staged_fits(const nn_conv_shape &s)
 /* ---- input gradient on tensor cores, conv 2's output gradient staged ----
  *
  * Loaded by dgrad_a, each entry of dout is read from global memory once
- * per tap of the phase that reaches it (up to 16 at k 7, stride 2).  As
- * the staged forward does with conv 1's output, the block stages what its
- * phase's pixels read of its samples' dout, TC_K channels at a time, and
- * builds each tap's slice from there: channel chunks outer, taps inner. */
+ * per tap of the phase that reaches it (up to 16 at k 7, stride 2), and
+ * each 64-pixel block reads the weights of its phase's taps (0.4 MB at the
+ * paper's shapes).  Here a block takes DG_ROWS pixels, two 64-row halves
+ * whose products share each weight slice (every warp holds both halves'
+ * accumulators), and stages what its pixels read of its samples' dout,
+ * TC_K channels at a time, building each tap's slices from there:
+ * channel chunks outer, taps inner. */
+#define DG_ROWS (2 * TILE)
+#define DG_LD (DG_ROWS + 4) /* a multiple of 4 floats, as a fragment's ldm must be */
+
+struct dgrad_tiles {
+    alignas(32) float A[TC_K][DG_LD];  /* A[q][i] = A(i0 + i, k0 + q), both halves */
+    alignas(32) float B[TC_K][TC_LD];  /* B[q][j] = B(k0 + q, j0 + j) */
+    alignas(32) float C[TILE][TC_LD];  /* the staged chunk, then each half's product tile */
+};
 
 #if PCG_TC_DEVICE
 /* The block's pixels cover samples n0 .. n0 + count - 1; of each, the
@@ -374,7 +386,7 @@ struct dgrad_stage {
 
 __device__ static dgrad_stage dgrad_stage_of(const nn_conv_shape &s, const conv_phase &f, int M)
 {
-    int per = f.ny * f.nx, i0 = blockIdx.x * TILE, last = min(i0 + TILE, M) - 1;
+    int per = f.ny * f.nx, i0 = blockIdx.x * DG_ROWS, last = min(i0 + DG_ROWS, M) - 1;
     /* pixel iy = py + stride y at tap ky = ky0 + stride t reads dout row
      * (py + pad - ky0) / stride + y - t: ky0 makes the division exact */
     return dgrad_stage{i0 / per,
@@ -404,13 +416,13 @@ __device__ static void dgrad_stage_chunk(float *st, const float *dout, const nn_
  * channel o0 + q, from the staged chunk; t.B[q][j] = W at that tap, input
  * channel j0 + j and output channel o0 + q (0 past C and O: the weights
  * are read along o, where they lie one after another). */
-__device__ static void dgrad_tap_slices(tc_tiles &t, const float *st, const float *W, const nn_conv_shape &s,
+__device__ static void dgrad_tap_slices(dgrad_tiles &t, const float *st, const float *W, const nn_conv_shape &s,
                                         const conv_phase &f, const dgrad_stage &g, int M, int tap, int o0, int math,
                                         int tid)
 {
-    int i0 = blockIdx.x * TILE, j0 = blockIdx.y * TILE, per = f.ny * f.nx;
+    int i0 = blockIdx.x * DG_ROWS, j0 = blockIdx.y * TILE, per = f.ny * f.nx;
     int tap_y = tap / f.tx, tap_x = tap % f.tx, ky = f.ky0 + s.stride * tap_y, kx = f.kx0 + s.stride * tap_x;
-    for (int e = tid; e < TILE * TC_K; e += SIDE * SIDE) {
+    for (int e = tid; e < DG_ROWS * TC_K; e += SIDE * SIDE) {
         int q = e % TC_K, i = e / TC_K, pix = i0 + i;
         float v = 0.0f;
         if (pix < M) {
@@ -418,9 +430,38 @@ __device__ static void dgrad_tap_slices(tc_tiles &t, const float *st, const floa
             v = st[((n * g.SY + y) * g.SX + x) * TC_K + q];
         }
         t.A[q][i] = v;
-        int j = e / TC_K, o = o0 + q, c = j0 + j;
+    }
+    for (int e = tid; e < TILE * TC_K; e += SIDE * SIDE) {
+        int q = e % TC_K, j = e / TC_K, o = o0 + q, c = j0 + j;
         float w = o < s.O && c < s.C ? W[((size_t)(ky * s.k + kx) * s.C + c) * s.O + o] : 0.0f;
         t.B[q][j] = pcg_round_operand(w, math);
+    }
+}
+
+/* The warp's 16 x 32 of each half: rows wr.. (and TILE + wr..), columns wc.. */
+struct dgrad_warp {
+    int wr, wc;
+    nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, TC_K, float> acc[2][2]; /* [half][column block] */
+};
+
+__device__ static void dgrad_begin(dgrad_warp &w)
+{
+    int warp = (threadIdx.y * SIDE + threadIdx.x) / 32;
+    w.wr = (warp % 4) * 16, w.wc = (warp / 4) * 32;
+    for (int h = 0; h < 2; h++)
+        for (int f = 0; f < 2; f++) nvcuda::wmma::fill_fragment(w.acc[h][f], 0.0f);
+}
+
+/* acc += the slices' product: each weight fragment loaded once, used by both halves */
+__device__ static void dgrad_multiply(dgrad_warp &w, const dgrad_tiles &t)
+{
+    using namespace nvcuda;
+    wmma::fragment<wmma::matrix_a, 16, 16, TC_K, wmma::precision::tf32, wmma::col_major> a[2];
+    for (int h = 0; h < 2; h++) wmma::load_matrix_sync(a[h], &t.A[0][w.wr + TILE * h], DG_LD);
+    for (int f = 0; f < 2; f++) {
+        wmma::fragment<wmma::matrix_b, 16, 16, TC_K, wmma::precision::tf32, wmma::row_major> b;
+        wmma::load_matrix_sync(b, &t.B[0][w.wc + 16 * f], TC_LD);
+        for (int h = 0; h < 2; h++) wmma::mma_sync(w.acc[h][f], a[h], b, w.acc[h][f]);
     }
 }
 #endif
@@ -428,34 +469,40 @@ __device__ static void dgrad_tap_slices(tc_tiles &t, const float *st, const floa
 __global__ static void conv_dgrad_staged_tc_kernel(float *din, const float *dout, const float *W, int B,
                                                    nn_conv_shape s, int math, const float *mask)
 {
-    __shared__ tc_tiles t;
+    __shared__ dgrad_tiles t;
     conv_phase f = phase_of(s, blockIdx.z);
     int M = B * f.ny * f.nx;
-    if ((int)blockIdx.x * TILE >= M) return; /* the grid fits the largest phase */
+    if ((int)blockIdx.x * DG_ROWS >= M) return; /* the grid fits the largest phase */
 #if PCG_TC_DEVICE
     int tid = threadIdx.y * SIDE + threadIdx.x;
     dgrad_stage g = dgrad_stage_of(s, f, M);
     float *st = &t.C[0][0];
-    tc_warp w;
-    tc_begin(w);
+    dgrad_warp w;
+    dgrad_begin(w);
     for (int o0 = 0; o0 < s.O; o0 += TC_K) {
         dgrad_stage_chunk(st, dout, s, g, o0, math, tid);
         __syncthreads();
         for (int tap = 0; tap < f.ty * f.tx; tap++) {
             dgrad_tap_slices(t, st, W, s, f, g, M, tap, o0, math, tid);
             __syncthreads();
-            tc_multiply(w, t, TC_K);
+            dgrad_multiply(w, t);
             __syncthreads();
         }
     }
-    tc_finish(w, t);
+    for (int h = 0; h < 2; h++) {
+        for (int c = 0; c < 2; c++)
+            nvcuda::wmma::store_matrix_sync(&t.C[w.wr][w.wc + 16 * c], w.acc[h][c], TC_LD,
+                                            nvcuda::wmma::mem_row_major);
+        __syncthreads();
+        float acc[COMB][COMB];
+        tc_comb(acc, t.C);
+        dgrad_store(din, acc, blockIdx.x * DG_ROWS + TILE * h, M, s, f, mask);
+        __syncthreads(); /* before the next half overwrites t.C */
+    }
 #else
-    (void)dout, (void)W, (void)math;
+    (void)t, (void)din, (void)dout, (void)W, (void)math, (void)mask, (void)M;
     __trap();
 #endif
-    float acc[COMB][COMB];
-    tc_comb(acc, t);
-    dgrad_store(din, acc, M, s, f, mask);
 }
 
 /* Whether every phase's staged dout fits in t.C. */
@@ -465,7 +512,7 @@ static int dgrad_staged_fits(const nn_conv_shape &s)
         conv_phase f = phase_of(s, z);
         long long per = (long long)f.ny * f.nx, SY = f.ny + f.ty - 1, SX = f.nx + f.tx - 1;
         if (per == 0 || SY <= 0 || SX <= 0) continue;
-        if (samples_per_block(per) * SY * SX * TC_K > (long long)TILE * TC_LD) return 0;
+        if (samples_per_block(DG_ROWS, per) * SY * SX * TC_K > (long long)TILE * TC_LD) return 0;
     }
     return 1;
 }
@@ -545,8 +592,10 @@ int pcg_conv_implicit_dgrad(float *din, const float *dout, const float *W, int B
     /* phase (0, 0) has the most pixels */
     long most = (long)B * ((s.H + s.stride - 1) / s.stride) * ((s.W + s.stride - 1) / s.stride);
     dim3 g(tiles(most), tiles(s.C), (unsigned)(s.stride * s.stride)), blk(SIDE, SIDE);
-    if (tensor && dgrad_staged_fits(s))
-        PCG_LAUNCH(conv_dgrad_staged_tc_kernel, g, blk, 0, pcg_cuda_stream(), din, dout, W, B, s, math, mask);
+    if (tensor && dgrad_staged_fits(s)) {
+        dim3 g2((unsigned)((most + DG_ROWS - 1) / DG_ROWS), tiles(s.C), (unsigned)(s.stride * s.stride));
+        PCG_LAUNCH(conv_dgrad_staged_tc_kernel, g2, blk, 0, pcg_cuda_stream(), din, dout, W, B, s, math, mask);
+    }
     else if (tensor) PCG_LAUNCH(conv_dgrad_tc_kernel, g, blk, 0, pcg_cuda_stream(), din, dout, W, B, s, math, mask);
     else PCG_LAUNCH(conv_dgrad_kernel, g, blk, 0, pcg_cuda_stream(), din, dout, W, B, s, math, mask);
     PCG_CK(cudaGetLastError(), -1);
