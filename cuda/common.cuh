@@ -43,6 +43,14 @@ const char *pcg_cuda_last_error(void);
     kernel<<<grid, block, shmem, stream>>>(__VA_ARGS__)
 #endif
 
+/* A loop nvcc unrolls fully, so that arrays of fragments it indexes stay
+ * in registers; the simulation's compiler takes it as a plain loop. */
+#ifdef PCG_SIM
+#define PCG_UNROLL
+#else
+#define PCG_UNROLL _Pragma("unroll")
+#endif
+
 /* Blocks of `threads` for n threads of work. */
 static inline unsigned pcg_grid_for(unsigned threads, size_t n)
 {
@@ -106,6 +114,12 @@ int pcg_conv_implicit_wgrad(float *dst, int splits, int span, const float *dout,
                             const nn_conv_shape &s, int math, int tensor);
 int pcg_conv_implicit_dgrad(float *din, const float *dout, const float *W, int B, const nn_conv_shape &s, int math,
                             const float *mask, int tensor);
+/* The weight gradient's tensor-core kernel with its operands staged
+ * (cuda/conv_wgrad.cu), which pcg_conv_implicit_wgrad takes where the
+ * shape and span fit it; the same arguments. */
+int pcg_conv_wgrad_staged_fits(const nn_conv_shape &s, int span);
+int pcg_conv_wgrad_staged(float *dst, int splits, int span, const float *dout, const float *in, int B,
+                          const nn_conv_shape &s, int math);
 
 /* The layers on the one-hot observation (cuda/onehot.cu): out = the
  * dense layer (conv 1, through a ReLU when relu is set) of the window vw;

@@ -577,6 +577,8 @@ int pcg_conv_implicit_wgrad(float *dst, int splits, int span, const float *dout,
         pcg_cuda_set_error("conv: %d row spans of the weight gradient, at most 65535", splits);
         return -1;
     }
+    if (tensor && pcg_conv_wgrad_staged_fits(s, span))
+        return pcg_conv_wgrad_staged(dst, splits, span, dout, in, B, s, math);
     dim3 g(tiles(s.k * s.k * s.C), tiles(s.O), (unsigned)splits), blk(SIDE, SIDE);
     if (tensor)
         PCG_LAUNCH(conv_wgrad_tc_kernel, g, blk, 0, pcg_cuda_stream(), dst, dout, in, B, s, span, math, splits == 1);

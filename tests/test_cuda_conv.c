@@ -177,6 +177,7 @@ typedef struct {
     double err[2][3], gap[2][3];
     int staged[2];       /* tensor-core forward launches without and with the input staged */
     int dgrad_staged[2]; /* the same for the input gradient, its output gradient staged */
+    int wgrad_staged[2]; /* the same for the weight gradient, both operands staged */
 } conv_errors;
 
 /* In the simulation (which reports an H200): whether the last work
@@ -189,21 +190,23 @@ static void check_tensor_launches(const pcg_cuda_api *api, int mode, conv_errors
     if (!api->simulated) return;
     static const char *const names[] = {"conv_fwd_tc_kernel",   "conv_fwd_staged_tc_kernel",
                                         "conv_dgrad_tc_kernel", "conv_dgrad_staged_tc_kernel",
-                                        "conv_wgrad_tc_kernel"};
-    int n = 0, found[5] = {0, 0, 0, 0, 0};
+                                        "conv_wgrad_tc_kernel", "conv_wgrad_staged_tc_kernel"};
+    int n = 0, found[6] = {0, 0, 0, 0, 0, 0};
     const pcg_cuda_work *w = api->work_counters(&n);
     for (int i = 0; i < n; i++)
-        for (int k = 0; k < 5; k++) found[k] |= !strcmp(w[i].name, names[k]);
+        for (int k = 0; k < 6; k++) found[k] |= !strcmp(w[i].name, names[k]);
     int tensor = mode != PCG_MATH_FP32;
     if (found[0] + found[1] != tensor)
         fail_msg("mode %d, path PCG_CONV_TENSOR: %d tensor-core forward kernels ran", mode, found[0] + found[1]);
     if (found[2] + found[3] != tensor)
         fail_msg("mode %d, path PCG_CONV_TENSOR: %d tensor-core input-gradient kernels ran", mode,
                  found[2] + found[3]);
-    if (found[4] != tensor)
-        fail_msg("mode %d, path PCG_CONV_TENSOR: %s %s", mode, names[4], found[4] ? "ran" : "did not run");
+    if (found[4] + found[5] != tensor)
+        fail_msg("mode %d, path PCG_CONV_TENSOR: %d tensor-core weight-gradient kernels ran", mode,
+                 found[4] + found[5]);
     e->staged[0] += found[0], e->staged[1] += found[1];
     e->dgrad_staged[0] += found[2], e->dgrad_staged[1] += found[3];
+    e->wgrad_staged[0] += found[4], e->wgrad_staged[1] += found[5];
 }
 
 /* The paths in the three modes against the CPU's fp32 convolution (the
@@ -273,11 +276,13 @@ static void cuda_conv_matches_cpu(void **state)
         nn_conv_shapes(&cfg, &s1, &s2);
         conv_case c;
         case_init(&c, batch[p], s2, (uint64_t)p);
-        int before = e.staged[1], dgrad_before = e.dgrad_staged[1];
+        int before = e.staged[1], dgrad_before = e.dgrad_staged[1], wgrad_before = e.wgrad_staged[1];
         check_case(api, &c, &e);
         if (p == 0 && api->simulated && e.staged[1] != before + 2) fail_msg("paper preset: the forward pass was not staged");
         if (p == 0 && api->simulated && e.dgrad_staged[1] != dgrad_before + 2)
             fail_msg("paper preset: the input gradient was not staged");
+        if (p == 0 && api->simulated && e.wgrad_staged[1] != wgrad_before + 2)
+            fail_msg("paper preset: the weight gradient was not staged");
         case_free(&c);
     }
     /* rows past one span of the weight gradient: its partial sums */
@@ -288,11 +293,13 @@ static void cuda_conv_matches_cpu(void **state)
     case_free(&c);
     /* channels that are not multiples of a fragment's 16 (or 8), batches
      * whose rows leave the last 64-row tile part full: k 3 and 7, strides
-     * 1 and 2 */
-    const nn_conv_shape odd[] = {{9, 7, 20, 3, 1, 1, 9, 7, 37}, {11, 11, 13, 7, 2, 3, 6, 6, 70},
-                                 {16, 16, 24, 7, 2, 3, 8, 8, 50}, {6, 10, 5, 3, 2, 1, 3, 5, 19}};
-    const int odd_batch[] = {3, 5, 3, 67};
-    for (int t = 0; t < 4; t++) {
+     * 1 and 2; rows wider than one staged step of the weight gradient
+     * (OW 11); a kernel row longer than that kernel holds (k 9) */
+    const nn_conv_shape odd[] = {{9, 7, 20, 3, 1, 1, 9, 7, 37},   {11, 11, 13, 7, 2, 3, 6, 6, 70},
+                                 {16, 16, 24, 7, 2, 3, 8, 8, 50},  {6, 10, 5, 3, 2, 1, 3, 5, 19},
+                                 {9, 11, 70, 3, 1, 1, 9, 11, 66}, {10, 10, 6, 9, 1, 4, 10, 10, 12}};
+    const int odd_batch[] = {3, 5, 3, 67, 2, 2};
+    for (int t = 0; t < 6; t++) {
         case_init(&c, odd_batch[t], odd[t], 50 + (uint64_t)t);
         check_case(api, &c, &e);
         case_free(&c);
@@ -306,10 +313,11 @@ static void cuda_conv_matches_cpu(void **state)
         check_case(api, &c, &e);
         case_free(&c);
     }
-    /* the paper's shape stages its input and its output gradient; some
-     * random shapes' do not fit */
+    /* the paper's shape stages its input, its output gradient and the
+     * weight gradient's operands; some shapes do not fit */
     if (api->simulated) assert_true(e.staged[0] > 0 && e.staged[1] > 0);
     if (api->simulated) assert_true(e.dgrad_staged[0] > 0 && e.dgrad_staged[1] > 0);
+    if (api->simulated) assert_true(e.wgrad_staged[0] > 0 && e.wgrad_staged[1] > 0);
     for (int k = 0; k < 2; k++)
         printf("cuda_conv_matches_cpu: %s's largest relative error against the CPU: fp32 %.2g, tf32 %.2g, bf16 "
                "%.2g; against the CPU on rounded operands: fp32 %.2g, tf32 %.2g, bf16 %.2g\n",

@@ -107,6 +107,7 @@ static void check_conv_kernels(const pcg_cuda_api *api, pcg_cuda_ppo *p, int mod
     for (int i = 0; i < 3; i++) {
         const pcg_cuda_work *f = find(api, fma[i]), *t = find(api, tc[i]);
         if (i == 0 && !t) t = find(api, "conv_fwd_staged_tc_kernel");
+        if (i == 1 && !t) t = find(api, "conv_wgrad_staged_tc_kernel");
         if (i == 2 && !t) t = find(api, "conv_dgrad_staged_tc_kernel");
         if (mode == PCG_MATH_FP32) {
             assert_non_null(f);

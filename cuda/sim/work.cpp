@@ -223,12 +223,13 @@ const flop_row flop_table[] = {
          const nn_conv_shape &s = v.as<nn_conv_shape>(3);
          return v.num(2) * s.C * conv_adds(s);
      }},
-    /* cuda/conv.cu, the FMA kernels and their tensor-core twins alike */
+    /* cuda/conv.cu and cuda/conv_wgrad.cu, the FMA kernels and their tensor-core twins alike */
     {"conv_fwd_kernel", conv_fwd_flops},
     {"conv_fwd_tc_kernel", conv_fwd_flops},
     {"conv_fwd_staged_tc_kernel", conv_fwd_flops},
     {"conv_wgrad_kernel", conv_wgrad_flops},
     {"conv_wgrad_tc_kernel", conv_wgrad_flops},
+    {"conv_wgrad_staged_tc_kernel", conv_wgrad_flops},
     {"conv_dgrad_kernel", conv_dgrad_flops},
     {"conv_dgrad_tc_kernel", conv_dgrad_flops},
     {"conv_dgrad_staged_tc_kernel", conv_dgrad_flops},
