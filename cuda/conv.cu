@@ -52,12 +52,13 @@ __device__ static void tc_comb(float (&acc)[COMB][COMB], const float (&C)[TILE][
         for (int c = 0; c < COMB; c++) acc[a][c] = C[threadIdx.y + SIDE * a][threadIdx.x + SIDE * c];
 }
 
-__device__ static void fwd_store(float *out, const float (&acc)[COMB][COMB], const float *b, int M,
+/* The 64 x 64 outputs from row i0 and output channel blockIdx.y * TILE */
+__device__ static void fwd_store(float *out, const float (&acc)[COMB][COMB], const float *b, int i0, int M,
                                  const nn_conv_shape &s, int relu)
 {
     for (int a = 0; a < COMB; a++)
         for (int c = 0; c < COMB; c++) {
-            int i = blockIdx.x * TILE + threadIdx.y + SIDE * a, j = blockIdx.y * TILE + threadIdx.x + SIDE * c;
+            int i = i0 + threadIdx.y + SIDE * a, j = blockIdx.y * TILE + threadIdx.x + SIDE * c;
             if (i >= M || j >= s.O) continue;
             float y = acc[a][c] + b[j];
             out[(size_t)i * s.O + j] = relu && y < 0 ? 0.0f : y;
@@ -71,7 +72,7 @@ __global__ static void conv_fwd_kernel(float *out, const float *in, const float 
     int M = B * s.OH * s.OW, kr = s.k * s.k * s.C;
     float acc[COMB][COMB];
     tile_product(acc, fwd_a{in, s}, fwd_b{W, s.O}, M, s.O, kr, true, false, math, As, Bs);
-    fwd_store(out, acc, b, M, s, relu);
+    fwd_store(out, acc, b, blockIdx.x * TILE, M, s, relu);
 }
 
 __global__ static void conv_fwd_tc_kernel(float *out, const float *in, const float *W, const float *b, int B,
@@ -82,7 +83,7 @@ __global__ static void conv_fwd_tc_kernel(float *out, const float *in, const flo
     float acc[COMB][COMB];
     tc_tile_product(t, fwd_a{in, s}, fwd_b{W, s.O}, M, s.O, kr, true, false, math);
     tc_comb(acc, t.C);
-    fwd_store(out, acc, b, M, s, relu);
+    fwd_store(out, acc, b, blockIdx.x * TILE, M, s, relu);
 }
 
 /* ---- weight gradient: dW[e][o] = sum over rows of im2col(in)[row][e] dout[row][o] ---- */
@@ -249,17 +250,103 @@ __global__ static void conv_dgrad_tc_kernel(float *din, const float *dout, const
     dgrad_store(din, acc, blockIdx.x * TILE, M, s, f, mask);
 }
 
-/* ---- forward on tensor cores, conv 1's output staged in shared memory ----
+/* ---- tensor-core blocks of two 64-row halves, an operand staged ----
  *
- * Loaded by fwd_a, each of conv 1's outputs is read from global memory
- * once per tap that reaches it (about 12 times at the paper's shapes,
- * k 7, stride 2).  Here the block stages its samples' padded inputs
- * TC_K channels at a time in shared memory (in t.C, which the product
- * needs only at the end), once, and builds each tap's slice from there:
- * channel chunks outer, taps inner, so the reduction runs in that order
- * rather than fwd_a's (tap, channel) order. */
+ * Loaded by fwd_a or dgrad_a, each of conv 1's outputs (forward) or of
+ * dout's entries (input gradient) is read from global memory once per tap
+ * that reaches it (about 12 times for the forward at k 7, stride 2, up to
+ * 16 for a phase of the input gradient), and each 64-row block reads all
+ * the weights its taps need (0.8 MB for the forward at the paper's
+ * shapes).  The staged kernels take PAIR_ROWS rows a block, two 64-row
+ * halves whose products share each weight slice (every warp holds both
+ * halves' accumulators), and stage the part of the operand their rows
+ * read, TC_K channels at a time, in shared memory, building each tap's
+ * slices from there: channel chunks outer, taps inner, so the reduction
+ * runs in that order rather than the loaders' (tap, channel) order. */
+#define PAIR_ROWS (2 * TILE)
+#define PAIR_LD (PAIR_ROWS + 4) /* a multiple of 4 floats, as a fragment's ldm must be */
+/* floats staged per chunk: two of the paper's samples' 21 x 21 reach of
+ * conv 1's output, 8 channels each, rounded up to a whole number of KB */
+#define PAIR_STAGE 7168
+
+struct pair_tiles {
+    alignas(32) float A[TC_K][PAIR_LD]; /* A[q][i] = A(i0 + i, k0 + q), both halves */
+    alignas(32) float B[TC_K][TC_LD];   /* B[q][j] = B(k0 + q, j0 + j) */
+    union {                             /* the staged chunk, then each half's product tile */
+        alignas(32) float stage[PAIR_STAGE];
+        alignas(32) float C[TILE][TC_LD];
+    };
+};
+
+/* The samples a block's `rows` rows can span, per rows to a sample:
+ * rows / per where per divides rows, else up to (rows - 1) / per + 2. */
+static long long samples_per_block(long long rows, long long per)
+{
+    return rows % per == 0 ? rows / per : (rows - 1) / per + 2;
+}
 
 #if PCG_TC_DEVICE
+/* The warp's 16 x 32 of each half: rows wr.. (and TILE + wr..), columns wc.. */
+struct pair_warp {
+    int wr, wc;
+    nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, TC_K, float> acc[2][2]; /* [half][column block] */
+};
+
+/* acc += the slices' product: each weight fragment loaded once, used by both halves */
+__device__ static void pair_multiply(pair_warp &w, const pair_tiles &t)
+{
+    using namespace nvcuda;
+    wmma::fragment<wmma::matrix_a, 16, 16, TC_K, wmma::precision::tf32, wmma::col_major> a[2];
+    for (int h = 0; h < 2; h++) wmma::load_matrix_sync(a[h], &t.A[0][w.wr + TILE * h], PAIR_LD);
+    for (int f = 0; f < 2; f++) {
+        wmma::fragment<wmma::matrix_b, 16, 16, TC_K, wmma::precision::tf32, wmma::row_major> b;
+        wmma::load_matrix_sync(b, &t.B[0][w.wc + 16 * f], TC_LD);
+        for (int h = 0; h < 2; h++) wmma::mma_sync(w.acc[h][f], a[h], b, w.acc[h][f]);
+    }
+}
+
+/* w = the block's product over `depth` channels in chunks of TC_K and
+ * `taps` taps: stage(c0) fills t.stage with a chunk, slices(tap, c0) t.A
+ * and t.B from it. */
+template <class Stage, class Slices>
+__device__ static void pair_product(pair_warp &w, pair_tiles &t, int depth, int taps, const Stage &stage,
+                                    const Slices &slices)
+{
+    int warp = (threadIdx.y * SIDE + threadIdx.x) / 32;
+    w.wr = (warp % 4) * 16, w.wc = (warp / 4) * 32;
+    for (int h = 0; h < 2; h++)
+        for (int f = 0; f < 2; f++) nvcuda::wmma::fill_fragment(w.acc[h][f], 0.0f);
+    for (int c0 = 0; c0 < depth; c0 += TC_K) {
+        stage(c0);
+        __syncthreads();
+        for (int tap = 0; tap < taps; tap++) {
+            slices(tap, c0);
+            __syncthreads();
+            pair_multiply(w, t);
+            __syncthreads();
+        }
+    }
+}
+
+/* store(acc, h) for each half h, acc as tc_comb leaves it */
+template <class Store>
+__device__ static void pair_halves(const pair_warp &w, pair_tiles &t, const Store &store)
+{
+    PCG_UNROLL
+    for (int h = 0; h < 2; h++) {
+        for (int f = 0; f < 2; f++)
+            nvcuda::wmma::store_matrix_sync(&t.C[w.wr][w.wc + 16 * f], w.acc[h][f], TC_LD,
+                                            nvcuda::wmma::mem_row_major);
+        __syncthreads();
+        float acc[COMB][COMB];
+        tc_comb(acc, t.C);
+        store(acc, h);
+        __syncthreads(); /* before the next half overwrites t.C */
+    }
+}
+
+/* ---- the forward pass: conv 1's output staged ---- */
+
 /* The block's rows cover samples n0 .. n0 + count - 1; of each, the
  * input rows and columns its windows reach, from -pad: PH x PW. */
 struct fwd_stage {
@@ -268,7 +355,7 @@ struct fwd_stage {
 
 __device__ static fwd_stage stage_of(const nn_conv_shape &s, int M)
 {
-    int per = s.OH * s.OW, i0 = blockIdx.x * TILE, last = min(i0 + TILE, M) - 1;
+    int per = s.OH * s.OW, i0 = blockIdx.x * PAIR_ROWS, last = min(i0 + PAIR_ROWS, M) - 1;
     return fwd_stage{i0 / per, last / per - i0 / per + 1, (s.OH - 1) * s.stride + s.k, (s.OW - 1) * s.stride + s.k};
 }
 
@@ -290,22 +377,24 @@ __device__ static void stage_chunk(float *st, const float *in, const nn_conv_sha
 /* t.A[q][i] = the im2col entry of row i0 + i at tap and channel c0 + q,
  * from the staged chunk; t.B[q][j] = W at that tap and channel, output
  * j0 + j (0 past C and O). */
-__device__ static void tap_slices(tc_tiles &t, const float *st, const float *W, const nn_conv_shape &s,
-                                  const fwd_stage &g, int M, int tap, int c0, int math, int tid)
+__device__ static void tap_slices(pair_tiles &t, const float *W, const nn_conv_shape &s, const fwd_stage &g, int M,
+                                  int tap, int c0, int math, int tid)
 {
-    int i0 = blockIdx.x * TILE, j0 = blockIdx.y * TILE, per = s.OH * s.OW, ky = tap / s.k, kx = tap % s.k;
-    for (int e = tid; e < TILE * TC_K; e += SIDE * SIDE) {
+    int i0 = blockIdx.x * PAIR_ROWS, j0 = blockIdx.y * TILE, per = s.OH * s.OW, ky = tap / s.k, kx = tap % s.k;
+    for (int e = tid; e < PAIR_ROWS * TC_K; e += SIDE * SIDE) {
         int q = e % TC_K, i = e / TC_K, row = i0 + i;
         float v = 0.0f;
         if (row < M) {
             int n = row / per - g.n0, p = row % per;
             int y = p / s.OW * s.stride + ky, x = p % s.OW * s.stride + kx;
-            v = st[((n * g.PH + y) * g.PW + x) * TC_K + q];
+            v = t.stage[((n * g.PH + y) * g.PW + x) * TC_K + q];
         }
         t.A[q][i] = v;
-        int j = e % TILE, qb = e / TILE, c = c0 + qb;
+    }
+    for (int e = tid; e < TILE * TC_K; e += SIDE * SIDE) {
+        int j = e % TILE, q = e / TILE, c = c0 + q;
         float w = c < s.C && j0 + j < s.O ? W[((size_t)tap * s.C + c) * s.O + j0 + j] : 0.0f;
-        t.B[qb][j] = pcg_round_operand(w, math);
+        t.B[q][j] = pcg_round_operand(w, math);
     }
 }
 #endif
@@ -313,67 +402,32 @@ __device__ static void tap_slices(tc_tiles &t, const float *st, const float *W, 
 __global__ static void conv_fwd_staged_tc_kernel(float *out, const float *in, const float *W, const float *b, int B,
                                                  nn_conv_shape s, int math, int relu)
 {
-    __shared__ tc_tiles t;
-    int M = B * s.OH * s.OW;
 #if PCG_TC_DEVICE
-    int tid = threadIdx.y * SIDE + threadIdx.x;
+    __shared__ pair_tiles t;
+    int M = B * s.OH * s.OW, tid = threadIdx.y * SIDE + threadIdx.x;
     fwd_stage g = stage_of(s, M);
-    float *st = &t.C[0][0];
-    tc_warp w;
-    tc_begin(w);
-    for (int c0 = 0; c0 < s.C; c0 += TC_K) {
-        stage_chunk(st, in, s, g, c0, math, tid);
-        __syncthreads();
-        for (int tap = 0; tap < s.k * s.k; tap++) {
-            tap_slices(t, st, W, s, g, M, tap, c0, math, tid);
-            __syncthreads();
-            tc_multiply(w, t, TC_K);
-            __syncthreads();
-        }
-    }
-    tc_finish(w, t);
+    pair_warp w;
+    pair_product(
+        w, t, s.C, s.k * s.k, [&](int c0) { stage_chunk(t.stage, in, s, g, c0, math, tid); },
+        [&](int tap, int c0) { tap_slices(t, W, s, g, M, tap, c0, math, tid); });
+    pair_halves(w, t, [&](const float (&acc)[COMB][COMB], int h) {
+        fwd_store(out, acc, b, blockIdx.x * PAIR_ROWS + TILE * h, M, s, relu);
+    });
 #else
-    (void)in, (void)W, (void)math;
+    (void)out, (void)in, (void)W, (void)b, (void)B, (void)s, (void)math, (void)relu;
     __trap();
 #endif
-    float acc[COMB][COMB];
-    tc_comb(acc, t.C);
-    fwd_store(out, acc, b, M, s, relu);
 }
 
-/* The samples a block's `rows` rows can span, per rows to a sample:
- * rows / per where per divides rows, else up to (rows - 1) / per + 2. */
-static long long samples_per_block(long long rows, long long per)
-{
-    return rows % per == 0 ? rows / per : (rows - 1) / per + 2;
-}
-
-/* Whether the staged samples of any block fit in t.C. */
+/* Whether the staged samples of any block fit. */
 static int staged_fits(const nn_conv_shape &s)
 {
-    long long spb = samples_per_block(TILE, (long long)s.OH * s.OW);
+    long long spb = samples_per_block(PAIR_ROWS, (long long)s.OH * s.OW);
     long long PH = (long long)(s.OH - 1) * s.stride + s.k, PW = (long long)(s.OW - 1) * s.stride + s.k;
-    return spb * PH * PW * TC_K <= (long long)TILE * TC_LD;
+    return spb * PH * PW * TC_K <= PAIR_STAGE;
 }
 
-/* ---- input gradient on tensor cores, conv 2's output gradient staged ----
- *
- * Loaded by dgrad_a, each entry of dout is read from global memory once
- * per tap of the phase that reaches it (up to 16 at k 7, stride 2), and
- * each 64-pixel block reads the weights of its phase's taps (0.4 MB at the
- * paper's shapes).  Here a block takes DG_ROWS pixels, two 64-row halves
- * whose products share each weight slice (every warp holds both halves'
- * accumulators), and stages what its pixels read of its samples' dout,
- * TC_K channels at a time, building each tap's slices from there:
- * channel chunks outer, taps inner. */
-#define DG_ROWS (2 * TILE)
-#define DG_LD (DG_ROWS + 4) /* a multiple of 4 floats, as a fragment's ldm must be */
-
-struct dgrad_tiles {
-    alignas(32) float A[TC_K][DG_LD];  /* A[q][i] = A(i0 + i, k0 + q), both halves */
-    alignas(32) float B[TC_K][TC_LD];  /* B[q][j] = B(k0 + q, j0 + j) */
-    alignas(32) float C[TILE][TC_LD];  /* the staged chunk, then each half's product tile */
-};
+/* ---- the input gradient: conv 2's output gradient staged ---- */
 
 #if PCG_TC_DEVICE
 /* The block's pixels cover samples n0 .. n0 + count - 1; of each, the
@@ -386,7 +440,7 @@ struct dgrad_stage {
 
 __device__ static dgrad_stage dgrad_stage_of(const nn_conv_shape &s, const conv_phase &f, int M)
 {
-    int per = f.ny * f.nx, i0 = blockIdx.x * DG_ROWS, last = min(i0 + DG_ROWS, M) - 1;
+    int per = f.ny * f.nx, i0 = blockIdx.x * PAIR_ROWS, last = min(i0 + PAIR_ROWS, M) - 1;
     /* pixel iy = py + stride y at tap ky = ky0 + stride t reads dout row
      * (py + pad - ky0) / stride + y - t: ky0 makes the division exact */
     return dgrad_stage{i0 / per,
@@ -416,18 +470,17 @@ __device__ static void dgrad_stage_chunk(float *st, const float *dout, const nn_
  * channel o0 + q, from the staged chunk; t.B[q][j] = W at that tap, input
  * channel j0 + j and output channel o0 + q (0 past C and O: the weights
  * are read along o, where they lie one after another). */
-__device__ static void dgrad_tap_slices(dgrad_tiles &t, const float *st, const float *W, const nn_conv_shape &s,
-                                        const conv_phase &f, const dgrad_stage &g, int M, int tap, int o0, int math,
-                                        int tid)
+__device__ static void dgrad_tap_slices(pair_tiles &t, const float *W, const nn_conv_shape &s, const conv_phase &f,
+                                        const dgrad_stage &g, int M, int tap, int o0, int math, int tid)
 {
-    int i0 = blockIdx.x * DG_ROWS, j0 = blockIdx.y * TILE, per = f.ny * f.nx;
+    int i0 = blockIdx.x * PAIR_ROWS, j0 = blockIdx.y * TILE, per = f.ny * f.nx;
     int tap_y = tap / f.tx, tap_x = tap % f.tx, ky = f.ky0 + s.stride * tap_y, kx = f.kx0 + s.stride * tap_x;
-    for (int e = tid; e < DG_ROWS * TC_K; e += SIDE * SIDE) {
+    for (int e = tid; e < PAIR_ROWS * TC_K; e += SIDE * SIDE) {
         int q = e % TC_K, i = e / TC_K, pix = i0 + i;
         float v = 0.0f;
         if (pix < M) {
             int n = pix / per - g.n0, p = pix % per, y = p / f.nx - tap_y + f.ty - 1, x = p % f.nx - tap_x + f.tx - 1;
-            v = st[((n * g.SY + y) * g.SX + x) * TC_K + q];
+            v = t.stage[((n * g.SY + y) * g.SX + x) * TC_K + q];
         }
         t.A[q][i] = v;
     }
@@ -437,82 +490,39 @@ __device__ static void dgrad_tap_slices(dgrad_tiles &t, const float *st, const f
         t.B[q][j] = pcg_round_operand(w, math);
     }
 }
-
-/* The warp's 16 x 32 of each half: rows wr.. (and TILE + wr..), columns wc.. */
-struct dgrad_warp {
-    int wr, wc;
-    nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, TC_K, float> acc[2][2]; /* [half][column block] */
-};
-
-__device__ static void dgrad_begin(dgrad_warp &w)
-{
-    int warp = (threadIdx.y * SIDE + threadIdx.x) / 32;
-    w.wr = (warp % 4) * 16, w.wc = (warp / 4) * 32;
-    for (int h = 0; h < 2; h++)
-        for (int f = 0; f < 2; f++) nvcuda::wmma::fill_fragment(w.acc[h][f], 0.0f);
-}
-
-/* acc += the slices' product: each weight fragment loaded once, used by both halves */
-__device__ static void dgrad_multiply(dgrad_warp &w, const dgrad_tiles &t)
-{
-    using namespace nvcuda;
-    wmma::fragment<wmma::matrix_a, 16, 16, TC_K, wmma::precision::tf32, wmma::col_major> a[2];
-    for (int h = 0; h < 2; h++) wmma::load_matrix_sync(a[h], &t.A[0][w.wr + TILE * h], DG_LD);
-    for (int f = 0; f < 2; f++) {
-        wmma::fragment<wmma::matrix_b, 16, 16, TC_K, wmma::precision::tf32, wmma::row_major> b;
-        wmma::load_matrix_sync(b, &t.B[0][w.wc + 16 * f], TC_LD);
-        for (int h = 0; h < 2; h++) wmma::mma_sync(w.acc[h][f], a[h], b, w.acc[h][f]);
-    }
-}
 #endif
 
 __global__ static void conv_dgrad_staged_tc_kernel(float *din, const float *dout, const float *W, int B,
                                                    nn_conv_shape s, int math, const float *mask)
 {
-    __shared__ dgrad_tiles t;
     conv_phase f = phase_of(s, blockIdx.z);
     int M = B * f.ny * f.nx;
-    if ((int)blockIdx.x * DG_ROWS >= M) return; /* the grid fits the largest phase */
+    if ((int)blockIdx.x * PAIR_ROWS >= M) return; /* the grid fits the largest phase */
 #if PCG_TC_DEVICE
+    __shared__ pair_tiles t;
     int tid = threadIdx.y * SIDE + threadIdx.x;
     dgrad_stage g = dgrad_stage_of(s, f, M);
-    float *st = &t.C[0][0];
-    dgrad_warp w;
-    dgrad_begin(w);
-    for (int o0 = 0; o0 < s.O; o0 += TC_K) {
-        dgrad_stage_chunk(st, dout, s, g, o0, math, tid);
-        __syncthreads();
-        for (int tap = 0; tap < f.ty * f.tx; tap++) {
-            dgrad_tap_slices(t, st, W, s, f, g, M, tap, o0, math, tid);
-            __syncthreads();
-            dgrad_multiply(w, t);
-            __syncthreads();
-        }
-    }
-    for (int h = 0; h < 2; h++) {
-        for (int c = 0; c < 2; c++)
-            nvcuda::wmma::store_matrix_sync(&t.C[w.wr][w.wc + 16 * c], w.acc[h][c], TC_LD,
-                                            nvcuda::wmma::mem_row_major);
-        __syncthreads();
-        float acc[COMB][COMB];
-        tc_comb(acc, t.C);
-        dgrad_store(din, acc, blockIdx.x * DG_ROWS + TILE * h, M, s, f, mask);
-        __syncthreads(); /* before the next half overwrites t.C */
-    }
+    pair_warp w;
+    pair_product(
+        w, t, s.O, f.ty * f.tx, [&](int o0) { dgrad_stage_chunk(t.stage, dout, s, g, o0, math, tid); },
+        [&](int tap, int o0) { dgrad_tap_slices(t, W, s, f, g, M, tap, o0, math, tid); });
+    pair_halves(w, t, [&](const float (&acc)[COMB][COMB], int h) {
+        dgrad_store(din, acc, blockIdx.x * PAIR_ROWS + TILE * h, M, s, f, mask);
+    });
 #else
-    (void)t, (void)din, (void)dout, (void)W, (void)math, (void)mask, (void)M;
+    (void)din, (void)dout, (void)W, (void)math, (void)mask, (void)M;
     __trap();
 #endif
 }
 
-/* Whether every phase's staged dout fits in t.C. */
+/* Whether every phase's staged dout fits. */
 static int dgrad_staged_fits(const nn_conv_shape &s)
 {
     for (int z = 0; z < s.stride * s.stride; z++) {
         conv_phase f = phase_of(s, z);
         long long per = (long long)f.ny * f.nx, SY = f.ny + f.ty - 1, SX = f.nx + f.tx - 1;
         if (per == 0 || SY <= 0 || SX <= 0) continue;
-        if (samples_per_block(DG_ROWS, per) * SY * SX * TC_K > (long long)TILE * TC_LD) return 0;
+        if (samples_per_block(PAIR_ROWS, per) * SY * SX * TC_K > PAIR_STAGE) return 0;
     }
     return 1;
 }
@@ -560,9 +570,12 @@ int pcg_conv_implicit_forward(float *out, const float *in, const float *W, const
                               const nn_conv_shape &s, int math, int relu, int tensor)
 {
     if (implicit_fits(B, s)) return -1;
-    dim3 g(tiles((long)B * s.OH * s.OW), tiles(s.O)), blk(SIDE, SIDE);
-    if (tensor && staged_fits(s))
-        PCG_LAUNCH(conv_fwd_staged_tc_kernel, g, blk, 0, pcg_cuda_stream(), out, in, W, b, B, s, math, relu);
+    long rows = (long)B * s.OH * s.OW;
+    dim3 g(tiles(rows), tiles(s.O)), blk(SIDE, SIDE);
+    if (tensor && staged_fits(s)) {
+        dim3 g2((unsigned)((rows + PAIR_ROWS - 1) / PAIR_ROWS), tiles(s.O));
+        PCG_LAUNCH(conv_fwd_staged_tc_kernel, g2, blk, 0, pcg_cuda_stream(), out, in, W, b, B, s, math, relu);
+    }
     else if (tensor) PCG_LAUNCH(conv_fwd_tc_kernel, g, blk, 0, pcg_cuda_stream(), out, in, W, b, B, s, math, relu);
     else PCG_LAUNCH(conv_fwd_kernel, g, blk, 0, pcg_cuda_stream(), out, in, W, b, B, s, math, relu);
     PCG_CK(cudaGetLastError(), -1);
@@ -595,7 +608,7 @@ int pcg_conv_implicit_dgrad(float *din, const float *dout, const float *W, int B
     long most = (long)B * ((s.H + s.stride - 1) / s.stride) * ((s.W + s.stride - 1) / s.stride);
     dim3 g(tiles(most), tiles(s.C), (unsigned)(s.stride * s.stride)), blk(SIDE, SIDE);
     if (tensor && dgrad_staged_fits(s)) {
-        dim3 g2((unsigned)((most + DG_ROWS - 1) / DG_ROWS), tiles(s.C), (unsigned)(s.stride * s.stride));
+        dim3 g2((unsigned)((most + PAIR_ROWS - 1) / PAIR_ROWS), tiles(s.C), (unsigned)(s.stride * s.stride));
         PCG_LAUNCH(conv_dgrad_staged_tc_kernel, g2, blk, 0, pcg_cuda_stream(), din, dout, W, B, s, math, mask);
     }
     else if (tensor) PCG_LAUNCH(conv_dgrad_tc_kernel, g, blk, 0, pcg_cuda_stream(), din, dout, W, B, s, math, mask);
