@@ -133,7 +133,7 @@ void work_set_print(const char *title, const work_set *s, int first, int last, d
     sort_mode = first;
     qsort(w, (size_t)n, sizeof *w, by_time);
     printf("\n%s\ntimes on %s: %s\n", title, m->device, MODEL_TAG);
-    printf("%-34s %9s %13s %12s %12s %12s", "kernel", "launches", "threads", "MB read", "MB written", "GFLOP");
+    printf("%-38s %9s %13s %12s %12s %12s", "kernel", "launches", "threads", "MB read", "MB written", "GFLOP");
     for (int k = first; k <= last; k++) printf(" %6s ms", backend_math_name(k));
     printf("\n");
     for (int i = 0; i < n; i++) {
@@ -141,14 +141,14 @@ void work_set_print(const char *title, const work_set *s, int first, int last, d
             printf("%s\n", w[i].name);
             continue;
         }
-        printf("%-34.34s %9llu %13llu %12.1f %12.1f %12.2f", w[i].name, (unsigned long long)w[i].launches,
+        printf("%-38.38s %9llu %13llu %12.1f %12.1f %12.2f", w[i].name, (unsigned long long)w[i].launches,
                (unsigned long long)w[i].threads, w[i].bytes_read / 1e6, w[i].bytes_written / 1e6, w[i].flops / 1e9);
         for (int k = first; k <= last; k++) printf(" %9.3f", device_model_seconds(m, &w[i], k) * 1e3);
         printf("\n");
     }
     uint64_t launches = 0;
     for (int k = first; k <= last; k++) total_s[k] = device_model_total(m, w, n, k, &launches);
-    printf("%-34s %9llu %13s %12s %12s %12s", "total", (unsigned long long)launches, "", "", "", "");
+    printf("%-38s %9llu %13s %12s %12s %12s", "total", (unsigned long long)launches, "", "", "", "");
     for (int k = first; k <= last; k++) printf(" %9.1f", total_s[k] * 1e3);
     printf("  (%s)\n", MODEL_TAG);
     printf("of which launches %.1f ms at %.0f us each (%.1f ms at %.0f us inside a CUDA graph, not built)  (%s)\n",
