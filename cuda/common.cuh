@@ -114,11 +114,16 @@ int pcg_conv_implicit_wgrad(float *dst, int splits, int span, const float *dout,
                             const nn_conv_shape &s, int math, int tensor);
 int pcg_conv_implicit_dgrad(float *din, const float *dout, const float *W, int B, const nn_conv_shape &s, int math,
                             const float *mask, int tensor);
-/* The weight gradient's tensor-core kernel with its operands staged
- * (cuda/conv_wgrad.cu), which pcg_conv_implicit_wgrad takes where the
- * shape and span fit it; the same arguments. */
-int pcg_conv_wgrad_staged_fits(const nn_conv_shape &s, int span);
-int pcg_conv_wgrad_staged(float *dst, int splits, int span, const float *dout, const float *in, int B,
+/* The staged tensor-core twins of the three (cuda/conv_staged.cu: the
+ * forward pass and the input gradient; cuda/conv_wgrad.cu: the weight
+ * gradient), the same arguments: 0 on a launch, 1 where the shape (or
+ * the span) does not fit them and nothing was launched, -1 on an error
+ * (last_error). */
+int pcg_conv_staged_forward(float *out, const float *in, const float *W, const float *b, int B,
+                            const nn_conv_shape &s, int math, int relu);
+int pcg_conv_staged_dgrad(float *din, const float *dout, const float *W, int B, const nn_conv_shape &s, int math,
+                          const float *mask);
+int pcg_conv_staged_wgrad(float *dst, int splits, int span, const float *dout, const float *in, int B,
                           const nn_conv_shape &s, int math);
 
 /* The layers on the one-hot observation (cuda/onehot.cu): out = the

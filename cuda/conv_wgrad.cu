@@ -18,7 +18,9 @@
  * whose input row ky misses (the padding) add nothing and are skipped.
  *
  * Per tap the reduction still runs over the span's pixels in order; the
- * pixels past OW of a row's last step have dout 0. */
+ * pixels past OW of a row's last step have dout 0.  In fp32 (SPLIT) the
+ * staged operands are the fp32 values and each product is three TF32
+ * products (tc_split, cuda/tile_tc.cuh). */
 #include "common.cuh"
 #include "nn_shapes.h"
 #include "tile_tc.cuh"
@@ -83,26 +85,36 @@ __device__ static void wgrad_begin(wgrad_warp &w)
 {
     int warp = (threadIdx.y * SIDE + threadIdx.x) / 32;
     w.wr = (warp % 4) * 16, w.wc = (warp / 4) * 32;
-PCG_UNROLL
+    PCG_UNROLL
     for (int kx = 0; kx < WG_TAPS; kx++)
         for (int f = 0; f < 2; f++) nvcuda::wmma::fill_fragment(w.acc[kx][f], 0.0f);
 }
 
 /* acc += the staged step's products: the dout fragments loaded once, used
  * by every tap (loops unrolled to WG_TAPS so the accumulators stay in
- * registers) */
-__device__ static void wgrad_multiply(wgrad_warp &w, const wgrad_tiles &t, const nn_conv_shape &s)
+ * registers); SPLIT: fp32 operands, in three TF32 products (tc_split) */
+template <bool SPLIT> __device__ static void wgrad_multiply(wgrad_warp &w, const wgrad_tiles &t, const nn_conv_shape &s)
 {
     using namespace nvcuda;
-    wmma::fragment<wmma::matrix_b, 16, 16, TC_K, wmma::precision::tf32, wmma::row_major> b[2];
-    for (int f = 0; f < 2; f++) wmma::load_matrix_sync(b[f], &t.B[0][w.wc + 16 * f], TC_LD);
+    wmma::fragment<wmma::matrix_b, 16, 16, TC_K, wmma::precision::tf32, wmma::row_major> b[2], b_lo[SPLIT ? 2 : 1];
+    for (int f = 0; f < 2; f++) {
+        wmma::load_matrix_sync(b[f], &t.B[0][w.wc + 16 * f], TC_LD);
+        if (SPLIT) tc_split(b[f], b_lo[SPLIT ? f : 0]);
+    }
     const float *win = &t.C[0][0];
-PCG_UNROLL
+    PCG_UNROLL
     for (int kx = 0; kx < WG_TAPS; kx++) {
         if (kx >= s.k) break;
-        wmma::fragment<wmma::matrix_a, 16, 16, TC_K, wmma::precision::tf32, wmma::col_major> a;
+        wmma::fragment<wmma::matrix_a, 16, 16, TC_K, wmma::precision::tf32, wmma::col_major> a, a_lo;
         wmma::load_matrix_sync(a, win + kx * WG_LD + w.wr, s.stride * WG_LD);
-        for (int f = 0; f < 2; f++) wmma::mma_sync(w.acc[kx][f], a, b[f], w.acc[kx][f]);
+        if (SPLIT) tc_split(a, a_lo);
+        for (int f = 0; f < 2; f++) {
+            if (SPLIT) {
+                wmma::mma_sync(w.acc[kx][f], a_lo, b[f], w.acc[kx][f]);
+                wmma::mma_sync(w.acc[kx][f], a, b_lo[SPLIT ? f : 0], w.acc[kx][f]);
+            }
+            wmma::mma_sync(w.acc[kx][f], a, b[f], w.acc[kx][f]);
+        }
     }
 }
 
@@ -123,6 +135,7 @@ __device__ static void wgrad_tap_store(float *dst, const wgrad_tiles &t, const n
 }
 #endif
 
+template <bool SPLIT>
 __global__ static void conv_wgrad_staged_tc_kernel(float *dst, const float *dout, const float *in, int B,
                                                    nn_conv_shape s, int span, int math, int accumulate)
 {
@@ -141,11 +154,11 @@ __global__ static void conv_wgrad_staged_tc_kernel(float *dst, const float *dout
         for (int ox0 = 0; ox0 < s.OW; ox0 += TC_K) {
             wgrad_stage(t, in, dout, s, pl, n, oy, iy, ox0, math, tid);
             __syncthreads();
-            wgrad_multiply(w, t, s);
+            wgrad_multiply<SPLIT>(w, t, s);
             __syncthreads();
         }
     }
-PCG_UNROLL
+    PCG_UNROLL
     for (int kx = 0; kx < WG_TAPS; kx++) {
         if (kx >= s.k) break;
         for (int f = 0; f < 2; f++)
@@ -163,18 +176,23 @@ PCG_UNROLL
 
 /* A span must hold whole output rows; a kernel row's taps, and the window,
  * must fit what a block holds. */
-int pcg_conv_wgrad_staged_fits(const nn_conv_shape &s, int span)
+static int wgrad_fits(const nn_conv_shape &s, int span)
 {
     return s.k <= WG_TAPS && span % s.OW == 0 && window_pixels(s) * WG_LD <= TILE * TC_LD;
 }
 
-int pcg_conv_wgrad_staged(float *dst, int splits, int span, const float *dout, const float *in, int B,
+int pcg_conv_staged_wgrad(float *dst, int splits, int span, const float *dout, const float *in, int B,
                           const nn_conv_shape &s, int math)
 {
+    if (!wgrad_fits(s, span)) return 1;
     dim3 g((unsigned)(s.k * ((s.C + TILE - 1) / TILE)), (unsigned)((s.O + TILE - 1) / TILE), (unsigned)splits);
     dim3 blk(SIDE, SIDE);
-    PCG_LAUNCH(conv_wgrad_staged_tc_kernel, g, blk, 0, pcg_cuda_stream(), dst, dout, in, B, s, span, math,
-               splits == 1);
+    if (math == PCG_MATH_FP32)
+        PCG_LAUNCH_AS("conv_wgrad_staged_tc_kernel<split>", conv_wgrad_staged_tc_kernel<true>, g, blk, 0,
+                      pcg_cuda_stream(), dst, dout, in, B, s, span, math, splits == 1);
+    else
+        PCG_LAUNCH_AS("conv_wgrad_staged_tc_kernel", conv_wgrad_staged_tc_kernel<false>, g, blk, 0, pcg_cuda_stream(),
+                      dst, dout, in, B, s, span, math, splits == 1);
     PCG_CK(cudaGetLastError(), -1);
     return 0;
 }

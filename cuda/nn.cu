@@ -2,8 +2,9 @@
  * host/learn/nn_layers.h, with the same layouts: weights [fan_in][fan_out],
  * activations HWC, one sample per row.  Dense layers go through the
  * row-major sgemm wrappers, conv 2 through the implicit GEMMs of
- * cuda/conv.cu (on tensor cores in TF32 and bf16 where the device has
- * them; else, where cuBLAS's tensor cores multiply, im2col + sgemm); the
+ * cuda/conv.cu (on tensor cores where the device has them, fp32 as
+ * three-product splits; else, in TF32 and bf16 where cuBLAS's tensor
+ * cores multiply, im2col + sgemm); the
  * layers on the one-hot observation are the gathers of
  * cuda/onehot.cu.  Where a kernel adds in the CPU's
  * order (the gathers, col2im, the one-hot dense backward) the result is
@@ -181,11 +182,12 @@ static int conv_fits_32(int B, const nn_conv_shape &s)
     return -1;
 }
 
-/* In TF32 and bf16 the tensor-core implicit GEMMs where the device runs
- * them; else im2col + cuBLAS where its tensor cores do the products (their
- * rate outruns the implicit kernels' fp32 FMA by more than im2col's
- * traffic costs); else, and in fp32, the FMA implicit GEMMs.  A TENSOR
- * the device or the mode cannot take (fp32 stays fp32) is IMPLICIT. */
+/* The tensor-core implicit GEMMs where the device runs them (in fp32 the
+ * staged kernels' three-product split where a shape fits them, else the
+ * FMA kernels: fp32 stays fp32); else, in TF32 and bf16, im2col + cuBLAS
+ * where its tensor cores do the products (their rate outruns the implicit
+ * kernels' fp32 FMA by more than im2col's traffic costs); else the FMA
+ * implicit GEMMs.  A TENSOR the device cannot take is IMPLICIT. */
 static int conv_path(int path, int *math)
 {
     int cublas = 0;
@@ -195,7 +197,7 @@ static int conv_path(int path, int *math)
      * OpenBLAS: a test of the trainer may take the faster path */
     if (path == PCG_CONV_AUTO && pcg_sim_conv_env() > 0) path = pcg_sim_conv_env();
 #endif
-    int tensor = *math != PCG_MATH_FP32 && pcg_conv_tensor_ready();
+    int tensor = pcg_conv_tensor_ready();
     if (path == PCG_CONV_TENSOR && !tensor) return PCG_CONV_IMPLICIT;
     if (path != PCG_CONV_AUTO) return path;
     if (tensor) return PCG_CONV_TENSOR;

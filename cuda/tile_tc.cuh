@@ -78,6 +78,22 @@ __device__ static void tc_multiply(tc_warp &w, const tc_tiles &t, int depth)
     }
 }
 
+/* fp32 on the TF32 fragments, in three products (3xTF32): a fragment's
+ * fp32 values as their TF32 rounding, hi, and the TF32 rounding of what
+ * is left, lo (v - hi is exact in fp32).  a b = a_lo b_hi + a_hi b_lo +
+ * a_hi b_hi leaves out a_lo b_lo and the remainders' remainders, about
+ * 2^-22 of each product, the order of fp32's own rounding of the sums.
+ * Element-wise, so it holds whatever the fragment's layout across the
+ * warp's lanes. */
+template <class F> __device__ static void tc_split(F &hi, F &lo)
+{
+    for (int i = 0; i < hi.num_elements; i++) {
+        float v = hi.x[i];
+        hi.x[i] = nvcuda::wmma::__float_to_tf32(v);
+        lo.x[i] = nvcuda::wmma::__float_to_tf32(v - hi.x[i]);
+    }
+}
+
 /* t.C = the accumulators, for every thread of the block after the barrier */
 __device__ static void tc_finish(const tc_warp &w, tc_tiles &t)
 {

@@ -71,29 +71,33 @@ static void sim_env_values_refused(void **state)
     strcpy(strrchr(lib, '/'), "/libpcgrllm_cuda_sim.so");
     static const char *const bad[] = {"PCGRLLM_SIM_THREADS=abc", "PCGRLLM_SIM_THREADS=0", "PCGRLLM_SIM_THREADS=-2",
                                       "PCGRLLM_SIM_THREADS=4x", "PCGRLLM_SIM_THREADS=257",
-                                      "PCGRLLM_SIM_THREADS=99999999999999999999", "PCGRLLM_SIM_ORDER=revers"};
+                                      "PCGRLLM_SIM_THREADS=99999999999999999999", "PCGRLLM_SIM_ORDER=revers",
+                                      "PCGRLLM_SIM_SMS=0",  "PCGRLLM_SIM_SMS=133",  "PCGRLLM_SIM_SMS=12a"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = pcg_test_sh(out, sizeof out, "%s PCGRLLM_CUDA_LIB=%s %s device --backend cuda", bad[i], lib,
                              pcg_test_binary());
         if (rc != 1 || pcg_test_count_lines(out) != 1 || !strstr(out, bad[i]))
             fail_msg("%s: exit %d: %s", bad[i], rc, out);
     }
-    static const char *const good[] = {"PCGRLLM_SIM_THREADS=3", "PCGRLLM_SIM_THREADS=", "PCGRLLM_SIM_ORDER=reverse",
-                                       "PCGRLLM_SIM_ORDER=forward"};
+    static const char *const good[] = {"PCGRLLM_SIM_THREADS=3",     "PCGRLLM_SIM_THREADS=", "PCGRLLM_SIM_ORDER=reverse",
+                                       "PCGRLLM_SIM_ORDER=forward", "PCGRLLM_SIM_SMS=1",    "PCGRLLM_SIM_SMS=132"};
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         int rc = pcg_test_sh(out, sizeof out, "%s PCGRLLM_CUDA_LIB=%s %s device --backend cuda", good[i], lib,
                              pcg_test_binary());
         if (rc != 0 || !strstr(out, "simulated device")) fail_msg("%s: exit %d: %s", good[i], rc, out);
     }
-    /* the worker that trains or checks loads the library: it gets both */
+    /* the worker that trains or checks loads the library: it gets them all */
     setenv("PCGRLLM_SIM_ORDER", "reverse", 1);
     setenv("PCGRLLM_SIM_THREADS", "3", 1);
+    setenv("PCGRLLM_SIM_SMS", "20", 1);
     int seen = 0;
     for (char *const *e = worker_environment(); *e; e++)
-        seen += !strcmp(*e, "PCGRLLM_SIM_ORDER=reverse") + !strcmp(*e, "PCGRLLM_SIM_THREADS=3");
+        seen += !strcmp(*e, "PCGRLLM_SIM_ORDER=reverse") + !strcmp(*e, "PCGRLLM_SIM_THREADS=3") +
+                !strcmp(*e, "PCGRLLM_SIM_SMS=20");
     unsetenv("PCGRLLM_SIM_ORDER");
     unsetenv("PCGRLLM_SIM_THREADS");
-    assert_int_equal(seen, 2);
+    unsetenv("PCGRLLM_SIM_SMS");
+    assert_int_equal(seen, 3);
 }
 
 PCG_TESTS(cuda_sim, cmocka_unit_test(sim_plants_caught), cmocka_unit_test(sim_env_values_refused))

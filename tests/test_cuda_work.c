@@ -91,33 +91,64 @@ static void check_sgemm(const pcg_cuda_api *api)
     api->arena_release(mark);
 }
 
-/* Conv 2's kernels in one update of trainer p in matmul mode `mode`: fp32
- * takes the FMA implicit GEMMs, TF32 and bf16 their tensor-core twins (the
- * simulation reports an H200), which the model prices as tensor-core
- * kernels and which declare the FMA kernels' FLOPs (fwd_flops, by the
- * name without "_tc", from the fp32 update before). */
-static void check_conv_kernels(const pcg_cuda_api *api, pcg_cuda_ppo *p, int mode, uint64_t fwd_flops[3])
+/* The FLOPs of the entries of a kernel family: named `name`, or
+ * `name<H>` (a template's instantiations); how many entries in *n, each
+ * of which the model must price as `kind`. */
+static uint64_t family_flops(const pcg_cuda_api *api, const char *name, int kind, int *n)
+{
+    int count = 0;
+    const pcg_cuda_work *w = api->work_counters(&count);
+    size_t len = strlen(name);
+    uint64_t flops = 0;
+    *n = 0;
+    for (int i = 0; i < count; i++) {
+        if (strncmp(w[i].name, name, len) || (w[i].name[len] && w[i].name[len] != '<')) continue;
+        assert_int_equal(device_model_kind(&w[i]), kind);
+        flops += w[i].flops, ++*n;
+    }
+    return flops;
+}
+
+/* Conv 2's kernels in one update of trainer p in matmul mode `mode`
+ * (the simulation reports an H200): TF32 and bf16 take the tensor-core
+ * implicit GEMMs (plain or staged), which the model prices as tensor-core
+ * kernels and which declare the FMA kernels' FLOPs (fma_flops, from an
+ * fp32 update on the FMA kernels, PCGRLLM_SIM_CONV=implicit); fp32 takes
+ * the staged kernels' split, which declares its three products (between
+ * two and three times the FMA kernels' FLOPs: the epilogue's are not
+ * tripled), or, where a shape does not fit them, the FMA kernels.
+ * fma_mode: this update is the FMA one, which fills fma_flops. */
+static void check_conv_kernels(const pcg_cuda_api *api, pcg_cuda_ppo *p, int mode, int fma_mode,
+                               uint64_t fma_flops[3])
 {
     static const char *const fma[] = {"conv_fwd_kernel", "conv_wgrad_kernel", "conv_dgrad_kernel"};
     static const char *const tc[] = {"conv_fwd_tc_kernel", "conv_wgrad_tc_kernel", "conv_dgrad_tc_kernel"};
+    static const char *const staged[] = {"conv_fwd_staged_tc_kernel", "conv_wgrad_staged_tc_kernel",
+                                         "conv_dgrad_staged_tc_kernel"};
     assert_int_equal(api->blas_set_math(mode), 0);
     api->work_reset();
     ppo_metrics m;
     assert_int_equal(api->ppo_train_update(p, &m), 0);
     for (int i = 0; i < 3; i++) {
-        const pcg_cuda_work *f = find(api, fma[i]), *t = find(api, tc[i]);
-        if (i == 0 && !t) t = find(api, "conv_fwd_staged_tc_kernel");
-        if (i == 1 && !t) t = find(api, "conv_wgrad_staged_tc_kernel");
-        if (i == 2 && !t) t = find(api, "conv_dgrad_staged_tc_kernel");
-        if (mode == PCG_MATH_FP32) {
-            assert_non_null(f);
-            assert_null(t);
-            assert_int_equal(device_model_kind(f), WORK_KERNEL);
-            fwd_flops[i] = f->flops;
+        int nf, nt, ns;
+        uint64_t f = family_flops(api, fma[i], WORK_KERNEL, &nf);
+        uint64_t t = family_flops(api, tc[i], WORK_TENSOR_KERNEL, &nt);
+        uint64_t st = family_flops(api, staged[i], WORK_TENSOR_KERNEL, &ns);
+        if (fma_mode) {
+            if (nf != 1 || nt + ns)
+                fail_msg("fp32 on the FMA kernels: %s ran %d times, tensor-core kernels %d", fma[i], nf, nt + ns);
+            fma_flops[i] = f;
+        } else if (mode == PCG_MATH_FP32) {
+            if (nt || nf + ns != 1)
+                fail_msg("fp32: %s ran %d times, %s %d, %s %d", fma[i], nf, tc[i], nt, staged[i], ns);
+            if (nf) assert_int_equal(f, fma_flops[i]);
+            else if (st <= 2 * fma_flops[i] || st > 3 * fma_flops[i])
+                fail_msg("fp32: %s's split declares %llu FLOPs, the FMA kernels %llu", staged[i],
+                         (unsigned long long)st, (unsigned long long)fma_flops[i]);
         } else {
-            if (!t || f) fail_msg("mode %d: %s %s, %s %s", mode, tc[i], t ? "ran" : "did not run", fma[i], f ? "ran" : "did not");
-            assert_int_equal(device_model_kind(t), WORK_TENSOR_KERNEL);
-            assert_int_equal(t->flops, fwd_flops[i]); /* the same update's shapes, the same rows */
+            if (!(nt + ns) || nf)
+                fail_msg("mode %d: %s and %s ran %d times, %s %d", mode, tc[i], staged[i], nt + ns, fma[i], nf);
+            assert_int_equal(t + st, fma_flops[i]); /* the same update's shapes, the same rows */
         }
     }
     /* no im2col in any mode: the products stay implicit */
@@ -162,8 +193,12 @@ static void check_flop_rows(const pcg_cuda_api *api)
     /* the sanitizer's run sends the trainer's conv 2 through im2col by name */
     const char *path = getenv("PCGRLLM_SIM_CONV");
     uint64_t conv_flops[3] = {0, 0, 0};
-    if (!path || !*path || !strcmp(path, "auto"))
-        for (int mode = PCG_MATH_FP32; mode <= PCG_MATH_BF16; mode++) check_conv_kernels(api, p, mode, conv_flops);
+    if (!path || !*path || !strcmp(path, "auto")) {
+        setenv("PCGRLLM_SIM_CONV", "implicit", 1);
+        check_conv_kernels(api, p, PCG_MATH_FP32, 1, conv_flops);
+        unsetenv("PCGRLLM_SIM_CONV");
+        for (int mode = PCG_MATH_FP32; mode <= PCG_MATH_BF16; mode++) check_conv_kernels(api, p, mode, 0, conv_flops);
+    }
     api->ppo_free(p);
     nn_free(&nn);
 }

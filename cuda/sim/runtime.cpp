@@ -6,6 +6,7 @@
 #include "cuda.h"
 #include "cuda_runtime.h"
 #include "sim.h"
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +135,16 @@ int pcg_sim_conv_env(void)
     return !strcmp(c, "implicit") ? PCG_CONV_IMPLICIT : -1;
 }
 
+int pcg_sim_sms_env(void)
+{
+    const char *env = getenv("PCGRLLM_SIM_SMS");
+    if (!env || !*env) return PCG_SIM_SMS;
+    char *end;
+    errno = 0;
+    long n = strtol(env, &end, 10);
+    return *end || errno || n < 1 || n > PCG_SIM_SMS ? -1 : (int)n;
+}
+
 /* The simulation's variables, checked where a device would be counted:
  * NULL when all are usable, else the line saying which is not. */
 static const char *env_error(void)
@@ -148,6 +159,9 @@ static const char *env_error(void)
     else if (pcg_sim_conv_env() < 0)
         snprintf(line, sizeof line, "PCGRLLM_SIM_CONV=%.40s: not a convolution path (auto, im2col, implicit or tensor)",
                  getenv("PCGRLLM_SIM_CONV"));
+    else if (pcg_sim_sms_env() < 0)
+        snprintf(line, sizeof line, "PCGRLLM_SIM_SMS=%.40s: not a number of multiprocessors (a whole number, 1 to %d)",
+                 getenv("PCGRLLM_SIM_SMS"), (int)PCG_SIM_SMS);
     else
         return NULL;
     return line;
@@ -201,8 +215,9 @@ cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
 cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int dev)
 {
     if (dev != 0) return cudaErrorInvalidDevice;
-    if (attr != cudaDevAttrComputeCapabilityMajor) return cudaErrorInvalidValue;
-    *value = 9;
+    if (attr == cudaDevAttrComputeCapabilityMajor) *value = 9;
+    else if (attr == cudaDevAttrMultiProcessorCount) *value = pcg_sim_sms_env() > 0 ? pcg_sim_sms_env() : PCG_SIM_SMS;
+    else return cudaErrorInvalidValue;
     return cudaSuccess;
 }
 
@@ -214,7 +229,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int dev)
     snprintf(p->name, sizeof p->name, "simulated device (CPU, an H200's launch limits)");
     p->major = 9;
     p->minor = 0;
-    p->multiProcessorCount = 132;
+    p->multiProcessorCount = pcg_sim_sms_env() > 0 ? pcg_sim_sms_env() : PCG_SIM_SMS;
     p->warpSize = 32;
     p->maxThreadsPerBlock = (int)L.max_threads_per_block;
     for (int a = 0; a < 3; a++) {

@@ -54,6 +54,12 @@ int pcg_sim_order_env(void);
  * ("implicit"), PCG_CONV_TENSOR ("tensor"), -1
  * anything else (refused as the two above are). */
 int pcg_sim_conv_env(void);
+/* PCGRLLM_SIM_SMS: the multiprocessors the device reports, 132 (an
+ * H200's) unset or empty, 1..132 as given, -1 anything else (refused as
+ * the others are); fewer let a small test take the launch plans a large
+ * batch takes. */
+enum { PCG_SIM_SMS = 132 };
+int pcg_sim_sms_env(void);
 void pcg_sim_pool_run(long long n, void (*fn)(void *ctx, long long k), void *ctx);
 
 /* The device's limits every launch is checked against (an H200's). */

@@ -102,27 +102,44 @@ double phase_pairs(int in, int k, int stride, int pad)
  * (forward), the add into dW (one span), the mask's compare (input
  * gradient).  The FMA kernels and the tensor-core ones take the same
  * arguments. */
-double conv_fwd_flops(const view &v)
+/* `products` times the products' FLOPs: 3 for the staged kernels' fp32
+ * split, which multiplies each pair of operands as three TF32 products */
+double conv_fwd_flops_times(const view &v, double products)
 {
     const nn_conv_shape &s = v.as<nn_conv_shape>(5);
     double outs = v.num(4) * s.OH * s.OW * s.O;
-    return outs * (2.0 * s.k * s.k * s.C + 1 + (v.num(7) != 0));
+    return outs * (products * 2.0 * s.k * s.k * s.C + 1 + (v.num(7) != 0));
+}
+
+double conv_wgrad_flops_times(const view &v, double products)
+{
+    const nn_conv_shape &s = v.as<nn_conv_shape>(4);
+    double w = (double)s.k * s.k * s.C * s.O;
+    return w * (products * 2.0 * v.num(3) * s.OH * s.OW + v.num(7));
+}
+
+double conv_dgrad_flops_times(const view &v, double products)
+{
+    const nn_conv_shape &s = v.as<nn_conv_shape>(4);
+    double mask = v.as<const float *>(6) ? v.num(3) * s.H * s.W * s.C : 0;
+    return products * 2.0 * v.num(3) * s.C * s.O * phase_pairs(s.H, s.k, s.stride, s.pad) *
+               phase_pairs(s.W, s.k, s.stride, s.pad) +
+           mask;
+}
+
+double conv_fwd_flops(const view &v)
+{
+    return conv_fwd_flops_times(v, 1);
 }
 
 double conv_wgrad_flops(const view &v)
 {
-    const nn_conv_shape &s = v.as<nn_conv_shape>(4);
-    double w = (double)s.k * s.k * s.C * s.O;
-    return w * (2.0 * v.num(3) * s.OH * s.OW + v.num(7));
+    return conv_wgrad_flops_times(v, 1);
 }
 
 double conv_dgrad_flops(const view &v)
 {
-    const nn_conv_shape &s = v.as<nn_conv_shape>(4);
-    double mask = v.as<const float *>(6) ? v.num(3) * s.H * s.W * s.C : 0;
-    return 2.0 * v.num(3) * s.C * s.O * phase_pairs(s.H, s.k, s.stride, s.pad) *
-               phase_pairs(s.W, s.k, s.stride, s.pad) +
-           mask;
+    return conv_dgrad_flops_times(v, 1);
 }
 
 /* ppo_stream_sample (host/learn/ppo_streams.h) on A logits, the inverse-CDF
@@ -223,16 +240,19 @@ const flop_row flop_table[] = {
          const nn_conv_shape &s = v.as<nn_conv_shape>(3);
          return v.num(2) * s.C * conv_adds(s);
      }},
-    /* cuda/conv.cu and cuda/conv_wgrad.cu, the FMA kernels and their tensor-core twins alike */
+    /* cuda/conv.cu, conv_staged.cu and conv_wgrad.cu: the FMA kernels and their tensor-core twins alike */
     {"conv_fwd_kernel", conv_fwd_flops},
     {"conv_fwd_tc_kernel", conv_fwd_flops},
-    {"conv_fwd_staged_tc_kernel", conv_fwd_flops},
+    {"conv_fwd_staged_tc_kernel<*, split>", [](const view &v) { return conv_fwd_flops_times(v, 3); }},
+    {"conv_fwd_staged_tc_kernel<*>", conv_fwd_flops},
     {"conv_wgrad_kernel", conv_wgrad_flops},
     {"conv_wgrad_tc_kernel", conv_wgrad_flops},
+    {"conv_wgrad_staged_tc_kernel<split>", [](const view &v) { return conv_wgrad_flops_times(v, 3); }},
     {"conv_wgrad_staged_tc_kernel", conv_wgrad_flops},
     {"conv_dgrad_kernel", conv_dgrad_flops},
     {"conv_dgrad_tc_kernel", conv_dgrad_flops},
-    {"conv_dgrad_staged_tc_kernel", conv_dgrad_flops},
+    {"conv_dgrad_staged_tc_kernel<*, split>", [](const view &v) { return conv_dgrad_flops_times(v, 3); }},
+    {"conv_dgrad_staged_tc_kernel<*>", conv_dgrad_flops},
     {"ppo_loss_kernel", [](const view &v) { return v.num(7) * loss_flops(v.num(8)); }},
     /* six threads add B terms each; one scales */
     {"ppo_sum_kernel", [](const view &v) { return 6 * v.num(1) + 1; }},

@@ -41,7 +41,7 @@ static const char *const env_allowed[] = {
     "OMP_PROC_BIND", "OMP_PLACES", "OMP_DYNAMIC", "GOMP_SPINCOUNT", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE",
     "PCGRLLM_GPU", "PCGRLLM_CUDA_LIB", "PCGRLLM_NVRTC", "PCGRLLM_CUBLAS", "PCGRLLM_CUDA_LIB_PATH",
     /* the simulation is loaded by the worker that trains or checks */
-    "PCGRLLM_SIM_THREADS", "PCGRLLM_SIM_ORDER", "PCGRLLM_SIM_CONV",
+    "PCGRLLM_SIM_THREADS", "PCGRLLM_SIM_ORDER", "PCGRLLM_SIM_CONV", "PCGRLLM_SIM_SMS",
     /* a runtime preloaded into the engine, the same in its workers: the
      * simulation's sanitizer build needs one in the worker that loads it
      * (and the user who set it has it running in the engine already) */

@@ -65,8 +65,8 @@ enum cudaDriverEntryPointQueryResult { cudaDriverEntryPointSuccess = 0, cudaDriv
 
 #define CUDART_VERSION 12080
 
-/* The one attribute the kernels' callers ask for (CUDA's own value). */
-enum cudaDeviceAttr { cudaDevAttrComputeCapabilityMajor = 75 };
+/* The attributes the kernels' callers ask for (CUDA's own values). */
+enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16, cudaDevAttrComputeCapabilityMajor = 75 };
 cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int dev);
 cudaError_t cudaMalloc(void **p, size_t bytes);
 template <class T> static inline cudaError_t cudaMalloc(T **p, size_t bytes)
