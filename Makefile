@@ -43,7 +43,10 @@ $(BUILD)/host/gpu/device_libs.o: PKG_CFLAGS += -DPCG_CUBLAS_MAJOR='"$(CUDA_MAJOR
 # PTX of the newest listed architecture too, so newer GPUs JIT-compile it
 CUDA_PTX ?= -gencode arch=compute_90,code=compute_90
 NVCCFLAGS ?= -O3
-NVCCFLAGS += -std=c++17 $(addprefix -I,$(HOST_DIRS)) -Ireward_jit $(CUDA_ARCHS) $(CUDA_PTX) -Xcompiler -fPIC,-fvisibility=hidden,-Wall \
+# device code compressed in the fatbinary (empty: nvcc's default); the
+# device kit sets it (below)
+CUDA_COMPRESS ?=
+NVCCFLAGS += -std=c++17 $(addprefix -I,$(HOST_DIRS)) -Ireward_jit $(CUDA_ARCHS) $(CUDA_PTX) $(CUDA_COMPRESS) -Xcompiler -fPIC,-fvisibility=hidden,-Wall \
              -Xcompiler -Wno-unused-parameter -MMD -MP -DPCG_CUBLAS_MAJOR='"$(CUDA_MAJOR)"'
 # host C the library shares with the binary: the search for NVIDIA's libraries
 CUDA_HOST_OBJS := $(BUILD)/cuda/host/cuda_libs.o
@@ -254,8 +257,12 @@ DEVKIT_BUILD := $(BUILD)/devkit
 # RPATH (not a RUNPATH) also serves the libraries' own dependencies, so the
 # carried libraries find each other without LD_LIBRARY_PATH
 ORIGIN_RPATH := -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/lib'
+# The kit's CUDA library compresses its device code for size (a third of
+# the default's), which the driver a CUDA 13 build needs anyway (580 or
+# later) reads; an nvcc without the option builds it as it is.
+DEVKIT_COMPRESS = $(if $(shell $(NVCC) --help 2>/dev/null | grep -e '--compress-mode'),--compress-mode=size)
 devkit:
-	$(MAKE) BUILD=$(DEVKIT_BUILD) BIN=$(DEVKIT_BUILD)/pcgrllm KIT_LINK=1 \
+	$(MAKE) BUILD=$(DEVKIT_BUILD) BIN=$(DEVKIT_BUILD)/pcgrllm KIT_LINK=1 CUDA_COMPRESS='$(DEVKIT_COMPRESS)' \
 		$(DEVKIT_BUILD)/pcgrllm $(DEVKIT_BUILD)/pcgrllm_tests cuda
 	sh scripts/devkit.sh $(DEVKIT_BUILD) $(DEVKIT)
 
