@@ -315,17 +315,20 @@ static void check_many(const pcg_cuda_api *api, conv_errors *e)
  * whose rows leave the last 64-row tile part full: k 3 and 7, strides 1
  * and 2; rows wider than one staged step of the weight gradient (OW 11);
  * a kernel row longer than that kernel holds (k 9); a reach past what the
- * staged forward and input gradient hold (60 x 60 at stride 1); then,
+ * staged forward and input gradient hold (60 x 60 at stride 1); the
+ * weight gradient's full kernel row (k 8); phases no tap reaches (k 2,
+ * stride 3); then,
  * where `random` is set, random shapes. */
 static void check_shapes(const pcg_cuda_api *api, conv_errors *e, int random)
 {
     const nn_conv_shape odd[] = {{9, 7, 20, 3, 1, 1, 9, 7, 37},   {11, 11, 13, 7, 2, 3, 6, 6, 70},
                                  {16, 16, 24, 7, 2, 3, 8, 8, 50},  {6, 10, 5, 3, 2, 1, 3, 5, 19},
                                  {9, 11, 70, 3, 1, 1, 9, 11, 66}, {10, 10, 6, 9, 1, 4, 10, 10, 12},
-                                 {60, 60, 2, 3, 1, 1, 60, 60, 3}};
-    const int odd_batch[] = {3, 5, 3, 67, 2, 2, 1};
+                                 {60, 60, 2, 3, 1, 1, 60, 60, 3},  {10, 10, 5, 8, 1, 3, 9, 9, 7},
+                                 {9, 9, 4, 2, 3, 0, 3, 3, 5}};
+    const int odd_batch[] = {3, 5, 3, 67, 2, 2, 1, 2, 3};
     conv_case c;
-    for (int t = 0; t < 7; t++) {
+    for (int t = 0; t < 9; t++) {
         case_init(&c, odd_batch[t], odd[t], 50 + (uint64_t)t);
         check_case(api, &c, e);
         case_free(&c);
