@@ -63,11 +63,7 @@ template <int H, bool SPLIT> __device__ static void rows_multiply(row_warp<H> &w
         if (SPLIT) tc_split(b, b_lo);
         PCG_UNROLL
         for (int h = 0; h < H; h++) {
-            if (SPLIT) {
-                wmma::mma_sync(w.acc[h][f], a_lo[SPLIT ? h : 0], b, w.acc[h][f]);
-                wmma::mma_sync(w.acc[h][f], a[h], b_lo, w.acc[h][f]);
-            }
-            wmma::mma_sync(w.acc[h][f], a[h], b, w.acc[h][f]);
+            tc_mma<SPLIT>(w.acc[h][f], a[h], a_lo[SPLIT ? h : 0], b, b_lo);
         }
     }
 }
@@ -79,8 +75,7 @@ template <int H, bool SPLIT, class Stage, class Slices>
 __device__ static void rows_product(row_warp<H> &w, row_tiles<H> &t, int depth, int ch, int taps, const Stage &stage,
                                     const Slices &slices)
 {
-    int warp = (threadIdx.y * SIDE + threadIdx.x) / 32;
-    w.wr = (warp % 4) * 16, w.wc = (warp / 4) * 32;
+    tc_place(w.wr, w.wc);
     PCG_UNROLL
     for (int h = 0; h < H; h++)
         for (int f = 0; f < 2; f++) nvcuda::wmma::fill_fragment(w.acc[h][f], 0.0f);

@@ -83,8 +83,7 @@ struct wgrad_warp {
 
 __device__ static void wgrad_begin(wgrad_warp &w)
 {
-    int warp = (threadIdx.y * SIDE + threadIdx.x) / 32;
-    w.wr = (warp % 4) * 16, w.wc = (warp / 4) * 32;
+    tc_place(w.wr, w.wc);
     PCG_UNROLL
     for (int kx = 0; kx < WG_TAPS; kx++)
         for (int f = 0; f < 2; f++) nvcuda::wmma::fill_fragment(w.acc[kx][f], 0.0f);
@@ -108,13 +107,7 @@ template <bool SPLIT> __device__ static void wgrad_multiply(wgrad_warp &w, const
         wmma::fragment<wmma::matrix_a, 16, 16, TC_K, wmma::precision::tf32, wmma::col_major> a, a_lo;
         wmma::load_matrix_sync(a, win + kx * WG_LD + w.wr, s.stride * WG_LD);
         if (SPLIT) tc_split(a, a_lo);
-        for (int f = 0; f < 2; f++) {
-            if (SPLIT) {
-                wmma::mma_sync(w.acc[kx][f], a_lo, b[f], w.acc[kx][f]);
-                wmma::mma_sync(w.acc[kx][f], a, b_lo[SPLIT ? f : 0], w.acc[kx][f]);
-            }
-            wmma::mma_sync(w.acc[kx][f], a, b[f], w.acc[kx][f]);
-        }
+        for (int f = 0; f < 2; f++) tc_mma<SPLIT>(w.acc[kx][f], a, a_lo, b[f], b_lo[SPLIT ? f : 0]);
     }
 }
 

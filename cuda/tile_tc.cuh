@@ -53,10 +53,16 @@ struct tc_warp {
     nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, TC_K, float> acc[2];
 };
 
-__device__ static void tc_begin(tc_warp &w)
+/* The calling warp's 16 x 32 of a 64 x 64 tile: rows wr.., columns wc.. */
+__device__ static void tc_place(int &wr, int &wc)
 {
     int warp = (threadIdx.y * SIDE + threadIdx.x) / 32;
-    w.wr = (warp % 4) * 16, w.wc = (warp / 4) * 32;
+    wr = (warp % 4) * 16, wc = (warp / 4) * 32;
+}
+
+__device__ static void tc_begin(tc_warp &w)
+{
+    tc_place(w.wr, w.wc);
     nvcuda::wmma::fill_fragment(w.acc[0], 0.0f);
     nvcuda::wmma::fill_fragment(w.acc[1], 0.0f);
 }
@@ -92,6 +98,18 @@ template <class F> __device__ static void tc_split(F &hi, F &lo)
         hi.x[i] = nvcuda::wmma::__float_to_tf32(v);
         lo.x[i] = nvcuda::wmma::__float_to_tf32(v - hi.x[i]);
     }
+}
+
+/* acc += a b: one product of TF32 operands, or, SPLIT, the three of
+ * tc_split's parts (a_lo, b_lo: the remainders), the small ones first */
+template <bool SPLIT, class C, class A, class B>
+__device__ static void tc_mma(C &acc, const A &a, const A &a_lo, const B &b, const B &b_lo)
+{
+    if (SPLIT) {
+        nvcuda::wmma::mma_sync(acc, a_lo, b, acc);
+        nvcuda::wmma::mma_sync(acc, a, b_lo, acc);
+    }
+    nvcuda::wmma::mma_sync(acc, a, b, acc);
 }
 
 /* t.C = the accumulators, for every thread of the block after the barrier */
