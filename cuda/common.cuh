@@ -111,32 +111,36 @@ int pcg_conv_tensor_ready(void);
 int pcg_conv_implicit_forward(float *out, const float *in, const float *W, const float *b, int B,
                               const nn_conv_shape &s, int math, int relu, int tensor);
 int pcg_conv_implicit_wgrad(float *dst, int splits, int span, const float *dout, const float *in, int B,
-                            const nn_conv_shape &s, int math, int tensor);
+                            const nn_conv_shape &s, int math, int tensor, float *bias_dst, int *bias_done);
 int pcg_conv_implicit_dgrad(float *din, const float *dout, const float *W, int B, const nn_conv_shape &s, int math,
                             const float *mask, int tensor);
 /* The staged tensor-core twins of the three (cuda/conv_staged.cu: the
  * forward pass and the input gradient; cuda/conv_wgrad.cu: the weight
  * gradient), the same arguments: 0 on a launch, 1 where the shape (or
  * the span) does not fit them and nothing was launched, -1 on an error
- * (last_error). */
+ * (last_error).  The weight gradients take the bias's gradient too where
+ * bias_dst is not NULL and they can (*bias_done then 1): the column sums
+ * of dout, span z's into bias_dst + z * O (added to what it holds when there is
+ * one span, as dst's are). */
 int pcg_conv_staged_forward(float *out, const float *in, const float *W, const float *b, int B,
                             const nn_conv_shape &s, int math, int relu);
 int pcg_conv_staged_dgrad(float *din, const float *dout, const float *W, int B, const nn_conv_shape &s, int math,
                           const float *mask);
 int pcg_conv_staged_wgrad(float *dst, int splits, int span, const float *dout, const float *in, int B,
-                          const nn_conv_shape &s, int math);
+                          const nn_conv_shape &s, int math, float *bias_dst, int *bias_done);
 
 /* The layers on the one-hot observation (cuda/onehot.cu): out = the
  * dense layer (conv 1, through a ReLU when relu is set) of the window vw;
- * the backward passes add into dW. */
+ * the backward passes add into dW (and conv 1's into its bias's db, from
+ * the output gradient it reads anyway). */
 int pcg_dense_onehot_forward(float *out, const unsigned char *obs, const nn_obs_view &vw, const float *W,
                              const float *b, int B, int C, int O);
 int pcg_dense_onehot_backward(float *dW, const float *dout, const unsigned char *obs, const nn_obs_view &vw, int B,
                               int C, int O);
 int pcg_conv_onehot_forward(float *out, const unsigned char *obs, const nn_obs_view &vw, const float *W,
                             const float *b, int B, const nn_conv_shape &s, int relu);
-int pcg_conv_onehot_backward(float *dW, const float *dout, const unsigned char *obs, const nn_obs_view &vw, int B,
-                             const nn_conv_shape &s);
+int pcg_conv_onehot_backward(float *dW, float *db, const float *dout, const unsigned char *obs,
+                             const nn_obs_view &vw, int B, const nn_conv_shape &s);
 
 /* Sizes, for reserving the arena up front. */
 size_t pcg_nn_acts_bytes(const nn_config *c, int cap);

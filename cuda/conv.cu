@@ -238,15 +238,16 @@ int pcg_conv_implicit_forward(float *out, const float *in, const float *W, const
 }
 
 int pcg_conv_implicit_wgrad(float *dst, int splits, int span, const float *dout, const float *in, int B,
-                            const nn_conv_shape &s, int math, int tensor)
+                            const nn_conv_shape &s, int math, int tensor, float *bias_dst, int *bias_done)
 {
+    *bias_done = 0;
     if (implicit_fits(B, s)) return -1;
     if (splits > 65535) {
         pcg_cuda_set_error("conv: %d row spans of the weight gradient, at most 65535", splits);
         return -1;
     }
     if (tensor) {
-        int r = pcg_conv_staged_wgrad(dst, splits, span, dout, in, B, s, math);
+        int r = pcg_conv_staged_wgrad(dst, splits, span, dout, in, B, s, math, bias_dst, bias_done);
         if (r <= 0) return r;
     }
     dim3 g(tiles(s.k * s.k * s.C), tiles(s.O), (unsigned)splits), blk(SIDE, SIDE);

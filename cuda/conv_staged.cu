@@ -36,6 +36,36 @@ template <int H> struct row_tiles {
     };
 };
 
+/* ---- the weights, as the slices read them ---- */
+
+/* In bf16 every weight a slice takes is its bf16 rounding: packed as such
+ * (2 bytes each) ahead of the launch, the weights, most of what a block
+ * reads, are half the bytes. */
+__global__ static void bf16_pack_kernel(unsigned short *dst, const float *src, size_t n)
+{
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float r = pcg_round_operand(src[i], PCG_MATH_BF16);
+    unsigned u;
+    memcpy(&u, &r, 4);
+    dst[i] = r != r ? (unsigned short)0x7fc0u : (unsigned short)(u >> 16); /* a NaN stays one */
+}
+
+/* W's fp32 values, or (half non-NULL) their bf16 packing */
+struct weights_view {
+    const float *W;
+    const unsigned short *half;
+    /* entry i rounded to mode math, as a slice takes it */
+    __device__ float at(size_t i, int math) const
+    {
+        if (!half) return pcg_round_operand(W[i], math);
+        unsigned u = (unsigned)half[i] << 16;
+        float x;
+        memcpy(&x, &u, 4);
+        return x;
+    }
+};
+
 #if PCG_TC_DEVICE
 /* The warp's 16 x 32 of each tile: rows wr.. (and TILE h + wr..), columns wc.. */
 template <int H> struct row_warp {
@@ -166,8 +196,8 @@ __device__ static void stage_chunk(float *st, const float *in, const nn_conv_sha
  * channel, from the staged chunk; t.B[q][j] = W there, output j0 + j (0
  * past the taps, C and O). */
 template <int H>
-__device__ static void tap_slices(row_tiles<H> &t, const float *W, const nn_conv_shape &s, const fwd_stage &g, int M,
-                                  int tap0, int c0, int math, int tid)
+__device__ static void tap_slices(row_tiles<H> &t, const weights_view &W, const nn_conv_shape &s, const fwd_stage &g,
+                                  int M, int tap0, int c0, int math, int tid)
 {
     int j0 = blockIdx.y * TILE, per = s.OH * s.OW, taps = s.k * s.k;
     fill_a(t, M, taps, tap0, c0, g.ch, tid, [&](int row, int tap, int cc) {
@@ -179,14 +209,13 @@ __device__ static void tap_slices(row_tiles<H> &t, const float *W, const nn_conv
         int j = e % TILE, q = e / TILE;
         slice_entry x = entry_of(q, tap0, c0, g.ch);
         bool inside = x.tap < taps && x.c < s.C && j0 + j < s.O;
-        float w = inside ? W[((size_t)x.tap * s.C + x.c) * s.O + j0 + j] : 0.0f;
-        t.B[q][j] = pcg_round_operand(w, math);
+        t.B[q][j] = inside ? W.at(((size_t)x.tap * s.C + x.c) * s.O + j0 + j, math) : 0.0f;
     }
 }
 #endif
 
 template <int H, bool SPLIT>
-__global__ static void conv_fwd_staged_tc_kernel(float *out, const float *in, const float *W, const float *b, int B,
+__global__ static void conv_fwd_staged_tc_kernel(float *out, const float *in, weights_view W, const float *b, int B,
                                                  nn_conv_shape s, int math, int relu, int ch)
 {
 #if PCG_TC_DEVICE
@@ -251,8 +280,9 @@ __device__ static void dgrad_stage_chunk(float *st, const float *dout, const nn_
  * input channel j0 + j and that output channel (0 past the taps, C and O:
  * the weights are read along o, where they lie one after another). */
 template <int H>
-__device__ static void dgrad_tap_slices(row_tiles<H> &t, const float *W, const nn_conv_shape &s, const conv_phase &f,
-                                        const dgrad_stage &g, int M, int tap0, int o0, int math, int tid)
+__device__ static void dgrad_tap_slices(row_tiles<H> &t, const weights_view &W, const nn_conv_shape &s,
+                                        const conv_phase &f, const dgrad_stage &g, int M, int tap0, int o0, int math,
+                                        int tid)
 {
     int j0 = blockIdx.y * TILE, per = f.ny * f.nx, taps = f.ty * f.tx;
     fill_a(t, M, taps, tap0, o0, g.ch, tid, [&](int pix, int tap, int oo) {
@@ -266,15 +296,15 @@ __device__ static void dgrad_tap_slices(row_tiles<H> &t, const float *W, const n
         float w = 0.0f;
         if (x.tap < taps && x.c < s.O && c < s.C) {
             int ky = f.ky0 + s.stride * (x.tap / f.tx), kx = f.kx0 + s.stride * (x.tap % f.tx);
-            w = W[((size_t)(ky * s.k + kx) * s.C + c) * s.O + x.c];
+            w = W.at(((size_t)(ky * s.k + kx) * s.C + c) * s.O + x.c, math);
         }
-        t.B[q][j] = pcg_round_operand(w, math);
+        t.B[q][j] = w;
     }
 }
 #endif
 
 template <int H, bool SPLIT>
-__global__ static void conv_dgrad_staged_tc_kernel(float *din, const float *dout, const float *W, int B,
+__global__ static void conv_dgrad_staged_tc_kernel(float *din, const float *dout, weights_view W, int B,
                                                    nn_conv_shape s, int math, const float *mask, int ch)
 {
     conv_phase f = phase_of(s, blockIdx.z);
@@ -372,7 +402,7 @@ template <int H, bool SPLIT> static const char *staged_name(const char *const (&
 }
 
 template <int H, bool SPLIT>
-static void launch_forward(dim3 g, float *out, const float *in, const float *W, const float *b, int B,
+static void launch_forward(dim3 g, float *out, const float *in, const weights_view &W, const float *b, int B,
                            const nn_conv_shape &s, int math, int relu, int ch)
 {
     static const char *const names[2][3] = {
@@ -385,7 +415,7 @@ static void launch_forward(dim3 g, float *out, const float *in, const float *W, 
 }
 
 template <int H, bool SPLIT>
-static void launch_dgrad(dim3 g, float *din, const float *dout, const float *W, int B, const nn_conv_shape &s,
+static void launch_dgrad(dim3 g, float *din, const float *dout, const weights_view &W, int B, const nn_conv_shape &s,
                          int math, const float *mask, int ch)
 {
     static const char *const names[2][3] = {
@@ -397,18 +427,36 @@ static void launch_dgrad(dim3 g, float *din, const float *dout, const float *W, 
     (void)name; /* nvcc's launch does not name it */
 }
 
+/* The weights W (n of them) as the kernels read them in mode math: in bf16
+ * packed into arena scratch, which the caller's mark gives back after the
+ * launch.  0, or -1 (last_error). */
+static int weights_for(weights_view *v, const float *W, size_t n, int math)
+{
+    v->W = W, v->half = NULL;
+    if (math != PCG_MATH_BF16) return 0;
+    unsigned short *half = (unsigned short *)pcg_arena_alloc(n * sizeof(unsigned short));
+    if (!half) return -1;
+    PCG_LAUNCH(bf16_pack_kernel, pcg_grid_for(256, n), 256, 0, pcg_cuda_stream(), half, W, n);
+    v->half = half;
+    return 0;
+}
+
 int pcg_conv_staged_forward(float *out, const float *in, const float *W, const float *b, int B,
                             const nn_conv_shape &s, int math, int relu)
 {
     long long rows = (long long)B * s.OH * s.OW;
     rows_plan p = plan_rows(rows, s, fwd_stage_floats, most_tiles(math));
     if (!p.tiles) return 1;
+    size_t mark = pcg_arena_mark();
+    weights_view w;
+    if (weights_for(&w, W, (size_t)s.k * s.k * s.C * s.O, math)) return -1;
     dim3 g((unsigned)((rows + p.tiles * TILE - 1) / (p.tiles * TILE)), (unsigned)((s.O + TILE - 1) / TILE));
-    if (math == PCG_MATH_FP32 && p.tiles == 4) launch_forward<4, true>(g, out, in, W, b, B, s, math, relu, p.ch);
-    else if (math == PCG_MATH_FP32) launch_forward<2, true>(g, out, in, W, b, B, s, math, relu, p.ch);
-    else if (p.tiles == 8) launch_forward<8, false>(g, out, in, W, b, B, s, math, relu, p.ch);
-    else if (p.tiles == 4) launch_forward<4, false>(g, out, in, W, b, B, s, math, relu, p.ch);
-    else launch_forward<2, false>(g, out, in, W, b, B, s, math, relu, p.ch);
+    if (math == PCG_MATH_FP32 && p.tiles == 4) launch_forward<4, true>(g, out, in, w, b, B, s, math, relu, p.ch);
+    else if (math == PCG_MATH_FP32) launch_forward<2, true>(g, out, in, w, b, B, s, math, relu, p.ch);
+    else if (p.tiles == 8) launch_forward<8, false>(g, out, in, w, b, B, s, math, relu, p.ch);
+    else if (p.tiles == 4) launch_forward<4, false>(g, out, in, w, b, B, s, math, relu, p.ch);
+    else launch_forward<2, false>(g, out, in, w, b, B, s, math, relu, p.ch);
+    pcg_arena_release(mark); /* later work on the stream runs after the launch */
     PCG_CK(cudaGetLastError(), -1);
     return 0;
 }
@@ -420,13 +468,17 @@ int pcg_conv_staged_dgrad(float *din, const float *dout, const float *W, int B, 
     long long most = (long long)B * ((s.H + s.stride - 1) / s.stride) * ((s.W + s.stride - 1) / s.stride);
     rows_plan p = plan_rows(most, s, dgrad_stage_floats, most_tiles(math));
     if (!p.tiles) return 1;
+    size_t mark = pcg_arena_mark();
+    weights_view w;
+    if (weights_for(&w, W, (size_t)s.k * s.k * s.C * s.O, math)) return -1;
     dim3 g((unsigned)((most + p.tiles * TILE - 1) / (p.tiles * TILE)), (unsigned)((s.C + TILE - 1) / TILE),
            (unsigned)(s.stride * s.stride));
-    if (math == PCG_MATH_FP32 && p.tiles == 4) launch_dgrad<4, true>(g, din, dout, W, B, s, math, mask, p.ch);
-    else if (math == PCG_MATH_FP32) launch_dgrad<2, true>(g, din, dout, W, B, s, math, mask, p.ch);
-    else if (p.tiles == 8) launch_dgrad<8, false>(g, din, dout, W, B, s, math, mask, p.ch);
-    else if (p.tiles == 4) launch_dgrad<4, false>(g, din, dout, W, B, s, math, mask, p.ch);
-    else launch_dgrad<2, false>(g, din, dout, W, B, s, math, mask, p.ch);
+    if (math == PCG_MATH_FP32 && p.tiles == 4) launch_dgrad<4, true>(g, din, dout, w, B, s, math, mask, p.ch);
+    else if (math == PCG_MATH_FP32) launch_dgrad<2, true>(g, din, dout, w, B, s, math, mask, p.ch);
+    else if (p.tiles == 8) launch_dgrad<8, false>(g, din, dout, w, B, s, math, mask, p.ch);
+    else if (p.tiles == 4) launch_dgrad<4, false>(g, din, dout, w, B, s, math, mask, p.ch);
+    else launch_dgrad<2, false>(g, din, dout, w, B, s, math, mask, p.ch);
+    pcg_arena_release(mark);
     PCG_CK(cudaGetLastError(), -1);
     return 0;
 }

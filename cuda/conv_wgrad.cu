@@ -55,9 +55,12 @@ __device__ static wgrad_place place_of(const nn_conv_shape &s)
 
 /* win[x*WG_LD + c] = in(n, iy, ox0*stride - pad + x, c0 + c) and
  * t.B[q][j] = dout(n, oy, ox0 + q, o0 + j), 0 outside in, past OW and past
- * C or O, rounded as the mode rounds */
+ * C or O, rounded as the mode rounds; a block that sums the bias adds the
+ * dout it loads, as it is, into bias (one column, o0 + tid % TILE, each
+ * thread) */
 __device__ static void wgrad_stage(wgrad_tiles &t, const float *in, const float *dout, const nn_conv_shape &s,
-                                   const wgrad_place &pl, int n, int oy, int iy, int ox0, int math, int tid)
+                                   const wgrad_place &pl, int n, int oy, int iy, int ox0, int math, int tid,
+                                   bool sums_bias, float &bias)
 {
     float *win = &t.C[0][0];
     const float *row = in + ((size_t)n * s.H + iy) * s.W * s.C;
@@ -72,7 +75,24 @@ __device__ static void wgrad_stage(wgrad_tiles &t, const float *in, const float 
         int j = e % TILE, q = e / TILE, ox = ox0 + q;
         float v = ox < s.OW && pl.o0 + j < s.O ? d[(size_t)ox * s.O + pl.o0 + j] : 0.0f;
         t.B[q][j] = pcg_round_operand(v, math);
+        if (sums_bias) bias += v;
     }
+}
+
+/* The block's bias sums (its threads' columns: SIDE*SIDE / TILE threads
+ * each) added up in thread order, into bias_dst + z*O (added to what it
+ * holds when accumulate is set); t.C is free */
+__device__ static void wgrad_bias_store(float *bias_dst, wgrad_tiles &t, const nn_conv_shape &s,
+                                        const wgrad_place &pl, float bias, int tid, int accumulate)
+{
+    float *part = &t.C[0][0];
+    part[tid] = bias;
+    __syncthreads();
+    if (tid >= TILE || pl.o0 + tid >= s.O) return;
+    float sum = 0;
+    for (int k = tid; k < SIDE * SIDE; k += TILE) sum += part[k];
+    float *p = bias_dst + (size_t)blockIdx.z * s.O + pl.o0 + tid;
+    *p = accumulate ? *p + sum : sum;
 }
 
 /* The warp's 16 channels x 32 outputs of every tap: rows wr.., columns wc.. */
@@ -128,14 +148,19 @@ __device__ static void wgrad_tap_store(float *dst, const wgrad_tiles &t, const n
 }
 #endif
 
+/* bias_ky: the kernel row whose blocks of the first channel tile also sum
+ * the bias (one whose input row no output row misses), -1 for none */
 template <bool SPLIT>
 __global__ static void conv_wgrad_staged_tc_kernel(float *dst, const float *dout, const float *in, int B,
-                                                   nn_conv_shape s, int span, int math, int accumulate)
+                                                   nn_conv_shape s, int span, int math, int accumulate,
+                                                   float *bias_dst, int bias_ky)
 {
 #if PCG_TC_DEVICE
     __shared__ wgrad_tiles t;
     int tid = threadIdx.y * SIDE + threadIdx.x;
     wgrad_place pl = place_of(s);
+    bool sums_bias = pl.ky == bias_ky && pl.c0 == 0;
+    float bias = 0;
     long long rows = (long long)B * s.OH * s.OW, start = (long long)blockIdx.z * span;
     long long stop = start + span < rows ? start + span : rows;
     int first = (int)(start / s.OW), end = (int)(stop / s.OW); /* output rows n*OH + oy */
@@ -145,7 +170,7 @@ __global__ static void conv_wgrad_staged_tc_kernel(float *dst, const float *dout
         int n = r / s.OH, oy = r % s.OH, iy = oy * s.stride - s.pad + pl.ky;
         if (iy < 0 || iy >= s.H) continue; /* the same for the whole block */
         for (int ox0 = 0; ox0 < s.OW; ox0 += TC_K) {
-            wgrad_stage(t, in, dout, s, pl, n, oy, iy, ox0, math, tid);
+            wgrad_stage(t, in, dout, s, pl, n, oy, iy, ox0, math, tid, sums_bias, bias);
             __syncthreads();
             wgrad_multiply<SPLIT>(w, t, s);
             __syncthreads();
@@ -161,10 +186,21 @@ __global__ static void conv_wgrad_staged_tc_kernel(float *dst, const float *dout
         wgrad_tap_store(dst, t, s, pl, kx, accumulate);
         __syncthreads(); /* before the next tap overwrites t.C */
     }
+    if (sums_bias) wgrad_bias_store(bias_dst, t, s, pl, bias, tid, accumulate);
 #else
     (void)dst, (void)dout, (void)in, (void)B, (void)s, (void)span, (void)math, (void)accumulate;
+    (void)bias_dst, (void)bias_ky;
     __trap();
 #endif
+}
+
+/* The first kernel row whose input row every output row reaches (its
+ * blocks see every output pixel once), or -1 */
+static int bias_row(const nn_conv_shape &s)
+{
+    for (int ky = 0; ky < s.k; ky++)
+        if (ky - s.pad >= 0 && (s.OH - 1) * s.stride - s.pad + ky < s.H) return ky;
+    return -1;
 }
 
 /* A span must hold whole output rows; a kernel row's taps, and the window,
@@ -175,17 +211,20 @@ static int wgrad_fits(const nn_conv_shape &s, int span)
 }
 
 int pcg_conv_staged_wgrad(float *dst, int splits, int span, const float *dout, const float *in, int B,
-                          const nn_conv_shape &s, int math)
+                          const nn_conv_shape &s, int math, float *bias_dst, int *bias_done)
 {
+    *bias_done = 0;
     if (!wgrad_fits(s, span)) return 1;
+    int bias_ky = bias_dst ? bias_row(s) : -1;
     dim3 g((unsigned)(s.k * ((s.C + TILE - 1) / TILE)), (unsigned)((s.O + TILE - 1) / TILE), (unsigned)splits);
     dim3 blk(SIDE, SIDE);
     if (math == PCG_MATH_FP32)
         PCG_LAUNCH_AS("conv_wgrad_staged_tc_kernel<split>", conv_wgrad_staged_tc_kernel<true>, g, blk, 0,
-                      pcg_cuda_stream(), dst, dout, in, B, s, span, math, splits == 1);
+                      pcg_cuda_stream(), dst, dout, in, B, s, span, math, splits == 1, bias_dst, bias_ky);
     else
         PCG_LAUNCH_AS("conv_wgrad_staged_tc_kernel", conv_wgrad_staged_tc_kernel<false>, g, blk, 0, pcg_cuda_stream(),
-                      dst, dout, in, B, s, span, math, splits == 1);
+                      dst, dout, in, B, s, span, math, splits == 1, bias_dst, bias_ky);
     PCG_CK(cudaGetLastError(), -1);
+    *bias_done = bias_ky >= 0;
     return 0;
 }

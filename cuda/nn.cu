@@ -93,11 +93,38 @@ static int relu_backward(float *dx, const float *y, size_t n)
     return 0;
 }
 
+/* The same sums for at most COL_CHUNKS chunks, in one launch: block y of
+ * the grid takes 64 columns, thread (o, c) chunk c of column o, and the
+ * chunks' sums are added in order as add_sums_kernel adds them, so the
+ * bits are the two kernels'. */
+#define COL_CHUNK 256
+#define COL_CHUNKS 8
+__global__ static void col_sums_short_kernel(float *db, const float *x, int rows, int O)
+{
+    __shared__ float part[COL_CHUNKS][64];
+    int j = threadIdx.x % 64, c = threadIdx.x / 64, o = blockIdx.y * 64 + j;
+    int r0 = c * COL_CHUNK, r1 = min(rows, r0 + COL_CHUNK);
+    float s = 0;
+    for (int r = r0; o < O && r < r1; r++) s += x[(size_t)r * O + o];
+    part[c][j] = s;
+    __syncthreads();
+    if (c || o >= O) return;
+    float sum = db[o];
+    for (int k = 0; k * COL_CHUNK < rows; k++) sum += part[k][j];
+    db[o] = sum;
+}
+
 /* db[o] += sum over rows of x[r][o] (chunks of 256 rows, summed in order). */
 static int add_col_sums(float *db, const float *x, int rows, int O)
 {
-    const int chunk = 256;
+    const int chunk = COL_CHUNK;
     int chunks = (rows + chunk - 1) / chunk;
+    if (chunks <= COL_CHUNKS) {
+        dim3 g(1, (unsigned)((O + 63) / 64));
+        PCG_LAUNCH(col_sums_short_kernel, g, 64 * COL_CHUNKS, 0, pcg_cuda_stream(), db, x, rows, O);
+        LAUNCH_CK();
+        return 0;
+    }
     size_t mark = pcg_arena_mark();
     float *part = (float *)pcg_arena_alloc((size_t)chunks * O * sizeof(float));
     if (!part) return -1;
@@ -227,18 +254,25 @@ static int conv_forward(float *out, float *col, const float *in, const float *W,
 /* The implicit weight gradient: one span adds into dW; more put their
  * partial sums in col (which holds spans x k*k*C x O when spans*O <= rows)
  * and add them into dW in span order. */
-static int conv_wgrad(float *dW, float *col, const float *dout, const float *in, int B, const nn_conv_shape &s,
-                      int math, int tensor)
+static int conv_wgrad(float *dW, float *db, float *col, const float *dout, const float *in, int B,
+                      const nn_conv_shape &s, int math, int tensor)
 {
-    int rows = B * s.OH * s.OW, K = s.k * s.k * s.C;
+    int rows = B * s.OH * s.OW, K = s.k * s.k * s.C, bias_done = 0;
     int spans = (rows + WGRAD_SPAN - 1) / WGRAD_SPAN;
-    if (spans == 1 || (size_t)spans * s.O > (size_t)rows)
-        return pcg_conv_implicit_wgrad(dW, 1, rows, dout, in, B, s, math, tensor);
-    if (pcg_conv_implicit_wgrad(col, spans, WGRAD_SPAN, dout, in, B, s, math, tensor)) return -1;
-    int n = K * s.O;
-    PCG_LAUNCH(add_sums_kernel, (n + 63) / 64, 64, 0, pcg_cuda_stream(), dW, col, spans, n);
+    if (spans == 1 || (size_t)spans * s.O > (size_t)rows) {
+        if (pcg_conv_implicit_wgrad(dW, 1, rows, dout, in, B, s, math, tensor, db, &bias_done)) return -1;
+        return bias_done ? 0 : add_col_sums(db, dout, rows, s.O);
+    }
+    /* the bias's span sums after the weights' where col holds both */
+    size_t n = (size_t)K * s.O, parts = (size_t)spans * n;
+    float *bias_parts = parts + (size_t)spans * s.O <= (size_t)rows * K ? col + parts : NULL;
+    if (pcg_conv_implicit_wgrad(col, spans, WGRAD_SPAN, dout, in, B, s, math, tensor, bias_parts, &bias_done))
+        return -1;
+    PCG_LAUNCH(add_sums_kernel, (unsigned)((n + 63) / 64), 64, 0, pcg_cuda_stream(), dW, col, spans, (int)n);
+    if (bias_done)
+        PCG_LAUNCH(add_sums_kernel, (unsigned)((s.O + 63) / 64), 64, 0, pcg_cuda_stream(), db, bias_parts, spans, s.O);
     LAUNCH_CK();
-    return 0;
+    return bias_done ? 0 : add_col_sums(db, dout, rows, s.O);
 }
 
 /* din (may be NULL), zeroed wherever a non-NULL din_mask (the input's ReLU
@@ -250,8 +284,7 @@ static int conv_backward(float *din, float *dW, float *db, const float *dout, co
     int rows = B * s.OH * s.OW, K = s.k * s.k * s.C, math, p = conv_path(path, &math);
     if (p != PCG_CONV_IM2COL) {
         int tensor = p == PCG_CONV_TENSOR;
-        if (conv_wgrad(dW, col, dout, in, B, s, math, tensor)) return -1;
-        if (add_col_sums(db, dout, rows, s.O)) return -1;
+        if (conv_wgrad(dW, db, col, dout, in, B, s, math, tensor)) return -1;
         return din ? pcg_conv_implicit_dgrad(din, dout, W, B, s, math, din_mask, tensor) : 0;
     }
     if (dense_backward(NULL, dW, db, dout, col, W, rows, K, s.O)) return -1;
@@ -295,7 +328,7 @@ size_t pcg_nn_acts_bytes(const nn_config *c, int cap)
     size_t n2 = (size_t)c->h2 * c->w2 * c->c2;
     size_t per = 2 * (n1 + n2 + c->actor_hidden + c->n_actions + 2 * (size_t)c->critic_hidden + 1) + ncol;
     size_t taps = (size_t)c->k * c->k, nc = 2 * (size_t)(c->in_ch - 1);
-    size_t scratch = ((size_t)cap / 64 + 1) * taps * nc * c->c1 + ((size_t)cap * c->h1 * c->w1 / 256 + 1) * c->c1;
+    size_t scratch = ((size_t)cap / 64 + 1) * (taps * nc + 1) * c->c1 + ((size_t)cap * c->h1 * c->w1 / 256 + 1) * c->c1;
     return (per * (size_t)cap + scratch) * sizeof(float) + 32 * 256;
 }
 
@@ -380,8 +413,7 @@ extern "C" int pcg_nn_backward(const nn_config *c, const size_t *off, const floa
     NN_CK(relu_backward(a->dc2, a->c2, (size_t)B * feat));
     NN_CK(conv_backward(a->dc1, G + off[NN_C2W], G + off[NN_C2B], a->dc2, a->c1, a->col, P + off[NN_C2W], B, s2,
                         PCG_CONV_AUTO, a->c1));
-    NN_CK(pcg_conv_onehot_backward(G + off[NN_C1W], a->dc1, obs, va, B, s1));
-    NN_CK(add_col_sums(G + off[NN_C1B], a->dc1, B * s1.OH * s1.OW, s1.O));
+    NN_CK(pcg_conv_onehot_backward(G + off[NN_C1W], G + off[NN_C1B], a->dc1, obs, va, B, s1));
     /* critic */
     size_t nv = (size_t)B * c->critic_hidden;
     NN_CK(dense_backward(a->dv2, G + off[NN_V3W], G + off[NN_V3B], a->dvalue, a->v2, P + off[NN_V3W], B,

@@ -22,10 +22,12 @@
  * samples at a time (a thread per output would read its own copy of every
  * row: 2.7 MB of weights a sample for the paper's critic); the backward
  * pass a tile of DENSE_BWD_SAMPLES samples' gradients of those outputs for
- * DENSE_LANES cells.  Each output adds in the CPU's order: the same bits. */
+ * DENSE_LANES cells.  Each output adds in the CPU's order: the same bits.
+ * 64 samples a block read the weights half as often as 32 did and still
+ * give a 2048-sample pass 128 blocks, about one per multiprocessor. */
 #define DENSE_GROUP 16
 #define DENSE_CELLS 48
-#define DENSE_SAMPLES 32
+#define DENSE_SAMPLES 64
 #define DENSE_BWD_SAMPLES 128
 #define DENSE_THREADS 256 /* DENSE_GROUP outputs x 16 lanes (samples, or cells) */
 #define DENSE_LANES (DENSE_THREADS / DENSE_GROUP)
@@ -211,8 +213,9 @@ __global__ static void conv_onehot_fwd_kernel(float *out, const unsigned char *o
 
 /* Per (sample chunk, tap, output): class sums over the chunk's samples and
  * output positions, in the CPU's order. */
-__global__ static void conv_onehot_bwd_kernel(float *part, const float *dout, const unsigned char *obs,
-                                              nn_obs_view vw, int B, nn_conv_shape s, int chunk)
+__global__ static void conv_onehot_bwd_kernel(float *part, float *bias_part, const float *dout,
+                                              const unsigned char *obs, nn_obs_view vw, int B, nn_conv_shape s,
+                                              int chunk)
 {
     size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     int taps = s.k * s.k, NC = 2 * (s.C - 1);
@@ -232,6 +235,12 @@ __global__ static void conv_onehot_bwd_kernel(float *part, const float *dout, co
     }
     float *p = part + (((size_t)c * taps + tap) * NC) * s.O + o;
     for (int q = 0; q < NC; q++) p[(size_t)q * s.O] = acc[q];
+    if (tap) return;
+    /* the bias's share of the chunk: every position of output o */
+    float bias = 0;
+    for (int n = c * chunk; n < n1; n++)
+        for (int q = 0; q < s.OH * s.OW; q++) bias += dout[((size_t)n * s.OH * s.OW + q) * s.O + o];
+    bias_part[(size_t)c * s.O + o] = bias;
 }
 
 /* The same two passes with their re-read data in shared memory: the
@@ -247,9 +256,10 @@ __global__ static void conv_onehot_bwd_kernel(float *part, const float *dout, co
  * the same.  Shapes past the arrays' sizes take the kernels above. */
 #define ONEHOT_GROUP 8
 #define ONEHOT_SAMPLES 16
-#define ONEHOT_TABLE_MAX (49 * 2 * (OBS_CHANNELS - 1) * ONEHOT_GROUP)
+#define ONEHOT_TABLE_MAX (ONEHOT_TAPS_MAX * 2 * (OBS_CHANNELS - 1) * ONEHOT_GROUP)
 #define ONEHOT_CELLS_MAX 4096
 #define ONEHOT_POSITIONS_MAX 1024
+#define ONEHOT_TAPS_MAX 49
 #define ONEHOT_FWD_THREADS 256
 
 /* The classes of samples m0..m1-1's windows, one after another from cls,
@@ -315,17 +325,21 @@ __global__ static void conv_onehot_fwd_tiled_kernel(float *out, const unsigned c
 }
 
 /* Grid: (sample chunks, output groups); a thread per (tap, output of the
- * group), its class sums over the chunk as conv_onehot_bwd_kernel's. */
-__global__ static void conv_onehot_bwd_tiled_kernel(float *part, const float *dout, const unsigned char *obs,
-                                                    nn_obs_view vw, int B, nn_conv_shape s, int chunk)
+ * group), its class sums over the chunk as conv_onehot_bwd_kernel's, and
+ * the bias's share of the positions p = tap (mod taps) of the staged
+ * gradients, summed over the taps at the end. */
+__global__ static void conv_onehot_bwd_tiled_kernel(float *part, float *bias_part, const float *dout,
+                                                    const unsigned char *obs, nn_obs_view vw, int B,
+                                                    nn_conv_shape s, int chunk)
 {
     __shared__ float g[ONEHOT_POSITIONS_MAX * ONEHOT_GROUP];
     __shared__ unsigned char cls[ONEHOT_CELLS_MAX];
+    __shared__ float bias_taps[ONEHOT_TAPS_MAX * ONEHOT_GROUP];
     int taps = s.k * s.k, NC = 2 * (s.C - 1), positions = s.OH * s.OW, cells = s.H * s.W;
     int c = blockIdx.x, o0 = blockIdx.y * ONEHOT_GROUP, step = staged_samples(s, true);
     int tap = threadIdx.x / ONEHOT_GROUP, j = threadIdx.x % ONEHOT_GROUP, o = o0 + j;
     int ky = tap / s.k, kx = tap % s.k;
-    float acc[2 * (OBS_CHANNELS - 1)];
+    float acc[2 * (OBS_CHANNELS - 1)], bias = 0;
     for (int q = 0; q < NC; q++) acc[q] = 0;
     int n1 = min(B, (c + 1) * chunk);
     for (int m0 = c * chunk; m0 < n1; m0 += step) {
@@ -344,29 +358,42 @@ __global__ static void conv_onehot_bwd_tiled_kernel(float *part, const float *do
             for_tap_positions(s, ky, kx, [&](int p, int iy, int ix) {
                 acc[cn[iy * s.W + ix]] += gn[p * ONEHOT_GROUP + j];
             });
+            for (int p = tap; p < positions; p += taps) bias += gn[p * ONEHOT_GROUP + j];
         }
     }
+    bias_taps[threadIdx.x] = bias;
+    __syncthreads();
     if (o >= s.O) return;
     float *p = part + (((size_t)c * taps + tap) * NC) * s.O + o;
     for (int q = 0; q < NC; q++) p[(size_t)q * s.O] = acc[q];
+    if (tap) return;
+    for (int t = 1; t < taps; t++) bias += bias_taps[t * ONEHOT_GROUP + j];
+    bias_part[(size_t)c * s.O + o] = bias;
 }
 
 /* Whether the shape fits the tiled kernels' shared arrays and blocks. */
 static bool onehot_tiled_fits(const nn_conv_shape &s)
 {
     int taps = s.k * s.k;
-    return s.C <= OBS_CHANNELS && taps * 2 * (s.C - 1) * ONEHOT_GROUP <= ONEHOT_TABLE_MAX &&
-           s.H * s.W <= ONEHOT_CELLS_MAX && s.OH * s.OW <= ONEHOT_POSITIONS_MAX && taps * ONEHOT_GROUP <= 1024;
+    return s.C <= OBS_CHANNELS && taps <= ONEHOT_TAPS_MAX && s.H * s.W <= ONEHOT_CELLS_MAX &&
+           s.OH * s.OW <= ONEHOT_POSITIONS_MAX;
 }
 
 /* Sum the chunks in order and fold the classes into the tile and frozen
- * rows of dW (as conv_onehot_backward does). */
-__global__ static void conv_onehot_fold_kernel(float *dW, const float *part, int chunks, nn_conv_shape s)
+ * rows of dW (as conv_onehot_backward does); tap 0's threads add the
+ * chunks' bias sums into db. */
+__global__ static void conv_onehot_fold_kernel(float *dW, float *db, const float *part, const float *bias_part,
+                                               int chunks, nn_conv_shape s)
 {
     size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     int taps = s.k * s.k, NC = 2 * (s.C - 1), C = s.C;
     if (idx >= (size_t)taps * s.O) return;
     int o = (int)(idx % s.O), tap = (int)(idx / s.O);
+    if (!tap) {
+        float bias = 0;
+        for (int c = 0; c < chunks; c++) bias += bias_part[(size_t)c * s.O + o];
+        db[o] += bias;
+    }
     float *wt = dW + (size_t)tap * C * s.O, *wf = wt + (size_t)(C - 1) * s.O;
     for (int t = 0; t < C - 1; t++) {
         float plain = 0, frozen = 0;
@@ -404,25 +431,26 @@ int pcg_conv_onehot_forward(float *out, const unsigned char *obs, const nn_obs_v
     return 0;
 }
 
-int pcg_conv_onehot_backward(float *dW, const float *dout, const unsigned char *obs,
-                              const nn_obs_view &vw, int B, const nn_conv_shape &s)
+int pcg_conv_onehot_backward(float *dW, float *db, const float *dout, const unsigned char *obs,
+                             const nn_obs_view &vw, int B, const nn_conv_shape &s)
 {
     int taps = s.k * s.k, NC = 2 * (s.C - 1);
     int chunk = 64, chunks = (B + chunk - 1) / chunk;
-    size_t mark = pcg_arena_mark();
-    float *part = (float *)pcg_arena_alloc((size_t)chunks * taps * NC * s.O * sizeof(float));
+    size_t mark = pcg_arena_mark(), n_part = (size_t)chunks * taps * NC * s.O;
+    float *part = (float *)pcg_arena_alloc((n_part + (size_t)chunks * s.O) * sizeof(float));
     if (!part) return -1;
+    float *bias_part = part + n_part;
     size_t nb = (size_t)chunks * taps * s.O, nf = (size_t)taps * s.O;
     if (onehot_tiled_fits(s)) {
         dim3 grid((unsigned)chunks, (unsigned)((s.O + ONEHOT_GROUP - 1) / ONEHOT_GROUP));
-        PCG_LAUNCH(conv_onehot_bwd_tiled_kernel, grid, taps * ONEHOT_GROUP, 0, pcg_cuda_stream(), part, dout, obs, vw,
-                   B, s, chunk);
+        PCG_LAUNCH(conv_onehot_bwd_tiled_kernel, grid, taps * ONEHOT_GROUP, 0, pcg_cuda_stream(), part, bias_part,
+                   dout, obs, vw, B, s, chunk);
     } else {
         PCG_LAUNCH(conv_onehot_bwd_kernel, pcg_grid_for(ONEHOT_THREADS, nb), ONEHOT_THREADS, 0, pcg_cuda_stream(), part,
-                   dout, obs, vw, B, s, chunk);
+                   bias_part, dout, obs, vw, B, s, chunk);
     }
-    PCG_LAUNCH(conv_onehot_fold_kernel, pcg_grid_for(ONEHOT_THREADS, nf), ONEHOT_THREADS, 0, pcg_cuda_stream(), dW,
-               part, chunks, s);
+    PCG_LAUNCH(conv_onehot_fold_kernel, pcg_grid_for(ONEHOT_THREADS, nf), ONEHOT_THREADS, 0, pcg_cuda_stream(), dW, db,
+               part, bias_part, chunks, s);
     pcg_arena_release(mark);
     PCG_CK(cudaGetLastError(), -1);
     return 0;

@@ -677,7 +677,7 @@ static void cuda_nn_matches_cpu(void **state)
     api->arena_release(mark);
 }
 
-/* Batch sizes around the tiled one-hot kernels' sample groups (16 and 32
+/* Batch sizes around the tiled one-hot kernels' sample groups (16 and 64
  * forward, chunks of 64 and tiles of 128 backward) and a lone sample, on
  * the small shapes (PCGRLLM_TEST_NN_BATCHES: a comma list instead;
  * PCGRLLM_TEST_NN_PRESET: one of them, or small or paper, alone). */

@@ -6,6 +6,7 @@
 #include "sim.h"
 #include "env_rules.h"
 #include "nn_shapes.h"
+#include <cmath>
 #include <fnmatch.h>
 #include <mutex>
 #include <stdio.h>
@@ -188,8 +189,13 @@ const flop_row flop_table[] = {
     {"relu_bwd_kernel", [](const view &v) { return v.num(2); }},
     {"bias_rows_kernel", [](const view &) { return 0.0; }},
     /* rows x O adds, each chunk's rows by its own thread */
+    /* cuda/conv_staged.cu's bf16 weights: a rounding each, no FLOPs */
+    {"bf16_pack_kernel", [](const view &) { return 0.0; }},
     {"col_sums_kernel", [](const view &v) { return v.num(2) * v.num(3); }},
     {"add_sums_kernel", [](const view &v) { return v.num(2) * v.num(3); }},
+    /* both of the above in one: an add per entry, then one per chunk sum */
+    {"col_sums_short_kernel",
+     [](const view &v) { return v.num(2) * v.num(3) + std::ceil(v.num(2) / 256) * v.num(3); }},
     /* B x O outputs, an add per window cell (a frozen cell's second add,
      * data-dependent, is not counted: a lower bound) */
     {"dense_onehot_fwd_tiled_kernel",
@@ -210,11 +216,12 @@ const flop_row flop_table[] = {
          const nn_conv_shape &s = v.as<nn_conv_shape>(6);
          return v.num(5) * s.O * (conv_adds(s) + (v.num(7) != 0) * s.OH * s.OW); /* + the fused ReLU's compare */
      }},
-    /* the same (sample, output position, tap) triples, summed per tap */
+    /* the same (sample, output position, tap) triples, summed per tap, and
+     * an add per (sample, output position) for the bias */
     {"conv_onehot_bwd_kernel",
      [](const view &v) {
-         const nn_conv_shape &s = v.as<nn_conv_shape>(5);
-         return v.num(4) * s.O * conv_adds(s);
+         const nn_conv_shape &s = v.as<nn_conv_shape>(6);
+         return v.num(5) * s.O * (conv_adds(s) + s.OH * s.OW);
      }},
     /* the same adds with the table slice and the gradients in shared memory */
     {"conv_onehot_fwd_tiled_kernel",
@@ -224,14 +231,15 @@ const flop_row flop_table[] = {
      }},
     {"conv_onehot_bwd_tiled_kernel",
      [](const view &v) {
-         const nn_conv_shape &s = v.as<nn_conv_shape>(5);
-         return v.num(4) * s.O * conv_adds(s);
+         const nn_conv_shape &s = v.as<nn_conv_shape>(6);
+         return v.num(5) * s.O * (conv_adds(s) + s.OH * s.OW);
      }},
-    /* per (tap, output): per tile class 2 adds per chunk, then 3 */
+    /* per (tap, output): per tile class 2 adds per chunk, then 3; per
+     * output an add per chunk for the bias, and its own */
     {"conv_onehot_fold_kernel",
      [](const view &v) {
-         const nn_conv_shape &s = v.as<nn_conv_shape>(3);
-         return (double)s.k * s.k * s.O * (s.C - 1) * (2 * v.num(2) + 3);
+         const nn_conv_shape &s = v.as<nn_conv_shape>(5);
+         return (double)s.k * s.k * s.O * (s.C - 1) * (2 * v.num(4) + 3) + s.O * (v.num(4) + 1);
      }},
     {"im2col_kernel", [](const view &) { return 0.0; }},
     /* an add per (output position, tap) inside the input, per channel */
