@@ -22,9 +22,12 @@
  *    which separate what happens once per update, per epoch and per
  *    minibatch.
  *
- * The kernels differ by matmul mode (conv 2 is implicit GEMMs in fp32,
- * im2col + cuBLAS where the tensor cores multiply), so both phases are
- * counted twice, in fp32 and in TF32 (whose kernels bf16 runs too).
+ * The trainer runs each minibatch as a CUDA graph where the device takes
+ * one (cuda/graph.cu): the passes counted alone are priced as the counted
+ * minibatch's launches were, inside its graph.
+ *
+ * The kernels differ by matmul mode, so both phases are counted once in
+ * each of fp32, TF32 and bf16.
  *
  * What this does not make exact is said in docs/cuda.md; --full counts one
  * real rollout and one real update instead (on a machine that can wait). */
@@ -237,9 +240,13 @@ static int model_update(model_run *r, work_set *upd)
     }
     work_row extra = *per_pass;
     work_set extra_set = {&extra, 1, 1};
-    if ((full && count_pass(r, UPDATE_CHUNK, &passes, full)) || (rest && count_pass(r, rest, &passes, 1)) ||
-        work_set_add(&passes, &o, 1) || work_set_add(&passes, &extra_set, full + (rest > 0) - 1))
+    if ((full && count_pass(r, UPDATE_CHUNK, &passes, full)) || (rest && count_pass(r, rest, &passes, 1)))
         goto out;
+    /* the passes were counted as the host launches them: priced as the
+     * counted minibatch launched its pass (inside its graph, where it had
+     * one), whose own per-pass kernel says which */
+    work_set_graph_share(&passes, extra.graph / extra.launches);
+    if (work_set_add(&passes, &o, 1) || work_set_add(&passes, &extra_set, full + (rest > 0) - 1)) goto out;
     if (work_set_add(upd, &u, 1) || work_set_add(upd, &p, c->n_epochs) ||
         work_set_add(upd, &passes, (double)c->n_epochs * c->n_minibatches))
         goto out;
@@ -320,17 +327,20 @@ int bench_model_ready(void)
 typedef struct {
     long rollout_steps;
     int full;
+    int math; /* PCG_MATH_* to count and project alone, or -1 for every mode */
 } model_opts;
 
 static int model_usage(void)
 {
-    printf("usage: pcgrllm bench train --backend cuda-sim [--rollout-steps R] [--full]\n"
+    printf("usage: pcgrllm bench train --backend cuda-sim [--rollout-steps R] [--math MODE] [--full]\n"
            "  The device trainer's work for the paper preset (600 environments, rollout 128, 10 epochs x 4\n"
            "  minibatches), counted by the simulation library's counting build (make cuda-sim COUNT=1;\n"
            "  PCGRLLM_CUDA_LIB names another), per kernel, with the time one H200 would take for it by the\n"
            "  roofline model of docs/cuda.md -- a model, not a measurement -- and the 50M-step projection\n"
            "  per matmul mode.  The phases are put together from pieces counted at the paper's shapes:\n"
            "  --rollout-steps R  the rollout from R and 2R steps (1)\n"
+           "  --math MODE        count one matmul mode only: fp32, tf32 or bf16 (default: all three; fp32's\n"
+           "                     count takes most of the time)\n"
            "  --full             count one whole rollout and one whole update instead (hours on 2 cores)\n");
     return 0;
 }
@@ -340,9 +350,10 @@ static int model_parse(int argc, char **argv, model_opts *o)
 {
     static const struct option opts[] = {{"rollout-steps", required_argument, 0, 'r'},
                                          {"full", no_argument, 0, 'f'},
+                                         {"math", required_argument, 0, 'm'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    o->rollout_steps = 1, o->full = 0;
+    o->rollout_steps = 1, o->full = 0, o->math = -1;
     optind = 1;
     int c;
     while ((c = getopt_full(argc, argv, "", opts, NULL)) != -1) {
@@ -352,6 +363,10 @@ static int model_parse(int argc, char **argv, model_opts *o)
                 return die_msg("bench train: --rollout-steps must be in 1..63"), 2;
             break;
         case 'f': o->full = 1; break;
+        case 'm':
+            if ((o->math = backend_math_from_name(optarg)) < 0)
+                return die_msg("bench train: --math takes fp32, tf32 or bf16"), 2;
+            break;
         case 'h': return model_usage();
         default: return 2;
         }
@@ -360,12 +375,17 @@ static int model_parse(int argc, char **argv, model_opts *o)
 }
 
 /* The kernels differ by matmul mode (conv 2 runs the tensor-core implicit
- * GEMMs where the tensor cores multiply, the FMA ones in fp32), so each
- * phase is counted in fp32 and in TF32; bf16 runs TF32's kernels (its
- * cuBLAS calls are priced at the bf16 rate, the tensor-core kernels at
- * TF32's, whose fragments they use). */
-enum { FAMILY_FP32, FAMILY_TENSOR, FAMILIES };
-static const int family_mode[FAMILIES] = {PCG_MATH_FP32, PCG_MATH_TF32};
+ * GEMMs where the tensor cores multiply, the FMA ones in fp32; in bf16
+ * they read packed bf16 weights), so each phase is counted in each mode
+ * (the tensor-core kernels priced at TF32's rate in bf16 too: their
+ * fragments are TF32's). */
+#define MODES 3
+
+/* Whether --math asks for mode m's count. */
+static int mode_wanted(const model_opts *o, int m)
+{
+    return o->math < 0 || o->math == m;
+}
 
 /* The two phases' counts in matmul mode math; 0, or -1 after the
  * message. */
@@ -385,22 +405,20 @@ static int count_phases(model_run *r, const model_opts *o, int math, work_set *r
     return 0;
 }
 
-/* One family's two tables, in the modes first..last; their totals into
- * t_roll and t_upd. */
-static void print_family(const model_run *r, const model_opts *o, int first, int last, const work_set *roll,
-                         const work_set *upd, double t_roll[3], double t_upd[3])
+/* One mode's two tables; their totals into t_roll[math] and t_upd[math]. */
+static void print_mode(const model_run *r, const model_opts *o, int math, const work_set *roll, const work_set *upd,
+                       double t_roll[3], double t_upd[3])
 {
     const ppo_config *c = &r->cfg;
     char title[500], counted[80];
-    snprintf(counted, sizeof counted, "counted in %s mode%s", backend_math_name(first),
-             last > first ? " (bf16 runs the same kernels)" : "");
+    snprintf(counted, sizeof counted, "counted in %s mode", backend_math_name(math));
     if (o->full)
         snprintf(title, sizeof title, "one rollout: %d environments x %d steps, counted whole, %s", c->n_envs,
                  c->n_steps, counted);
     else
         snprintf(title, sizeof title, "one rollout: %d environments x %d steps, from %ld and %ld steps %s", c->n_envs,
                  c->n_steps, o->rollout_steps, 2 * o->rollout_steps, counted);
-    work_set_print(title, roll, first, last, t_roll);
+    work_set_print(title, roll, math, math, t_roll);
     int S = c->n_envs * c->n_steps / c->n_minibatches;
     if (o->full)
         snprintf(title, sizeof title, "one update: %d epochs x %d minibatches of %d samples, counted whole, %s",
@@ -410,19 +428,20 @@ static void print_family(const model_run *r, const model_opts *o, int first, int
                  "one update: %d epochs x %d minibatches of %d samples, from passes of %d and %d samples and "
                  "minibatches of %d %s",
                  c->n_epochs, c->n_minibatches, S, UPDATE_CHUNK, S % UPDATE_CHUNK, SMALL_S, counted);
-    work_set_print(title, upd, first, last, t_upd);
+    work_set_print(title, upd, math, math, t_upd);
 }
 
 static void print_phases(const model_run *r, const model_opts *o, const work_set *roll, const work_set *upd)
 {
     const ppo_config *c = &r->cfg;
     double t_roll[3], t_upd[3];
-    print_family(r, o, PCG_MATH_FP32, PCG_MATH_FP32, &roll[FAMILY_FP32], &upd[FAMILY_FP32], t_roll, t_upd);
-    print_family(r, o, PCG_MATH_TF32, PCG_MATH_BF16, &roll[FAMILY_TENSOR], &upd[FAMILY_TENSOR], t_roll, t_upd);
+    for (int m = 0; m < MODES; m++)
+        if (mode_wanted(o, m)) print_mode(r, o, m, &roll[m], &upd[m], t_roll, t_upd);
     double per = (double)c->n_envs * c->n_steps, updates = ceil(50e6 / per);
     printf("\n50M steps of the paper preset on one H200 (%.0f updates of %.0f steps; model, not a measurement):\n",
            updates, per);
-    for (int m = 0; m < 3; m++) {
+    for (int m = 0; m < MODES; m++) {
+        if (!mode_wanted(o, m)) continue;
         double s = updates * (t_roll[m] + t_upd[m]);
         printf("  %-5s %7.1f min  (rollout %.1f ms + update %.1f ms per update; %.0f steps/s)  (model, not a "
                "measurement)\n",
@@ -449,11 +468,12 @@ int bench_train_model(int argc, char **argv)
            reward);
     bench_print_machine(stdout);
     fflush(stdout);
-    work_set roll[FAMILIES] = {{0}}, upd[FAMILIES] = {{0}};
+    work_set roll[MODES] = {{0}}, upd[MODES] = {{0}};
     rc = 0;
-    for (int f = 0; f < FAMILIES && !rc; f++) rc = count_phases(&r, &o, family_mode[f], &roll[f], &upd[f]) ? 1 : 0;
+    for (int m = 0; m < MODES && !rc; m++)
+        if (mode_wanted(&o, m)) rc = count_phases(&r, &o, m, &roll[m], &upd[m]) ? 1 : 0;
     if (!rc) print_phases(&r, &o, roll, upd);
-    for (int f = 0; f < FAMILIES; f++) work_set_free(&roll[f]), work_set_free(&upd[f]);
+    for (int m = 0; m < MODES; m++) work_set_free(&roll[m]), work_set_free(&upd[m]);
     void *owned[] = {r.cubin, r.obs, r.act, r.logp, r.val, r.adv, r.ret};
     for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++) free(owned[i]);
     if (r.prog) reward_prog_free(r.prog);

@@ -33,6 +33,7 @@ static int add_row(work_set *d, const work_row *s, double f)
     r->read += f * s->read;
     r->written += f * s->written;
     r->flops += f * s->flops;
+    r->graph += f * s->graph;
     return 0;
 }
 
@@ -45,6 +46,7 @@ int work_set_take(work_set *d, const pcg_cuda_api *api, double f)
         snprintf(r.name, sizeof r.name, "%s", w[i].name);
         r.launches = (double)w[i].launches, r.threads = (double)w[i].threads;
         r.read = (double)w[i].bytes_read, r.written = (double)w[i].bytes_written, r.flops = (double)w[i].flops;
+        r.graph = (double)w[i].graph_launches;
         if (add_row(d, &r, f)) return -1;
     }
     return 0;
@@ -62,6 +64,13 @@ const work_row *work_set_find(const work_set *s, const char *name)
     for (int i = 0; i < s->n; i++)
         if (!strcmp(s->r[i].name, name)) return &s->r[i];
     return NULL;
+}
+
+void work_set_graph_share(work_set *d, double share)
+{
+    for (int i = 0; i < d->n; i++)
+        if (strcmp(d->r[i].name, PCG_WORK_SYNC) && strncmp(d->r[i].name, PCG_WORK_NOTE, strlen(PCG_WORK_NOTE)))
+            d->r[i].graph = d->r[i].launches * share;
 }
 
 int work_set_without(work_set *d, const work_set *s, const work_set *drop)
@@ -82,7 +91,8 @@ const work_row *work_set_negative(const work_set *s)
     for (int i = 0; i < s->n; i++) {
         const work_row *r = &s->r[i];
         /* a difference of equal counts may leave a rounding residue */
-        if (r->launches < -0.5 || r->threads < -0.5 || r->read < -0.5 || r->written < -0.5 || r->flops < -0.5)
+        if (r->launches < -0.5 || r->threads < -0.5 || r->read < -0.5 || r->written < -0.5 || r->flops < -0.5 ||
+            r->graph < -0.5)
             return r;
     }
     return NULL;
@@ -106,6 +116,7 @@ pcg_cuda_work *work_set_counters(const work_set *s, int *n)
         snprintf(o->name, sizeof o->name, "%s", r->name);
         o->launches = count(r->launches), o->threads = count(r->threads);
         o->bytes_read = count(r->read), o->bytes_written = count(r->written), o->flops = count(r->flops);
+        o->graph_launches = count(r->graph);
     }
     return w;
 }
@@ -146,13 +157,20 @@ void work_set_print(const char *title, const work_set *s, int first, int last, d
         for (int k = first; k <= last; k++) printf(" %9.3f", device_model_seconds(m, &w[i], k) * 1e3);
         printf("\n");
     }
-    uint64_t launches = 0;
+    uint64_t launches = 0, graph = 0;
+    double launch_s = 0;
     for (int k = first; k <= last; k++) total_s[k] = device_model_total(m, w, n, k, &launches);
+    for (int i = 0; i < n; i++) {
+        int kind = device_model_kind(&w[i]);
+        if (kind == WORK_SYNC || kind == WORK_NOTE) continue;
+        graph += w[i].graph_launches;
+        launch_s += device_model_launch_seconds(m, &w[i]);
+    }
     printf("%-38s %9llu %13s %12s %12s %12s", "total", (unsigned long long)launches, "", "", "", "");
     for (int k = first; k <= last; k++) printf(" %9.1f", total_s[k] * 1e3);
     printf("  (%s)\n", MODEL_TAG);
-    printf("of which launches %.1f ms at %.0f us each (%.1f ms at %.0f us inside a CUDA graph, not built)  (%s)\n",
-           (double)launches * m->launch_s * 1e3, m->launch_s * 1e6, (double)launches * m->graph_launch_s * 1e3,
+    printf("of which launches %.1f ms: %llu by the host at %.0f us each, %llu by CUDA graphs at %.0f us  (%s)\n",
+           launch_s * 1e3, (unsigned long long)(launches - graph), m->launch_s * 1e6, (unsigned long long)graph,
            m->graph_launch_s * 1e6, MODEL_TAG);
     free(w);
 }

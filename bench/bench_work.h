@@ -9,6 +9,7 @@
 typedef struct {
     char name[64];
     double launches, threads, read, written, flops;
+    double graph; /* of the launches, those a CUDA graph made */
 } work_row;
 
 typedef struct {
@@ -22,6 +23,9 @@ int work_set_take(work_set *d, const pcg_cuda_api *api, double f);
 int work_set_add(work_set *d, const work_set *s, double f);
 /* d = s without the entries whose names are in drop. */
 int work_set_without(work_set *d, const work_set *s, const work_set *drop);
+/* share of each of d's launches made by a graph: work counted outside the
+ * trainer's graph, priced as the trainer runs it. */
+void work_set_graph_share(work_set *d, double share);
 /* The entry named name, or NULL. */
 const work_row *work_set_find(const work_set *s, const char *name);
 void work_set_free(work_set *s);

@@ -41,6 +41,11 @@ static arena_block blocks[ARENA_MAX_BLOCKS];
 static int n_blocks;   /* allocated (some may be released for reuse) */
 static int cur = -1;   /* the block allocations come from; -1 before the first */
 static size_t next_size = ARENA_DEFAULT;
+/* pcg_arena_watch: the block watched and the highest use in it since, or
+ * moved when an allocation took another block */
+static bool watching, watch_moved;
+static int watch_block;
+static size_t watch_peak;
 
 int pcg_arena_reserve(size_t bytes)
 {
@@ -92,8 +97,41 @@ void *pcg_arena_alloc(size_t bytes)
     if ((cur < 0 || need > blocks[cur].cap - blocks[cur].used) && next_block(need)) return NULL;
     void *p = blocks[cur].base + blocks[cur].used;
     blocks[cur].used += need;
+    if (watching) {
+        if (cur != watch_block) watch_moved = true;
+        else if (blocks[cur].used > watch_peak) watch_peak = blocks[cur].used;
+    }
     UNPOISON(p, bytes);
     return p;
+}
+
+int pcg_arena_hold(size_t mark)
+{
+    std::lock_guard<std::mutex> g(arena_lock);
+    int b = (int)(mark >> MARK_SHIFT);
+    size_t off = mark & (((size_t)1 << MARK_SHIFT) - 1);
+    if (b != cur || off < blocks[b].used || off > blocks[b].cap) return -1;
+    UNPOISON(blocks[b].base + blocks[b].used, off - blocks[b].used);
+    blocks[b].used = off;
+    return 0;
+}
+
+void pcg_arena_watch(void)
+{
+    std::lock_guard<std::mutex> g(arena_lock);
+    watching = true;
+    watch_moved = false;
+    watch_block = cur;
+    watch_peak = cur >= 0 ? blocks[cur].used : 0;
+}
+
+int pcg_arena_watch_end(size_t *peak_mark)
+{
+    std::lock_guard<std::mutex> g(arena_lock);
+    watching = false;
+    if (watch_moved || watch_block < 0) return -1;
+    *peak_mark = ((size_t)watch_block << MARK_SHIFT) | watch_peak;
+    return 0;
 }
 
 void *pcg_arena_blas_workspace(size_t *bytes)

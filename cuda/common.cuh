@@ -68,6 +68,31 @@ void *pcg_arena_alloc(size_t bytes);
 size_t pcg_arena_mark(void);
 void pcg_arena_release(size_t mark);
 void pcg_arena_stats(size_t *used, size_t *capacity);
+/* Watch the arena's highest point from now on; its end gives that point
+ * as a mark (0), or -1 when an allocation took another block meanwhile.
+ * pcg_arena_hold takes the current block up to such a mark (0), or -1
+ * where the arena stands elsewhere. */
+void pcg_arena_watch(void);
+int pcg_arena_watch_end(size_t *peak_mark);
+int pcg_arena_hold(size_t mark);
+
+/* Work that is enqueued the same way again and again, captured once as a
+ * CUDA graph (cuda/graph.cu).  pcg_graph_capture runs nothing: it records
+ * what fn(ctx) enqueues and holds the arena scratch fn took (and gave
+ * back) for the graph's life, so later allocations stay clear of where
+ * its launches write.  0 when captured; 1 when the device would not (a
+ * host synchronisation inside, scratch in another arena block, an error
+ * of fn's): then nothing was enqueued and the caller runs fn itself. */
+typedef struct {
+    cudaGraphExec_t exec;
+    size_t start, end; /* the arena's marks around the held scratch */
+} pcg_graph;
+int pcg_graph_capture(pcg_graph *g, int (*fn)(void *), void *ctx);
+int pcg_graph_launch(const pcg_graph *g);
+void pcg_graph_free(pcg_graph *g);
+/* PCGRLLM_CUDA_GRAPHS: 1 unset, empty or "1"; 0 for "0" (every launch by
+ * the host); -1 anything else. */
+int pcg_graphs_env(void);
 /* The fixed block for cuBLAS's workspace (allocates the arena if needed). */
 void *pcg_arena_blas_workspace(size_t *bytes);
 

@@ -67,7 +67,17 @@ struct pcg_cuda_ppo {
     int *mb_act;
     float *mb_logp, *mb_adv, *mb_val, *mb_ret;
     double *stats, *partial;
-    size_t mark;
+    /* the minibatch's own inputs, copied in before its work: its sample
+     * indices and Adam's two bias corrections (drawn from adam_scale_d,
+     * two for each minibatch of the update, from adam_scale_h) */
+    uint32_t *mb_idx;
+    float *mb_scale, *adam_scale_h, *adam_scale_d;
+    /* the minibatch's work as one CUDA graph: graph_state 0 until
+     * captured, 1 with it (in matmul mode graph_math), -1 launched by the
+     * host instead */
+    pcg_graph graph;
+    int graph_state, graph_math;
+    size_t mark, top; /* the arena below the trainer, and above it after init */
 };
 
 static unsigned grid_for(size_t n, int threads)
@@ -237,11 +247,13 @@ __global__ static void clip_kernel(float *g, size_t n, const double *st, double 
     if (i < n && norm > max_norm) g[i] *= (float)(max_norm / norm);
 }
 
+/* scale: the bias corrections 1 / (1 - b1^t) and 1 / (1 - b2^t) */
 __global__ static void adam_kernel(float *w, const float *g, float *m, float *v, size_t n, float lr, float b1,
-                                   float b2, float eps, float s1, float s2)
+                                   float b2, float eps, const float *scale)
 {
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (i >= n) return;
+    float s1 = scale[0], s2 = scale[1];
     float mi = b1 * m[i] + (1 - b1) * g[i];
     float vi = b2 * v[i] + (1 - b2) * g[i] * g[i];
     m[i] = mi;
@@ -268,9 +280,11 @@ extern "C" void pcg_ppo_free(pcg_cuda_ppo *p)
 {
     if (!p) return;
     cudaStreamSynchronize(pcg_cuda_stream());
+    pcg_graph_free(&p->graph);
     if (p->env) pcg_env_free(p->env);
     pcg_arena_release(p->mark);
     cudaFreeHost(p->perm_h);
+    cudaFreeHost(p->adam_scale_h);
     free(p);
 }
 
@@ -282,6 +296,12 @@ extern "C" pcg_cuda_ppo *pcg_ppo_init(const ppo_config *cfg, const nn_config *nc
         nc->in_ch > OBS_CHANNELS || (size_t)T * E > 0xffffffffu) {
         pcg_cuda_set_error("ppo_init: unusable configuration (%d steps x %d envs, %d minibatches)", T, E,
                            cfg->n_minibatches);
+        return NULL;
+    }
+    if (pcg_graphs_env() < 0) {
+        pcg_cuda_set_error("ppo_init: PCGRLLM_CUDA_GRAPHS=%.40s: not 0 (the host launches every kernel) or 1 (CUDA "
+                           "graphs, the default)",
+                           getenv("PCGRLLM_CUDA_GRAPHS"));
         return NULL;
     }
     pcg_cuda_ppo *p = (pcg_cuda_ppo *)calloc(1, sizeof *p);
@@ -301,15 +321,18 @@ extern "C" pcg_cuda_ppo *pcg_ppo_init(const ppo_config *cfg, const nn_config *nc
     /* everything below, so that a first user gets an arena of the right size */
     size_t need = pcg_env_bytes(E, cfg->map_h, cfg->map_w) + pcg_nn_acts_bytes(nc, p->cap) +
                   4 * n_params * sizeof(float) + N * (os + 1 + 7 * 4) + (size_t)E * (A + 1) * 4 + S * (os + 5 * 4) +
-                  N * 4 * (size_t)perm_group(cfg->n_epochs, N) + (ST_COUNT + RED_BLOCKS) * 8 + 64 * 256;
+                  N * 4 * (size_t)perm_group(cfg->n_epochs, N) + (ST_COUNT + RED_BLOCKS) * 8 + S * 4 +
+                  8 * ((size_t)cfg->n_epochs * cfg->n_minibatches + 1) + 64 * 256;
     size_t used = 0, capacity = 0;
     pcg_arena_stats(&used, &capacity);
     if (used == 0) pcg_arena_reserve(need + need / 8 + ((size_t)64 << 20));
     p->perm_epochs = perm_group(cfg->n_epochs, N);
     /* page-locked, so that its copy neither waits for the stream nor is
      * staged: it is rewritten only after the stream has been waited for */
-    if (cudaMallocHost((void **)&p->perm_h, N * (size_t)p->perm_epochs * sizeof(uint32_t)) != cudaSuccess) {
-        p->perm_h = NULL;
+    size_t n_mb = (size_t)cfg->n_epochs * cfg->n_minibatches;
+    if (cudaMallocHost((void **)&p->perm_h, N * (size_t)p->perm_epochs * sizeof(uint32_t)) != cudaSuccess ||
+        cudaMallocHost((void **)&p->adam_scale_h, 2 * n_mb * sizeof(float)) != cudaSuccess) {
+        if (p->perm_h) cudaFreeHost(p->perm_h);
         free(p);
         pcg_cuda_set_error("ppo_init: out of host memory");
         return NULL;
@@ -347,6 +370,9 @@ extern "C" pcg_cuda_ppo *pcg_ppo_init(const ppo_config *cfg, const nn_config *nc
     TAKE(p->mb_ret, S, float);
     TAKE(p->stats, ST_COUNT, double);
     TAKE(p->partial, RED_BLOCKS, double);
+    TAKE(p->mb_idx, S, uint32_t);
+    TAKE(p->mb_scale, 2, float);
+    TAKE(p->adam_scale_d, 2 * n_mb, float);
 #undef TAKE
     {
         cudaStream_t s = pcg_cuda_stream();
@@ -362,12 +388,15 @@ extern "C" pcg_cuda_ppo *pcg_ppo_init(const ppo_config *cfg, const nn_config *nc
             goto fail;
         }
     }
+    p->top = pcg_arena_mark();
+    p->graph_state = pcg_graphs_env() ? 0 : -1;
     return p;
 fail:
     if (p->env) pcg_env_free(p->env);
     p->env = NULL;
     pcg_arena_release(p->mark);
     cudaFreeHost(p->perm_h);
+    cudaFreeHost(p->adam_scale_h);
     free(p);
     return NULL;
 }
@@ -452,53 +481,124 @@ static int upload_perms(pcg_cuda_ppo *p, int ep)
     return 0;
 }
 
-extern "C" int pcg_ppo_update(pcg_cuda_ppo *p, ppo_metrics *m)
+/* One minibatch's work on the inputs in mb_idx and mb_scale: the same
+ * launches with the same arguments every time, so it can run as a graph. */
+static int minibatch_work(pcg_cuda_ppo *p)
 {
     const ppo_config *c = &p->cfg;
-    size_t N = (size_t)c->n_steps * c->n_envs, S = N / (size_t)c->n_minibatches;
+    size_t S = (size_t)c->n_steps * c->n_envs / (size_t)c->n_minibatches;
     size_t os = (size_t)p->nc.crop_h * p->nc.crop_w;
     int A = p->nc.n_actions;
     cudaStream_t s = pcg_cuda_stream();
+    const uint32_t *idx = p->mb_idx;
+    if (reduce(red_gather{p->adv, idx}, S, (double)S, 0, p->stats + ST_MEAN, p->partial)) return -1;
+    if (reduce(red_deviation{p->adv, idx, p->stats + ST_MEAN}, S, (double)S, 0, p->stats + ST_VAR, p->partial))
+        return -1;
+    PCG_LAUNCH(inv_std_kernel, 1, 32, 0, s, p->stats);
+    PCG_LAUNCH(gather_kernel, grid_for(S, PPO_THREADS), PPO_THREADS, 0, s, idx, S, p->actions, p->logp, p->adv,
+               p->values, p->ret, p->stats, p->mb_act, p->mb_logp, p->mb_adv, p->mb_val, p->mb_ret);
+    PCG_LAUNCH(gather_obs_kernel, grid_for(S * 32, PPO_THREADS), PPO_THREADS, 0, s, idx, S, p->obs, (int)os,
+               p->mb_obs);
+    KCK();
+    PCG_CK(cudaMemsetAsync(p->G, 0, p->n_params * sizeof(float), s), -1);
+    for (size_t i0 = 0; i0 < S; i0 += (size_t)p->cap) {
+        int B = (int)(S - i0 < (size_t)p->cap ? S - i0 : (size_t)p->cap);
+        const unsigned char *o = p->mb_obs + i0 * os;
+        if (pcg_nn_forward(&p->nc, p->off, p->P, &p->acts, o, B)) return -1;
+        if (pcg_nn_ppo_loss(&p->acts, B, A, p->mb_act + i0, p->mb_logp + i0, p->mb_adv + i0, p->mb_val + i0,
+                            p->mb_ret + i0, c->clip_eps, c->vf_coef, c->ent_coef, 1.0 / (double)S,
+                            p->stats + ST_CHUNK))
+            return -1;
+        PCG_LAUNCH(add_chunk_kernel, 1, 32, 0, s, p->stats);
+        KCK();
+        if (pcg_nn_backward(&p->nc, p->off, p->P, p->G, &p->acts, o, B)) return -1;
+    }
+    if (reduce(red_square{p->G}, p->n_params, 1.0, 0, p->stats + ST_SUMSQ, p->partial)) return -1;
+    PCG_LAUNCH(norm_kernel, 1, 32, 0, s, p->stats);
+    PCG_LAUNCH(clip_kernel, grid_for(p->n_params, PPO_THREADS), PPO_THREADS, 0, s, p->G, p->n_params, p->stats,
+               c->max_grad_norm);
+    PCG_LAUNCH(adam_kernel, grid_for(p->n_params, PPO_THREADS), PPO_THREADS, 0, s, p->P, p->G, p->M, p->V,
+               p->n_params, c->lr, c->adam_b1, c->adam_b2, c->adam_eps, p->mb_scale);
+    KCK();
+    return 0;
+}
+
+static int minibatch_work_fn(void *p)
+{
+    return minibatch_work((pcg_cuda_ppo *)p);
+}
+
+/* The graph to launch for the minibatch, captured the first time (and
+ * again after the matmul mode changed, where its scratch is still the
+ * arena's top); the host launches the work itself where the trainer's
+ * memory is not the arena's top (something allocated after it) or the
+ * device would not capture. */
+static void minibatch_graph_ready(pcg_cuda_ppo *p)
+{
+    int cublas = 0, math = pcg_blas_math(&cublas);
+    if (p->graph_state == 1 && p->graph_math != math) {
+        int top = pcg_arena_mark() == p->graph.end;
+        pcg_graph_free(&p->graph);
+        if (top) pcg_arena_release(p->top);
+        p->graph_state = top ? 0 : -1;
+    }
+    if (p->graph_state != 0) return;
+    if (pcg_arena_mark() != p->top || pcg_graph_capture(&p->graph, minibatch_work_fn, p)) {
+        p->graph_state = -1;
+        return;
+    }
+    p->graph_state = 1;
+    p->graph_math = math;
+}
+
+/* Minibatch k of the update (epoch ep, minibatch mb): its inputs into
+ * place, then its work. */
+static int minibatch_run(pcg_cuda_ppo *p, int ep, int mb, int k)
+{
+    const ppo_config *c = &p->cfg;
+    size_t N = (size_t)c->n_steps * c->n_envs, S = N / (size_t)c->n_minibatches;
+    cudaStream_t s = pcg_cuda_stream();
+    const uint32_t *idx = p->perm_d + (size_t)(ep % p->perm_epochs) * N + (size_t)mb * S;
+    PCG_CK(cudaMemcpyAsync(p->mb_idx, idx, S * sizeof(uint32_t), cudaMemcpyDeviceToDevice, s), -1);
+    PCG_CK(cudaMemcpyAsync(p->mb_scale, p->adam_scale_d + 2 * (size_t)k, 2 * sizeof(float),
+                           cudaMemcpyDeviceToDevice, s),
+           -1);
+    minibatch_graph_ready(p);
+    return p->graph_state == 1 ? pcg_graph_launch(&p->graph) : minibatch_work(p);
+}
+
+/* Adam's bias corrections for the update's minibatches, steps adam_t + 1
+ * on, up to the device (the host buffer is rewritten only after the last
+ * update has been waited for). */
+static int upload_adam_scales(pcg_cuda_ppo *p)
+{
+    const ppo_config *c = &p->cfg;
+    int n = c->n_epochs * c->n_minibatches;
+    for (int k = 0; k < n; k++) {
+        double t = (double)(p->adam_t + 1 + k);
+        p->adam_scale_h[2 * k] = (float)(1.0 / (1.0 - pow(c->adam_b1, t)));
+        p->adam_scale_h[2 * k + 1] = (float)(1.0 / (1.0 - pow(c->adam_b2, t)));
+    }
+    PCG_CK(cudaMemcpyAsync(p->adam_scale_d, p->adam_scale_h, 2 * (size_t)n * sizeof(float), cudaMemcpyHostToDevice,
+                           pcg_cuda_stream()),
+           -1);
+    return 0;
+}
+
+extern "C" int pcg_ppo_update(pcg_cuda_ppo *p, ppo_metrics *m)
+{
+    const ppo_config *c = &p->cfg;
+    size_t N = (size_t)c->n_steps * c->n_envs;
+    cudaStream_t s = pcg_cuda_stream();
     double t0 = now_s();
     PCG_CK(cudaMemsetAsync(p->stats, 0, ST_COUNT * sizeof(double), s), -1);
+    if (upload_adam_scales(p)) return -1;
     int n_mb = 0;
     for (int ep = 0; ep < c->n_epochs; ep++) {
-        int slot = ep % p->perm_epochs;
-        if (slot == 0 && upload_perms(p, ep)) return -1;
+        if (ep % p->perm_epochs == 0 && upload_perms(p, ep)) return -1;
         for (int mb = 0; mb < c->n_minibatches; mb++) {
-            const uint32_t *idx = p->perm_d + (size_t)slot * N + (size_t)mb * S;
-            if (reduce(red_gather{p->adv, idx}, S, (double)S, 0, p->stats + ST_MEAN, p->partial)) return -1;
-            if (reduce(red_deviation{p->adv, idx, p->stats + ST_MEAN}, S, (double)S, 0, p->stats + ST_VAR, p->partial))
-                return -1;
-            PCG_LAUNCH(inv_std_kernel, 1, 32, 0, s, p->stats);
-            PCG_LAUNCH(gather_kernel, grid_for(S, PPO_THREADS), PPO_THREADS, 0, s, idx, S, p->actions, p->logp, p->adv,
-                                                                            p->values, p->ret, p->stats, p->mb_act,
-                                                                            p->mb_logp, p->mb_adv, p->mb_val, p->mb_ret);
-            PCG_LAUNCH(gather_obs_kernel, grid_for(S * 32, PPO_THREADS), PPO_THREADS, 0, s, idx, S, p->obs, (int)os, p->mb_obs);
-            KCK();
-            PCG_CK(cudaMemsetAsync(p->G, 0, p->n_params * sizeof(float), s), -1);
-            for (size_t i0 = 0; i0 < S; i0 += (size_t)p->cap) {
-                int B = (int)(S - i0 < (size_t)p->cap ? S - i0 : (size_t)p->cap);
-                const unsigned char *o = p->mb_obs + i0 * os;
-                if (pcg_nn_forward(&p->nc, p->off, p->P, &p->acts, o, B)) return -1;
-                if (pcg_nn_ppo_loss(&p->acts, B, A, p->mb_act + i0, p->mb_logp + i0, p->mb_adv + i0,
-                                    p->mb_val + i0, p->mb_ret + i0, c->clip_eps, c->vf_coef, c->ent_coef,
-                                    1.0 / (double)S, p->stats + ST_CHUNK))
-                    return -1;
-                PCG_LAUNCH(add_chunk_kernel, 1, 32, 0, s, p->stats);
-                KCK();
-                if (pcg_nn_backward(&p->nc, p->off, p->P, p->G, &p->acts, o, B)) return -1;
-            }
-            if (reduce(red_square{p->G}, p->n_params, 1.0, 0, p->stats + ST_SUMSQ, p->partial)) return -1;
-            PCG_LAUNCH(norm_kernel, 1, 32, 0, s, p->stats);
-            PCG_LAUNCH(clip_kernel, grid_for(p->n_params, PPO_THREADS), PPO_THREADS, 0, s, p->G, p->n_params, p->stats,
-                                                                                   c->max_grad_norm);
+            if (minibatch_run(p, ep, mb, n_mb)) return -1;
             p->adam_t++;
-            double bc1 = 1.0 - pow(c->adam_b1, (double)p->adam_t), bc2 = 1.0 - pow(c->adam_b2, (double)p->adam_t);
-            PCG_LAUNCH(adam_kernel, grid_for(p->n_params, PPO_THREADS), PPO_THREADS, 0, s, 
-                p->P, p->G, p->M, p->V, p->n_params, c->lr, c->adam_b1, c->adam_b2, c->adam_eps, (float)(1.0 / bc1),
-                (float)(1.0 / bc2));
-            KCK();
             n_mb++;
         }
     }

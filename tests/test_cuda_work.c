@@ -232,25 +232,31 @@ static void device_model_roofline(void **state)
 {
     (void)state;
     const device_model *m = &device_model_h200;
-    pcg_cuda_work k = {"some_kernel", 3, 1000, 1500000000ull, 500000000ull, 10};
+    pcg_cuda_work k = {"some_kernel", 3, 1000, 1500000000ull, 500000000ull, 10, 0};
     double bw = m->copy_bytes_s * m->kernel_share;
     assert_true(fabs(device_model_seconds(m, &k, PCG_MATH_BF16) - (2e9 / bw + 3 * m->launch_s)) < 1e-12);
     /* a large product is bound by its mode's rate, the bytes by the copy rate */
-    pcg_cuda_work g = {PCG_WORK_BLAS "gemm nn 4096x4096x4096", 1, 0, 0, 0, 2ull * 4096 * 4096 * 4096};
+    pcg_cuda_work g = {PCG_WORK_BLAS "gemm nn 4096x4096x4096", 1, 0, 0, 0, 2ull * 4096 * 4096 * 4096, 0};
     for (int math = 0; math < 3; math++) {
         double want = (double)g.flops / (m->gemm_flop_s[math] * m->blas_share) + m->launch_s;
         assert_true(fabs(device_model_seconds(m, &g, math) - want) < 1e-12);
     }
-    pcg_cuda_work c = {PCG_WORK_COPY, 2, 0, 43000000000ull, 43000000000ull, 0};
+    pcg_cuda_work c = {PCG_WORK_COPY, 2, 0, 43000000000ull, 43000000000ull, 0, 0};
     assert_true(fabs(device_model_seconds(m, &c, 0) - (86e9 / m->copy_bytes_s + 2 * m->launch_s)) < 1e-12);
     /* a tensor-core kernel: the kernels' share of the TF32 rate in every mode */
-    pcg_cuda_work tc = {"conv_fwd_tc_kernel", 2, 1000, 1000, 1000, 4000000000000ull};
+    pcg_cuda_work tc = {"conv_fwd_tc_kernel", 2, 1000, 1000, 1000, 4000000000000ull, 0};
     assert_int_equal(device_model_kind(&tc), WORK_TENSOR_KERNEL);
     for (int math = 0; math < 3; math++) {
         double want = 4e12 / (m->gemm_flop_s[PCG_MATH_TF32] * m->kernel_share) + 2 * m->launch_s;
         assert_true(fabs(device_model_seconds(m, &tc, math) - want) < 1e-12);
     }
-    pcg_cuda_work s = {PCG_WORK_SYNC, 7, 0, 0, 0, 0}, note = {PCG_WORK_NOTE "no FLOP row for x", 5, 5, 5, 5, 5};
+    /* launches a graph made cost graph_launch_s each, the rest launch_s */
+    pcg_cuda_work kg = k;
+    kg.graph_launches = 2;
+    assert_true(fabs(device_model_seconds(m, &kg, PCG_MATH_BF16) -
+                     (2e9 / bw + m->launch_s + 2 * m->graph_launch_s)) < 1e-12);
+    assert_true(device_model_launch_seconds(m, &kg) < device_model_launch_seconds(m, &k));
+    pcg_cuda_work s = {PCG_WORK_SYNC, 7, 0, 0, 0, 0, 0}, note = {PCG_WORK_NOTE "no FLOP row for x", 5, 5, 5, 5, 5, 0};
     assert_true(fabs(device_model_seconds(m, &s, 0) - 7 * m->sync_s) < 1e-12);
     assert_true(device_model_seconds(m, &note, 0) == 0);
     pcg_cuda_work all[4] = {k, g, c, s};

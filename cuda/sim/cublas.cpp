@@ -87,17 +87,35 @@ static void rounded_copy(std::vector<float> &out, const float *X, int rows, int 
         for (int r = 0; r < rows; r++) out[(size_t)c * ld + r] = round_mantissa(X[(size_t)c * ld + r], keep);
 }
 
+static void gemm_now(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, float alpha, const float *A,
+                     int lda, const float *B, int ldb, float beta, float *C, int ldc, int keep);
+
+/* A checked product, run now or kept by a capture. */
 static cublasStatus_t gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, float alpha,
                            const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc, int keep)
 {
     if (m < 0 || n < 0 || k < 0 || (ta != CUBLAS_OP_N && ta != CUBLAS_OP_T) ||
         (tb != CUBLAS_OP_N && tb != CUBLAS_OP_T))
         return CUBLAS_STATUS_INVALID_VALUE;
-    int a_rows = ta == CUBLAS_OP_N ? m : k, a_cols = ta == CUBLAS_OP_N ? k : m;
-    int b_rows = tb == CUBLAS_OP_N ? k : n, b_cols = tb == CUBLAS_OP_N ? n : k;
+    int a_rows = ta == CUBLAS_OP_N ? m : k, b_rows = tb == CUBLAS_OP_N ? k : n;
     if (lda < (a_rows > 1 ? a_rows : 1) || ldb < (b_rows > 1 ? b_rows : 1) || ldc < (m > 1 ? m : 1))
         return CUBLAS_STATUS_INVALID_VALUE;
     if (m == 0 || n == 0) return CUBLAS_STATUS_SUCCESS;
+    if (pcg_sim::capturing()) {
+        /* the scalars as a capture keeps them, by value */
+        pcg_sim::record([=] { gemm_now(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, keep); });
+        return CUBLAS_STATUS_SUCCESS;
+    }
+    gemm_now(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, keep);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+/* The product of checked arguments, and its work. */
+static void gemm_now(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, float alpha, const float *A,
+                     int lda, const float *B, int ldb, float beta, float *C, int ldc, int keep)
+{
+    int a_rows = ta == CUBLAS_OP_N ? m : k, a_cols = ta == CUBLAS_OP_N ? k : m;
+    int b_rows = tb == CUBLAS_OP_N ? k : n, b_cols = tb == CUBLAS_OP_N ? n : k;
     std::vector<float> ra, rb;
     if (keep < 23) {
         rounded_copy(ra, A, a_rows, a_cols, lda, keep);
@@ -112,7 +130,6 @@ static cublasStatus_t gemm(cublasOperation_t ta, cublasOperation_t tb, int m, in
              tb == CUBLAS_OP_N ? 'n' : 't', m, n, k);
     uint64_t rd = 4ull * ((uint64_t)m * k + (uint64_t)k * n + (beta != 0.0f ? (uint64_t)m * n : 0));
     pcg_sim_work_add(name, 0, rd, 4ull * m * n, 2ull * m * n * k);
-    return CUBLAS_STATUS_SUCCESS;
 }
 
 cublasStatus_t cublasSgemm_v2(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,

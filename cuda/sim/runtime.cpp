@@ -47,25 +47,42 @@ cudaError_t cudaFreeHost(void *p)
     return cudaSuccess;
 }
 
+static void copy_now(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
+{
+    if (bytes) memmove(dst, src, bytes);
+    if (kind == cudaMemcpyDeviceToDevice) pcg_sim_work_add(PCG_WORK_COPY, 0, bytes, bytes, 0);
+}
+
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind, cudaStream_t)
 {
     if (bytes && (!dst || !src)) return cudaErrorInvalidValue;
-    if (bytes) memmove(dst, src, bytes);
-    if (kind == cudaMemcpyDeviceToDevice) pcg_sim_work_add(PCG_WORK_COPY, 0, bytes, bytes, 0);
+    if (pcg_sim::capturing())
+        pcg_sim::record([=] { copy_now(dst, src, bytes, kind); });
+    else
+        copy_now(dst, src, bytes, kind);
     return cudaSuccess;
 }
 
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
 {
+    if (cudaError_t e = pcg_sim_capture_sync()) return e;
     pcg_sim_work_sync();
     return cudaMemcpyAsync(dst, src, bytes, kind, 0);
+}
+
+static void set_now(void *dst, int value, size_t bytes)
+{
+    if (bytes) memset(dst, value, bytes);
+    pcg_sim_work_add(PCG_WORK_SET, 0, 0, bytes, 0);
 }
 
 cudaError_t cudaMemsetAsync(void *dst, int value, size_t bytes, cudaStream_t)
 {
     if (bytes && !dst) return cudaErrorInvalidValue;
-    if (bytes) memset(dst, value, bytes);
-    pcg_sim_work_add(PCG_WORK_SET, 0, 0, bytes, 0);
+    if (pcg_sim::capturing())
+        pcg_sim::record([=] { set_now(dst, value, bytes); });
+    else
+        set_now(dst, value, bytes);
     return cudaSuccess;
 }
 
@@ -85,17 +102,19 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned)
 
 cudaError_t cudaStreamSynchronize(cudaStream_t)
 {
+    if (cudaError_t e = pcg_sim_capture_sync()) return e;
     pcg_sim_work_sync();
     return cudaSuccess;
 }
 
 cudaError_t cudaStreamQuery(cudaStream_t)
 {
-    return cudaSuccess;
+    return pcg_sim_capture_sync();
 }
 
 cudaError_t cudaDeviceSynchronize(void)
 {
+    if (cudaError_t e = pcg_sim_capture_sync()) return e;
     pcg_sim_work_sync();
     return cudaSuccess;
 }
@@ -122,6 +141,9 @@ static const char *plain_error_string(cudaError_t e)
     case cudaErrorInvalidResourceHandle: return "invalid resource handle";
     case cudaErrorNotReady: return "device not ready";
     case cudaErrorLaunchFailure: return "unspecified launch failure";
+    case cudaErrorIllegalState: return "the operation cannot be performed in the present state";
+    case cudaErrorStreamCaptureUnsupported: return "operation not permitted when stream is capturing";
+    case cudaErrorStreamCaptureInvalidated: return "operation failed due to a previous error during capture";
     }
     return "unknown error";
 }

@@ -36,6 +36,12 @@ void pcg_sim_work_add(const char *name, uint64_t threads, uint64_t bytes_read, u
                       uint64_t flops);
 /* One host synchronisation (a stream synchronise, a copy to the host). */
 void pcg_sim_work_sync(void);
+/* Whether this thread runs a graph's work (cuda/sim/graph.cpp): its
+ * launches are counted as a graph's. */
+bool pcg_sim_in_graph(void);
+/* Before a host synchronisation: cudaSuccess, or, during a capture, the
+ * error a device gives (the capture is then invalidated). */
+cudaError_t pcg_sim_capture_sync(void);
 
 /* The threads blocks run on: made once (the first stream), then
  * fn(ctx, k) for every k < n across them and the calling thread. */

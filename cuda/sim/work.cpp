@@ -325,6 +325,7 @@ void pcg_sim_work_launch(const char *name, dim3 g, dim3 b, const pcg_sim_bytes &
     }
     pcg_cuda_work &w = entry(name);
     w.launches++;
+    w.graph_launches += pcg_sim_in_graph();
     w.threads += (uint64_t)g.x * g.y * g.z * b.x * b.y * b.z;
     w.bytes_read += bytes.read.load();
     w.bytes_written += bytes.written.load();
@@ -337,6 +338,7 @@ void pcg_sim_work_add(const char *name, uint64_t threads, uint64_t bytes_read, u
     std::lock_guard<std::mutex> g(work_lock);
     pcg_cuda_work &w = entry(name);
     w.launches++;
+    w.graph_launches += pcg_sim_in_graph();
     w.threads += threads;
     w.bytes_read += bytes_read;
     w.bytes_written += bytes_written;

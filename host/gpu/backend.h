@@ -59,7 +59,7 @@ const char *backend_cuda_path(void);
 
 /* ---- the ABI of libpcgrllm_cuda.so ---- */
 
-#define PCG_CUDA_ABI_VERSION 6
+#define PCG_CUDA_ABI_VERSION 7
 #define PCG_CUDA_ENTRY "pcg_cuda_backend_v6"
 #define PCG_CUDA_LIB "libpcgrllm_cuda.so"
 /* The same kernels built for the CPU (`make cuda-sim`, docs/cuda.md): the
@@ -146,6 +146,7 @@ typedef struct {
 typedef struct {
     char name[64];
     uint64_t launches, threads, bytes_read, bytes_written, flops;
+    uint64_t graph_launches; /* of the launches, those a CUDA graph's launch made (since ABI 7) */
 } pcg_cuda_work;
 /* The names of the entries that are not a hand-written kernel: a cuBLAS
  * call shape begins with PCG_WORK_BLAS; a note (all counts 0) says what
@@ -154,6 +155,7 @@ typedef struct {
 #define PCG_WORK_COPY "cudaMemcpy device to device"
 #define PCG_WORK_SET "cudaMemset"
 #define PCG_WORK_SYNC "host synchronisations"
+#define PCG_WORK_GRAPH "cudaGraphLaunch"
 #define PCG_WORK_NOTE "note: "
 /* A hand-written kernel whose name holds this runs its products on
  * tensor cores, WMMA TF32 fragments (in bf16 too) */

@@ -52,6 +52,12 @@ int device_model_kind(const pcg_cuda_work *w)
     return strstr(w->name, PCG_WORK_TENSOR) ? WORK_TENSOR_KERNEL : WORK_KERNEL;
 }
 
+double device_model_launch_seconds(const device_model *m, const pcg_cuda_work *w)
+{
+    uint64_t graph = w->graph_launches < w->launches ? w->graph_launches : w->launches;
+    return (double)(w->launches - graph) * m->launch_s + (double)graph * m->graph_launch_s;
+}
+
 double device_model_seconds(const device_model *m, const pcg_cuda_work *w, int math)
 {
     double bytes = (double)w->bytes_read + (double)w->bytes_written, flops = (double)w->flops;
@@ -73,7 +79,7 @@ double device_model_seconds(const device_model *m, const pcg_cuda_work *w, int m
         rate *= m->kernel_share;
     }
     double t_mem = bytes / bw, t_flop = flops / rate;
-    return (t_mem > t_flop ? t_mem : t_flop) + (double)w->launches * m->launch_s;
+    return (t_mem > t_flop ? t_mem : t_flop) + device_model_launch_seconds(m, w);
 }
 
 double device_model_total(const device_model *m, const pcg_cuda_work *w, int n, int math, uint64_t *launches)

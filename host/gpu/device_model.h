@@ -16,7 +16,7 @@ typedef struct {
     double kernel_share;        /* the engine's own kernels: share of the copy rate and of the fp32 rate (of the
                                  * TF32 rate for tensor-core kernels) */
     double launch_s;            /* per launch (a kernel, a cuBLAS call, a copy or a set) */
-    double graph_launch_s;      /* per launch inside a CUDA graph (not built: for comparison) */
+    double graph_launch_s;      /* per launch that a CUDA graph's launch makes */
     double sync_s;              /* per host synchronisation */
     /* integer work of one thread per environment (a reward kernel's
      * searches, device_model_threads) */
@@ -36,8 +36,12 @@ extern const device_model device_model_h200;
 enum { WORK_KERNEL, WORK_TENSOR_KERNEL, WORK_BLAS, WORK_COPY, WORK_SYNC, WORK_NOTE };
 int device_model_kind(const pcg_cuda_work *w);
 
+/* The launches' share of an entry's seconds: launch_s for each launch the
+ * host made, graph_launch_s for each a graph made. */
+double device_model_launch_seconds(const device_model *m, const pcg_cuda_work *w);
+
 /* Seconds of one entry in matmul mode math: for work, max(bytes / bandwidth,
- * FLOPs / rate) + launches x launch cost; for synchronisations, their number
+ * FLOPs / rate) + its launches' seconds; for synchronisations, their number
  * x sync_s; 0 for a note.  A kernel's rate is kernel_share of the fp32 rate,
  * a tensor-core kernel's kernel_share of the TF32 rate in every mode (its
  * fragments are TF32; bf16 operands ride on them). */

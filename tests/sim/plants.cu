@@ -12,6 +12,10 @@
  *   divergent   a barrier only half the block reaches: a launch failure
  *   transpose   a row-major product through cuBLAS, then with one
  *               transpose flag swapped: the error of each against a loop
+ *   capture     a capture with a host synchronisation inside: the
+ *               synchronisation and the capture's end fail; a capture of a
+ *               kernel, a set and a product: nothing runs until the graph
+ *               is launched, and each launch runs all three again
  *   one-past    a kernel reading one element past its array (the
  *               sanitizer build stops here with a heap-buffer-overflow)
  */
@@ -112,6 +116,44 @@ static void transpose_case(void)
     cublasDestroy(h);
 }
 
+__global__ static void add_one_kernel(float *x, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] += 1.0f;
+}
+
+static void capture_case(cudaStream_t s)
+{
+    cudaGraph_t g = NULL;
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+    cudaError_t sync = cudaStreamSynchronize(s), end = cudaStreamEndCapture(s, &g);
+    printf("capture-sync: synchronise %s, end %s, graph %s\n", cudaGetErrorString(sync), cudaGetErrorString(end),
+           g ? "made" : "none");
+    enum { N = 4 };
+    float *x, *y;
+    cudaMalloc(&x, N * sizeof(float));
+    cudaMalloc(&y, N * sizeof(float));
+    for (int i = 0; i < N; i++) x[i] = y[i] = 0;
+    cublasHandle_t h;
+    cublasCreate(&h);
+    const float one = 1;
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+    cudaMemsetAsync(y, 0, N * sizeof(float), s);
+    PCG_LAUNCH(add_one_kernel, 1, 32, 0, s, x, N);
+    cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, 1, 1, &one, x, N, &one, 1, &one, y, N); /* y += x */
+    end = cudaStreamEndCapture(s, &g);
+    printf("capture: end %s; before a launch x %.0f y %.0f\n", cudaGetErrorString(end), x[0], y[0]);
+    cudaGraphExec_t exec = NULL;
+    cudaGraphInstantiate(&exec, g, 0);
+    for (int k = 0; k < 2; k++) cudaGraphLaunch(exec, s);
+    printf("capture: after two launches x %.0f y %.0f\n", x[0], y[0]);
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(g);
+    cublasDestroy(h);
+    cudaFree(x);
+    cudaFree(y);
+}
+
 static void one_past_case(void)
 {
     int n = 100;
@@ -146,6 +188,7 @@ int main(int argc, char **argv)
         divergent_case();
     }
     if (!*only || !strcmp(only, "transpose")) transpose_case();
+    if (!*only || !strcmp(only, "capture")) capture_case(s);
     if (!strcmp(only, "one-past")) one_past_case();
     return 0;
 }

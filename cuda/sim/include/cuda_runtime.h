@@ -9,6 +9,7 @@
 #define PCG_SIM_CUDA_RUNTIME_H
 #include <stddef.h>
 #include <stdint.h>
+#include <functional>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -37,8 +38,11 @@ enum cudaError {
     cudaErrorNoDevice = 100,
     cudaErrorInvalidDevice = 101,
     cudaErrorInvalidResourceHandle = 400,
+    cudaErrorIllegalState = 401,
     cudaErrorNotReady = 600,
     cudaErrorLaunchFailure = 719,
+    cudaErrorStreamCaptureUnsupported = 900,
+    cudaErrorStreamCaptureInvalidated = 901,
 };
 typedef enum cudaError cudaError_t;
 
@@ -81,6 +85,25 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpy
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind);
 cudaError_t cudaMemsetAsync(void *dst, int value, size_t bytes, cudaStream_t s = 0);
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags);
+
+/* Stream capture and graphs: while the stream captures, launches, copies,
+ * sets and cuBLAS calls are recorded instead of run (a host
+ * synchronisation ends the capture in an error, as on a device); a graph
+ * launch runs the records in order, and the work counters count their
+ * launches as a graph's. */
+enum cudaStreamCaptureMode {
+    cudaStreamCaptureModeGlobal = 0,
+    cudaStreamCaptureModeThreadLocal = 1,
+    cudaStreamCaptureModeRelaxed = 2
+};
+typedef struct pcg_sim_graph *cudaGraph_t;
+typedef struct pcg_sim_graph *cudaGraphExec_t;
+cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode mode);
+cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *graph);
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph, unsigned long long flags = 0);
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s);
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec);
+cudaError_t cudaGraphDestroy(cudaGraph_t graph);
 cudaError_t cudaStreamSynchronize(cudaStream_t s);
 cudaError_t cudaStreamQuery(cudaStream_t s);
 cudaError_t cudaDeviceSynchronize(void);
@@ -141,20 +164,23 @@ template <class T> void take_arg(launch_args &L, const T &v)
     L.n++;
 }
 
+/* Whether the stream is capturing; record appends work to the capture
+ * (cuda/sim/graph.cpp). */
+bool capturing(void);
+void record(std::function<void()> work);
+
 /* Check the launch against the device's limits (an error to
  * cudaGetLastError, as a device reports it, and false), then run body once
  * per simulated thread of every block. */
 bool launch_ok(const char *name, dim3 grid, dim3 block, size_t shmem);
 void run_grid(const char *name, dim3 grid, dim3 block, void (*body)(void *), void *ctx, const launch_args &args);
 
-/* kernel<<<grid, block, shmem, stream>>>(args...): the arguments are
- * converted to the kernel's parameter types once, as a launch copies them,
- * and every thread gets its own copy of them, as on a device. */
-template <class... P, class... A>
-void launch(const char *name, void (*kernel)(P...), dim3 grid, dim3 block, size_t shmem, cudaStream_t, A &&...args)
+/* One launch of kernel over its converted arguments: every thread gets
+ * its own copy of them, as on a device. */
+template <class... P>
+void run_launch(const char *name, void (*kernel)(P...), dim3 grid, dim3 block,
+                std::tuple<typename std::decay<P>::type...> &params)
 {
-    if (!launch_ok(name, grid, block, shmem)) return;
-    std::tuple<typename std::decay<P>::type...> params(std::forward<A>(args)...);
     struct call {
         void (*kernel)(P...);
         std::tuple<typename std::decay<P>::type...> *params;
@@ -168,6 +194,20 @@ void launch(const char *name, void (*kernel)(P...), dim3 grid, dim3 block, size_
     launch_args seen = {};
     std::apply([&seen](const auto &...x) { (take_arg(seen, x), ...); }, params);
     run_grid(name, grid, block, call::run, &c, seen);
+}
+
+/* kernel<<<grid, block, shmem, stream>>>(args...): the arguments are
+ * converted to the kernel's parameter types once, as a launch copies them;
+ * a captured launch keeps its copy for the graph. */
+template <class... P, class... A>
+void launch(const char *name, void (*kernel)(P...), dim3 grid, dim3 block, size_t shmem, cudaStream_t, A &&...args)
+{
+    if (!launch_ok(name, grid, block, shmem)) return;
+    std::tuple<typename std::decay<P>::type...> params(std::forward<A>(args)...);
+    if (capturing())
+        record([=]() mutable { run_launch(name, kernel, grid, block, params); });
+    else
+        run_launch(name, kernel, grid, block, params);
 }
 
 } // namespace pcg_sim
