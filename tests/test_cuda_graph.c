@@ -1,10 +1,12 @@
 /* The device trainer's minibatches as CUDA graphs (cuda/graph.cu): the same
  * bits as the host launching every kernel, the graph's launches counted as
- * a graph's, and PCGRLLM_CUDA_GRAPHS refused outside 0 and 1. */
+ * a graph's, and PCGRLLM_CUDA_GRAPHS refused outside 0 and 1 (and passed
+ * to workers). */
 #include "harness.h"
 #include "cuda_check.h"
 #include "nn.h"
 #include "ppo.h"
+#include "worker.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +112,12 @@ static void cuda_graphs_env_refused(void **state)
         assert_non_null(strstr(api->last_error(), "PCGRLLM_CUDA_GRAPHS="));
     }
     nn_free(&c.nn);
+    /* the worker that trains is given the variable */
+    setenv("PCGRLLM_CUDA_GRAPHS", "0", 1);
+    int seen = 0;
+    for (char *const *e = worker_environment(); *e; e++) seen += !strcmp(*e, "PCGRLLM_CUDA_GRAPHS=0");
+    unsetenv("PCGRLLM_CUDA_GRAPHS");
+    assert_int_equal(seen, 1);
 }
 
 PCG_TESTS(cuda_graph, cmocka_unit_test(cuda_ppo_graphs_match_launches), cmocka_unit_test(cuda_graphs_env_refused))
