@@ -167,6 +167,11 @@ int pcg_conv_onehot_forward(float *out, const unsigned char *obs, const nn_obs_v
 int pcg_conv_onehot_backward(float *dW, float *db, const float *dout, const unsigned char *obs,
                              const nn_obs_view &vw, int B, const nn_conv_shape &s);
 
+/* What the network's launches depend on beyond their arguments (the
+ * matmul mode and the conv path the backend picks), so that a captured
+ * graph is known stale when it changes. */
+int pcg_nn_launch_key(void);
+
 /* Sizes, for reserving the arena up front. */
 size_t pcg_nn_acts_bytes(const nn_config *c, int cap);
 size_t pcg_env_bytes(int n, int h, int w);

@@ -231,6 +231,12 @@ static int conv_path(int path, int *math)
     return cublas && *math != PCG_MATH_FP32 ? PCG_CONV_IM2COL : PCG_CONV_IMPLICIT;
 }
 
+int pcg_nn_launch_key(void)
+{
+    int math, path = conv_path(PCG_CONV_AUTO, &math);
+    return math * 16 + path;
+}
+
 /* out = conv(in) + b, through a ReLU when relu is set (fused into the
  * implicit GEMM's epilogue; after cuBLAS's product otherwise). */
 static int conv_forward(float *out, float *col, const float *in, const float *W, const float *b, int B,

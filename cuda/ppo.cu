@@ -73,10 +73,10 @@ struct pcg_cuda_ppo {
     uint32_t *mb_idx;
     float *mb_scale, *adam_scale_h, *adam_scale_d;
     /* the minibatch's work as one CUDA graph: graph_state 0 until
-     * captured, 1 with it (in matmul mode graph_math), -1 launched by the
-     * host instead */
+     * captured, 1 with it (made under pcg_nn_launch_key graph_key), -1
+     * launched by the host instead */
     pcg_graph graph;
-    int graph_state, graph_math;
+    int graph_state, graph_key;
     size_t mark, top; /* the arena below the trainer, and above it after init */
 };
 
@@ -529,14 +529,14 @@ static int minibatch_work_fn(void *p)
 }
 
 /* The graph to launch for the minibatch, captured the first time (and
- * again after the matmul mode changed, where its scratch is still the
- * arena's top); the host launches the work itself where the trainer's
+ * again after the matmul mode or conv 2's path changed, where its scratch
+ * is still the arena's top); the host launches the work itself where the trainer's
  * memory is not the arena's top (something allocated after it) or the
  * device would not capture. */
 static void minibatch_graph_ready(pcg_cuda_ppo *p)
 {
-    int cublas = 0, math = pcg_blas_math(&cublas);
-    if (p->graph_state == 1 && p->graph_math != math) {
+    int key = pcg_nn_launch_key();
+    if (p->graph_state == 1 && p->graph_key != key) {
         int top = pcg_arena_mark() == p->graph.end;
         pcg_graph_free(&p->graph);
         if (top) pcg_arena_release(p->top);
@@ -548,7 +548,7 @@ static void minibatch_graph_ready(pcg_cuda_ppo *p)
         return;
     }
     p->graph_state = 1;
-    p->graph_math = math;
+    p->graph_key = key;
 }
 
 /* Minibatch k of the update (epoch ep, minibatch mb): its inputs into
