@@ -43,6 +43,17 @@ cudaStream_t pcg_cuda_stream(void)
     return stream;
 }
 
+int pcg_device_sms(void)
+{
+    int dev = 0, sms = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) !=
+                                                  cudaSuccess) {
+        (void)cudaGetLastError(); /* not the caller's error: plan as for one multiprocessor */
+        sms = 1;
+    }
+    return sms < 1 ? 1 : sms;
+}
+
 int pcg_cuda_stream_check(void)
 {
     pcg_cuda_stream();

@@ -69,6 +69,12 @@ static int next_block(size_t need)
             POISON(blocks[i].base + block_floor(i), blocks[i].cap - block_floor(i));
             return 0;
         }
+    if (watching) {
+        /* cudaMalloc would end a capture: the work runs without one */
+        watch_moved = true;
+        pcg_cuda_set_error("device arena: %zu bytes more needed during a graph's capture", need);
+        return -1;
+    }
     if (n_blocks == ARENA_MAX_BLOCKS) {
         pcg_cuda_set_error("device arena: more than %d blocks requested", ARENA_MAX_BLOCKS);
         return -1;

@@ -180,6 +180,11 @@ extern "C" int pcg_blas_set_math(int mode)
     return 0;
 }
 
+int pcg_blas_prepare(void)
+{
+    return cublas_fns() && !blas() ? -1 : 0;
+}
+
 int pcg_blas_math(int *cublas)
 {
     if (cublas) *cublas = cublas_fns() != NULL;

@@ -167,10 +167,17 @@ int pcg_conv_onehot_forward(float *out, const unsigned char *obs, const nn_obs_v
 int pcg_conv_onehot_backward(float *dW, float *db, const float *dout, const unsigned char *obs,
                              const nn_obs_view &vw, int B, const nn_conv_shape &s);
 
+/* The device's multiprocessors (1 where it cannot say), which the staged
+ * kernels' launch plans follow. */
+int pcg_device_sms(void);
 /* What the network's launches depend on beyond their arguments (the
- * matmul mode and the conv path the backend picks), so that a captured
- * graph is known stale when it changes. */
+ * matmul mode, the conv path the backend picks and the multiprocessors
+ * the plans follow), so that a captured graph is known stale when one of
+ * them changes (in the simulation each can, by variable). */
 int pcg_nn_launch_key(void);
+/* The cuBLAS handle made now where cuBLAS does the sgemms, since making
+ * it allocates, which a capture refuses: 0, or -1 (last_error). */
+int pcg_blas_prepare(void);
 
 /* Sizes, for reserving the arena up front. */
 size_t pcg_nn_acts_bytes(const nn_config *c, int cap);

@@ -369,13 +369,7 @@ typedef long long stage_floats(const nn_conv_shape &s, long long rows);
 
 static rows_plan plan_rows(long long rows, const nn_conv_shape &s, stage_floats *floats, int most)
 {
-    int dev = 0, sms = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) !=
-                                                  cudaSuccess) {
-        (void)cudaGetLastError(); /* not the launch's error: plan as for one multiprocessor */
-        sms = 1;
-    }
-    sms = sms < 1 ? 1 : sms;
+    int sms = pcg_device_sms();
     for (int h = most; h >= 2; h /= 2) {
         long long blocks = (rows + h * TILE - 1) / (h * TILE);
         if (h > 2 && blocks < sms) continue;

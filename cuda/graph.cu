@@ -39,7 +39,9 @@ int pcg_graph_capture(pcg_graph *g, int (*fn)(void *), void *ctx)
     memset(g, 0, sizeof *g);
     cudaStream_t s = pcg_cuda_stream();
     size_t start = pcg_arena_mark(), peak = 0;
-    /* thread-local: the host's other threads are not this capture's */
+    /* thread-local: only this thread's capture-unsafe calls end it.  The
+     * backend has one stream and one arena, so a capture is correct only
+     * while no other host thread uses the backend (none does). */
     if (cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
         cudaGetLastError();
         return 1;

@@ -234,7 +234,7 @@ static int conv_path(int path, int *math)
 int pcg_nn_launch_key(void)
 {
     int math, path = conv_path(PCG_CONV_AUTO, &math);
-    return math * 16 + path;
+    return (pcg_device_sms() * 4 + math) * 4 + path;
 }
 
 /* out = conv(in) + b, through a ReLU when relu is set (fused into the

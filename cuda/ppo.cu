@@ -62,7 +62,10 @@ struct pcg_cuda_ppo {
     float *logits, *last; /* E x A, E */
     /* minibatch: the permutations of perm_epochs epochs, N each */
     uint32_t *perm_h, *perm_d;
-    int perm_epochs, perm_copying; /* copying: not waited for since its copy */
+    int perm_epochs;
+    /* a copy from perm_h or adam_scale_h (page-locked) not waited for yet:
+     * either is rewritten only after a wait */
+    int pinned_copying;
     unsigned char *mb_obs;
     int *mb_act;
     float *mb_logp, *mb_adv, *mb_val, *mb_ret;
@@ -471,13 +474,13 @@ static int upload_perms(pcg_cuda_ppo *p, int ep)
     const ppo_config *c = &p->cfg;
     size_t N = (size_t)c->n_steps * c->n_envs;
     cudaStream_t s = pcg_cuda_stream();
-    if (p->perm_copying) PCG_CK(cudaStreamSynchronize(s), -1);
+    if (p->pinned_copying) PCG_CK(cudaStreamSynchronize(s), -1);
     int n = c->n_epochs - ep < p->perm_epochs ? c->n_epochs - ep : p->perm_epochs;
     for (int k = 0; k < n; k++)
         ppo_stream_shuffle(p->perm_h + (size_t)k * N, N, c->seed,
                            PPO_STREAM_SHUFFLE + (uint64_t)p->update * (uint64_t)c->n_epochs + (uint64_t)(ep + k));
     PCG_CK(cudaMemcpyAsync(p->perm_d, p->perm_h, (size_t)n * N * sizeof(uint32_t), cudaMemcpyHostToDevice, s), -1);
-    p->perm_copying = 1;
+    p->pinned_copying = 1;
     return 0;
 }
 
@@ -543,7 +546,7 @@ static void minibatch_graph_ready(pcg_cuda_ppo *p)
         p->graph_state = top ? 0 : -1;
     }
     if (p->graph_state != 0) return;
-    if (pcg_arena_mark() != p->top || pcg_graph_capture(&p->graph, minibatch_work_fn, p)) {
+    if (pcg_arena_mark() != p->top || pcg_blas_prepare() || pcg_graph_capture(&p->graph, minibatch_work_fn, p)) {
         p->graph_state = -1;
         return;
     }
@@ -568,12 +571,13 @@ static int minibatch_run(pcg_cuda_ppo *p, int ep, int mb, int k)
 }
 
 /* Adam's bias corrections for the update's minibatches, steps adam_t + 1
- * on, up to the device (the host buffer is rewritten only after the last
- * update has been waited for). */
+ * on, up to the device (after a wait where an update that failed left
+ * its copy pending). */
 static int upload_adam_scales(pcg_cuda_ppo *p)
 {
     const ppo_config *c = &p->cfg;
     int n = c->n_epochs * c->n_minibatches;
+    if (p->pinned_copying) PCG_CK(cudaStreamSynchronize(pcg_cuda_stream()), -1);
     for (int k = 0; k < n; k++) {
         double t = (double)(p->adam_t + 1 + k);
         p->adam_scale_h[2 * k] = (float)(1.0 / (1.0 - pow(c->adam_b1, t)));
@@ -582,6 +586,7 @@ static int upload_adam_scales(pcg_cuda_ppo *p)
     PCG_CK(cudaMemcpyAsync(p->adam_scale_d, p->adam_scale_h, 2 * (size_t)n * sizeof(float), cudaMemcpyHostToDevice,
                            pcg_cuda_stream()),
            -1);
+    p->pinned_copying = 1;
     return 0;
 }
 
@@ -605,7 +610,7 @@ extern "C" int pcg_ppo_update(pcg_cuda_ppo *p, ppo_metrics *m)
     double st[ST_COUNT];
     PCG_CK(cudaMemcpyAsync(st, p->stats, sizeof st, cudaMemcpyDeviceToHost, s), -1);
     PCG_CK(cudaStreamSynchronize(s), -1);
-    p->perm_copying = 0;
+    p->pinned_copying = 0;
     double samples = (double)N * c->n_epochs;
     m->policy_loss = st[ST_POLICY] / samples;
     m->value_loss = st[ST_VALUE] / samples;

@@ -37,8 +37,10 @@ static void case_init(graph_case *c)
 }
 
 /* Two rollouts and updates of a device trainer with graphs on (graphs) or
- * off; the parameters after them into params, the last update's metrics
- * into m; the last update's counters checked for how it launched. */
+ * off, the first in fp32, the second in bf16 (a graph captured again, its
+ * packed weights scratch taken during the capture); the parameters after
+ * them into params, the last update's metrics into m; the last update's
+ * counters checked for how it launched. */
 static void train_twice(const pcg_cuda_api *api, const graph_case *c, int graphs, float *params, ppo_metrics *m)
 {
     if (graphs) unsetenv("PCGRLLM_CUDA_GRAPHS");
@@ -50,8 +52,10 @@ static void train_twice(const pcg_cuda_api *api, const graph_case *c, int graphs
     for (int u = 0; u < 2; u++) {
         if (api->ppo_rollout(p, m)) fail_msg("device rollout: %s", api->last_error());
         api->work_reset();
+        assert_int_equal(api->blas_set_math(u ? PCG_MATH_BF16 : PCG_MATH_FP32), 0);
         if (api->ppo_update(p, m)) fail_msg("device update: %s", api->last_error());
     }
+    assert_int_equal(api->blas_set_math(PCG_MATH_FP32), 0);
     int minibatches = c->cfg.n_epochs * c->cfg.n_minibatches;
     const pcg_cuda_work *launch = entry(api, PCG_WORK_GRAPH), *adam = entry(api, "adam_kernel");
     assert_non_null(adam);

@@ -47,11 +47,14 @@ static void sim_plants_caught(void **state)
     assert_int_equal(pcg_test_sh(out, sizeof out, "%s transpose", path), 0);
     assert_non_null(strstr(out, "transpose right: max error 0 "));
     assert_null(strstr(out, "transpose swapped: max error 0 "));
-    /* a capture runs nothing, refuses a synchronisation, and its graph
+    /* a capture runs nothing, refuses a synchronisation and an allocation, and its graph
      * runs the kernel, the set and the product again at each launch */
     assert_int_equal(pcg_test_sh(out, sizeof out, "%s capture", path), 0);
     assert_non_null(strstr(out, "capture-sync: synchronise operation not permitted when stream is capturing, end "
                                 "operation failed due to a previous error during capture, graph none"));
+    assert_non_null(strstr(out, "capture-alloc: allocate operation not permitted when stream is capturing, end "
+                                "operation failed due to a previous error during capture, graph none"));
+    assert_non_null(strstr(out, "capture-legacy: begin operation not permitted when stream is capturing"));
     assert_non_null(strstr(out, "capture: end no error; before a launch x 0 y 0"));
     assert_non_null(strstr(out, "capture: after two launches x 2 y 2"));
     /* one element past an array: only the sanitizer build (make cuda-sim

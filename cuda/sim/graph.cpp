@@ -3,7 +3,8 @@
  * launch with its converted arguments, a copy, a set, a cuBLAS call) as a
  * closure instead, and a graph launch runs the closures in order.  What a
  * device refuses during a capture is refused here too: a host
- * synchronisation invalidates the capture, and its end reports that. */
+ * synchronisation, an allocation or a free invalidates the capture, and
+ * its end reports that; the legacy stream is not captured. */
 #include "cuda_runtime.h"
 #include "sim.h"
 #include <vector>
@@ -40,8 +41,9 @@ cudaError_t pcg_sim_capture_sync(void)
     return cudaErrorStreamCaptureUnsupported;
 }
 
-cudaError_t cudaStreamBeginCapture(cudaStream_t, cudaStreamCaptureMode mode)
+cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode mode)
 {
+    if (!s) return cudaErrorStreamCaptureUnsupported; /* the legacy stream is never captured */
     if (mode != cudaStreamCaptureModeGlobal && mode != cudaStreamCaptureModeThreadLocal &&
         mode != cudaStreamCaptureModeRelaxed)
         return cudaErrorInvalidValue;

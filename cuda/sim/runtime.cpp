@@ -16,10 +16,13 @@ int pcg_sim_take_launch_error(int clear);
 
 /* ---- memory ---- */
 
+/* Allocating and freeing are capture-unsafe calls: during a capture a
+ * device refuses them and ends the capture invalidated, as here. */
 cudaError_t cudaMalloc(void **p, size_t bytes)
 {
     /* 256-byte aligned, as a device allocation */
     *p = NULL;
+    if (cudaError_t e = pcg_sim_capture_sync()) return e;
     if (posix_memalign(p, 256, bytes ? bytes : 1)) {
         *p = NULL;
         return cudaErrorMemoryAllocation;
@@ -30,6 +33,7 @@ cudaError_t cudaMalloc(void **p, size_t bytes)
 
 cudaError_t cudaFree(void *p)
 {
+    if (cudaError_t e = pcg_sim_capture_sync()) return e;
     pcg_sim_count_free(p);
     free(p);
     return cudaSuccess;
@@ -37,12 +41,15 @@ cudaError_t cudaFree(void *p)
 
 cudaError_t cudaMallocHost(void **p, size_t bytes)
 {
+    *p = NULL;
+    if (cudaError_t e = pcg_sim_capture_sync()) return e;
     *p = malloc(bytes ? bytes : 1);
     return *p ? cudaSuccess : cudaErrorMemoryAllocation;
 }
 
 cudaError_t cudaFreeHost(void *p)
 {
+    if (cudaError_t e = pcg_sim_capture_sync()) return e;
     free(p);
     return cudaSuccess;
 }

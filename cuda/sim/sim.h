@@ -39,8 +39,9 @@ void pcg_sim_work_sync(void);
 /* Whether this thread runs a graph's work (cuda/sim/graph.cpp): its
  * launches are counted as a graph's. */
 bool pcg_sim_in_graph(void);
-/* Before a host synchronisation: cudaSuccess, or, during a capture, the
- * error a device gives (the capture is then invalidated). */
+/* Before a host synchronisation or another capture-unsafe call
+ * (allocating, freeing): cudaSuccess, or, during a capture, the error a
+ * device gives (the capture is then invalidated). */
 cudaError_t pcg_sim_capture_sync(void);
 
 /* The threads blocks run on: made once (the first stream), then

@@ -12,8 +12,9 @@
  *   divergent   a barrier only half the block reaches: a launch failure
  *   transpose   a row-major product through cuBLAS, then with one
  *               transpose flag swapped: the error of each against a loop
- *   capture     a capture with a host synchronisation inside: the
- *               synchronisation and the capture's end fail; a capture of a
+ *   capture     a capture with a host synchronisation inside, and one
+ *               with an allocation: that call and the capture's end fail;
+ *               the legacy stream is not captured; a capture of a
  *               kernel, a set and a product: nothing runs until the graph
  *               is launched, and each launch runs all three again
  *   one-past    a kernel reading one element past its array (the
@@ -129,6 +130,14 @@ static void capture_case(cudaStream_t s)
     cudaError_t sync = cudaStreamSynchronize(s), end = cudaStreamEndCapture(s, &g);
     printf("capture-sync: synchronise %s, end %s, graph %s\n", cudaGetErrorString(sync), cudaGetErrorString(end),
            g ? "made" : "none");
+    void *mem = NULL;
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+    cudaError_t alloc = cudaMalloc(&mem, 64);
+    end = cudaStreamEndCapture(s, &g);
+    printf("capture-alloc: allocate %s, end %s, graph %s\n", cudaGetErrorString(alloc), cudaGetErrorString(end),
+           g ? "made" : "none");
+    printf("capture-legacy: begin %s\n",
+           cudaGetErrorString(cudaStreamBeginCapture((cudaStream_t)0, cudaStreamCaptureModeThreadLocal)));
     enum { N = 4 };
     float *x, *y;
     cudaMalloc(&x, N * sizeof(float));
