@@ -15,7 +15,8 @@
  *    128 steps is C(R) + (128 - R)/R (C(2R) - C(R));
  *  - the update: the network passes of a minibatch (forward, loss,
  *    backward: nn_forward, nn_ppo_loss, nn_backward of the table) counted
- *    at the chunk sizes the paper's minibatch is cut into (9 x 2048 + 768),
+ *    at the pass size the paper's minibatch is cut into on an H200 (three
+ *    passes of 6,400),
  *    and the rest of the update (gathers, statistics, clipping, Adam, the
  *    per-epoch and per-update work) counted on a trainer with minibatches
  *    of 64 samples in three shapes (1 epoch x 1 minibatch, 2 x 1, 1 x 2),
@@ -47,8 +48,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* samples per network pass in an update: DEVICE_CHUNK of cuda/ppo.cu */
-#define UPDATE_CHUNK 2048
+/* Samples per network pass in an update, as the trainer takes them on an
+ * H200 (backend.h): its 141 GB never halve the largest (the paper
+ * network's activations for 6,400 samples are some 6 GB). */
+static int update_pass(const ppo_config *c)
+{
+    return pcg_pass_samples((size_t)c->n_envs * c->n_steps / c->n_minibatches, c->n_envs, PCG_PASS_MOST);
+}
 /* the kernel an update adds once per pass (cuda/ppo.cu) */
 #define PER_PASS_KERNEL "add_chunk_kernel"
 /* minibatch size of the trainers that count the update's own work */
@@ -221,7 +227,7 @@ static int model_rollout(model_run *r, int R, work_set *roll)
 static int model_update(model_run *r, work_set *upd)
 {
     const ppo_config *c = &r->cfg;
-    int S = c->n_envs * c->n_steps / c->n_minibatches, full = S / UPDATE_CHUNK, rest = S % UPDATE_CHUNK;
+    int S = c->n_envs * c->n_steps / c->n_minibatches, chunk = update_pass(c), full = S / chunk, rest = S % chunk;
     work_set u11 = {0}, u21 = {0}, u12 = {0}, q = {0}, p = {0}, u = {0}, small = {0}, o = {0}, passes = {0};
     int rc = -1;
     /* minibatches of SMALL_S samples: 8 x 8 for one, 16 x 8 for two */
@@ -240,7 +246,7 @@ static int model_update(model_run *r, work_set *upd)
     }
     work_row extra = *per_pass;
     work_set extra_set = {&extra, 1, 1};
-    if ((full && count_pass(r, UPDATE_CHUNK, &passes, full)) || (rest && count_pass(r, rest, &passes, 1)))
+    if ((full && count_pass(r, chunk, &passes, full)) || (rest && count_pass(r, rest, &passes, 1)))
         goto out;
     /* the passes were counted as the host launches them: priced as the
      * counted minibatch launched its pass (inside its graph, where it had
@@ -423,11 +429,16 @@ static void print_mode(const model_run *r, const model_opts *o, int math, const 
     if (o->full)
         snprintf(title, sizeof title, "one update: %d epochs x %d minibatches of %d samples, counted whole, %s",
                  c->n_epochs, c->n_minibatches, S, counted);
-    else
+    else if (S % update_pass(c))
         snprintf(title, sizeof title,
                  "one update: %d epochs x %d minibatches of %d samples, from passes of %d and %d samples and "
                  "minibatches of %d %s",
-                 c->n_epochs, c->n_minibatches, S, UPDATE_CHUNK, S % UPDATE_CHUNK, SMALL_S, counted);
+                 c->n_epochs, c->n_minibatches, S, update_pass(c), S % update_pass(c), SMALL_S, counted);
+    else
+        snprintf(title, sizeof title,
+                 "one update: %d epochs x %d minibatches of %d samples, from passes of %d samples and minibatches "
+                 "of %d %s",
+                 c->n_epochs, c->n_minibatches, S, update_pass(c), SMALL_S, counted);
     work_set_print(title, upd, math, math, t_upd);
 }
 

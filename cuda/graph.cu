@@ -1,7 +1,7 @@
 /* CUDA graphs of repeated work (common.cuh, pcg_graph).  A launch the host
  * makes costs it a few microseconds; the launches of a graph are made by
  * the device from one launch of the host's, at about half that each
- * (docs/cuda.md), and the trainer's minibatch is some 500 launches. */
+ * (docs/cuda.md), and the trainer's minibatch is some 150 launches. */
 #include "common.cuh"
 #include <stdlib.h>
 #include <string.h>

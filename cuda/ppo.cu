@@ -28,9 +28,6 @@ int pcg_env_step_device(pcg_cuda_env *e, const int *dev_actions);
 #define PPO_THREADS 256
 #define RED_THREADS 256
 #define RED_BLOCKS 512
-/* samples per forward/backward on the device (memory only: the gradient is
- * the minibatch's whatever the chunk) */
-#define DEVICE_CHUNK 2048
 
 /* device accumulators */
 enum {
@@ -291,6 +288,20 @@ extern "C" void pcg_ppo_free(pcg_cuda_ppo *p)
     free(p);
 }
 
+/* Samples per network pass (backend.h, pcg_pass_samples): the largest
+ * passes whose activations take at most a quarter of the free memory. */
+static int pass_samples(const nn_config *nc, size_t S, int E)
+{
+    size_t free_bytes = 0, total_bytes = 0;
+    if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+        (void)cudaGetLastError(); /* not the trainer's error: the smallest passes */
+        free_bytes = 0;
+    }
+    int most = PCG_PASS_MOST;
+    while (most > PCG_PASS_LEAST && pcg_nn_acts_bytes(nc, pcg_pass_samples(S, E, most)) > free_bytes / 4) most /= 2;
+    return pcg_pass_samples(S, E, most);
+}
+
 extern "C" pcg_cuda_ppo *pcg_ppo_init(const ppo_config *cfg, const nn_config *nc, const size_t *off, size_t n_params,
                                       const float *params, const void *reward)
 {
@@ -319,8 +330,7 @@ extern "C" pcg_cuda_ppo *pcg_ppo_init(const ppo_config *cfg, const nn_config *nc
     size_t N = (size_t)T * E, S = N / (size_t)cfg->n_minibatches;
     size_t os = (size_t)(2 * cfg->map_h - 1) * (2 * cfg->map_w - 1);
     int A = nc->n_actions;
-    p->cap = (int)(S > (size_t)E ? S : (size_t)E);
-    if (p->cap > DEVICE_CHUNK) p->cap = DEVICE_CHUNK;
+    p->cap = pass_samples(nc, S, E);
     /* everything below, so that a first user gets an arena of the right size */
     size_t need = pcg_env_bytes(E, cfg->map_h, cfg->map_w) + pcg_nn_acts_bytes(nc, p->cap) +
                   4 * n_params * sizeof(float) + N * (os + 1 + 7 * 4) + (size_t)E * (A + 1) * 4 + S * (os + 5 * 4) +

@@ -319,5 +319,18 @@ static void cuda_work_bench_errors(void **state)
     }
 }
 
+/* The trainer's passes: the fewest equal ones of at most `most` samples
+ * over the minibatch, or over the rollout's environments where more. */
+static void device_pass_samples(void **state)
+{
+    (void)state;
+    assert_int_equal(pcg_pass_samples(19200, 600, PCG_PASS_MOST), 6400); /* the paper's: three */
+    assert_int_equal(pcg_pass_samples(19200, 600, PCG_PASS_LEAST), 1920); /* ten */
+    assert_int_equal(pcg_pass_samples(16385, 8, 8192), 5462);             /* three, the last one short */
+    assert_int_equal(pcg_pass_samples(256, 32, PCG_PASS_MOST), 256);
+    assert_int_equal(pcg_pass_samples(64, 65536, PCG_PASS_MOST), 8192); /* the rollout's forward */
+    assert_int_equal(pcg_pass_samples(8192, 1, 8192), 8192);
+}
+
 PCG_TESTS(cuda_work, cmocka_unit_test(cuda_work_counters), cmocka_unit_test(device_model_roofline),
-          cmocka_unit_test(cuda_work_bench_errors))
+          cmocka_unit_test(cuda_work_bench_errors), cmocka_unit_test(device_pass_samples))

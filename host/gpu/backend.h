@@ -94,6 +94,22 @@ enum { PCG_MATH_FP32 = 0, PCG_MATH_TF32 = 1, PCG_MATH_BF16 = 2 };
  * or on an older device, the FMA ones: fp32 stays fp32). */
 enum { PCG_CONV_AUTO = 0, PCG_CONV_IM2COL = 1, PCG_CONV_IMPLICIT = 2, PCG_CONV_TENSOR = 3 };
 
+/* Samples per network pass of the device trainer (cuda/ppo.cu; the bench's
+ * model counts the same passes): the minibatch of S samples, or the
+ * rollout's E environments where more, in the fewest equal passes of at
+ * most `most` samples.  Fewer passes are fewer launches; the gradient is
+ * the minibatch's whatever the passes.  The trainer starts from
+ * PCG_PASS_MOST and halves it, to no less than PCG_PASS_LEAST, while the
+ * passes' activations would take more than a quarter of the device's free
+ * memory. */
+enum { PCG_PASS_MOST = 8192, PCG_PASS_LEAST = 2048 };
+static inline int pcg_pass_samples(size_t S, int E, int most)
+{
+    size_t want = S > (size_t)E ? S : (size_t)E;
+    size_t passes = (want + (size_t)most - 1) / (size_t)most;
+    return (int)((want + passes - 1) / passes);
+}
+
 typedef struct pcg_cuda_env pcg_cuda_env; /* opaque, device-resident */
 typedef struct pcg_cuda_ppo pcg_cuda_ppo; /* opaque, device-resident */
 
