@@ -60,9 +60,9 @@ struct pcg_cuda_ppo {
     /* minibatch: the permutations of perm_epochs epochs, N each */
     uint32_t *perm_h, *perm_d;
     int perm_epochs;
-    /* a copy from perm_h or adam_scale_h (page-locked) not waited for yet:
-     * either is rewritten only after a wait */
-    int pinned_copying;
+    /* a copy from perm_h, or from adam_scale_h (page-locked), not waited
+     * for yet: each is rewritten only after a wait */
+    int perm_copying, adam_copying;
     unsigned char *mb_obs;
     int *mb_act;
     float *mb_logp, *mb_adv, *mb_val, *mb_ret;
@@ -484,13 +484,13 @@ static int upload_perms(pcg_cuda_ppo *p, int ep)
     const ppo_config *c = &p->cfg;
     size_t N = (size_t)c->n_steps * c->n_envs;
     cudaStream_t s = pcg_cuda_stream();
-    if (p->pinned_copying) PCG_CK(cudaStreamSynchronize(s), -1);
+    if (p->perm_copying) PCG_CK(cudaStreamSynchronize(s), -1);
     int n = c->n_epochs - ep < p->perm_epochs ? c->n_epochs - ep : p->perm_epochs;
     for (int k = 0; k < n; k++)
         ppo_stream_shuffle(p->perm_h + (size_t)k * N, N, c->seed,
                            PPO_STREAM_SHUFFLE + (uint64_t)p->update * (uint64_t)c->n_epochs + (uint64_t)(ep + k));
     PCG_CK(cudaMemcpyAsync(p->perm_d, p->perm_h, (size_t)n * N * sizeof(uint32_t), cudaMemcpyHostToDevice, s), -1);
-    p->pinned_copying = 1;
+    p->perm_copying = 1;
     return 0;
 }
 
@@ -587,7 +587,7 @@ static int upload_adam_scales(pcg_cuda_ppo *p)
 {
     const ppo_config *c = &p->cfg;
     int n = c->n_epochs * c->n_minibatches;
-    if (p->pinned_copying) PCG_CK(cudaStreamSynchronize(pcg_cuda_stream()), -1);
+    if (p->adam_copying) PCG_CK(cudaStreamSynchronize(pcg_cuda_stream()), -1);
     for (int k = 0; k < n; k++) {
         double t = (double)(p->adam_t + 1 + k);
         p->adam_scale_h[2 * k] = (float)(1.0 / (1.0 - pow(c->adam_b1, t)));
@@ -596,7 +596,7 @@ static int upload_adam_scales(pcg_cuda_ppo *p)
     PCG_CK(cudaMemcpyAsync(p->adam_scale_d, p->adam_scale_h, 2 * (size_t)n * sizeof(float), cudaMemcpyHostToDevice,
                            pcg_cuda_stream()),
            -1);
-    p->pinned_copying = 1;
+    p->adam_copying = 1;
     return 0;
 }
 
@@ -620,7 +620,7 @@ extern "C" int pcg_ppo_update(pcg_cuda_ppo *p, ppo_metrics *m)
     double st[ST_COUNT];
     PCG_CK(cudaMemcpyAsync(st, p->stats, sizeof st, cudaMemcpyDeviceToHost, s), -1);
     PCG_CK(cudaStreamSynchronize(s), -1);
-    p->pinned_copying = 0;
+    p->perm_copying = p->adam_copying = 0;
     double samples = (double)N * c->n_epochs;
     m->policy_loss = st[ST_POLICY] / samples;
     m->value_loss = st[ST_VALUE] / samples;
