@@ -429,16 +429,16 @@ static void print_mode(const model_run *r, const model_opts *o, int math, const 
     if (o->full)
         snprintf(title, sizeof title, "one update: %d epochs x %d minibatches of %d samples, counted whole, %s",
                  c->n_epochs, c->n_minibatches, S, counted);
-    else if (S % update_pass(c))
+    else {
+        int pass = update_pass(c);
+        char sizes[48];
+        if (S % pass) snprintf(sizes, sizeof sizes, "%d and %d", pass, S % pass);
+        else snprintf(sizes, sizeof sizes, "%d", pass);
         snprintf(title, sizeof title,
-                 "one update: %d epochs x %d minibatches of %d samples, from passes of %d and %d samples and "
-                 "minibatches of %d %s",
-                 c->n_epochs, c->n_minibatches, S, update_pass(c), S % update_pass(c), SMALL_S, counted);
-    else
-        snprintf(title, sizeof title,
-                 "one update: %d epochs x %d minibatches of %d samples, from passes of %d samples and minibatches "
+                 "one update: %d epochs x %d minibatches of %d samples, from passes of %s samples and minibatches "
                  "of %d %s",
-                 c->n_epochs, c->n_minibatches, S, update_pass(c), SMALL_S, counted);
+                 c->n_epochs, c->n_minibatches, S, sizes, SMALL_S, counted);
+    }
     work_set_print(title, upd, math, math, t_upd);
 }
 
