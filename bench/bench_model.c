@@ -381,10 +381,10 @@ static int model_parse(int argc, char **argv, model_opts *o)
 }
 
 /* The kernels differ by matmul mode (conv 2 runs the tensor-core implicit
- * GEMMs where the tensor cores multiply, the FMA ones in fp32; in bf16
- * they read packed bf16 weights), so each phase is counted in each mode
- * (the tensor-core kernels priced at TF32's rate in bf16 too: their
- * fragments are TF32's). */
+ * GEMMs where the tensor cores multiply, the staged split in fp32; in
+ * bf16 its staged forward and input gradient run on bf16 fragments and
+ * read packed bf16 weights), so each phase is counted in each mode (the
+ * model prices each tensor-core kernel by its fragments' rate). */
 #define MODES 3
 
 /* Whether --math asks for mode m's count. */

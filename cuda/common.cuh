@@ -119,6 +119,16 @@ __device__ static inline float pcg_round_operand(float x, int math)
     return x;
 }
 
+/* A value pcg_round_operand rounded to bf16, as the 2 bytes of bf16 that
+ * hold it: its upper half (exact, as the rounding cleared the lower); a
+ * NaN as the quiet NaN, which a payload in the lower half would lose. */
+__device__ static inline unsigned short pcg_bf16_bits(float rounded)
+{
+    unsigned u;
+    memcpy(&u, &rounded, 4);
+    return rounded != rounded ? (unsigned short)0x7fc0u : (unsigned short)(u >> 16);
+}
+
 /* The matmul mode (PCG_MATH_*); *cublas: 1 when cuBLAS does the sgemms. */
 int pcg_blas_math(int *cublas);
 

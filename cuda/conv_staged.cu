@@ -12,29 +12,36 @@
  * weight fragment (every warp holds the H tiles' accumulators), and stage
  * the part of the operand their rows read, ch channels at a time
  * (ch of 8, 4, 2 or 1: as many as fit the stage buffer), building each
- * slice of TC_K inner indices from there: TC_K / ch taps of ch channels.
+ * slice of Op::K inner indices from there: Op::K / ch taps of ch channels.
  * Channel chunks run outer and taps inner, so the reduction runs in that
  * order rather than the loaders' (tap, channel) order.  The host picks
  * the largest H whose grid still gives every multiprocessor a block.
  *
- * In TF32 and bf16 the slices hold operands rounded to the mode; in fp32
+ * In TF32 the slices hold operands rounded to TF32 (TF32 fragments); in
+ * bf16 they hold bf16 values and the products are bf16 fragments
+ * (tc_bf16, cuda/tile_tc.cuh), Op::K inner indices a slice; in fp32
  * (SPLIT) they hold the fp32 values, and each product is three TF32
- * products of their high and low parts (tc_split, cuda/tile_tc.cuh). */
+ * products of their high and low parts (tc_split). */
 #include "conv_parts.cuh"
+#include <type_traits>
 
 /* floats staged per chunk: two of the paper's samples' 21 x 21 reach of
  * conv 1's output, 8 channels each, rounded up to a whole number of KB */
 #define ROW_STAGE 7168
 #define MOST_TILES 8
 
-template <int H> struct row_tiles {
-    alignas(32) float A[TC_K][H * TILE + 4]; /* A[q][i] = A(i0 + i, k0 + q), every tile; ldm a multiple of 4 */
-    alignas(32) float B[TC_K][TC_LD];        /* B[q][j] = B(k0 + q, j0 + j) */
-    union {                                  /* the staged chunk, then each tile's product */
+template <int H, class Op> struct row_tiles {
+    typedef typename Op::elem elem;
+    alignas(32) elem A[Op::K][H * TILE + Op::PAD]; /* A[q][i] = A(i0 + i, k0 + q), every tile */
+    alignas(32) elem B[Op::K][TILE + Op::PAD];     /* B[q][j] = B(k0 + q, j0 + j) */
+    union {                                        /* the staged chunk, then each tile's product */
         alignas(32) float stage[ROW_STAGE];
         alignas(32) float C[TILE][TC_LD];
     };
 };
+static_assert(sizeof(row_tiles<MOST_TILES, tc_bf16>) <= 48 * 1024 &&
+                  sizeof(row_tiles<MOST_TILES, tc_tf32>) <= 48 * 1024,
+              "a block's tiles exceed the 48 KB of static shared memory");
 
 /* ---- the weights, as the slices read them ---- */
 
@@ -45,10 +52,7 @@ __global__ static void bf16_pack_kernel(unsigned short *dst, const float *src, s
 {
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (i >= n) return;
-    float r = pcg_round_operand(src[i], PCG_MATH_BF16);
-    unsigned u;
-    memcpy(&u, &r, 4);
-    dst[i] = r != r ? (unsigned short)0x7fc0u : (unsigned short)(u >> 16); /* a NaN stays one */
+    dst[i] = pcg_bf16_bits(pcg_round_operand(src[i], PCG_MATH_BF16));
 }
 
 /* W's fp32 values, or (half non-NULL) their bf16 packing */
@@ -68,29 +72,28 @@ struct weights_view {
 
 #if PCG_TC_DEVICE
 /* The warp's 16 x 32 of each tile: rows wr.. (and TILE h + wr..), columns wc.. */
-template <int H> struct row_warp {
+template <int H, class Op> struct row_warp {
     int wr, wc;
-    nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, TC_K, float> acc[H][2]; /* [tile][column block] */
+    tc_acc<Op> acc[H][2]; /* [tile][column block] */
 };
 
 /* acc += the slices' product: each weight fragment loaded once, used by
  * every tile; SPLIT: fp32 slices, in three TF32 products (tc_split) */
-template <int H, bool SPLIT> __device__ static void rows_multiply(row_warp<H> &w, const row_tiles<H> &t)
+template <int H, class Op, bool SPLIT>
+__device__ static void rows_multiply(row_warp<H, Op> &w, const row_tiles<H, Op> &t)
 {
     using namespace nvcuda;
-    typedef wmma::fragment<wmma::matrix_a, 16, 16, TC_K, wmma::precision::tf32, wmma::col_major> frag_a;
-    typedef wmma::fragment<wmma::matrix_b, 16, 16, TC_K, wmma::precision::tf32, wmma::row_major> frag_b;
-    frag_a a[H], a_lo[SPLIT ? H : 1];
+    tc_frag_a<Op> a[H], a_lo[SPLIT ? H : 1];
     PCG_UNROLL
     for (int h = 0; h < H; h++) {
-        wmma::load_matrix_sync(a[h], &t.A[0][w.wr + TILE * h], H * TILE + 4);
-        if (SPLIT) tc_split(a[h], a_lo[SPLIT ? h : 0]);
+        wmma::load_matrix_sync(a[h], &t.A[0][w.wr + TILE * h], H * TILE + Op::PAD);
+        if constexpr (SPLIT) tc_split(a[h], a_lo[h]);
     }
     PCG_UNROLL
     for (int f = 0; f < 2; f++) {
-        frag_b b, b_lo;
-        wmma::load_matrix_sync(b, &t.B[0][w.wc + 16 * f], TC_LD);
-        if (SPLIT) tc_split(b, b_lo);
+        tc_frag_b<Op> b, b_lo;
+        wmma::load_matrix_sync(b, &t.B[0][w.wc + 16 * f], TILE + Op::PAD);
+        if constexpr (SPLIT) tc_split(b, b_lo);
         PCG_UNROLL
         for (int h = 0; h < H; h++) {
             tc_mma<SPLIT>(w.acc[h][f], a[h], a_lo[SPLIT ? h : 0], b, b_lo);
@@ -99,11 +102,11 @@ template <int H, bool SPLIT> __device__ static void rows_multiply(row_warp<H> &w
 }
 
 /* w = the block's product over `depth` channels in chunks of ch, and
- * `taps` taps, TC_K / ch a slice: stage(c0) fills t.stage with a chunk,
+ * `taps` taps, Op::K / ch a slice: stage(c0) fills t.stage with a chunk,
  * slices(tap0, c0) t.A and t.B from it. */
-template <int H, bool SPLIT, class Stage, class Slices>
-__device__ static void rows_product(row_warp<H> &w, row_tiles<H> &t, int depth, int ch, int taps, const Stage &stage,
-                                    const Slices &slices)
+template <int H, class Op, bool SPLIT, class Stage, class Slices>
+__device__ static void rows_product(row_warp<H, Op> &w, row_tiles<H, Op> &t, int depth, int ch, int taps,
+                                    const Stage &stage, const Slices &slices)
 {
     tc_place(w.wr, w.wc);
     PCG_UNROLL
@@ -112,18 +115,18 @@ __device__ static void rows_product(row_warp<H> &w, row_tiles<H> &t, int depth, 
     for (int c0 = 0; c0 < depth; c0 += ch) {
         stage(c0);
         __syncthreads();
-        for (int tap0 = 0; tap0 < taps; tap0 += TC_K / ch) {
+        for (int tap0 = 0; tap0 < taps; tap0 += Op::K / ch) {
             slices(tap0, c0);
             __syncthreads();
-            rows_multiply<H, SPLIT>(w, t);
+            rows_multiply<H, Op, SPLIT>(w, t);
             __syncthreads();
         }
     }
 }
 
 /* store(acc, h) for each tile h, acc as tc_comb leaves it */
-template <int H, class Store>
-__device__ static void rows_store(const row_warp<H> &w, row_tiles<H> &t, const Store &store)
+template <int H, class Op, class Store>
+__device__ static void rows_store(const row_warp<H, Op> &w, row_tiles<H, Op> &t, const Store &store)
 {
     PCG_UNROLL
     for (int h = 0; h < H; h++) {
@@ -150,14 +153,14 @@ __device__ static slice_entry entry_of(int q, int tap0, int c0, int ch)
 
 /* t.A[q][i] = at(i0 + i, tap, channel of the chunk) of slice entry q, 0
  * for rows past M and entries past the taps */
-template <int H, class At>
-__device__ static void fill_a(row_tiles<H> &t, int M, int taps, int tap0, int c0, int ch, int tid, const At &at)
+template <int H, class Op, class At>
+__device__ static void fill_a(row_tiles<H, Op> &t, int M, int taps, int tap0, int c0, int ch, int tid, const At &at)
 {
     int i0 = blockIdx.x * H * TILE;
-    for (int e = tid; e < H * TILE * TC_K; e += SIDE * SIDE) {
-        int q = e % TC_K, i = e / TC_K, row = i0 + i;
+    for (int e = tid; e < H * TILE * Op::K; e += SIDE * SIDE) {
+        int q = e % Op::K, i = e / Op::K, row = i0 + i;
         slice_entry x = entry_of(q, tap0, c0, ch);
-        t.A[q][i] = row < M && x.tap < taps ? at(row, x.tap, q % ch) : 0.0f;
+        t.A[q][i] = Op::put(row < M && x.tap < taps ? at(row, x.tap, q % ch) : 0.0f);
     }
 }
 
@@ -195,9 +198,9 @@ __device__ static void stage_chunk(float *st, const float *in, const nn_conv_sha
 /* t.A[q][i] = the im2col entry of row i0 + i at slice entry q's tap and
  * channel, from the staged chunk; t.B[q][j] = W there, output j0 + j (0
  * past the taps, C and O). */
-template <int H>
-__device__ static void tap_slices(row_tiles<H> &t, const weights_view &W, const nn_conv_shape &s, const fwd_stage &g,
-                                  int M, int tap0, int c0, int math, int tid)
+template <int H, class Op>
+__device__ static void tap_slices(row_tiles<H, Op> &t, const weights_view &W, const nn_conv_shape &s,
+                                  const fwd_stage &g, int M, int tap0, int c0, int math, int tid)
 {
     int j0 = blockIdx.y * TILE, per = s.OH * s.OW, taps = s.k * s.k;
     fill_a(t, M, taps, tap0, c0, g.ch, tid, [&](int row, int tap, int cc) {
@@ -205,25 +208,25 @@ __device__ static void tap_slices(row_tiles<H> &t, const weights_view &W, const 
         int py = p / s.OW * s.stride + tap / s.k, px = p % s.OW * s.stride + tap % s.k;
         return t.stage[((n * g.PH + py) * g.PW + px) * g.ch + cc];
     });
-    for (int e = tid; e < TILE * TC_K; e += SIDE * SIDE) {
+    for (int e = tid; e < TILE * Op::K; e += SIDE * SIDE) {
         int j = e % TILE, q = e / TILE;
         slice_entry x = entry_of(q, tap0, c0, g.ch);
         bool inside = x.tap < taps && x.c < s.C && j0 + j < s.O;
-        t.B[q][j] = inside ? W.at(((size_t)x.tap * s.C + x.c) * s.O + j0 + j, math) : 0.0f;
+        t.B[q][j] = Op::put(inside ? W.at(((size_t)x.tap * s.C + x.c) * s.O + j0 + j, math) : 0.0f);
     }
 }
 #endif
 
-template <int H, bool SPLIT>
+template <int H, class Op, bool SPLIT>
 __global__ static void conv_fwd_staged_tc_kernel(float *out, const float *in, weights_view W, const float *b, int B,
                                                  nn_conv_shape s, int math, int relu, int ch)
 {
 #if PCG_TC_DEVICE
-    __shared__ row_tiles<H> t;
+    __shared__ row_tiles<H, Op> t;
     int M = B * s.OH * s.OW, tid = threadIdx.y * SIDE + threadIdx.x;
     fwd_stage g = stage_of(s, M, H * TILE, ch);
-    row_warp<H> w;
-    rows_product<H, SPLIT>(
+    row_warp<H, Op> w;
+    rows_product<H, Op, SPLIT>(
         w, t, s.C, ch, s.k * s.k, [&](int c0) { stage_chunk(t.stage, in, s, g, c0, math, tid); },
         [&](int tap0, int c0) { tap_slices(t, W, s, g, M, tap0, c0, math, tid); });
     rows_store(w, t, [&](const float (&acc)[COMB][COMB], int h) {
@@ -279,8 +282,8 @@ __device__ static void dgrad_stage_chunk(float *st, const float *dout, const nn_
  * and output channel, from the staged chunk; t.B[q][j] = W at that tap,
  * input channel j0 + j and that output channel (0 past the taps, C and O:
  * the weights are read along o, where they lie one after another). */
-template <int H>
-__device__ static void dgrad_tap_slices(row_tiles<H> &t, const weights_view &W, const nn_conv_shape &s,
+template <int H, class Op>
+__device__ static void dgrad_tap_slices(row_tiles<H, Op> &t, const weights_view &W, const nn_conv_shape &s,
                                         const conv_phase &f, const dgrad_stage &g, int M, int tap0, int o0, int math,
                                         int tid)
 {
@@ -290,20 +293,20 @@ __device__ static void dgrad_tap_slices(row_tiles<H> &t, const weights_view &W, 
         int n = pix / per - g.n0, p = pix % per, y = p / f.nx - tap_y + f.ty - 1, x = p % f.nx - tap_x + f.tx - 1;
         return t.stage[((n * g.SY + y) * g.SX + x) * g.ch + oo];
     });
-    for (int e = tid; e < TILE * TC_K; e += SIDE * SIDE) {
-        int q = e % TC_K, j = e / TC_K, c = j0 + j;
+    for (int e = tid; e < TILE * Op::K; e += SIDE * SIDE) {
+        int q = e % Op::K, j = e / Op::K, c = j0 + j;
         slice_entry x = entry_of(q, tap0, o0, g.ch);
         float w = 0.0f;
         if (x.tap < taps && x.c < s.O && c < s.C) {
             int ky = f.ky0 + s.stride * (x.tap / f.tx), kx = f.kx0 + s.stride * (x.tap % f.tx);
             w = W.at(((size_t)(ky * s.k + kx) * s.C + c) * s.O + x.c, math);
         }
-        t.B[q][j] = w;
+        t.B[q][j] = Op::put(w);
     }
 }
 #endif
 
-template <int H, bool SPLIT>
+template <int H, class Op, bool SPLIT>
 __global__ static void conv_dgrad_staged_tc_kernel(float *din, const float *dout, weights_view W, int B,
                                                    nn_conv_shape s, int math, const float *mask, int ch)
 {
@@ -311,11 +314,11 @@ __global__ static void conv_dgrad_staged_tc_kernel(float *din, const float *dout
     int M = B * f.ny * f.nx;
     if ((int)blockIdx.x * H * TILE >= M) return; /* the grid fits the largest phase */
 #if PCG_TC_DEVICE
-    __shared__ row_tiles<H> t;
+    __shared__ row_tiles<H, Op> t;
     int tid = threadIdx.y * SIDE + threadIdx.x;
     dgrad_stage g = dgrad_stage_of(s, f, M, H * TILE, ch);
-    row_warp<H> w;
-    rows_product<H, SPLIT>(
+    row_warp<H, Op> w;
+    rows_product<H, Op, SPLIT>(
         w, t, s.O, ch, f.ty * f.tx, [&](int o0) { dgrad_stage_chunk(t.stage, dout, s, g, o0, math, tid); },
         [&](int tap0, int o0) { dgrad_tap_slices(t, W, s, f, g, M, tap0, o0, math, tid); });
     rows_store(w, t, [&](const float (&acc)[COMB][COMB], int h) {
@@ -389,36 +392,64 @@ static int most_tiles(int math)
 }
 
 /* A launch's name for the simulation's work counters, as a device's
- * profiler names an instantiation: names[split][0, 1, 2 for 2, 4, 8 tiles] */
-template <int H, bool SPLIT> static const char *staged_name(const char *const (&names)[2][3])
+ * profiler names an instantiation: names[TF32, split, bf16][0, 1, 2 for
+ * 2, 4, 8 tiles]; the model prices a tensor-core kernel whose name ends
+ * in ", bf16>" at the bf16 rate (host/gpu/device_model.c). */
+template <int H, class Op, bool SPLIT> static const char *staged_name(const char *const (&names)[3][3])
 {
-    return names[SPLIT][H == 8 ? 2 : H == 4 ? 1 : 0];
+    int kind = SPLIT ? 1 : std::is_same<Op, tc_bf16>::value ? 2 : 0;
+    return names[kind][H == 8 ? 2 : H == 4 ? 1 : 0];
 }
 
-template <int H, bool SPLIT>
+template <int H, class Op, bool SPLIT>
 static void launch_forward(dim3 g, float *out, const float *in, const weights_view &W, const float *b, int B,
                            const nn_conv_shape &s, int math, int relu, int ch)
 {
-    static const char *const names[2][3] = {
+    static const char *const names[3][3] = {
         {"conv_fwd_staged_tc_kernel<2>", "conv_fwd_staged_tc_kernel<4>", "conv_fwd_staged_tc_kernel<8>"},
-        {"conv_fwd_staged_tc_kernel<2, split>", "conv_fwd_staged_tc_kernel<4, split>", ""}};
-    const char *name = staged_name<H, SPLIT>(names);
-    PCG_LAUNCH_AS(name, (conv_fwd_staged_tc_kernel<H, SPLIT>), g, dim3(SIDE, SIDE), 0, pcg_cuda_stream(), out, in, W,
-                  b, B, s, math, relu, ch);
+        {"conv_fwd_staged_tc_kernel<2, split>", "conv_fwd_staged_tc_kernel<4, split>", ""},
+        {"conv_fwd_staged_tc_kernel<2, bf16>", "conv_fwd_staged_tc_kernel<4, bf16>",
+         "conv_fwd_staged_tc_kernel<8, bf16>"}};
+    const char *name = staged_name<H, Op, SPLIT>(names);
+    PCG_LAUNCH_AS(name, (conv_fwd_staged_tc_kernel<H, Op, SPLIT>), g, dim3(SIDE, SIDE), 0, pcg_cuda_stream(), out,
+                  in, W, b, B, s, math, relu, ch);
     (void)name; /* nvcc's launch does not name it */
 }
 
-template <int H, bool SPLIT>
+template <int H, class Op, bool SPLIT>
 static void launch_dgrad(dim3 g, float *din, const float *dout, const weights_view &W, int B, const nn_conv_shape &s,
                          int math, const float *mask, int ch)
 {
-    static const char *const names[2][3] = {
+    static const char *const names[3][3] = {
         {"conv_dgrad_staged_tc_kernel<2>", "conv_dgrad_staged_tc_kernel<4>", "conv_dgrad_staged_tc_kernel<8>"},
-        {"conv_dgrad_staged_tc_kernel<2, split>", "conv_dgrad_staged_tc_kernel<4, split>", ""}};
-    const char *name = staged_name<H, SPLIT>(names);
-    PCG_LAUNCH_AS(name, (conv_dgrad_staged_tc_kernel<H, SPLIT>), g, dim3(SIDE, SIDE), 0, pcg_cuda_stream(), din,
+        {"conv_dgrad_staged_tc_kernel<2, split>", "conv_dgrad_staged_tc_kernel<4, split>", ""},
+        {"conv_dgrad_staged_tc_kernel<2, bf16>", "conv_dgrad_staged_tc_kernel<4, bf16>",
+         "conv_dgrad_staged_tc_kernel<8, bf16>"}};
+    const char *name = staged_name<H, Op, SPLIT>(names);
+    PCG_LAUNCH_AS(name, (conv_dgrad_staged_tc_kernel<H, Op, SPLIT>), g, dim3(SIDE, SIDE), 0, pcg_cuda_stream(), din,
                   dout, W, B, s, math, mask, ch);
     (void)name; /* nvcc's launch does not name it */
+}
+
+/* The instantiation for math and the plan's tiles: fp32 splits on TF32
+ * fragments (2 or 4 tiles), TF32 and bf16 take their own fragments (2, 4
+ * or 8).  launch(tiles, Op(), split) launches it, tiles and split as
+ * std::integral_constant. */
+template <int H, class Op, bool SPLIT, class Launch> static void run_as(const Launch &launch)
+{
+    launch(std::integral_constant<int, H>(), Op(), std::integral_constant<bool, SPLIT>());
+}
+
+template <class Launch> static void by_plan(int math, int tiles, const Launch &launch)
+{
+    if (math == PCG_MATH_FP32 && tiles == 4) run_as<4, tc_tf32, true>(launch);
+    else if (math == PCG_MATH_FP32) run_as<2, tc_tf32, true>(launch);
+    else if (math == PCG_MATH_BF16 && tiles == 8) run_as<8, tc_bf16, false>(launch);
+    else if (math == PCG_MATH_BF16 && tiles == 4) run_as<4, tc_bf16, false>(launch);
+    else if (math == PCG_MATH_BF16) run_as<2, tc_bf16, false>(launch);
+    else if (tiles == 8) run_as<8, tc_tf32, false>(launch);
+    else if (tiles == 4) run_as<4, tc_tf32, false>(launch);
+    else run_as<2, tc_tf32, false>(launch);
 }
 
 /* The weights W (n of them) as the kernels read them in mode math: in bf16
@@ -445,11 +476,10 @@ int pcg_conv_staged_forward(float *out, const float *in, const float *W, const f
     weights_view w;
     if (weights_for(&w, W, (size_t)s.k * s.k * s.C * s.O, math)) return -1;
     dim3 g((unsigned)((rows + p.tiles * TILE - 1) / (p.tiles * TILE)), (unsigned)((s.O + TILE - 1) / TILE));
-    if (math == PCG_MATH_FP32 && p.tiles == 4) launch_forward<4, true>(g, out, in, w, b, B, s, math, relu, p.ch);
-    else if (math == PCG_MATH_FP32) launch_forward<2, true>(g, out, in, w, b, B, s, math, relu, p.ch);
-    else if (p.tiles == 8) launch_forward<8, false>(g, out, in, w, b, B, s, math, relu, p.ch);
-    else if (p.tiles == 4) launch_forward<4, false>(g, out, in, w, b, B, s, math, relu, p.ch);
-    else launch_forward<2, false>(g, out, in, w, b, B, s, math, relu, p.ch);
+    by_plan(math, p.tiles, [&](auto tiles, auto op, auto split) {
+        launch_forward<decltype(tiles)::value, decltype(op), decltype(split)::value>(g, out, in, w, b, B, s, math,
+                                                                                      relu, p.ch);
+    });
     pcg_arena_release(mark); /* later work on the stream runs after the launch */
     PCG_CK(cudaGetLastError(), -1);
     return 0;
@@ -467,11 +497,10 @@ int pcg_conv_staged_dgrad(float *din, const float *dout, const float *W, int B, 
     if (weights_for(&w, W, (size_t)s.k * s.k * s.C * s.O, math)) return -1;
     dim3 g((unsigned)((most + p.tiles * TILE - 1) / (p.tiles * TILE)), (unsigned)((s.C + TILE - 1) / TILE),
            (unsigned)(s.stride * s.stride));
-    if (math == PCG_MATH_FP32 && p.tiles == 4) launch_dgrad<4, true>(g, din, dout, w, B, s, math, mask, p.ch);
-    else if (math == PCG_MATH_FP32) launch_dgrad<2, true>(g, din, dout, w, B, s, math, mask, p.ch);
-    else if (p.tiles == 8) launch_dgrad<8, false>(g, din, dout, w, B, s, math, mask, p.ch);
-    else if (p.tiles == 4) launch_dgrad<4, false>(g, din, dout, w, B, s, math, mask, p.ch);
-    else launch_dgrad<2, false>(g, din, dout, w, B, s, math, mask, p.ch);
+    by_plan(math, p.tiles, [&](auto tiles, auto op, auto split) {
+        launch_dgrad<decltype(tiles)::value, decltype(op), decltype(split)::value>(g, din, dout, w, B, s, math, mask,
+                                                                                    p.ch);
+    });
     pcg_arena_release(mark);
     PCG_CK(cudaGetLastError(), -1);
     return 0;

@@ -13,6 +13,9 @@
  * of bf16 operands, exact, summed in fp32.  For the same reason the
  * fragments are not passed through __float_to_tf32: their elements are
  * TF32 values already, which that conversion would leave as they are.
+ * Conv 2's staged forward and input gradient (cuda/conv_staged.cu) take
+ * real bf16 fragments in bf16 (tc_bf16 below), which multiply at twice
+ * TF32's rate.
  *
  * WMMA TF32 needs sm_80: a device pass for an older architecture compiles
  * no WMMA (PCG_TC_DEVICE is 0 there, and the product traps); the host
@@ -21,6 +24,7 @@
 #ifndef PCG_CUDA_TILE_TC_CUH
 #define PCG_CUDA_TILE_TC_CUH
 #include "tile.cuh"
+#include <cuda_bf16.h>
 #include <mma.h>
 
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
@@ -40,6 +44,24 @@
 
 typedef float tc_slice[SLICE][TC_LD];
 
+/* The operands of the staged kernels' products: TF32 fragments, m16n16k8
+ * from floats in shared memory (fp32's split and bf16's rounded operands
+ * ride on them too), or bf16 fragments, m16n16k16 from 2-byte values.
+ * K: the inner indices of one product; PAD: elements past a slice's row,
+ * which keep ldm a multiple of 16 bytes and shift successive rows across
+ * the banks; put: a value already rounded to the mode, as a slice holds
+ * it. */
+struct tc_tf32 {
+    typedef float elem;
+    enum { K = TC_K, PAD = 4 };
+    __device__ static elem put(float rounded) { return rounded; }
+};
+struct tc_bf16 {
+    typedef __nv_bfloat16 elem;
+    enum { K = 16, PAD = 8 };
+    __device__ static elem put(float rounded) { return __ushort_as_bfloat16(pcg_bf16_bits(rounded)); }
+};
+
 struct tc_tiles {
     alignas(32) tc_slice A;  /* A[q][i] = A(i0 + i, k0 + q) */
     alignas(32) tc_slice B;  /* B[q][j] = B(k0 + q, j0 + j) */
@@ -47,6 +69,21 @@ struct tc_tiles {
 };
 
 #if PCG_TC_DEVICE
+/* Op's fragments: A column-major, B row-major, the fp32 accumulator */
+template <class Op> struct tc_precision {
+    typedef nvcuda::wmma::precision::tf32 type;
+};
+template <> struct tc_precision<tc_bf16> {
+    typedef __nv_bfloat16 type;
+};
+template <class Op>
+using tc_frag_a = nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, Op::K, typename tc_precision<Op>::type,
+                                         nvcuda::wmma::col_major>;
+template <class Op>
+using tc_frag_b = nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, Op::K, typename tc_precision<Op>::type,
+                                         nvcuda::wmma::row_major>;
+template <class Op> using tc_acc = nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, Op::K, float>;
+
 /* The warp's 16 x 32 of the tile: rows wr.., columns wc.. */
 struct tc_warp {
     int wr, wc;

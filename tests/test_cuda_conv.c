@@ -196,7 +196,9 @@ static int staged_tiles(const char *name, const char *prefix)
  * TF32 and bf16 one tensor-core kernel for each of the three products,
  * plain or staged (NAME_staged_tc_kernel, or its instantiations
  * NAME<...>); fp32 the staged kernels' split (names ending in "split>")
- * where they ran, never the plain tensor-core ones.  The staged counts in
+ * where they ran, never the plain tensor-core ones; the staged forward
+ * and input gradient on bf16 fragments (", bf16>") in bf16 and in no
+ * other mode.  The staged counts in
  * e: [1] the launches with their operand staged, [0] the others. */
 static void check_tensor_launches(const pcg_cuda_api *api, int mode, conv_errors *e)
 {
@@ -218,6 +220,9 @@ static void check_tensor_launches(const pcg_cuda_api *api, int mode, conv_errors
             found_staged = 1;
             int split = strlen(name) > 6 && !strcmp(name + strlen(name) - 6, "split>");
             if (split == tensor) fail_msg("mode %d, path PCG_CONV_TENSOR: %s ran", mode, name);
+            /* bf16 fragments in bf16 for the forward and the input gradient, nowhere else */
+            int bf16 = strstr(name, PCG_WORK_BF16) != NULL;
+            if (bf16 != (mode == PCG_MATH_BF16 && k < 2)) fail_msg("mode %d, path PCG_CONV_TENSOR: %s ran", mode, name);
             int h = staged_tiles(name, staged[k]);
             if (k == 0) e->fwd_tiles |= h;
             if (k == 1) e->dgrad_tiles |= h;

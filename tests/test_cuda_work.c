@@ -112,7 +112,8 @@ static uint64_t family_flops(const pcg_cuda_api *api, const char *name, int kind
 /* Conv 2's kernels in one update of trainer p in matmul mode `mode`
  * (the simulation reports an H200): TF32 and bf16 take the tensor-core
  * implicit GEMMs (plain or staged), which the model prices as tensor-core
- * kernels and which declare the FMA kernels' FLOPs (fma_flops, from an
+ * kernels (the staged forward and input gradient in bf16 at the bf16
+ * rate, on bf16 fragments) and which declare the FMA kernels' FLOPs (fma_flops, from an
  * fp32 update on the FMA kernels, PCGRLLM_SIM_CONV=implicit); fp32 takes
  * the staged kernels' split, which declares its three products (between
  * two and three times the FMA kernels' FLOPs: the epilogue's are not
@@ -133,7 +134,9 @@ static void check_conv_kernels(const pcg_cuda_api *api, pcg_cuda_ppo *p, int mod
         int nf, nt, ns;
         uint64_t f = family_flops(api, fma[i], WORK_KERNEL, &nf);
         uint64_t t = family_flops(api, tc[i], WORK_TENSOR_KERNEL, &nt);
-        uint64_t st = family_flops(api, staged[i], WORK_TENSOR_KERNEL, &ns);
+        /* bf16 takes bf16 fragments in the staged forward and input gradient */
+        int staged_kind = mode == PCG_MATH_BF16 && i != 1 ? WORK_BF16_KERNEL : WORK_TENSOR_KERNEL;
+        uint64_t st = family_flops(api, staged[i], staged_kind, &ns);
         if (fma_mode) {
             if (nf != 1 || nt + ns)
                 fail_msg("fp32 on the FMA kernels: %s ran %d times, tensor-core kernels %d", fma[i], nf, nt + ns);
@@ -250,6 +253,12 @@ static void device_model_roofline(void **state)
         double want = 4e12 / (m->gemm_flop_s[PCG_MATH_TF32] * m->kernel_share) + 2 * m->launch_s;
         assert_true(fabs(device_model_seconds(m, &tc, math) - want) < 1e-12);
     }
+    /* one on bf16 fragments: the kernels' share of the bf16 rate */
+    pcg_cuda_work bf = {"conv_fwd_staged_tc_kernel<8" PCG_WORK_BF16, 2, 1000, 1000, 1000, 4000000000000ull, 0};
+    assert_int_equal(device_model_kind(&bf), WORK_BF16_KERNEL);
+    double bf_want = 4e12 / (m->gemm_flop_s[PCG_MATH_BF16] * m->kernel_share) + 2 * m->launch_s;
+    assert_true(fabs(device_model_seconds(m, &bf, PCG_MATH_BF16) - bf_want) < 1e-12);
+    assert_true(device_model_seconds(m, &bf, PCG_MATH_BF16) < device_model_seconds(m, &tc, PCG_MATH_BF16));
     /* launches a graph made cost graph_launch_s each, the rest launch_s */
     pcg_cuda_work kg = k;
     kg.graph_launches = 2;

@@ -174,8 +174,10 @@ typedef struct {
 #define PCG_WORK_GRAPH "cudaGraphLaunch"
 #define PCG_WORK_NOTE "note: "
 /* A hand-written kernel whose name holds this runs its products on
- * tensor cores, WMMA TF32 fragments (in bf16 too) */
+ * tensor cores, WMMA TF32 fragments (bf16 operands too), or bf16
+ * fragments where its name also holds PCG_WORK_BF16 */
 #define PCG_WORK_TENSOR "_tc_kernel"
+#define PCG_WORK_BF16 ", bf16>"
 
 /* A reward computed on the host for the simulation (the reward source
  * compiled for the CPU in the confined worker that trains): rewards[i] for

@@ -49,7 +49,8 @@ int device_model_kind(const pcg_cuda_work *w)
     if (!strcmp(w->name, PCG_WORK_SYNC)) return WORK_SYNC;
     if (starts(w->name, PCG_WORK_BLAS)) return WORK_BLAS;
     if (!strcmp(w->name, PCG_WORK_COPY) || !strcmp(w->name, PCG_WORK_SET)) return WORK_COPY;
-    return strstr(w->name, PCG_WORK_TENSOR) ? WORK_TENSOR_KERNEL : WORK_KERNEL;
+    if (!strstr(w->name, PCG_WORK_TENSOR)) return WORK_KERNEL;
+    return strstr(w->name, PCG_WORK_BF16) ? WORK_BF16_KERNEL : WORK_TENSOR_KERNEL;
 }
 
 double device_model_launch_seconds(const device_model *m, const pcg_cuda_work *w)
@@ -73,6 +74,10 @@ double device_model_seconds(const device_model *m, const pcg_cuda_work *w, int m
     case WORK_TENSOR_KERNEL:
         bw *= m->kernel_share;
         rate = m->gemm_flop_s[PCG_MATH_TF32] * m->kernel_share;
+        break;
+    case WORK_BF16_KERNEL:
+        bw *= m->kernel_share;
+        rate = m->gemm_flop_s[PCG_MATH_BF16] * m->kernel_share;
         break;
     default:
         bw *= m->kernel_share;

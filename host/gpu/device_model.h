@@ -14,7 +14,7 @@ typedef struct {
     double gemm_flop_s[3];      /* a large GEMM, by matmul mode (PCG_MATH_*) */
     double blas_share;          /* cuBLAS at the trainer's shapes: share of gemm_flop_s and of the copy rate */
     double kernel_share;        /* the engine's own kernels: share of the copy rate and of the fp32 rate (of the
-                                 * TF32 rate for tensor-core kernels) */
+                                 * TF32 or bf16 rate for tensor-core kernels) */
     double launch_s;            /* per launch (a kernel, a cuBLAS call, a copy or a set) */
     double graph_launch_s;      /* per launch that a CUDA graph's launch makes */
     double sync_s;              /* per host synchronisation */
@@ -33,7 +33,7 @@ typedef struct {
 extern const device_model device_model_h200;
 
 /* What an entry is, from its name (backend.h's PCG_WORK_*). */
-enum { WORK_KERNEL, WORK_TENSOR_KERNEL, WORK_BLAS, WORK_COPY, WORK_SYNC, WORK_NOTE };
+enum { WORK_KERNEL, WORK_TENSOR_KERNEL, WORK_BF16_KERNEL, WORK_BLAS, WORK_COPY, WORK_SYNC, WORK_NOTE };
 int device_model_kind(const pcg_cuda_work *w);
 
 /* The launches' share of an entry's seconds: launch_s for each launch the
@@ -44,7 +44,8 @@ double device_model_launch_seconds(const device_model *m, const pcg_cuda_work *w
  * FLOPs / rate) + its launches' seconds; for synchronisations, their number
  * x sync_s; 0 for a note.  A kernel's rate is kernel_share of the fp32 rate,
  * a tensor-core kernel's kernel_share of the TF32 rate in every mode (its
- * fragments are TF32; bf16 operands ride on them). */
+ * fragments are TF32; bf16 operands ride on them), and one on bf16
+ * fragments (WORK_BF16_KERNEL) kernel_share of the bf16 rate. */
 double device_model_seconds(const device_model *m, const pcg_cuda_work *w, int math);
 
 /* The same for n entries, and the launches among them (copies, sets and

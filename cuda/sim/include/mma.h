@@ -1,16 +1,17 @@
 /* What the kernels of cuda/ use of CUDA's warp matrix functions
  * (nvcuda::wmma), for the simulation: m16n16k8 with TF32 operands and
- * fp32 accumulators.  A fragment holds its whole tile, and only lane 0 of
+ * m16n16k16 with bf16 operands, fp32 accumulators.  A fragment holds its whole tile, and only lane 0 of
  * each warp loads, multiplies and stores it; the other lanes' calls do
  * nothing.  So the simulation does each warp's arithmetic once and asks
  * global or shared memory for each element once per warp, as a device
  * does.  The device's rules on where a fragment may be loaded from or
  * stored to (ldm a multiple of 16 bytes, 256-bit aligned pointers) are
  * checked, so a kernel that breaks them stops here rather than on a
- * device.  Products of TF32 values are exact in fp32; the sums over k are
- * fp32 additions in k order. */
+ * device.  Products of TF32 or bf16 values are exact in fp32; the sums
+ * over k are fp32 additions in k order. */
 #ifndef PCG_SIM_MMA_H
 #define PCG_SIM_MMA_H
+#include "cuda_bf16.h"
 #include "cuda_runtime.h"
 #include <stdint.h>
 #include <stdio.h>
@@ -42,7 +43,20 @@ template <int M, int N, int K> struct tile_dims<accumulator, M, N, K> {
     enum { rows = M, cols = N };
 };
 
+/* The shapes a device has for these operands: TF32 multiplies 16 x 16 x
+ * 8, bf16 16 x 16 x 16; an accumulator takes either. */
+template <class T, int M, int N, int K> struct shape_ok {
+    enum { value = 1 };
+};
+template <int M, int N, int K> struct shape_ok<precision::tf32, M, N, K> {
+    enum { value = M == 16 && N == 16 && K == 8 };
+};
+template <int M, int N, int K> struct shape_ok<__nv_bfloat16, M, N, K> {
+    enum { value = M == 16 && N == 16 && K == 16 };
+};
+
 template <class Use, int M, int N, int K, class T, class Layout = void> struct fragment {
+    static_assert(shape_ok<T, M, N, K>::value, "a device has no fragment of this shape for this type");
     enum { rows = tile_dims<Use, M, N, K>::rows, cols = tile_dims<Use, M, N, K>::cols };
     enum { num_elements = rows * cols };
     float x[num_elements]; /* x[r * cols + c]: the tile row-major */
@@ -65,10 +79,21 @@ static inline void require(bool ok, const char *what, unsigned ldm, const void *
     abort();
 }
 
-static inline void check_place(const float *p, unsigned ldm)
+/* ldm a multiple of 16 bytes, the pointer 256-bit aligned */
+template <class E> static inline void check_place(const E *p, unsigned ldm)
 {
-    require(ldm % 4 == 0, "ldm is not a multiple of 4 floats", ldm, p);
+    require(ldm * sizeof(E) % 16 == 0, "ldm is not a multiple of 16 bytes", ldm, p);
     require((uintptr_t)p % 32 == 0, "the pointer is not 256-bit aligned", ldm, p);
+}
+
+static inline float value_of(float x)
+{
+    return x;
+}
+
+static inline float value_of(__nv_bfloat16 x)
+{
+    return __bfloat162float(x);
 }
 
 /* element (r, c) of a rows x cols tile at p, stored by rows or columns */
@@ -85,11 +110,11 @@ template <> struct by_rows<col_major> {
     enum { value = 0 };
 };
 
-template <class F> static inline void load(F &f, const float *p, unsigned ldm, bool rows_first)
+template <class F, class E> static inline void load(F &f, const E *p, unsigned ldm, bool rows_first)
 {
     check_place(p, ldm);
     for (int r = 0; r < F::rows; r++)
-        for (int c = 0; c < F::cols; c++) f.x[r * F::cols + c] = p[at(r, c, ldm, rows_first)];
+        for (int c = 0; c < F::cols; c++) f.x[r * F::cols + c] = value_of(p[at(r, c, ldm, rows_first)]);
 }
 
 } // namespace detail
@@ -103,6 +128,14 @@ static inline void fill_fragment(fragment<Use, M, N, K, T, L> &f, float v)
 /* operand fragments: the layout is the fragment's */
 template <class Use, int M, int N, int K, class L>
 static inline void load_matrix_sync(fragment<Use, M, N, K, precision::tf32, L> &f, const float *p, unsigned ldm)
+{
+    if (detail::lane()) return;
+    detail::load(f, p, ldm, detail::by_rows<L>::value);
+}
+
+template <class Use, int M, int N, int K, class L>
+static inline void load_matrix_sync(fragment<Use, M, N, K, __nv_bfloat16, L> &f, const __nv_bfloat16 *p,
+                                    unsigned ldm)
 {
     if (detail::lane()) return;
     detail::load(f, p, ldm, detail::by_rows<L>::value);
@@ -126,11 +159,11 @@ static inline void store_matrix_sync(float *p, const fragment<accumulator, M, N,
         for (int c = 0; c < N; c++) p[detail::at(r, c, ldm, layout == mem_row_major)] = f.x[r * N + c];
 }
 
-/* d = a b + c, in fp32 with the operands as given */
-template <int M, int N, int K, class LA, class LB>
+/* d = a b + c, in fp32 with the operands (TF32 or bf16) as given */
+template <int M, int N, int K, class T, class LA, class LB>
 static inline void mma_sync(fragment<accumulator, M, N, K, float> &d,
-                            const fragment<matrix_a, M, N, K, precision::tf32, LA> &a,
-                            const fragment<matrix_b, M, N, K, precision::tf32, LB> &b,
+                            const fragment<matrix_a, M, N, K, T, LA> &a,
+                            const fragment<matrix_b, M, N, K, T, LB> &b,
                             const fragment<accumulator, M, N, K, float> &c)
 {
     if (detail::lane()) return;
