@@ -288,16 +288,28 @@ extern "C" void pcg_ppo_free(pcg_cuda_ppo *p)
     free(p);
 }
 
+/* PCGRLLM_CUDA_PASS_MOST: the most samples a pass may take, a whole
+ * number from 1 to PCG_PASS_MOST (unset or empty: PCG_PASS_MOST); -1 for
+ * anything else. */
+static int pass_most_env(void)
+{
+    const char *v = getenv("PCGRLLM_CUDA_PASS_MOST");
+    if (!v || !*v) return PCG_PASS_MOST;
+    char *end = NULL;
+    long n = strtol(v, &end, 10);
+    return *v >= '1' && *v <= '9' && !*end && n <= PCG_PASS_MOST ? (int)n : -1;
+}
+
 /* Samples per network pass (backend.h, pcg_pass_samples): the largest
- * passes whose activations take at most a quarter of the free memory. */
-static int pass_samples(const nn_config *nc, size_t S, int E)
+ * passes of at most `most` whose activations take at most a quarter of
+ * the free memory (no fewer than PCG_PASS_LEAST, unless most is). */
+static int pass_samples(const nn_config *nc, size_t S, int E, int most)
 {
     size_t free_bytes = 0, total_bytes = 0;
     if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
         (void)cudaGetLastError(); /* not the trainer's error: the smallest passes */
         free_bytes = 0;
     }
-    int most = PCG_PASS_MOST;
     while (most > PCG_PASS_LEAST && pcg_nn_acts_bytes(nc, pcg_pass_samples(S, E, most)) > free_bytes / 4) most /= 2;
     return pcg_pass_samples(S, E, most);
 }
@@ -318,6 +330,12 @@ extern "C" pcg_cuda_ppo *pcg_ppo_init(const ppo_config *cfg, const nn_config *nc
                            getenv("PCGRLLM_CUDA_GRAPHS"));
         return NULL;
     }
+    int pass_most = pass_most_env();
+    if (pass_most < 0) {
+        pcg_cuda_set_error("ppo_init: PCGRLLM_CUDA_PASS_MOST=%.40s: not a whole number of samples from 1 to %d",
+                           getenv("PCGRLLM_CUDA_PASS_MOST"), (int)PCG_PASS_MOST);
+        return NULL;
+    }
     pcg_cuda_ppo *p = (pcg_cuda_ppo *)calloc(1, sizeof *p);
     if (!p) {
         pcg_cuda_set_error("ppo_init: out of host memory");
@@ -330,7 +348,7 @@ extern "C" pcg_cuda_ppo *pcg_ppo_init(const ppo_config *cfg, const nn_config *nc
     size_t N = (size_t)T * E, S = N / (size_t)cfg->n_minibatches;
     size_t os = (size_t)(2 * cfg->map_h - 1) * (2 * cfg->map_w - 1);
     int A = nc->n_actions;
-    p->cap = pass_samples(nc, S, E);
+    p->cap = pass_samples(nc, S, E, pass_most);
     /* everything below, so that a first user gets an arena of the right size */
     size_t need = pcg_env_bytes(E, cfg->map_h, cfg->map_w) + pcg_nn_acts_bytes(nc, p->cap) +
                   4 * n_params * sizeof(float) + N * (os + 1 + 7 * 4) + (size_t)E * (A + 1) * 4 + S * (os + 5 * 4) +

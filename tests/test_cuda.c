@@ -708,7 +708,9 @@ static void expect_near(double got, double want, double rel, const char *what)
 }
 
 /* One rollout and one full PPO update (2 epochs x 2 minibatches) of the
- * device trainer against host/learn/ppo.c from the same network and seed. */
+ * device trainer against host/learn/ppo.c from the same network and seed;
+ * the device's 256-sample minibatches in three passes (passes of at most
+ * 100 samples: PCGRLLM_CUDA_PASS_MOST), the CPU's in one. */
 static void cuda_ppo_matches_cpu(void **state)
 {
     (void)state;
@@ -727,7 +729,9 @@ static void cuda_ppo_matches_cpu(void **state)
     ppo_t cp;
     if (ppo_init(&cp, &cfg, sample_reward_cb, NULL, err, sizeof err)) fail_msg("ppo_init: %s", err);
     size_t mark = api->arena_mark();
+    setenv("PCGRLLM_CUDA_PASS_MOST", "100", 1);
     pcg_cuda_ppo *gp = api->ppo_init(&cfg, &cp.nn.cfg, cp.nn.off, cp.nn.n_params, cp.nn.params, img);
+    unsetenv("PCGRLLM_CUDA_PASS_MOST");
     if (!gp) fail_msg("device ppo_init: %s", api->last_error());
     size_t N = (size_t)cfg.n_steps * cfg.n_envs, os = (size_t)cp.env.obs_size, P = cp.nn.n_params;
     ppo_metrics mc, mg;
@@ -756,7 +760,16 @@ static void cuda_ppo_matches_cpu(void **state)
     expect_near(mg.step_reward, mc.step_reward, 1e-5, "mean step reward");
 
     assert_int_equal(ppo_update(&cp, &mc), 0);
+    api->work_reset();
     if (api->ppo_update(gp, &mg)) fail_msg("device update: %s", api->last_error());
+    if (api->simulated) { /* the loss once a pass: 3 passes x 2 minibatches x 2 epochs */
+        int n = 0;
+        const pcg_cuda_work *w = api->work_counters(&n);
+        uint64_t losses = 0;
+        for (int i = 0; i < n; i++)
+            if (!strcmp(w[i].name, "ppo_loss_kernel")) losses = w[i].launches;
+        assert_int_equal(losses, 3 * cfg.n_minibatches * cfg.n_epochs);
+    }
     expect_near(mg.policy_loss, mc.policy_loss, 1e-3, "policy loss");
     expect_near(mg.value_loss, mc.value_loss, 1e-3, "value loss");
     expect_near(mg.entropy, mc.entropy, 1e-4, "entropy");

@@ -38,7 +38,8 @@ static void case_init(graph_case *c)
 
 /* Two rollouts and updates of a device trainer with graphs on (graphs) or
  * off, the first in fp32, the second in bf16 (a graph captured again, its
- * packed weights scratch taken during the capture); the parameters after
+ * packed weights scratch taken during the capture), each 64-sample
+ * minibatch in two passes (PCGRLLM_CUDA_PASS_MOST 50); the parameters after
  * them into params, the last update's metrics into m; the last update's
  * counters checked for how it launched. */
 static void train_twice(const pcg_cuda_api *api, const graph_case *c, int graphs, float *params, ppo_metrics *m)
@@ -46,8 +47,10 @@ static void train_twice(const pcg_cuda_api *api, const graph_case *c, int graphs
     if (graphs) unsetenv("PCGRLLM_CUDA_GRAPHS");
     else setenv("PCGRLLM_CUDA_GRAPHS", "0", 1);
     size_t mark = api->arena_mark();
+    setenv("PCGRLLM_CUDA_PASS_MOST", "50", 1);
     pcg_cuda_ppo *p = api->ppo_init(&c->cfg, &c->nn.cfg, c->nn.off, c->nn.n_params, c->nn.params, NULL);
     unsetenv("PCGRLLM_CUDA_GRAPHS");
+    unsetenv("PCGRLLM_CUDA_PASS_MOST");
     if (!p) fail_msg("device ppo_init: %s", api->last_error());
     for (int u = 0; u < 2; u++) {
         if (api->ppo_rollout(p, m)) fail_msg("device rollout: %s", api->last_error());
@@ -61,6 +64,9 @@ static void train_twice(const pcg_cuda_api *api, const graph_case *c, int graphs
     assert_non_null(adam);
     assert_int_equal(adam->launches, minibatches);
     assert_int_equal(adam->graph_launches, graphs ? minibatches : 0);
+    const pcg_cuda_work *loss = entry(api, "ppo_loss_kernel"); /* once a pass */
+    assert_non_null(loss);
+    assert_int_equal(loss->launches, 2 * minibatches);
     if (graphs) {
         assert_non_null(launch);
         assert_int_equal(launch->launches, minibatches);
@@ -115,13 +121,26 @@ static void cuda_graphs_env_refused(void **state)
         assert_true(cuda_one_line(api->last_error()));
         assert_non_null(strstr(api->last_error(), "PCGRLLM_CUDA_GRAPHS="));
     }
+    /* the passes' most samples: a whole number from 1 to PCG_PASS_MOST */
+    static const char *const bad_most[] = {"0", "8193", "abc", "12x", "-4", "+5", " 5", "0100", "99999999999999999999"};
+    for (size_t i = 0; i < sizeof bad_most / sizeof bad_most[0]; i++) {
+        setenv("PCGRLLM_CUDA_PASS_MOST", bad_most[i], 1);
+        pcg_cuda_ppo *p = api->ppo_init(&c.cfg, &c.nn.cfg, c.nn.off, c.nn.n_params, c.nn.params, NULL);
+        unsetenv("PCGRLLM_CUDA_PASS_MOST");
+        if (p) fail_msg("PCGRLLM_CUDA_PASS_MOST=%s was taken", bad_most[i]);
+        assert_true(cuda_one_line(api->last_error()));
+        assert_non_null(strstr(api->last_error(), "PCGRLLM_CUDA_PASS_MOST="));
+    }
     nn_free(&c.nn);
-    /* the worker that trains is given the variable */
+    /* the worker that trains is given the variables */
     setenv("PCGRLLM_CUDA_GRAPHS", "0", 1);
+    setenv("PCGRLLM_CUDA_PASS_MOST", "1", 1);
     int seen = 0;
-    for (char *const *e = worker_environment(); *e; e++) seen += !strcmp(*e, "PCGRLLM_CUDA_GRAPHS=0");
+    for (char *const *e = worker_environment(); *e; e++)
+        seen += !strcmp(*e, "PCGRLLM_CUDA_GRAPHS=0") + !strcmp(*e, "PCGRLLM_CUDA_PASS_MOST=1");
     unsetenv("PCGRLLM_CUDA_GRAPHS");
-    assert_int_equal(seen, 1);
+    unsetenv("PCGRLLM_CUDA_PASS_MOST");
+    assert_int_equal(seen, 2);
 }
 
 PCG_TESTS(cuda_graph, cmocka_unit_test(cuda_ppo_graphs_match_launches), cmocka_unit_test(cuda_graphs_env_refused))

@@ -40,7 +40,7 @@ static const char *const env_allowed[] = {
     "CUDA_CACHE_MAXSIZE", "CUDA_MODULE_LOADING", "CUDA_LAUNCH_BLOCKING", "OMP_NUM_THREADS", "OMP_WAIT_POLICY",
     "OMP_PROC_BIND", "OMP_PLACES", "OMP_DYNAMIC", "GOMP_SPINCOUNT", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE",
     "PCGRLLM_GPU", "PCGRLLM_CUDA_LIB", "PCGRLLM_NVRTC", "PCGRLLM_CUBLAS", "PCGRLLM_CUDA_LIB_PATH",
-    "PCGRLLM_CUDA_GRAPHS",
+    "PCGRLLM_CUDA_GRAPHS", "PCGRLLM_CUDA_PASS_MOST",
     /* the simulation is loaded by the worker that trains or checks */
     "PCGRLLM_SIM_THREADS", "PCGRLLM_SIM_ORDER", "PCGRLLM_SIM_CONV", "PCGRLLM_SIM_SMS",
     /* a runtime preloaded into the engine, the same in its workers: the
