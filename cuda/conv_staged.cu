@@ -11,7 +11,8 @@
  * take H 64-row tiles a block (H of 2, 4 or 8), whose products share each
  * weight fragment (every warp holds the H tiles' accumulators), and stage
  * the part of the operand their rows read, ch channels at a time
- * (ch of 8, 4, 2 or 1: as many as fit the stage buffer), building each
+ * (ch of 8, 4, 2 or 1: as many as fit the stage buffer, which holds
+ * twice as many of bf16's 2-byte operands), building each
  * slice of Op::K inner indices from there: Op::K / ch taps of ch channels.
  * Channel chunks run outer and taps inner, so the reduction runs in that
  * order rather than the loaders' (tap, channel) order.  The host picks
@@ -25,9 +26,10 @@
 #include "conv_parts.cuh"
 #include <type_traits>
 
-/* floats staged per chunk: two of the paper's samples' 21 x 21 reach of
- * conv 1's output, 8 channels each, rounded up to a whole number of KB */
-#define ROW_STAGE 7168
+/* the staged chunk's bytes: two of the paper's samples' 21 x 21 reach of
+ * conv 1's output, 8 channels each as floats, rounded up to a whole
+ * number of KB; bf16 stages its 2-byte operands, twice as many */
+#define ROW_STAGE_BYTES (7168 * 4)
 #define MOST_TILES 8
 
 template <int H, class Op> struct row_tiles {
@@ -35,7 +37,7 @@ template <int H, class Op> struct row_tiles {
     alignas(32) elem A[Op::K][H * TILE + Op::PAD]; /* A[q][i] = A(i0 + i, k0 + q), every tile */
     alignas(32) elem B[Op::K][TILE + Op::PAD];     /* B[q][j] = B(k0 + q, j0 + j) */
     union {                                        /* the staged chunk, then each tile's product */
-        alignas(32) float stage[ROW_STAGE];
+        alignas(32) elem stage[ROW_STAGE_BYTES / sizeof(elem)];
         alignas(32) float C[TILE][TC_LD];
     };
 };
@@ -160,7 +162,7 @@ __device__ static void fill_a(row_tiles<H, Op> &t, int M, int taps, int tap0, in
     for (int e = tid; e < H * TILE * Op::K; e += SIDE * SIDE) {
         int q = e % Op::K, i = e / Op::K, row = i0 + i;
         slice_entry x = entry_of(q, tap0, c0, ch);
-        t.A[q][i] = Op::put(row < M && x.tap < taps ? at(row, x.tap, q % ch) : 0.0f);
+        t.A[q][i] = row < M && x.tap < taps ? at(row, x.tap, q % ch) : Op::put(0.0f);
     }
 }
 
@@ -182,8 +184,9 @@ __device__ static fwd_stage stage_of(const nn_conv_shape &s, int M, int rows, in
 
 /* st[((n*PH + y)*PW + x)*ch + c] = in(n0 + n, y - pad, x - pad, c0 + c),
  * 0 in the padding and past C, rounded as the mode rounds */
-__device__ static void stage_chunk(float *st, const float *in, const nn_conv_shape &s, const fwd_stage &g, int c0,
-                                   int math, int tid)
+template <class Op>
+__device__ static void stage_chunk(typename Op::elem *st, const float *in, const nn_conv_shape &s, const fwd_stage &g,
+                                   int c0, int math, int tid)
 {
     int n = g.count * g.PH * g.PW * g.ch;
     for (int e = tid; e < n; e += SIDE * SIDE) {
@@ -191,7 +194,7 @@ __device__ static void stage_chunk(float *st, const float *in, const nn_conv_sha
         int smp = g.n0 + p / (g.PW * g.PH);
         bool inside = y >= 0 && y < s.H && x >= 0 && x < s.W && c < s.C;
         float v = inside ? in[(((size_t)smp * s.H + y) * s.W + x) * s.C + c] : 0.0f;
-        st[e] = pcg_round_operand(v, math);
+        st[e] = Op::put(pcg_round_operand(v, math));
     }
 }
 
@@ -227,7 +230,7 @@ __global__ static void conv_fwd_staged_tc_kernel(float *out, const float *in, we
     fwd_stage g = stage_of(s, M, H * TILE, ch);
     row_warp<H, Op> w;
     rows_product<H, Op, SPLIT>(
-        w, t, s.C, ch, s.k * s.k, [&](int c0) { stage_chunk(t.stage, in, s, g, c0, math, tid); },
+        w, t, s.C, ch, s.k * s.k, [&](int c0) { stage_chunk<Op>(t.stage, in, s, g, c0, math, tid); },
         [&](int tap0, int c0) { tap_slices(t, W, s, g, M, tap0, c0, math, tid); });
     rows_store(w, t, [&](const float (&acc)[COMB][COMB], int h) {
         fwd_store(out, acc, b, (blockIdx.x * H + h) * TILE, M, s, relu);
@@ -265,8 +268,9 @@ __device__ static dgrad_stage dgrad_stage_of(const nn_conv_shape &s, const conv_
 
 /* st[((n*SY + y)*SX + x)*ch + q] = dout(n0 + n, oy0 + y, ox0 + x, o0 + q),
  * 0 outside dout and past O, rounded as the mode rounds */
-__device__ static void dgrad_stage_chunk(float *st, const float *dout, const nn_conv_shape &s, const dgrad_stage &g,
-                                         int o0, int math, int tid)
+template <class Op>
+__device__ static void dgrad_stage_chunk(typename Op::elem *st, const float *dout, const nn_conv_shape &s,
+                                         const dgrad_stage &g, int o0, int math, int tid)
 {
     int n = g.count * g.SY * g.SX * g.ch;
     for (int e = tid; e < n; e += SIDE * SIDE) {
@@ -274,7 +278,7 @@ __device__ static void dgrad_stage_chunk(float *st, const float *dout, const nn_
         int smp = g.n0 + p / (g.SX * g.SY);
         bool inside = oy >= 0 && oy < s.OH && ox >= 0 && ox < s.OW && o < s.O;
         float v = inside ? dout[(((size_t)smp * s.OH + oy) * s.OW + ox) * s.O + o] : 0.0f;
-        st[e] = pcg_round_operand(v, math);
+        st[e] = Op::put(pcg_round_operand(v, math));
     }
 }
 
@@ -319,7 +323,7 @@ __global__ static void conv_dgrad_staged_tc_kernel(float *din, const float *dout
     dgrad_stage g = dgrad_stage_of(s, f, M, H * TILE, ch);
     row_warp<H, Op> w;
     rows_product<H, Op, SPLIT>(
-        w, t, s.O, ch, f.ty * f.tx, [&](int o0) { dgrad_stage_chunk(t.stage, dout, s, g, o0, math, tid); },
+        w, t, s.O, ch, f.ty * f.tx, [&](int o0) { dgrad_stage_chunk<Op>(t.stage, dout, s, g, o0, math, tid); },
         [&](int tap0, int o0) { dgrad_tap_slices(t, W, s, f, g, M, tap0, o0, math, tid); });
     rows_store(w, t, [&](const float (&acc)[COMB][COMB], int h) {
         dgrad_store(din, acc, (blockIdx.x * H + h) * TILE, M, s, f, mask);
@@ -339,15 +343,15 @@ static long long samples_per_block(long long rows, long long per)
     return rows % per == 0 ? rows / per : (rows - 1) / per + 2;
 }
 
-/* Floats a block of `rows` rows stages per channel: the forward's samples'
- * reach, or the most any phase of the input gradient stages. */
-static long long fwd_stage_floats(const nn_conv_shape &s, long long rows)
+/* Entries a block of `rows` rows stages per channel: the forward's
+ * samples' reach, or the most any phase of the input gradient stages. */
+static long long fwd_stage_entries(const nn_conv_shape &s, long long rows)
 {
     long long PH = (long long)(s.OH - 1) * s.stride + s.k, PW = (long long)(s.OW - 1) * s.stride + s.k;
     return samples_per_block(rows, (long long)s.OH * s.OW) * PH * PW;
 }
 
-static long long dgrad_stage_floats(const nn_conv_shape &s, long long rows)
+static long long dgrad_stage_entries(const nn_conv_shape &s, long long rows)
 {
     long long most = 0;
     for (int z = 0; z < s.stride * s.stride; z++) {
@@ -363,22 +367,24 @@ static long long dgrad_stage_floats(const nn_conv_shape &s, long long rows)
 /* Tiles a block (8, 4 or 2) and channels a chunk (8, 4, 2 or 1): the most
  * tiles, up to `most`, whose grid of a launch's `rows` rows gives every
  * multiprocessor a block (2 tiles whatever the grid), with the most
- * channels that fit; tiles 0 when not even one channel of 2 tiles fits. */
+ * channels whose entries fit the `capacity` the stage holds; tiles 0 when
+ * not even one channel of 2 tiles fits. */
 struct rows_plan {
     int tiles, ch;
 };
 
-typedef long long stage_floats(const nn_conv_shape &s, long long rows);
+typedef long long stage_entries(const nn_conv_shape &s, long long rows);
 
-static rows_plan plan_rows(long long rows, const nn_conv_shape &s, stage_floats *floats, int most)
+static rows_plan plan_rows(long long rows, const nn_conv_shape &s, stage_entries *entries, int most,
+                           long long capacity)
 {
     int sms = pcg_device_sms();
     for (int h = most; h >= 2; h /= 2) {
         long long blocks = (rows + h * TILE - 1) / (h * TILE);
         if (h > 2 && blocks < sms) continue;
-        long long need = floats(s, (long long)h * TILE);
+        long long need = entries(s, (long long)h * TILE);
         for (int ch = TC_K; ch >= 1; ch /= 2)
-            if (need * ch <= ROW_STAGE) return rows_plan{h, ch};
+            if (need * ch <= capacity) return rows_plan{h, ch};
     }
     return rows_plan{0, 0};
 }
@@ -389,6 +395,14 @@ static rows_plan plan_rows(long long rows, const nn_conv_shape &s, stage_floats 
 static int most_tiles(int math)
 {
     return math == PCG_MATH_FP32 ? MOST_TILES / 2 : MOST_TILES;
+}
+
+/* The stage's entries in mode math: bf16 stages 2-byte operands, so twice
+ * as many channels fit and a slice of 16 takes fewer taps (fewer of the
+ * last slice's padding taps, which the tensor cores multiply too). */
+static long long stage_capacity(int math)
+{
+    return ROW_STAGE_BYTES / (math == PCG_MATH_BF16 ? sizeof(tc_bf16::elem) : sizeof(float));
 }
 
 /* A launch's name for the simulation's work counters, as a device's
@@ -470,7 +484,7 @@ int pcg_conv_staged_forward(float *out, const float *in, const float *W, const f
                             const nn_conv_shape &s, int math, int relu)
 {
     long long rows = (long long)B * s.OH * s.OW;
-    rows_plan p = plan_rows(rows, s, fwd_stage_floats, most_tiles(math));
+    rows_plan p = plan_rows(rows, s, fwd_stage_entries, most_tiles(math), stage_capacity(math));
     if (!p.tiles) return 1;
     size_t mark = pcg_arena_mark();
     weights_view w;
@@ -490,7 +504,7 @@ int pcg_conv_staged_dgrad(float *din, const float *dout, const float *W, int B, 
 {
     /* phase (0, 0) has the most pixels */
     long long most = (long long)B * ((s.H + s.stride - 1) / s.stride) * ((s.W + s.stride - 1) / s.stride);
-    rows_plan p = plan_rows(most, s, dgrad_stage_floats, most_tiles(math));
+    rows_plan p = plan_rows(most, s, dgrad_stage_entries, most_tiles(math), stage_capacity(math));
     if (!p.tiles) return 1;
     size_t mark = pcg_arena_mark();
     weights_view w;
