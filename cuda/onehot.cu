@@ -18,16 +18,19 @@
 /* ---- dense on the one-hot observation ---- */
 
 /* A block takes DENSE_GROUP outputs.  The forward pass keeps DENSE_CELLS
- * cells' weight rows of those outputs in shared memory for DENSE_SAMPLES
+ * cells' weight rows of those outputs in shared memory for SAMPLES
  * samples at a time (a thread per output would read its own copy of every
  * row: 2.7 MB of weights a sample for the paper's critic); the backward
  * pass a tile of DENSE_BWD_SAMPLES samples' gradients of those outputs for
  * DENSE_LANES cells.  Each output adds in the CPU's order: the same bits.
- * 64 samples a block read the weights half as often as 32 did and still
- * give a 2048-sample pass 128 blocks, about one per multiprocessor. */
+ * The more samples a block, the fewer times the weights are read: 128
+ * where the grid still gives every multiprocessor a block (the update's
+ * passes of 6,400 samples: 200 blocks at the paper's 64 outputs), else 64
+ * (the rollout's 600 environments). */
 #define DENSE_GROUP 16
 #define DENSE_CELLS 48
-#define DENSE_SAMPLES 64
+#define DENSE_SAMPLES_MOST 128
+#define DENSE_SAMPLES_LEAST 64
 #define DENSE_BWD_SAMPLES 128
 #define DENSE_THREADS 256 /* DENSE_GROUP outputs x 16 lanes (samples, or cells) */
 #define DENSE_LANES (DENSE_THREADS / DENSE_GROUP)
@@ -43,17 +46,18 @@ __device__ static void stage_cells(unsigned char *x, int ld, int samples, const 
     }
 }
 
-/* Grid: (sample groups, output groups); thread (lane, output): samples
- * lane and lane + DENSE_LANES of the group. */
+/* Grid: (groups of SAMPLES samples, output groups); thread (lane,
+ * output): samples lane, lane + DENSE_LANES, ... of the group. */
+template <int SAMPLES>
 __global__ static void dense_onehot_fwd_tiled_kernel(float *out, const unsigned char *obs, nn_obs_view vw,
                                                      const float *W, const float *b, int B, int C, int O)
 {
     __shared__ float w[DENSE_CELLS * OBS_CHANNELS * DENSE_GROUP];
-    __shared__ unsigned char x[DENSE_SAMPLES * DENSE_CELLS];
+    __shared__ unsigned char x[SAMPLES * DENSE_CELLS];
     int j = threadIdx.x % DENSE_GROUP, lane = threadIdx.x / DENSE_GROUP, o0 = blockIdx.y * DENSE_GROUP, o = o0 + j;
-    int n0 = blockIdx.x * DENSE_SAMPLES, cells = vw.h * vw.w;
-    float y[DENSE_SAMPLES / DENSE_LANES];
-    for (int k = 0; k < DENSE_SAMPLES / DENSE_LANES; k++) y[k] = o < O ? b[o] : 0.0f;
+    int n0 = blockIdx.x * SAMPLES, cells = vw.h * vw.w;
+    float y[SAMPLES / DENSE_LANES];
+    for (int k = 0; k < SAMPLES / DENSE_LANES; k++) y[k] = o < O ? b[o] : 0.0f;
     for (int c0 = 0; c0 < cells; c0 += DENSE_CELLS) {
         int nc = min(DENSE_CELLS, cells - c0);
         __syncthreads(); /* the last tile is read */
@@ -61,9 +65,9 @@ __global__ static void dense_onehot_fwd_tiled_kernel(float *out, const unsigned 
             int oo = o0 + i % DENSE_GROUP;
             w[i] = oo < O ? W[((size_t)c0 * C + i / DENSE_GROUP) * O + oo] : 0.0f;
         }
-        stage_cells(x, DENSE_CELLS, DENSE_SAMPLES, obs, vw, B, n0, c0, nc);
+        stage_cells(x, DENSE_CELLS, SAMPLES, obs, vw, B, n0, c0, nc);
         __syncthreads();
-        for (int k = 0; k < DENSE_SAMPLES / DENSE_LANES; k++) {
+        for (int k = 0; k < SAMPLES / DENSE_LANES; k++) {
             const unsigned char *xs = x + (lane + k * DENSE_LANES) * DENSE_CELLS;
             for (int q = 0; q < nc; q++) {
                 unsigned char v = xs[q];
@@ -73,7 +77,7 @@ __global__ static void dense_onehot_fwd_tiled_kernel(float *out, const unsigned 
         }
     }
     if (o >= O) return;
-    for (int k = 0; k < DENSE_SAMPLES / DENSE_LANES; k++) {
+    for (int k = 0; k < SAMPLES / DENSE_LANES; k++) {
         int n = n0 + lane + k * DENSE_LANES;
         if (n < B) out[(size_t)n * O + o] = y[k];
     }
@@ -124,8 +128,15 @@ int pcg_dense_onehot_forward(float *out, const unsigned char *obs, const nn_obs_
                              const float *b, int B, int C, int O)
 {
     if (!dense_onehot_fits("forward", C)) return -1;
-    dim3 grid((unsigned)((B + DENSE_SAMPLES - 1) / DENSE_SAMPLES), (unsigned)((O + DENSE_GROUP - 1) / DENSE_GROUP));
-    PCG_LAUNCH(dense_onehot_fwd_tiled_kernel, grid, DENSE_THREADS, 0, pcg_cuda_stream(), out, obs, vw, W, b, B, C, O);
+    unsigned outs = (unsigned)((O + DENSE_GROUP - 1) / DENSE_GROUP);
+    unsigned most = (unsigned)((B + DENSE_SAMPLES_MOST - 1) / DENSE_SAMPLES_MOST);
+    if ((long long)most * outs >= pcg_device_sms())
+        PCG_LAUNCH_AS("dense_onehot_fwd_tiled_kernel<128>", dense_onehot_fwd_tiled_kernel<DENSE_SAMPLES_MOST>,
+                      dim3(most, outs), DENSE_THREADS, 0, pcg_cuda_stream(), out, obs, vw, W, b, B, C, O);
+    else
+        PCG_LAUNCH_AS("dense_onehot_fwd_tiled_kernel<64>", dense_onehot_fwd_tiled_kernel<DENSE_SAMPLES_LEAST>,
+                      dim3((unsigned)((B + DENSE_SAMPLES_LEAST - 1) / DENSE_SAMPLES_LEAST), outs), DENSE_THREADS, 0,
+                      pcg_cuda_stream(), out, obs, vw, W, b, B, C, O);
     PCG_CK(cudaGetLastError(), -1);
     return 0;
 }

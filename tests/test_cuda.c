@@ -661,6 +661,19 @@ static void cuda_nn_matches_cpu(void **state)
     const pcg_cuda_api *api = cuda_device_or_skip("cuda_nn_matches_cpu");
     const char *presets[] = {"small", "paper", "tiny", "odd", "wide"};
     for (int p = 0; p < 5; p++) nn_case_matches_cpu(api, presets[p], p, 130);
+    /* one simulated multiprocessor: the critic's one-hot layer takes 128
+     * samples a block, as the update's passes do on a device (the same
+     * bits; the second block holds 2) */
+    if (api->simulated) {
+        setenv("PCGRLLM_SIM_SMS", "1", 1);
+        api->work_reset();
+        nn_case_matches_cpu(api, "paper", 1, 130);
+        unsetenv("PCGRLLM_SIM_SMS");
+        int n = 0, seen = 0;
+        const pcg_cuda_work *w = api->work_counters(&n);
+        for (int i = 0; i < n; i++) seen += !strcmp(w[i].name, "dense_onehot_fwd_tiled_kernel<128>");
+        assert_int_equal(seen, 1);
+    }
 
     /* more input channels than the one-hot kernels hold: refused, both ways */
     nn_config cfg;

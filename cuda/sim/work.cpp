@@ -198,7 +198,7 @@ const flop_row flop_table[] = {
      [](const view &v) { return v.num(2) * v.num(3) + std::ceil(v.num(2) / 256) * v.num(3); }},
     /* B x O outputs, an add per window cell (a frozen cell's second add,
      * data-dependent, is not counted: a lower bound) */
-    {"dense_onehot_fwd_tiled_kernel",
+    {"dense_onehot_fwd_tiled_kernel<*>",
      [](const view &v) {
          const nn_obs_view &w = v.as<nn_obs_view>(2);
          return v.num(5) * v.num(7) * w.h * w.w;
