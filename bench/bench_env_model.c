@@ -54,7 +54,9 @@ static float counting_call(const level_t *prev, const level_t *curr, void *ctx)
 {
     counted_reward *c = ctx;
     search_work_reset();
+    search_work_levels(prev, curr); /* the kernel's kept searches */
     float r = reward_prog_call(prev, curr, c->prog);
+    search_work_levels(NULL, NULL);
     search_work w;
     search_work_get(&w);
     c->total.calls += w.calls;
@@ -117,22 +119,23 @@ static thread_work per_step(const counted_reward *c)
 static void print_counts(const counted_reward *c, int n)
 {
     printf("\nthe reward API's work per environment step, counted on this machine: %d environments x %d steps of "
-           "random actions (seed %d), every helper computed afresh as on the device\n",
+           "random actions (seed %d), each call's searches kept per level as the device's kernel keeps them\n",
            ENVS, STEPS, ACTION_SEED);
-    printf("%-27s %7s %7s %6s %8s %7s %8s %7s %10s %10s\n", "reward", "calls", "loads", "split", "compares", "rounds",
-           "words", "scans", "int ops", "slowest");
+    printf("%-27s %7s %7s %6s %8s %7s %8s %7s %7s %10s %10s\n", "reward", "calls", "loads", "split", "compares",
+           "rounds", "words", "scans", "kept", "int ops", "slowest");
     for (int i = 0; i < n; i++) {
         double k = c[i].calls ? 1.0 / (double)c[i].calls : 0;
         const search_work *t = &c[i].total;
-        printf("%-27s %7.1f %7.1f %6.1f %8.1f %7.1f %8.1f %7.1f %10.0f %10.0f\n", reward_paths[i],
+        printf("%-27s %7.1f %7.1f %6.1f %8.1f %7.1f %8.1f %7.1f %7.1f %10.0f %10.0f\n", reward_paths[i],
                k * (double)t->calls, k * (double)t->n[BR_WORK_LOADS], k * (double)t->n[BR_WORK_SPLIT_LOADS],
                k * (double)t->n[BR_WORK_COMPARES], k * (double)t->n[BR_WORK_ROUNDS],
                k * (double)t->n[BR_WORK_STEP_WORDS], k * (double)t->n[BR_WORK_SCAN_WORDS],
-               per_step(&c[i]).ops_mean, per_step(&c[i]).ops_chain);
+               k * (double)t->n[BR_WORK_KEPT_WORDS], per_step(&c[i]).ops_mean, per_step(&c[i]).ops_chain);
     }
     printf("(calls: helper calls; loads: 8-byte tile reads as one word; split: tile reads in pieces (short, or\n"
            " off a multiple of 8); compares: byte-wise tile tests; rounds: frontier\n"
-           " expansions; words: words those rounds visit; scans: frontier words tested against a target; int ops:\n"
+           " expansions; words: words those rounds visit; scans: frontier words tested against a target; kept:\n"
+           " distance-plane words of the kept searches written or read; int ops:\n"
            " 32-bit integer instructions estimated from those counts (reward_jit/api_count.c), mean and the\n"
            " slowest environment of a step, averaged over the steps)\n");
 }

@@ -11,6 +11,22 @@ extern uint64_t search_work_counts[];
 
 uint64_t search_work_counts[BR_WORK_KINDS];
 static uint64_t helper_calls;
+/* the call's kept searches, one per level, as the device's kernel keeps them */
+static lv_kept kept[2];
+static int kept_n;
+
+void search_work_levels(const level_t *prev, const level_t *curr)
+{
+    kept_n = prev && curr ? 2 : 0;
+    if (!kept_n) return;
+    lv_kept_init(&kept[0], prev);
+    lv_kept_init(&kept[1], curr);
+}
+
+static lv_kept *kept_for(const level_t *l)
+{
+    return lv_kept_of(kept_n ? kept : NULL, kept_n, l);
+}
 
 void search_work_get(search_work *out)
 {
@@ -25,7 +41,9 @@ void search_work_reset(void)
 }
 
 /* The API's helpers as the device prelude of nvrtc.c writes them, each
- * call counted (tile_at and the sizes too: a call and a byte read). */
+ * call counted (tile_at and the sizes too: a call and a byte read); the
+ * searches from the call's kept ones where search_work_levels named the
+ * levels. */
 static int count_level_height(const level_t *l) { return helper_calls++, l->h; }
 static int count_level_width(const level_t *l) { return helper_calls++, l->w; }
 static int count_tile_at(const level_t *l, int r, int c) { return helper_calls++, lv_get(l, r, c); }
@@ -36,13 +54,16 @@ static int count_find_tiles(const level_t *l, int tile, int *rows, int *cols, in
 }
 static int count_path_length(const level_t *l, int r0, int c0, int r1, int c1)
 {
-    return helper_calls++, lv_path_length(l, r0, c0, r1, c1);
+    return helper_calls++, lv_path_through_kept(kept_for(l), l, r0, c0, r1, c1, ~PCG_BLOCK_DEFAULT);
 }
-static int count_nearest(const level_t *l, int r, int c, int tile) { return helper_calls++, lv_nearest(l, r, c, tile); }
+static int count_nearest(const level_t *l, int r, int c, int tile)
+{
+    return helper_calls++, lv_nearest_kept(kept_for(l), l, r, c, tile);
+}
 static int count_count_regions(const level_t *l) { return helper_calls++, lv_regions(l); }
 static int count_path_through(const level_t *l, int r0, int c0, int r1, int c1, unsigned passable)
 {
-    return helper_calls++, lv_path_through(l, r0, c0, r1, c1, passable);
+    return helper_calls++, lv_path_through_kept(kept_for(l), l, r0, c0, r1, c1, passable);
 }
 
 static const reward_helper counting_helpers[] = {
@@ -82,6 +103,8 @@ const reward_helper *search_work_helpers(int *n)
  *    grow and mask tests, the mask word's built bit, seen and fresh
  *    stored, lo and hi kept;
  *  - a scanned word: the fresh test, the target word's built bit, an and;
+ *  - a kept search's distance-plane word: its address, a 64-bit load,
+ *    and or and-not, a 64-bit store or or-reduce, the loop;
  *  - a call: the call, br_mask_init (64 / w, the column masks, the tile
  *    list) and br_start clearing its words. */
 #define OPS_LOAD 5
@@ -90,6 +113,7 @@ const reward_helper *search_work_helpers(int *n)
 #define OPS_ROUND 20
 #define OPS_STEP_WORD 45
 #define OPS_SCAN_WORD 8
+#define OPS_KEPT_WORD 8
 #define OPS_CALL 80
 
 double search_work_ops(const search_work *w)
@@ -97,7 +121,8 @@ double search_work_ops(const search_work *w)
     return (double)w->calls * OPS_CALL + (double)w->n[BR_WORK_LOADS] * OPS_LOAD +
            (double)w->n[BR_WORK_SPLIT_LOADS] * OPS_SPLIT_LOAD + (double)w->n[BR_WORK_COMPARES] * OPS_COMPARE +
            (double)w->n[BR_WORK_ROUNDS] * OPS_ROUND +
-           (double)w->n[BR_WORK_STEP_WORDS] * OPS_STEP_WORD + (double)w->n[BR_WORK_SCAN_WORDS] * OPS_SCAN_WORD;
+           (double)w->n[BR_WORK_STEP_WORDS] * OPS_STEP_WORD + (double)w->n[BR_WORK_SCAN_WORDS] * OPS_SCAN_WORD +
+           (double)w->n[BR_WORK_KEPT_WORDS] * OPS_KEPT_WORD;
 }
 
 double search_work_loads(const search_work *w)

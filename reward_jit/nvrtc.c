@@ -111,12 +111,18 @@ const char *reward_nvrtc_path(void)
 }
 
 /* Device prelude: the level core and the API on top of it; the reward's
- * own functions become device functions (-default-device). */
+ * own functions become device functions (-default-device).  Each thread
+ * keeps one search per level it passes to compute_reward (level.h,
+ * lv_kept), found by the helpers through a shared table indexed by the
+ * thread (up to 1024, the most a block holds); a level view the reward
+ * makes of other tiles is searched afresh. */
 static const char device_prelude[] =
     "#include \"level.h\"\n"
     "extern \"C\" {\n"
     "#include \"reward_api.h\"\n"
     "}\n"
+    "__shared__ lv_kept *pcg_kept_of[1024];\n"
+    "static lv_kept *pcg_kept(const level_t *l) { return lv_kept_of(pcg_kept_of[threadIdx.x], 2, l); }\n"
     "int level_height(const level_t *l) { return l->h; }\n"
     "int level_width(const level_t *l) { return l->w; }\n"
     "int tile_at(const level_t *l, int r, int c) { return lv_get(l, r, c); }\n"
@@ -124,11 +130,12 @@ static const char device_prelude[] =
     "int find_tiles(const level_t *l, int tile, int *rows, int *cols, int max)\n"
     "{ return lv_find(l, tile, rows, cols, max < 0 ? 0 : max); }\n"
     "int path_length(const level_t *l, int r0, int c0, int r1, int c1)\n"
-    "{ return lv_path_length(l, r0, c0, r1, c1); }\n"
-    "int nearest_tile_distance(const level_t *l, int r, int c, int tile) { return lv_nearest(l, r, c, tile); }\n"
+    "{ return lv_path_through_kept(pcg_kept(l), l, r0, c0, r1, c1, ~PCG_BLOCK_DEFAULT); }\n"
+    "int nearest_tile_distance(const level_t *l, int r, int c, int tile)\n"
+    "{ return lv_nearest_kept(pcg_kept(l), l, r, c, tile); }\n"
     "int count_regions(const level_t *l) { return lv_regions(l); }\n"
     "int path_length_through(const level_t *l, int r0, int c0, int r1, int c1, unsigned m)\n"
-    "{ return lv_path_through(l, r0, c0, r1, c1, m); }\n"
+    "{ return lv_path_through_kept(pcg_kept(l), l, r0, c0, r1, c1, m); }\n"
     /* the kernel comes before the reward: the reward's own macros (say,
      * #define return) cannot reach code the preprocessor has passed */
     "extern \"C\" __global__ void pcg_reward_kernel(int n, int h, int w, const unsigned char *prev,\n"
@@ -138,6 +145,10 @@ static const char device_prelude[] =
     "    if (i >= n) return;\n"
     "    size_t off = (size_t)i * (size_t)h * (size_t)w;\n"
     "    level_t a = {h, w, (unsigned char *)prev + off}, b = {h, w, (unsigned char *)curr + off};\n"
+    "    lv_kept kept[2];\n"
+    "    lv_kept_init(&kept[0], &a);\n"
+    "    lv_kept_init(&kept[1], &b);\n"
+    "    pcg_kept_of[threadIdx.x] = kept;\n"
     "    out[i] = compute_reward(&a, &b);\n"
     "}\n";
 

@@ -215,6 +215,65 @@ static void bitrows_word_load(void **state)
     }
 }
 
+/* One question of a kept-search sequence and its answer without one. */
+static void kept_question(lv_kept *e, const level_t *l, philox_stream *rs, const int *srcs, const pcg_u32 *masks,
+                          long it, int q)
+{
+    const int cells = l->h * l->w;
+    int src = below(rs, 4) ? srcs[below(rs, 2)] : below(rs, cells), dst = below(rs, cells);
+    int r0 = src / l->w, c0 = src % l->w, r1 = dst / l->w, c1 = dst % l->w;
+    if (below(rs, 3)) {
+        pcg_u32 pass = masks[below(rs, 3)];
+        int want = lv_path_through(l, r0, c0, r1, c1, pass), got = lv_path_through_kept(e, l, r0, c0, r1, c1, pass);
+        if (got != want)
+            fail_msg("level %ld %dx%d question %d: path_through %d -> %d mask %#x kept %d, afresh %d", it, l->h, l->w,
+                     q, src, dst, pass, got, want);
+    } else {
+        int tile = below(rs, 6) ? below(rs, N_TILES) : below(rs, 300) - 20;
+        int want = lv_nearest(l, r0, c0, tile), got = lv_nearest_kept(e, l, r0, c0, tile);
+        if (got != want)
+            fail_msg("level %ld %dx%d question %d: nearest %d from %d kept %d, afresh %d", it, l->h, l->w, q, tile,
+                     src, got, want);
+    }
+}
+
+/* Kept searches (a reward call's, level.h's lv_kept) answer sequences of
+ * path and nearest questions as the searches afresh do: sources mostly
+ * from a pair (the kept search reused, grown further or started again),
+ * masks from three, on random levels up to the largest a kept search
+ * holds and past it (no entry serves those). */
+static void bitrows_kept_searches(void **state)
+{
+    (void)state;
+    static unsigned char t[PCG_MAX_CELLS];
+    philox_stream rs;
+    philox_stream_init(&rs, 23, 7, 0);
+    long served = 0, n = 40000;
+    for (long it = 0; it < n; it++) {
+        int h = 1 + below(&rs, 24), w = 1 + below(&rs, 24);
+        if (it % 2 == 0) h = w = PCG_DEFAULT_SIDE;
+        int walls = below(&rs, 60);
+        for (int i = 0; i < h * w; i++)
+            t[i] = (unsigned char)(below(&rs, 100) < walls ? TILE_WALL : below(&rs, 3) ? TILE_EMPTY : below(&rs, 12));
+        level_t l = {h, w, t};
+        lv_kept entries[2];
+        lv_kept_init(&entries[0], &l);
+        level_t other = {h, w, t + 1};
+        lv_kept_init(&entries[1], &other);
+        lv_kept *e = lv_kept_of(entries, 2, &l);
+        if (e) served++;
+        if (e && (e != &entries[0] || lv_kept_of(entries, 1, &other))) fail_msg("level %ld: the wrong entry", it);
+        if (!e && br_kept_fits(h, w)) fail_msg("level %ld %dx%d: no entry served a level that fits", it, h, w);
+        int srcs[2] = {below(&rs, h * w), below(&rs, h * w)};
+        pcg_u32 masks[3] = {~PCG_BLOCK_DEFAULT, (1u << TILE_EMPTY) | (1u << TILE_DOOR) | (1u << TILE_PLAYER),
+                            (pcg_u32)philox_next(&rs) | (1u << TILE_EMPTY)};
+        for (int q = 0; q < 24; q++) kept_question(e, &l, &rs, srcs, masks, it, q);
+    }
+    assert_true(served > n / 2 && served < n); /* both kinds of level were drawn */
+    printf("bitrows: %ld levels' question sequences answered alike by kept searches (%ld kept)\n", n, served);
+}
+
 PCG_TESTS(bitrows, cmocka_unit_test(bitrows_random_play), cmocka_unit_test(bitrows_random_levels),
           cmocka_unit_test(bitrows_tall_level), cmocka_unit_test(bitrows_scans),
-          cmocka_unit_test(bitrows_ids_past_31), cmocka_unit_test(bitrows_word_load))
+          cmocka_unit_test(bitrows_ids_past_31), cmocka_unit_test(bitrows_word_load),
+          cmocka_unit_test(bitrows_kept_searches))

@@ -97,6 +97,65 @@ static void search_work_counts_by_hand(void **state)
     assert_int_equal(w.n[BR_WORK_SPLIT_LOADS], 32);
 }
 
+/* A helper of the counting set by name. */
+static const void *helper_fn(const char *name)
+{
+    int n = 0;
+    const reward_helper *h = search_work_helpers(&n);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(h[i].name, name)) return h[i].fn;
+    fail_msg("no helper %s", name);
+    return NULL;
+}
+
+/* With the call's levels named (search_work_levels), questions from one
+ * cell share one kept search, as on the device: on an open 16x16 level
+ * the path from (0,0) to (0,5) takes five rounds, a nearer cell then none
+ * and a farther one only the layers past the fifth; a question from
+ * another cell starts again, and a level the call did not name (another
+ * view) is searched afresh. */
+static void search_work_kept_searches(void **state)
+{
+    (void)state;
+    int (*path)(const level_t *, int, int, int, int) =
+        (int (*)(const level_t *, int, int, int, int))helper_fn("path_length");
+    int (*nearest)(const level_t *, int, int, int) = (int (*)(const level_t *, int, int, int))helper_fn(
+        "nearest_tile_distance");
+    static unsigned char t[256], u[256];
+    empty_level(t, TILE_KEY, 2);
+    empty_level(u, -1, 0);
+    level_t l = {16, 16, t}, other = {16, 16, u};
+    struct {
+        const level_t *l;
+        int r, c, a, b, want;
+        uint64_t rounds;
+    } q[] = {
+        {&l, 0, 0, 0, 5, 5, 5},    /* path to (0,5) */
+        {&l, 0, 0, 0, 3, 3, 0},    /* nearer: no round */
+        {&l, 0, 0, 0, 9, 9, 4},    /* farther: four more */
+        {&l, 0, 0, -1, TILE_KEY, 2, 0}, /* nearest KEY, (0,2): already reached */
+        {&l, 1, 0, 1, 4, 4, 4},    /* another source: afresh */
+        {&other, 0, 0, 0, 5, 5, 5}, /* a level the call did not name */
+    };
+    search_work_levels(&l, &l);
+    for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+        search_work_reset();
+        int got = q[i].a < 0 ? nearest(q[i].l, q[i].r, q[i].c, q[i].b) : path(q[i].l, q[i].r, q[i].c, q[i].a, q[i].b);
+        search_work w;
+        search_work_get(&w);
+        if (got != q[i].want || w.n[BR_WORK_ROUNDS] != q[i].rounds)
+            fail_msg("question %zu: %d in %llu rounds, want %d in %llu", i, got, (unsigned long long)w.n[BR_WORK_ROUNDS],
+                     q[i].want, (unsigned long long)q[i].rounds);
+        if (i == 2) assert_true(w.n[BR_WORK_KEPT_WORDS] > 0); /* the distances into their planes */
+    }
+    search_work_levels(NULL, NULL);
+    search_work_reset(); /* and without the levels named, afresh again */
+    assert_int_equal(path(&l, 0, 0, 0, 3), 3);
+    search_work w;
+    search_work_get(&w);
+    assert_int_equal(w.n[BR_WORK_ROUNDS], 3);
+}
+
 /* On levels of random play, a path search that reaches its target takes
  * one round per step of the distance it answers, and one that does not
  * takes one round more than the layers it grows (the last finds nothing
@@ -163,4 +222,4 @@ static void search_work_thread_model(void **state)
 }
 
 PCG_TESTS(search_work, cmocka_unit_test(search_work_counts_by_hand), cmocka_unit_test(search_work_counts_random_play),
-          cmocka_unit_test(search_work_thread_model))
+          cmocka_unit_test(search_work_thread_model), cmocka_unit_test(search_work_kept_searches))

@@ -36,6 +36,7 @@ enum {
     BR_WORK_ROUNDS,      /* frontier expansion rounds (br_step, a pass of br_regions' flood) */
     BR_WORK_STEP_WORDS,  /* words a round visits */
     BR_WORK_SCAN_WORDS,  /* frontier words tested against a target (br_nearest) */
+    BR_WORK_KEPT_WORDS,  /* distance-plane words a kept search writes or reads (br_kept_*) */
     BR_WORK_KINDS
 };
 #ifndef BR_WORK
@@ -341,6 +342,112 @@ PCG_HD int br_nearest(br_mask *pass, int src, br_mask *target)
             if (s.fresh[j] && (s.fresh[j] & br_mask_word(target, j))) return d;
         if (!br_step(&s, pass)) return -1;
     }
+}
+
+/* ---- A search kept between questions ----
+ *
+ * A reward asks several questions of one level from one cell with one
+ * passable set (scenario 1's human reward: the player to each key slot
+ * and to the door).  A kept search answers them all from one BFS, grown
+ * only as far as the questions so far needed, each reached cell's
+ * distance in bit planes (dist[b] holds bit b of it), so a later question
+ * about a nearer cell is answered without growing it.  Its arrays hold
+ * levels of up to BR_KEPT_WORDS words and distances below
+ * 2^BR_KEPT_BITS; br_kept_fits says whether a level's do. */
+#define BR_KEPT_WORDS 8
+#define BR_KEPT_BITS 9
+
+typedef struct {
+    int live;   /* 0: nothing kept */
+    int over;   /* no layer is left to grow */
+    int src, layer;
+    pcg_u32 open;
+    br_mask pass;
+    br_search s;
+    pcg_u64 dist[BR_KEPT_BITS][BR_KEPT_WORDS];
+} br_kept;
+
+PCG_HD int br_kept_fits(int h, int w)
+{
+    return w >= 1 && h >= 1 && w <= 64 && (h + 64 / w - 1) / (64 / w) <= BR_KEPT_WORDS &&
+           h * w <= (1 << BR_KEPT_BITS);
+}
+
+/* k kept from src through the cells of open (br_mask_init's), at layer 0 */
+PCG_HD void br_kept_start(br_kept *k, const unsigned char *t, int h, int w, pcg_u32 open, int src)
+{
+    br_mask_init(&k->pass, t, h, w, open, -1);
+    br_start(&k->s, &k->pass, src);
+    for (int b = 0; b < BR_KEPT_BITS; b++)
+        for (int j = 0; j < BR_KEPT_WORDS; j++) k->dist[b][j] = 0;
+    k->live = 1, k->over = 0, k->src = src, k->layer = 0, k->open = open;
+}
+
+/* The next layer, its distance into the planes; 0 when there is none. */
+PCG_HD int br_kept_grow(br_kept *k)
+{
+    if (k->over || !br_step(&k->s, &k->pass)) return k->over = 1, 0;
+    int d = ++k->layer;
+    for (int b = 0; b < BR_KEPT_BITS; b++) {
+        if (!((d >> b) & 1)) continue;
+        BR_WORK(BR_WORK_KEPT_WORDS, k->s.hi - k->s.lo + 1);
+        for (int j = k->s.lo; j <= k->s.hi; j++) k->dist[b][j] |= k->s.fresh[j];
+    }
+    return 1;
+}
+
+/* Steps from the kept source to cell dst, -1 when it is never reached
+ * (br_distance's answer). */
+PCG_HD int br_kept_distance(br_kept *k, int dst)
+{
+    int j = dst / k->pass.span, d = 0;
+    pcg_u64 bit = (pcg_u64)1 << (dst % k->pass.span);
+    while (!(k->s.seen[j] & bit))
+        if (!br_kept_grow(k)) return -1;
+    BR_WORK(BR_WORK_KEPT_WORDS, BR_KEPT_BITS);
+    for (int b = 0; b < BR_KEPT_BITS; b++)
+        if (k->dist[b][j] & bit) d |= 1 << b;
+    return d;
+}
+
+/* The least distance among the cells of cand (seen cells, words lo..hi):
+ * from the top plane down, keep the cells whose bit is 0 where any is. */
+PCG_HD int br_kept_least(const br_kept *k, pcg_u64 *cand, int lo, int hi)
+{
+    int d = 0;
+    for (int b = BR_KEPT_BITS - 1; b >= 0; b--) {
+        pcg_u64 zero = 0;
+        BR_WORK(BR_WORK_KEPT_WORDS, hi - lo + 1);
+        for (int j = lo; j <= hi; j++) zero |= cand[j] & ~k->dist[b][j];
+        if (!zero) {
+            d |= 1 << b;
+            continue;
+        }
+        for (int j = lo; j <= hi; j++) cand[j] &= ~k->dist[b][j];
+    }
+    return d;
+}
+
+/* Steps from the kept source to the nearest cell set in target, -1 when
+ * none is reached (br_nearest's answer): the nearest of those already
+ * reached, since every cell not reached is farther, else the first layer
+ * that meets one. */
+PCG_HD int br_kept_nearest(br_kept *k, br_mask *target)
+{
+    pcg_u64 cand[BR_KEPT_WORDS];
+    int lo = -1, hi = -1;
+    BR_WORK(BR_WORK_SCAN_WORDS, k->pass.words);
+    for (int j = 0; j < k->pass.words; j++) {
+        cand[j] = k->s.seen[j] ? k->s.seen[j] & br_mask_word(target, j) : 0;
+        if (cand[j]) hi = j, lo = lo < 0 ? j : lo;
+    }
+    if (hi >= 0) return br_kept_least(k, cand, lo, hi);
+    while (br_kept_grow(k)) {
+        BR_WORK(BR_WORK_SCAN_WORDS, k->s.hi - k->s.lo + 1);
+        for (int j = k->s.lo; j <= k->s.hi; j++)
+            if (k->s.fresh[j] && (k->s.fresh[j] & br_mask_word(target, j))) return k->layer;
+    }
+    return -1;
 }
 
 /* lv_bfs's distances: dist[i] = steps from src (-1: unreachable) for every

@@ -280,4 +280,63 @@ PCG_HD int lv_regions(const level_t *l)
     return br_regions(&pass);
 }
 
+/* ---- A reward call's kept searches (bitrows.h's br_kept) ----
+ *
+ * The device's reward kernel keeps one search per level it passes to
+ * compute_reward, for the call; so do the counting helpers that model it
+ * (reward_jit/api_count.c).  The levels a reward is given are read-only
+ * (reward_jit/fault.c refuses a reward that writes into one), so a kept
+ * search's answers hold for the whole call.  An entry serves a level
+ * view with its tiles, height and width; a question with another source
+ * or passable set starts the entry's search afresh. */
+typedef struct {
+    const unsigned char *t;
+    int h, w;
+    br_kept k;
+} lv_kept;
+
+PCG_HD void lv_kept_init(lv_kept *e, const level_t *l)
+{
+    e->t = l->t, e->h = l->h, e->w = l->w;
+    e->k.live = 0;
+}
+
+/* The entry of n that serves l, or NULL (another level, or one too large
+ * for a kept search). */
+PCG_HD lv_kept *lv_kept_of(lv_kept *e, int n, const level_t *l)
+{
+    if (!e || !br_kept_fits(l->h, l->w)) return 0;
+    for (int i = 0; i < n; i++)
+        if (e[i].t == l->t && e[i].h == l->h && e[i].w == l->w) return &e[i];
+    return 0;
+}
+
+/* e's search from cell src through open, started afresh unless it is the
+ * one kept. */
+PCG_HD br_kept *lv_kept_search(lv_kept *e, int src, pcg_u32 open)
+{
+    if (!e->k.live || e->k.src != src || e->k.open != open) br_kept_start(&e->k, e->t, e->h, e->w, open, src);
+    return &e->k;
+}
+
+/* lv_path_through's answer, from e's kept search where e is not NULL. */
+PCG_HD int lv_path_through_kept(lv_kept *e, const level_t *l, int r0, int c0, int r1, int c1, pcg_u32 passable)
+{
+    if (!e) return lv_path_through(l, r0, c0, r1, c1, passable);
+    if (!lv_in(l, r0, c0) || !lv_in(l, r1, c1)) return -1;
+    int s = r0 * l->w + c0, t = r1 * l->w + c1;
+    if (!lv_tile_in(passable, l->t[s]) || !lv_tile_in(passable, l->t[t])) return -1;
+    return br_kept_distance(lv_kept_search(e, s, passable), t);
+}
+
+/* lv_nearest's answer, from e's kept search where e is not NULL. */
+PCG_HD int lv_nearest_kept(lv_kept *e, const level_t *l, int r, int c, int tile)
+{
+    if (!e) return lv_nearest(l, r, c, tile);
+    if (!lv_in(l, r, c) || lv_blocks(PCG_BLOCK_DEFAULT, l->t[r * l->w + c])) return -1;
+    br_mask target;
+    br_mask_tile(&target, l->t, l->h, l->w, tile);
+    return br_kept_nearest(lv_kept_search(e, r * l->w + c, ~PCG_BLOCK_DEFAULT), &target);
+}
+
 #endif
