@@ -121,21 +121,23 @@ static void print_counts(const counted_reward *c, int n)
     printf("\nthe reward API's work per environment step, counted on this machine: %d environments x %d steps of "
            "random actions (seed %d), each call's searches kept per level as the device's kernel keeps them\n",
            ENVS, STEPS, ACTION_SEED);
-    printf("%-27s %7s %7s %6s %8s %7s %8s %7s %7s %10s %10s\n", "reward", "calls", "loads", "split", "compares",
-           "rounds", "words", "scans", "kept", "int ops", "slowest");
+    printf("%-27s %6s %6s %5s %8s %6s %6s %6s %6s %6s %6s %9s %9s\n", "reward", "calls", "loads", "split",
+           "compares", "rounds", "words", "scans", "kept", "trans", "planes", "int ops", "slowest");
     for (int i = 0; i < n; i++) {
         double k = c[i].calls ? 1.0 / (double)c[i].calls : 0;
         const search_work *t = &c[i].total;
-        printf("%-27s %7.1f %7.1f %6.1f %8.1f %7.1f %8.1f %7.1f %7.1f %10.0f %10.0f\n", reward_paths[i],
+        printf("%-27s %6.1f %6.1f %5.1f %8.1f %6.1f %6.1f %6.1f %6.1f %6.1f %6.1f %9.0f %9.0f\n", reward_paths[i],
                k * (double)t->calls, k * (double)t->n[BR_WORK_LOADS], k * (double)t->n[BR_WORK_SPLIT_LOADS],
                k * (double)t->n[BR_WORK_COMPARES], k * (double)t->n[BR_WORK_ROUNDS],
                k * (double)t->n[BR_WORK_STEP_WORDS], k * (double)t->n[BR_WORK_SCAN_WORDS],
-               k * (double)t->n[BR_WORK_KEPT_WORDS], per_step(&c[i]).ops_mean, per_step(&c[i]).ops_chain);
+               k * (double)t->n[BR_WORK_KEPT_WORDS], k * (double)t->n[BR_WORK_TRANSPOSES],
+               k * (double)t->n[BR_WORK_PLANE_WORDS], per_step(&c[i]).ops_mean, per_step(&c[i]).ops_chain);
     }
     printf("(calls: helper calls; loads: 8-byte tile reads as one word; split: tile reads in pieces (short, or\n"
            " off a multiple of 8); compares: byte-wise tile tests; rounds: frontier\n"
            " expansions; words: words those rounds visit; scans: frontier words tested against a target; kept:\n"
-           " distance-plane words of the kept searches written or read; int ops:\n"
+           " distance-plane words of the kept searches written or read; trans: eight cells' ids turned into\n"
+           " tile-plane bits; planes: words of a tile's cells read off the planes; int ops:\n"
            " 32-bit integer instructions estimated from those counts (reward_jit/api_count.c), mean and the\n"
            " slowest environment of a step, averaged over the steps)\n");
 }

@@ -47,10 +47,10 @@ void search_work_reset(void)
 static int count_level_height(const level_t *l) { return helper_calls++, l->h; }
 static int count_level_width(const level_t *l) { return helper_calls++, l->w; }
 static int count_tile_at(const level_t *l, int r, int c) { return helper_calls++, lv_get(l, r, c); }
-static int count_count_tiles(const level_t *l, int tile) { return helper_calls++, lv_count(l, tile); }
+static int count_count_tiles(const level_t *l, int tile) { return helper_calls++, lv_count_kept(kept_for(l), l, tile); }
 static int count_find_tiles(const level_t *l, int tile, int *rows, int *cols, int max)
 {
-    return helper_calls++, lv_find(l, tile, rows, cols, max < 0 ? 0 : max);
+    return helper_calls++, lv_find_kept(kept_for(l), l, tile, rows, cols, max < 0 ? 0 : max);
 }
 static int count_path_length(const level_t *l, int r0, int c0, int r1, int c1)
 {
@@ -105,6 +105,15 @@ const reward_helper *search_work_helpers(int *n)
  *  - a scanned word: the fresh test, the target word's built bit, an and;
  *  - a kept search's distance-plane word: its address, a 64-bit load,
  *    and or and-not, a 64-bit store or or-reduce, the loop;
+ *  - the tile planes, counted from nvcc 13.0's PTX for sm_90 at two
+ *    instructions a 64-bit operation: a transpose of eight cells
+ *    (br_transpose8: 21 such operations) and its loop (the load is
+ *    counted apart); a whole word's planes from its eight transposes
+ *    (br_planes_full: 83 operations, six stores); a short word's
+ *    transpose shifted into the planes byte by byte (28 operations);
+ *  - a tile-plane word: seven 64-bit words read from local memory, the
+ *    five selects and ands and the and-not of the high plane on both
+ *    halves, and what the caller does with it (a count, an or);
  *  - a call: the call, br_mask_init (64 / w, the column masks, the tile
  *    list) and br_start clearing its words. */
 #define OPS_LOAD 5
@@ -114,6 +123,10 @@ const reward_helper *search_work_helpers(int *n)
 #define OPS_STEP_WORD 45
 #define OPS_SCAN_WORD 8
 #define OPS_KEPT_WORD 8
+#define OPS_TRANSPOSE 45
+#define OPS_PLANE_FULL 172
+#define OPS_PLANE_BYTES 60
+#define OPS_PLANE_WORD 45
 #define OPS_CALL 80
 
 double search_work_ops(const search_work *w)
@@ -122,7 +135,9 @@ double search_work_ops(const search_work *w)
            (double)w->n[BR_WORK_SPLIT_LOADS] * OPS_SPLIT_LOAD + (double)w->n[BR_WORK_COMPARES] * OPS_COMPARE +
            (double)w->n[BR_WORK_ROUNDS] * OPS_ROUND +
            (double)w->n[BR_WORK_STEP_WORDS] * OPS_STEP_WORD + (double)w->n[BR_WORK_SCAN_WORDS] * OPS_SCAN_WORD +
-           (double)w->n[BR_WORK_KEPT_WORDS] * OPS_KEPT_WORD;
+           (double)w->n[BR_WORK_KEPT_WORDS] * OPS_KEPT_WORD + (double)w->n[BR_WORK_TRANSPOSES] * OPS_TRANSPOSE +
+           (double)w->n[BR_WORK_PLANE_FULL] * OPS_PLANE_FULL + (double)w->n[BR_WORK_PLANE_BYTES] * OPS_PLANE_BYTES +
+           (double)w->n[BR_WORK_PLANE_WORDS] * OPS_PLANE_WORD;
 }
 
 double search_work_loads(const search_work *w)

@@ -222,7 +222,25 @@ static void kept_question(lv_kept *e, const level_t *l, philox_stream *rs, const
     const int cells = l->h * l->w;
     int src = below(rs, 4) ? srcs[below(rs, 2)] : below(rs, cells), dst = below(rs, cells);
     int r0 = src / l->w, c0 = src % l->w, r1 = dst / l->w, c1 = dst % l->w;
-    if (below(rs, 3)) {
+    int kind = below(rs, 8);
+    if (kind == 0) { /* a count, any id */
+        int tile = below(rs, 4) ? below(rs, N_TILES) : below(rs, 300) - 20;
+        int want = lv_count(l, tile), got = lv_count_kept(e, l, tile);
+        if (got != want) fail_msg("level %ld question %d: count of %d kept %d, afresh %d", it, q, tile, got, want);
+        return;
+    }
+    if (kind == 1) { /* a find of up to max */
+        int tile = below(rs, 4) ? below(rs, N_TILES) : below(rs, 300) - 20, max = below(rs, 6);
+        int r_want[8], c_want[8], r_got[8], c_got[8];
+        int want = lv_find(l, tile, r_want, c_want, max), got = lv_find_kept(e, l, tile, r_got, c_got, max);
+        int kept_n = want < max ? want : max;
+        if (got != want || memcmp(r_want, r_got, sizeof(int) * (size_t)kept_n) ||
+            memcmp(c_want, c_got, sizeof(int) * (size_t)kept_n))
+            fail_msg("level %ld question %d: find of %d (max %d) kept %d, afresh %d, or other cells", it, q, tile,
+                     max, got, want);
+        return;
+    }
+    if (kind < 6) {
         pcg_u32 pass = masks[below(rs, 3)];
         int want = lv_path_through(l, r0, c0, r1, c1, pass), got = lv_path_through_kept(e, l, r0, c0, r1, c1, pass);
         if (got != want)
@@ -237,8 +255,10 @@ static void kept_question(lv_kept *e, const level_t *l, philox_stream *rs, const
     }
 }
 
-/* Kept searches (a reward call's, level.h's lv_kept) answer sequences of
- * path and nearest questions as the searches afresh do: sources mostly
+/* Kept searches and tile planes (a reward call's, level.h's lv_kept)
+ * answer sequences of count, find, path and nearest questions as the
+ * scans and searches afresh do, on levels holding ids of every byte:
+ * sources mostly
  * from a pair (the kept search reused, grown further or started again),
  * masks from three, on random levels up to the largest a kept search
  * holds and past it (no entry serves those). */
@@ -254,7 +274,10 @@ static void bitrows_kept_searches(void **state)
         if (it % 2 == 0) h = w = PCG_DEFAULT_SIDE;
         int walls = below(&rs, 60);
         for (int i = 0; i < h * w; i++)
-            t[i] = (unsigned char)(below(&rs, 100) < walls ? TILE_WALL : below(&rs, 3) ? TILE_EMPTY : below(&rs, 12));
+            t[i] = (unsigned char)(below(&rs, 100) < walls ? TILE_WALL
+                                   : below(&rs, 3)        ? TILE_EMPTY
+                                   : below(&rs, 8)        ? below(&rs, 12)
+                                                          : below(&rs, 256)); /* ids past 31 too */
         level_t l = {h, w, t};
         lv_kept entries[2];
         lv_kept_init(&entries[0], &l);

@@ -37,6 +37,10 @@ enum {
     BR_WORK_STEP_WORDS,  /* words a round visits */
     BR_WORK_SCAN_WORDS,  /* frontier words tested against a target (br_nearest) */
     BR_WORK_KEPT_WORDS,  /* distance-plane words a kept search writes or reads (br_kept_*) */
+    BR_WORK_TRANSPOSES,  /* eight cells' ids bit-transposed (br_planes_build) */
+    BR_WORK_PLANE_BYTES, /* a transpose's plane bytes shifted into place one by one (short words) */
+    BR_WORK_PLANE_FULL,  /* a whole word's planes from its eight transposes at once (br_planes_full) */
+    BR_WORK_PLANE_WORDS, /* words of a tile's cells read off the tile planes (br_planes_tile) */
     BR_WORK_KINDS
 };
 #ifndef BR_WORK
@@ -344,6 +348,126 @@ PCG_HD int br_nearest(br_mask *pass, int src, br_mask *target)
     }
 }
 
+/* ---- Tile planes ----
+ *
+ * The cells' tile ids once more as bit planes in the mask words' layout:
+ * plane b (b < 5) holds bit b of each cell's id, plane 5 the cells whose
+ * id is 32 or more (no tile mask names one); `valid` the words' cells.
+ * Built in one pass over the level, eight cells a load: an 8x8 bit
+ * transpose turns eight id bytes into eight bytes of plane bits.  Then a
+ * tile's cells, a count, a find or a whole search mask are a few logic
+ * operations a word instead of a byte-wise test of every word.  Levels
+ * up to BR_KEPT_WORDS words (br_kept_fits, below). */
+#define BR_PLANES 6
+#define BR_KEPT_WORDS 8 /* the most words of a level planes and kept searches hold */
+#define BR_KEPT_BITS 9  /* a kept search's distance planes: distances below 512 */
+
+typedef struct {
+    int span, words;
+    pcg_u64 valid[BR_KEPT_WORDS];
+    pcg_u64 p[BR_PLANES][BR_KEPT_WORDS];
+} br_planes;
+
+/* x as an 8x8 bit matrix, byte i its row i (bit j: column j),
+ * transposed: byte b of the answer holds bit b of each byte of x. */
+PCG_HD pcg_u64 br_transpose8(pcg_u64 x)
+{
+    pcg_u64 t;
+    t = (x ^ (x >> 7)) & 0x00AA00AA00AA00AAull;
+    x ^= t ^ (t << 7);
+    t = (x ^ (x >> 14)) & 0x0000CCCC0000CCCCull;
+    x ^= t ^ (t << 14);
+    t = (x ^ (x >> 28)) & 0x00000000F0F0F0F0ull;
+    x ^= t ^ (t << 28);
+    return x;
+}
+
+/* One round of an 8x8 byte transpose of x[0..7] (word i: row i, byte
+ * c: column c): the blocks of `bytes` bytes swapped between the words
+ * `bytes` apart. */
+PCG_HD void br_byte_swap(pcg_u64 *x, int bytes, pcg_u64 mask)
+{
+    for (int a = 0; a < 8; a++) {
+        if (a & bytes) continue;
+        pcg_u64 t = ((x[a] >> (8 * bytes)) ^ x[a + bytes]) & mask;
+        x[a + bytes] ^= t;
+        x[a] ^= t << (8 * bytes);
+    }
+}
+
+/* Word j's planes where it holds 64 cells: the eight transposes x[c] (of
+ * cells 8c..8c+7) hold plane b's byte c as their byte b, so an 8x8 byte
+ * transpose of them leaves plane b in word b. */
+PCG_HD void br_planes_full(br_planes *pl, int j, pcg_u64 *x)
+{
+    BR_WORK(BR_WORK_PLANE_FULL, 1);
+    br_byte_swap(x, 1, 0x00FF00FF00FF00FFull);
+    br_byte_swap(x, 2, 0x0000FFFF0000FFFFull);
+    br_byte_swap(x, 4, 0x00000000FFFFFFFFull);
+    for (int b = 0; b < 5; b++) pl->p[b][j] = x[b];
+    pl->p[5][j] = x[5] | x[6] | x[7];
+}
+
+/* The planes of the h x w level t (br_kept_fits(h, w)). */
+PCG_HD void br_planes_build(br_planes *pl, const unsigned char *t, int h, int w)
+{
+    int per = 64 / w, cells = h * w;
+    pl->span = per * w;
+    pl->words = (h + per - 1) / per;
+    for (int j = 0; j < pl->words; j++) {
+        int base = j * pl->span, n = cells - base < pl->span ? cells - base : pl->span;
+        pcg_u64 x[8], p[BR_PLANES] = {0, 0, 0, 0, 0, 0};
+        pl->valid[j] = n == 64 ? ~(pcg_u64)0 : (((pcg_u64)1 << n) - 1);
+        for (int c = 0; c < n; c += 8) {
+            int k = n - c < 8 ? n - c : 8;
+            x[c / 8] = br_transpose8(br_load(t + base + c, k)); /* bytes past k are 0: outside valid */
+            BR_WORK(BR_WORK_TRANSPOSES, 1);
+        }
+        if (n == 64) {
+            br_planes_full(pl, j, x);
+            continue;
+        }
+        for (int c = 0; c < n; c += 8) {
+            BR_WORK(BR_WORK_PLANE_BYTES, 1);
+            pcg_u64 v = x[c / 8];
+            for (int b = 0; b < 5; b++) p[b] |= ((v >> (8 * b)) & 0xFFu) << c;
+            p[5] |= (((v >> 40) | (v >> 48) | (v >> 56)) & 0xFFu) << c;
+        }
+        for (int b = 0; b < BR_PLANES; b++) pl->p[b][j] = p[b];
+    }
+}
+
+/* Word j of the cells holding tile (0..31). */
+PCG_HD pcg_u64 br_planes_tile(const br_planes *pl, int j, int tile)
+{
+    BR_WORK(BR_WORK_PLANE_WORDS, 1);
+    pcg_u64 x = pl->valid[j] & ~pl->p[5][j];
+    for (int b = 0; b < 5; b++) x &= (tile >> b) & 1 ? pl->p[b][j] : ~pl->p[b][j];
+    return x;
+}
+
+/* Number of cells holding tile (0..31). */
+PCG_HD int br_planes_count(const br_planes *pl, int tile)
+{
+    int n = 0;
+    for (int j = 0; j < pl->words; j++) n += br_bit_count64(br_planes_tile(pl, j, tile));
+    return n;
+}
+
+/* m (br_mask_init's, allow -1) with every word built from the planes:
+ * the cells of its tiles, or of none of them and no id past 31 where it
+ * holds the complement. */
+PCG_HD void br_planes_mask(br_mask *m, const br_planes *pl)
+{
+    for (int j = 0; j < m->words; j++) {
+        pcg_u64 hit = 0;
+        for (int q = 0; q < m->nt; q++)
+            if (m->tiles[q] < 32) hit |= br_planes_tile(pl, j, m->tiles[q]);
+        m->word[j] = m->invert ? pl->valid[j] & ~pl->p[5][j] & ~hit : hit;
+    }
+    m->built = m->words == 64 ? ~(pcg_u64)0 : (((pcg_u64)1 << m->words) - 1);
+}
+
 /* ---- A search kept between questions ----
  *
  * A reward asks several questions of one level from one cell with one
@@ -354,9 +478,6 @@ PCG_HD int br_nearest(br_mask *pass, int src, br_mask *target)
  * about a nearer cell is answered without growing it.  Its arrays hold
  * levels of up to BR_KEPT_WORDS words and distances below
  * 2^BR_KEPT_BITS; br_kept_fits says whether a level's do. */
-#define BR_KEPT_WORDS 8
-#define BR_KEPT_BITS 9
-
 typedef struct {
     int live;   /* 0: nothing kept */
     int over;   /* no layer is left to grow */
@@ -373,10 +494,14 @@ PCG_HD int br_kept_fits(int h, int w)
            h * w <= (1 << BR_KEPT_BITS);
 }
 
-/* k kept from src through the cells of open (br_mask_init's), at layer 0 */
-PCG_HD void br_kept_start(br_kept *k, const unsigned char *t, int h, int w, pcg_u32 open, int src)
+/* k kept from src through the cells of open (br_mask_init's), at layer
+ * 0; its mask built from planes pl, or (pl NULL) word by word as the
+ * search reaches it */
+PCG_HD void br_kept_start(br_kept *k, const unsigned char *t, int h, int w, pcg_u32 open, int src,
+                          const br_planes *pl)
 {
     br_mask_init(&k->pass, t, h, w, open, -1);
+    if (pl) br_planes_mask(&k->pass, pl);
     br_start(&k->s, &k->pass, src);
     for (int b = 0; b < BR_KEPT_BITS; b++)
         for (int j = 0; j < BR_KEPT_WORDS; j++) k->dist[b][j] = 0;

@@ -292,13 +292,22 @@ PCG_HD int lv_regions(const level_t *l)
 typedef struct {
     const unsigned char *t;
     int h, w;
+    int planes_built;
+    br_planes planes; /* the level's tile planes, built at the first count, find or search */
     br_kept k;
 } lv_kept;
 
 PCG_HD void lv_kept_init(lv_kept *e, const level_t *l)
 {
     e->t = l->t, e->h = l->h, e->w = l->w;
+    e->planes_built = 0;
     e->k.live = 0;
+}
+
+PCG_HD const br_planes *lv_kept_planes(lv_kept *e)
+{
+    if (!e->planes_built) br_planes_build(&e->planes, e->t, e->h, e->w), e->planes_built = 1;
+    return &e->planes;
 }
 
 /* The entry of n that serves l, or NULL (another level, or one too large
@@ -315,8 +324,36 @@ PCG_HD lv_kept *lv_kept_of(lv_kept *e, int n, const level_t *l)
  * one kept. */
 PCG_HD br_kept *lv_kept_search(lv_kept *e, int src, pcg_u32 open)
 {
-    if (!e->k.live || e->k.src != src || e->k.open != open) br_kept_start(&e->k, e->t, e->h, e->w, open, src);
+    if (!e->k.live || e->k.src != src || e->k.open != open)
+        br_kept_start(&e->k, e->t, e->h, e->w, open, src, lv_kept_planes(e));
     return &e->k;
+}
+
+/* lv_count's answer, off e's tile planes where e is not NULL and the
+ * tile is one a plane names (0..31). */
+PCG_HD int lv_count_kept(lv_kept *e, const level_t *l, int tile)
+{
+    if (!e || tile < 0 || tile >= 32) return lv_count(l, tile);
+    return br_planes_count(lv_kept_planes(e), tile);
+}
+
+/* lv_find's answer, likewise: the tile's cells in row-major order (a
+ * word's bits are its cells in order, words one after another). */
+PCG_HD int lv_find_kept(lv_kept *e, const level_t *l, int tile, int *rows, int *cols, int max)
+{
+    if (!e || tile < 0 || tile >= 32) return lv_find(l, tile, rows, cols, max);
+    const br_planes *pl = lv_kept_planes(e);
+    int n = 0;
+    for (int j = 0; j < pl->words; j++) {
+        pcg_u64 hit = br_planes_tile(pl, j, tile);
+        for (; hit && n < max; hit &= hit - 1, n++) {
+            int cell = j * pl->span + br_low_bit(hit);
+            if (rows) rows[n] = cell / l->w;
+            if (cols) cols[n] = cell % l->w;
+        }
+        n += br_bit_count64(hit); /* once max are kept the rest are counted */
+    }
+    return n;
 }
 
 /* lv_path_through's answer, from e's kept search where e is not NULL. */
@@ -336,6 +373,7 @@ PCG_HD int lv_nearest_kept(lv_kept *e, const level_t *l, int r, int c, int tile)
     if (!lv_in(l, r, c) || lv_blocks(PCG_BLOCK_DEFAULT, l->t[r * l->w + c])) return -1;
     br_mask target;
     br_mask_tile(&target, l->t, l->h, l->w, tile);
+    if (tile >= 0 && tile < 32) br_planes_mask(&target, lv_kept_planes(e));
     return br_kept_nearest(lv_kept_search(e, r * l->w + c, ~PCG_BLOCK_DEFAULT), &target);
 }
 
