@@ -465,6 +465,11 @@ int bench_train_model(int argc, char **argv)
     model_opts o;
     int rc = model_parse(argc, argv, &o);
     if (rc >= 0) return rc;
+    const char *most = getenv("PCGRLLM_CUDA_PASS_MOST");
+    if (most && *most)
+        return die_msg("bench train --backend cuda-sim: models the trainer's own passes (PCG_PASS_MOST samples); "
+                       "unset PCGRLLM_CUDA_PASS_MOST"),
+               2;
     model_run r;
     memset(&r, 0, sizeof r);
     if (!(r.api = counting_library())) return 1;

@@ -119,6 +119,17 @@ __device__ static inline float pcg_round_operand(float x, int math)
     return x;
 }
 
+/* An environment variable's value as a one-line message quotes it: its
+ * first 40 bytes, control characters as '?' (a newline would break the
+ * line).  buf holds 41 bytes. */
+static inline const char *pcg_env_shown(const char *v, char *buf)
+{
+    int n = 0;
+    for (; v && v[n] && n < 40; n++) buf[n] = (unsigned char)v[n] < 32 || v[n] == 127 ? '?' : v[n];
+    buf[n] = 0;
+    return buf;
+}
+
 /* A value pcg_round_operand rounded to bf16, as the 2 bytes of bf16 that
  * hold it: its upper half (exact, as the rounding cleared the lower); a
  * NaN as the quiet NaN, which a payload in the lower half would lose. */

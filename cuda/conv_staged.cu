@@ -41,6 +41,8 @@ template <int H, class Op> struct row_tiles {
         alignas(32) float C[TILE][TC_LD];
     };
 };
+static_assert(std::is_same<tc_bf16::elem, __nv_bfloat16>::value && tc_bf16::K == 16 && tc_tf32::K == 8,
+              "bf16's slices are 2-byte bf16 values, 16 inner indices a product");
 static_assert(sizeof(row_tiles<MOST_TILES, tc_bf16>) <= 48 * 1024 &&
                   sizeof(row_tiles<MOST_TILES, tc_tf32>) <= 48 * 1024,
               "a block's tiles exceed the 48 KB of static shared memory");
@@ -73,6 +75,8 @@ struct weights_view {
 };
 
 #if PCG_TC_DEVICE
+static_assert(std::is_same<tc_precision<tc_bf16>::type, __nv_bfloat16>::value,
+              "bf16's products are bf16 fragments (the model prices them at the bf16 rate)");
 /* The warp's 16 x 32 of each tile: rows wr.. (and TILE h + wr..), columns wc.. */
 template <int H, class Op> struct row_warp {
     int wr, wc;

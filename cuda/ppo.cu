@@ -310,7 +310,8 @@ static int pass_samples(const nn_config *nc, size_t S, int E, int most)
         (void)cudaGetLastError(); /* not the trainer's error: the smallest passes */
         free_bytes = 0;
     }
-    while (most > PCG_PASS_LEAST && pcg_nn_acts_bytes(nc, pcg_pass_samples(S, E, most)) > free_bytes / 4) most /= 2;
+    while (most > PCG_PASS_LEAST && pcg_nn_acts_bytes(nc, pcg_pass_samples(S, E, most)) > free_bytes / 4)
+        most = most / 2 > PCG_PASS_LEAST ? most / 2 : PCG_PASS_LEAST;
     return pcg_pass_samples(S, E, most);
 }
 
@@ -324,16 +325,17 @@ extern "C" pcg_cuda_ppo *pcg_ppo_init(const ppo_config *cfg, const nn_config *nc
                            cfg->n_minibatches);
         return NULL;
     }
+    char shown[41];
     if (pcg_graphs_env() < 0) {
-        pcg_cuda_set_error("ppo_init: PCGRLLM_CUDA_GRAPHS=%.40s: not 0 (the host launches every kernel) or 1 (CUDA "
+        pcg_cuda_set_error("ppo_init: PCGRLLM_CUDA_GRAPHS=%s: not 0 (the host launches every kernel) or 1 (CUDA "
                            "graphs, the default)",
-                           getenv("PCGRLLM_CUDA_GRAPHS"));
+                           pcg_env_shown(getenv("PCGRLLM_CUDA_GRAPHS"), shown));
         return NULL;
     }
     int pass_most = pass_most_env();
     if (pass_most < 0) {
-        pcg_cuda_set_error("ppo_init: PCGRLLM_CUDA_PASS_MOST=%.40s: not a whole number of samples from 1 to %d",
-                           getenv("PCGRLLM_CUDA_PASS_MOST"), (int)PCG_PASS_MOST);
+        pcg_cuda_set_error("ppo_init: PCGRLLM_CUDA_PASS_MOST=%s: not a whole number of samples from 1 to %d",
+                           pcg_env_shown(getenv("PCGRLLM_CUDA_PASS_MOST"), shown), (int)PCG_PASS_MOST);
         return NULL;
     }
     pcg_cuda_ppo *p = (pcg_cuda_ppo *)calloc(1, sizeof *p);

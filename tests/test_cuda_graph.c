@@ -112,7 +112,7 @@ static void cuda_graphs_env_refused(void **state)
     const pcg_cuda_api *api = cuda_device_or_skip("cuda_graphs_env_refused");
     graph_case c;
     case_init(&c);
-    static const char *const bad[] = {"2", "yes", "01", " 1"};
+    static const char *const bad[] = {"2", "yes", "01", " 1", "1\n0"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         setenv("PCGRLLM_CUDA_GRAPHS", bad[i], 1);
         pcg_cuda_ppo *p = api->ppo_init(&c.cfg, &c.nn.cfg, c.nn.off, c.nn.n_params, c.nn.params, NULL);
@@ -122,7 +122,8 @@ static void cuda_graphs_env_refused(void **state)
         assert_non_null(strstr(api->last_error(), "PCGRLLM_CUDA_GRAPHS="));
     }
     /* the passes' most samples: a whole number from 1 to PCG_PASS_MOST */
-    static const char *const bad_most[] = {"0", "8193", "abc", "12x", "-4", "+5", " 5", "0100", "99999999999999999999"};
+    static const char *const bad_most[] = {"0",  "8193", "abc",  "12x", "-4", "+5", " 5", "0100", "99999999999999999999",
+                                           "5\n6"};
     for (size_t i = 0; i < sizeof bad_most / sizeof bad_most[0]; i++) {
         setenv("PCGRLLM_CUDA_PASS_MOST", bad_most[i], 1);
         pcg_cuda_ppo *p = api->ppo_init(&c.cfg, &c.nn.cfg, c.nn.off, c.nn.n_params, c.nn.params, NULL);

@@ -89,6 +89,11 @@ static void sim_env_values_refused(void **state)
         if (rc != 1 || pcg_test_count_lines(out) != 1 || !strstr(out, bad[i]))
             fail_msg("%s: exit %d: %s", bad[i], rc, out);
     }
+    /* a value holding a newline is quoted on the one line with '?' for it */
+    int nl = pcg_test_sh(out, sizeof out, "PCGRLLM_SIM_ORDER='re\nverse' PCGRLLM_CUDA_LIB=%s %s device --backend cuda",
+                         lib, pcg_test_binary());
+    if (nl != 1 || pcg_test_count_lines(out) != 1 || !strstr(out, "PCGRLLM_SIM_ORDER=re?verse"))
+        fail_msg("a newline in PCGRLLM_SIM_ORDER: exit %d: %s", nl, out);
     static const char *const good[] = {"PCGRLLM_SIM_THREADS=3",     "PCGRLLM_SIM_THREADS=", "PCGRLLM_SIM_ORDER=reverse",
                                        "PCGRLLM_SIM_ORDER=forward", "PCGRLLM_SIM_SMS=1",    "PCGRLLM_SIM_SMS=132"};
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {

@@ -312,6 +312,11 @@ static void cuda_work_bench_errors(void **state)
     if (rc != 0 || !strstr(env_out, "env kernels: not counted") || !strstr(env_out, "does not exist") ||
         !strstr(env_out, "not judged") || !strstr(env_out, "model, not a measurement"))
         fail_msg("bench env --backend cuda-sim without the library: exit %d: %s", rc, env_out);
+    /* the model counts the trainer's own passes: a cap on them is refused */
+    rc = pcg_test_sh(out, sizeof out, "PCGRLLM_CUDA_PASS_MOST=64 %s bench train --backend cuda-sim", bin);
+    assert_int_equal(rc, 2);
+    assert_int_equal(pcg_test_count_lines(out), 1);
+    if (!strstr(out, "unset PCGRLLM_CUDA_PASS_MOST")) fail_msg("got: %s", out);
     /* the simulation's own variables are checked here too (either build) */
     rc = pcg_test_sh(out, sizeof out, "PCGRLLM_SIM_THREADS=abc %s bench train --backend cuda-sim", bin);
     assert_int_equal(rc, 1);

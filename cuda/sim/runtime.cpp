@@ -174,23 +174,35 @@ int pcg_sim_sms_env(void)
     return *end || errno || n < 1 || n > PCG_SIM_SMS ? -1 : (int)n;
 }
 
+/* Variable name's value as the line quotes it: 40 bytes at most, control
+ * characters as '?', so that the line stays one. */
+static const char *shown(const char *name)
+{
+    static char buf[41];
+    const char *v = getenv(name);
+    int n = 0;
+    for (; v && v[n] && n < 40; n++) buf[n] = (unsigned char)v[n] < 32 || v[n] == 127 ? '?' : v[n];
+    buf[n] = 0;
+    return buf;
+}
+
 /* The simulation's variables, checked where a device would be counted:
  * NULL when all are usable, else the line saying which is not. */
 static const char *env_error(void)
 {
     static char line[200];
     if (pcg_sim_threads_env() < 0)
-        snprintf(line, sizeof line, "PCGRLLM_SIM_THREADS=%.40s: not a number of threads (a whole number, 1 to %d)",
-                 getenv("PCGRLLM_SIM_THREADS"), (int)PCG_SIM_MAX_THREADS);
+        snprintf(line, sizeof line, "PCGRLLM_SIM_THREADS=%s: not a number of threads (a whole number, 1 to %d)",
+                 shown("PCGRLLM_SIM_THREADS"), (int)PCG_SIM_MAX_THREADS);
     else if (pcg_sim_order_env() < 0)
-        snprintf(line, sizeof line, "PCGRLLM_SIM_ORDER=%.40s: not an order (forward or reverse)",
-                 getenv("PCGRLLM_SIM_ORDER"));
+        snprintf(line, sizeof line, "PCGRLLM_SIM_ORDER=%s: not an order (forward or reverse)",
+                 shown("PCGRLLM_SIM_ORDER"));
     else if (pcg_sim_conv_env() < 0)
-        snprintf(line, sizeof line, "PCGRLLM_SIM_CONV=%.40s: not a convolution path (auto, im2col, implicit or tensor)",
-                 getenv("PCGRLLM_SIM_CONV"));
+        snprintf(line, sizeof line, "PCGRLLM_SIM_CONV=%s: not a convolution path (auto, im2col, implicit or tensor)",
+                 shown("PCGRLLM_SIM_CONV"));
     else if (pcg_sim_sms_env() < 0)
-        snprintf(line, sizeof line, "PCGRLLM_SIM_SMS=%.40s: not a number of multiprocessors (a whole number, 1 to %d)",
-                 getenv("PCGRLLM_SIM_SMS"), (int)PCG_SIM_SMS);
+        snprintf(line, sizeof line, "PCGRLLM_SIM_SMS=%s: not a number of multiprocessors (a whole number, 1 to %d)",
+                 shown("PCGRLLM_SIM_SMS"), (int)PCG_SIM_SMS);
     else
         return NULL;
     return line;

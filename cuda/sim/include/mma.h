@@ -1,6 +1,7 @@
 /* What the kernels of cuda/ use of CUDA's warp matrix functions
  * (nvcuda::wmma), for the simulation: m16n16k8 with TF32 operands and
- * m16n16k16 with bf16 operands, fp32 accumulators.  A fragment holds its whole tile, and only lane 0 of
+ * m16n16k16 with bf16 operands, fp32 accumulators.  A fragment holds
+ * its whole tile, and only lane 0 of
  * each warp loads, multiplies and stores it; the other lanes' calls do
  * nothing.  So the simulation does each warp's arithmetic once and asks
  * global or shared memory for each element once per warp, as a device
@@ -43,20 +44,24 @@ template <int M, int N, int K> struct tile_dims<accumulator, M, N, K> {
     enum { rows = M, cols = N };
 };
 
-/* The shapes a device has for these operands: TF32 multiplies 16 x 16 x
- * 8, bf16 16 x 16 x 16; an accumulator takes either. */
-template <class T, int M, int N, int K> struct shape_ok {
-    enum { value = 1 };
+/* The fragments a device has of those the kernels use: TF32 operands
+ * 16 x 16 x 8, bf16 operands 16 x 16 x 16, fp32 accumulators of either
+ * shape; operands are never fp32 (TF32 is their precision type). */
+template <class Use, class T, int M, int N, int K> struct shape_ok {
+    enum { value = 0 };
 };
-template <int M, int N, int K> struct shape_ok<precision::tf32, M, N, K> {
+template <class Use, int M, int N, int K> struct shape_ok<Use, precision::tf32, M, N, K> {
     enum { value = M == 16 && N == 16 && K == 8 };
 };
-template <int M, int N, int K> struct shape_ok<__nv_bfloat16, M, N, K> {
+template <class Use, int M, int N, int K> struct shape_ok<Use, __nv_bfloat16, M, N, K> {
     enum { value = M == 16 && N == 16 && K == 16 };
+};
+template <int M, int N, int K> struct shape_ok<accumulator, float, M, N, K> {
+    enum { value = M == 16 && N == 16 && (K == 8 || K == 16) };
 };
 
 template <class Use, int M, int N, int K, class T, class Layout = void> struct fragment {
-    static_assert(shape_ok<T, M, N, K>::value, "a device has no fragment of this shape for this type");
+    static_assert(shape_ok<Use, T, M, N, K>::value, "a device has no fragment of this shape for this type");
     enum { rows = tile_dims<Use, M, N, K>::rows, cols = tile_dims<Use, M, N, K>::cols };
     enum { num_elements = rows * cols };
     float x[num_elements]; /* x[r * cols + c]: the tile row-major */
