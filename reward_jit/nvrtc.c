@@ -115,7 +115,9 @@ const char *reward_nvrtc_path(void)
  * keeps one search per level it passes to compute_reward (level.h,
  * lv_kept), found by the helpers through a shared table indexed by the
  * thread (up to 1024, the most a block holds); a level view the reward
- * makes of other tiles is searched afresh. */
+ * makes of other tiles is searched afresh.  The searching helpers are
+ * never inlined: one copy each, however often a reward calls them, keeps
+ * NVRTC's time down. */
 static const char device_prelude[] =
     "#include \"level.h\"\n"
     "extern \"C\" {\n"
@@ -126,15 +128,15 @@ static const char device_prelude[] =
     "int level_height(const level_t *l) { return l->h; }\n"
     "int level_width(const level_t *l) { return l->w; }\n"
     "int tile_at(const level_t *l, int r, int c) { return lv_get(l, r, c); }\n"
-    "int count_tiles(const level_t *l, int tile) { return lv_count_kept(pcg_kept(l), l, tile); }\n"
-    "int find_tiles(const level_t *l, int tile, int *rows, int *cols, int max)\n"
+    "__noinline__ int count_tiles(const level_t *l, int tile) { return lv_count_kept(pcg_kept(l), l, tile); }\n"
+    "__noinline__ int find_tiles(const level_t *l, int tile, int *rows, int *cols, int max)\n"
     "{ return lv_find_kept(pcg_kept(l), l, tile, rows, cols, max < 0 ? 0 : max); }\n"
-    "int path_length(const level_t *l, int r0, int c0, int r1, int c1)\n"
+    "__noinline__ int path_length(const level_t *l, int r0, int c0, int r1, int c1)\n"
     "{ return lv_path_through_kept(pcg_kept(l), l, r0, c0, r1, c1, ~PCG_BLOCK_DEFAULT); }\n"
-    "int nearest_tile_distance(const level_t *l, int r, int c, int tile)\n"
+    "__noinline__ int nearest_tile_distance(const level_t *l, int r, int c, int tile)\n"
     "{ return lv_nearest_kept(pcg_kept(l), l, r, c, tile); }\n"
-    "int count_regions(const level_t *l) { return lv_regions(l); }\n"
-    "int path_length_through(const level_t *l, int r0, int c0, int r1, int c1, unsigned m)\n"
+    "__noinline__ int count_regions(const level_t *l) { return lv_regions(l); }\n"
+    "__noinline__ int path_length_through(const level_t *l, int r0, int c0, int r1, int c1, unsigned m)\n"
     "{ return lv_path_through_kept(pcg_kept(l), l, r0, c0, r1, c1, m); }\n"
     /* the kernel comes before the reward: the reward's own macros (say,
      * #define return) cannot reach code the preprocessor has passed */
