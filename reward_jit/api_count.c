@@ -115,7 +115,8 @@ const reward_helper *search_work_helpers(int *n)
  *    five selects and ands and the and-not of the high plane on both
  *    halves, and what the caller does with it (a count, an or);
  *  - a call: the call, br_mask_init (64 / w, the column masks, the tile
- *    list) and br_start clearing its words. */
+ *    list) and br_start clearing its words (an upper figure where the
+ *    call's kept entry answers without a new mask or search). */
 #define OPS_LOAD 5
 #define OPS_SPLIT_LOAD 31
 #define OPS_COMPARE 18
