@@ -114,33 +114,38 @@ const char *reward_nvrtc_path(void)
  * own functions become device functions (-default-device).  Each thread
  * keeps one search per level it passes to compute_reward (level.h,
  * lv_kept), found by the helpers through a shared table indexed by the
- * thread (up to 1024, the most a block holds); a level view the reward
- * makes of other tiles is searched afresh.  The searching helpers are
+ * thread (REWARD_KERNEL_BLOCK of them, the block the kernel is built and
+ * launched for); a level view the reward makes of other tiles is searched
+ * afresh.  The kernel's own names start with __pcg, which rewards may not
+ * use.  The searching helpers are
  * never inlined: one copy each, however often a reward calls them, keeps
  * NVRTC's time down. */
+#define PRELUDE_STR2(x) #x
+#define PRELUDE_STR(x) PRELUDE_STR2(x)
 static const char device_prelude[] =
     "#include \"level.h\"\n"
     "extern \"C\" {\n"
     "#include \"reward_api.h\"\n"
     "}\n"
-    "__shared__ lv_kept *pcg_kept_of[1024];\n"
-    "static lv_kept *pcg_kept(const level_t *l) { return lv_kept_of(pcg_kept_of[threadIdx.x], 2, l); }\n"
+    "__shared__ lv_kept *__pcg_kept_of[" PRELUDE_STR(REWARD_KERNEL_BLOCK) "];\n"
+    "static lv_kept *__pcg_kept(const level_t *l) { return lv_kept_of(__pcg_kept_of[threadIdx.x], 2, l); }\n"
     "int level_height(const level_t *l) { return l->h; }\n"
     "int level_width(const level_t *l) { return l->w; }\n"
     "int tile_at(const level_t *l, int r, int c) { return lv_get(l, r, c); }\n"
-    "__noinline__ int count_tiles(const level_t *l, int tile) { return lv_count_kept(pcg_kept(l), l, tile); }\n"
+    "__noinline__ int count_tiles(const level_t *l, int tile) { return lv_count_kept(__pcg_kept(l), l, tile); }\n"
     "__noinline__ int find_tiles(const level_t *l, int tile, int *rows, int *cols, int max)\n"
-    "{ return lv_find_kept(pcg_kept(l), l, tile, rows, cols, max < 0 ? 0 : max); }\n"
+    "{ return lv_find_kept(__pcg_kept(l), l, tile, rows, cols, max < 0 ? 0 : max); }\n"
     "__noinline__ int path_length(const level_t *l, int r0, int c0, int r1, int c1)\n"
-    "{ return lv_path_through_kept(pcg_kept(l), l, r0, c0, r1, c1, ~PCG_BLOCK_DEFAULT); }\n"
+    "{ return lv_path_through_kept(__pcg_kept(l), l, r0, c0, r1, c1, ~PCG_BLOCK_DEFAULT); }\n"
     "__noinline__ int nearest_tile_distance(const level_t *l, int r, int c, int tile)\n"
-    "{ return lv_nearest_kept(pcg_kept(l), l, r, c, tile); }\n"
+    "{ return lv_nearest_kept(__pcg_kept(l), l, r, c, tile); }\n"
     "__noinline__ int count_regions(const level_t *l) { return lv_regions(l); }\n"
     "__noinline__ int path_length_through(const level_t *l, int r0, int c0, int r1, int c1, unsigned m)\n"
-    "{ return lv_path_through_kept(pcg_kept(l), l, r0, c0, r1, c1, m); }\n"
+    "{ return lv_path_through_kept(__pcg_kept(l), l, r0, c0, r1, c1, m); }\n"
     /* the kernel comes before the reward: the reward's own macros (say,
      * #define return) cannot reach code the preprocessor has passed */
-    "extern \"C\" __global__ void pcg_reward_kernel(int n, int h, int w, const unsigned char *prev,\n"
+    "extern \"C\" __global__ void __launch_bounds__(" PRELUDE_STR(REWARD_KERNEL_BLOCK) ")\n"
+    "pcg_reward_kernel(int n, int h, int w, const unsigned char *prev,\n"
     "                                             const unsigned char *curr, float *out)\n"
     "{\n"
     "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
@@ -150,7 +155,7 @@ static const char device_prelude[] =
     "    lv_kept kept[2];\n"
     "    lv_kept_init(&kept[0], &a);\n"
     "    lv_kept_init(&kept[1], &b);\n"
-    "    pcg_kept_of[threadIdx.x] = kept;\n"
+    "    __pcg_kept_of[threadIdx.x] = kept;\n"
     "    out[i] = compute_reward(&a, &b);\n"
     "}\n";
 

@@ -60,6 +60,9 @@ void reward_prog_image(const reward_prog *p, const void **lo, size_t *len);
  *       const unsigned char *prev, const unsigned char *curr, float *out);
  * thread i < n scores prev + i*h*w -> curr + i*h*w into out[i]. */
 #define REWARD_KERNEL_NAME "pcg_reward_kernel"
+/* Its threads a block: the kernel is built for exactly this many
+ * (__launch_bounds__, and a table of that many entries per block). */
+#define REWARD_KERNEL_BLOCK 128
 /* Architectures the GPU backend builds for. */
 #define REWARD_GPU_ARCHS {"sm_75", "sm_86", "sm_89", "sm_90"}
 /* Compile for arch ("sm_90") in a confined worker process (NVRTC runs

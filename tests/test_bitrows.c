@@ -222,6 +222,8 @@ static void kept_question(lv_kept *e, const level_t *l, philox_stream *rs, const
     const int cells = l->h * l->w;
     int src = below(rs, 4) ? srcs[below(rs, 2)] : below(rs, cells), dst = below(rs, cells);
     int r0 = src / l->w, c0 = src % l->w, r1 = dst / l->w, c1 = dst % l->w;
+    if (below(rs, 40) == 0) r0 = below(rs, 2) ? -1 : l->h; /* an end outside the level */
+    if (below(rs, 40) == 0) c1 = below(rs, 2) ? -1 : l->w;
     int kind = below(rs, 8);
     if (kind == 0) { /* a count, any id */
         int tile = below(rs, 4) ? below(rs, N_TILES) : below(rs, 300) - 20;
@@ -232,10 +234,12 @@ static void kept_question(lv_kept *e, const level_t *l, philox_stream *rs, const
     if (kind == 1) { /* a find of up to max */
         int tile = below(rs, 4) ? below(rs, N_TILES) : below(rs, 300) - 20, max = below(rs, 6);
         int r_want[8], c_want[8], r_got[8], c_got[8];
-        int want = lv_find(l, tile, r_want, c_want, max), got = lv_find_kept(e, l, tile, r_got, c_got, max);
+        int *rg = below(rs, 5) ? r_got : NULL, *cg = below(rs, 5) ? c_got : NULL;
+        int want = lv_find(l, tile, rg ? r_want : NULL, cg ? c_want : NULL, max);
+        int got = lv_find_kept(e, l, tile, rg, cg, max);
         int kept_n = want < max ? want : max;
-        if (got != want || memcmp(r_want, r_got, sizeof(int) * (size_t)kept_n) ||
-            memcmp(c_want, c_got, sizeof(int) * (size_t)kept_n))
+        if (got != want || (rg && memcmp(r_want, r_got, sizeof(int) * (size_t)kept_n)) ||
+            (cg && memcmp(c_want, c_got, sizeof(int) * (size_t)kept_n)))
             fail_msg("level %ld question %d: find of %d (max %d) kept %d, afresh %d, or other cells", it, q, tile,
                      max, got, want);
         return;
@@ -255,13 +259,24 @@ static void kept_question(lv_kept *e, const level_t *l, philox_stream *rs, const
     }
 }
 
+/* A snake through an h x w level: every other row a wall but for one
+ * gap, at alternate ends, so paths run the whole level (distances past
+ * 255 on the largest levels a kept search holds). */
+static void snake_level(unsigned char *t, int h, int w)
+{
+    for (int r = 0; r < h; r++)
+        for (int c = 0; c < w; c++)
+            t[r * w + c] = r % 2 == 0 || c == (r / 2 % 2 ? 0 : w - 1) ? TILE_EMPTY : TILE_WALL;
+}
+
 /* Kept searches and tile planes (a reward call's, level.h's lv_kept)
  * answer sequences of count, find, path and nearest questions as the
  * scans and searches afresh do, on levels holding ids of every byte:
- * sources mostly
- * from a pair (the kept search reused, grown further or started again),
- * masks from three, on random levels up to the largest a kept search
- * holds and past it (no entry serves those). */
+ * sources mostly from a pair (the kept search reused, grown further or
+ * started again), masks from three, ends now and then outside the level;
+ * levels of every shape a kept search holds (16x16, the widest, the
+ * tallest, 512 cells, snakes with distances past 255) and past it (no
+ * entry serves those). */
 static void bitrows_kept_searches(void **state)
 {
     (void)state;
@@ -269,15 +284,22 @@ static void bitrows_kept_searches(void **state)
     philox_stream rs;
     philox_stream_init(&rs, 23, 7, 0);
     long served = 0, n = 40000;
+    int far = 0;
     for (long it = 0; it < n; it++) {
-        int h = 1 + below(&rs, 24), w = 1 + below(&rs, 24);
-        if (it % 2 == 0) h = w = PCG_DEFAULT_SIDE;
+        int h = 1 + below(&rs, 24), w = 1 + below(&rs, 24), shape = (int)(it % 8);
+        if (shape < 3) h = w = PCG_DEFAULT_SIDE;
+        if (shape == 3 || shape == 4) w = 1 + below(&rs, 64), h = 1 + below(&rs, 512 / w); /* up to 512 cells */
+        if (shape == 5) w = 1 + below(&rs, 64), h = 1 + below(&rs, 64);                     /* most too large */
         int walls = below(&rs, 60);
-        for (int i = 0; i < h * w; i++)
+        if (shape == 4) {
+            snake_level(t, h, w);
+        } else {
+            for (int i = 0; i < h * w; i++)
             t[i] = (unsigned char)(below(&rs, 100) < walls ? TILE_WALL
                                    : below(&rs, 3)        ? TILE_EMPTY
                                    : below(&rs, 8)        ? below(&rs, 12)
                                                           : below(&rs, 256)); /* ids past 31 too */
+        }
         level_t l = {h, w, t};
         lv_kept entries[2];
         lv_kept_init(&entries[0], &l);
@@ -291,8 +313,15 @@ static void bitrows_kept_searches(void **state)
         pcg_u32 masks[3] = {~PCG_BLOCK_DEFAULT, (1u << TILE_EMPTY) | (1u << TILE_DOOR) | (1u << TILE_PLAYER),
                             (pcg_u32)philox_next(&rs) | (1u << TILE_EMPTY)};
         for (int q = 0; q < 24; q++) kept_question(e, &l, &rs, srcs, masks, it, q);
+        if (shape == 4 && e) { /* the snake's two ends */
+            int d = lv_path_through_kept(e, &l, 0, 0, h - 1, (h - 1) / 2 % 2 ? 0 : w - 1, ~PCG_BLOCK_DEFAULT);
+            if (d != lv_path_through(&l, 0, 0, h - 1, (h - 1) / 2 % 2 ? 0 : w - 1, ~PCG_BLOCK_DEFAULT))
+                fail_msg("level %ld %dx%d: the snake's length kept %d", it, h, w, d);
+            far = d > far ? d : far;
+        }
     }
     assert_true(served > n / 2 && served < n); /* both kinds of level were drawn */
+    assert_true(far > 255);                     /* and distances past 8 of the planes' bits */
     printf("bitrows: %ld levels' question sequences answered alike by kept searches (%ld kept)\n", n, served);
 }
 

@@ -503,8 +503,9 @@ PCG_HD void br_kept_start(br_kept *k, const unsigned char *t, int h, int w, pcg_
     br_mask_init(&k->pass, t, h, w, open, -1);
     if (pl) br_planes_mask(&k->pass, pl);
     br_start(&k->s, &k->pass, src);
+    BR_WORK(BR_WORK_KEPT_WORDS, BR_KEPT_BITS * k->pass.words);
     for (int b = 0; b < BR_KEPT_BITS; b++)
-        for (int j = 0; j < BR_KEPT_WORDS; j++) k->dist[b][j] = 0;
+        for (int j = 0; j < k->pass.words; j++) k->dist[b][j] = 0; /* words past the level are never read */
     k->live = 1, k->over = 0, k->src = src, k->layer = 0, k->open = open;
 }
 
@@ -548,6 +549,7 @@ PCG_HD int br_kept_least(const br_kept *k, pcg_u64 *cand, int lo, int hi)
             d |= 1 << b;
             continue;
         }
+        BR_WORK(BR_WORK_KEPT_WORDS, hi - lo + 1);
         for (int j = lo; j <= hi; j++) cand[j] &= ~k->dist[b][j];
     }
     return d;

@@ -76,7 +76,7 @@ const char *backend_cuda_path(void);
  * current level), each level h*w tile ids at prev + i*h*w, curr + i*h*w.
  * It is launched right after the edit of every step, before auto-reset. */
 #define PCG_REWARD_KERNEL "pcg_reward_kernel"
-#define PCG_REWARD_BLOCK 128
+#define PCG_REWARD_BLOCK 128 /* reward_jit.h's REWARD_KERNEL_BLOCK, which the kernel is built for */
 
 /* Thread mappings of the observation copy (measured by `pcgrllm device
  * --bench`): one thread per environment inside the step kernel, or a

@@ -6,6 +6,7 @@
 #include "backend.h"
 #include "cuda_libs.h"
 #include "reward_jit.h"
+_Static_assert(PCG_REWARD_BLOCK == REWARD_KERNEL_BLOCK, "the reward kernel is launched with the block it is built for");
 #include <dlfcn.h>
 #include <gnu/libc-version.h>
 #include <stdio.h>
