@@ -479,8 +479,9 @@ PCG_HD void br_planes_mask(br_mask *m, const br_planes *pl)
  * levels of up to BR_KEPT_WORDS words and distances below
  * 2^BR_KEPT_BITS; br_kept_fits says whether a level's do. */
 typedef struct {
-    int live;   /* 0: nothing kept */
+    int live;   /* 0: nothing kept (the planes not cleared either) */
     int over;   /* no layer is left to grow */
+    int planes; /* distance planes the search has written: bits of its last layer */
     int src, layer;
     pcg_u32 open;
     br_mask pass;
@@ -503,10 +504,13 @@ PCG_HD void br_kept_start(br_kept *k, const unsigned char *t, int h, int w, pcg_
     br_mask_init(&k->pass, t, h, w, open, -1);
     if (pl) br_planes_mask(&k->pass, pl);
     br_start(&k->s, &k->pass, src);
-    BR_WORK(BR_WORK_KEPT_WORDS, BR_KEPT_BITS * k->pass.words);
-    for (int b = 0; b < BR_KEPT_BITS; b++)
-        for (int j = 0; j < k->pass.words; j++) k->dist[b][j] = 0; /* words past the level are never read */
-    k->live = 1, k->over = 0, k->src = src, k->layer = 0, k->open = open;
+    /* only the planes a search of this entry wrote hold bits (all, the
+     * first time); words past the level are never read */
+    int dirty = k->live ? k->planes : BR_KEPT_BITS;
+    BR_WORK(BR_WORK_KEPT_WORDS, dirty * k->pass.words);
+    for (int b = 0; b < dirty; b++)
+        for (int j = 0; j < k->pass.words; j++) k->dist[b][j] = 0;
+    k->live = 1, k->over = 0, k->planes = 0, k->src = src, k->layer = 0, k->open = open;
 }
 
 /* The next layer, its distance into the planes; 0 when there is none. */
@@ -514,6 +518,7 @@ PCG_HD int br_kept_grow(br_kept *k)
 {
     if (k->over || !br_step(&k->s, &k->pass)) return k->over = 1, 0;
     int d = ++k->layer;
+    while (k->planes < BR_KEPT_BITS && d >> k->planes) k->planes++;
     for (int b = 0; b < BR_KEPT_BITS; b++) {
         if (!((d >> b) & 1)) continue;
         BR_WORK(BR_WORK_KEPT_WORDS, k->s.hi - k->s.lo + 1);
